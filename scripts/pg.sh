@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# pg.sh start|stop|url|status — a throwaway PostgreSQL cluster for `make run` and
+# `make test` (DESIGN §12), built from the machine's PostgreSQL binaries.
+#
+# The cluster lives under .state/pg (ignored by git). initdb and postgres refuse to run as
+# root, so as root the server runs as the `postgres` user; when that user cannot reach the
+# repository folder (a clone under /root, say) the data goes to a private folder under /tmp
+# whose path is remembered in .state/pgdir. It listens on 127.0.0.1:$PGPORT only
+# (default 54329) and trusts local connections: it is a development cluster.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+state="$here/.state"
+port="${PGPORT:-54329}"
+db="${PGDATABASE_NAME:-agentpack}"
+
+bindir() {
+  local d
+  for d in /usr/lib/postgresql/*/bin; do
+    [ -x "$d/initdb" ] && { echo "$d"; return; }
+  done
+  command -v initdb >/dev/null && { dirname "$(command -v initdb)"; return; }
+  echo "pg.sh: no PostgreSQL binaries found (install postgresql)" >&2
+  exit 1
+}
+BIN=$(bindir)
+
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+datadir() {
+  if [ -f "$state/pgdir" ]; then cat "$state/pgdir"; return; fi
+  mkdir -p "$state"
+  local d="$state/pg"
+  if [ "$(id -u)" = 0 ] && ! runuser -u postgres -- test -x "$state" 2>/dev/null; then
+    d=$(mktemp -d /tmp/agentpack-pg.XXXXXX)
+  fi
+  echo "$d" > "$state/pgdir"
+  echo "$d"
+}
+
+url() { echo "postgres://postgres@127.0.0.1:$port/$db?sslmode=disable"; }
+
+start() {
+  local d; d=$(datadir)
+  mkdir -p "$d"
+  [ "$(id -u)" = 0 ] && chown postgres: "$d" && chmod 700 "$d"
+  if [ ! -f "$d/data/PG_VERSION" ]; then
+    as_pg "$BIN/initdb" -D "$d/data" -U postgres --auth=trust -E UTF8 --no-sync >/dev/null
+  fi
+  if as_pg "$BIN/pg_ctl" -D "$d/data" status >/dev/null 2>&1; then
+    echo "pg.sh: already running on 127.0.0.1:$port" >&2
+  else
+    as_pg "$BIN/pg_ctl" -D "$d/data" -l "$d/server.log" -w -t 30 start \
+      -o "-h 127.0.0.1 -p $port -k $d -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >/dev/null \
+      || { cat "$d/server.log" >&2; exit 1; }
+  fi
+  if ! as_pg "$BIN/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atqc \
+      "SELECT 1 FROM pg_database WHERE datname='$db'" | grep -q 1; then
+    as_pg "$BIN/createdb" -h 127.0.0.1 -p "$port" -U postgres "$db"
+  fi
+}
+
+stop() {
+  [ -f "$state/pgdir" ] || return 0
+  local d; d=$(cat "$state/pgdir")
+  [ -f "$d/data/PG_VERSION" ] || return 0
+  as_pg "$BIN/pg_ctl" -D "$d/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+case "${1:-}" in
+  start) start; url ;;
+  stop) stop ;;
+  url) url ;;
+  status) d=$(datadir); as_pg "$BIN/pg_ctl" -D "$d/data" status ;;
+  destroy) stop; [ -f "$state/pgdir" ] && rm -rf "$(cat "$state/pgdir")" "$state/pgdir" ;;
+  *) echo "usage: $0 start|stop|url|status|destroy" >&2; exit 2 ;;
+esac
