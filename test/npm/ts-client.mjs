@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+// ts-client.mjs — "the official TypeScript SDK client" for the Go end-to-end tests.
+//
+// Connects to an MCP server over Streamable HTTP with @modelcontextprotocol/sdk's Client and
+// StreamableHTTPClientTransport, runs a plan of steps, prints one JSON document to stdout and
+// exits 0 (exit 1 when the connect itself failed; the JSON then has "connectError").
+//
+// Inputs (argv wins over env):
+//   argv[2] | MCP_URL               the MCP endpoint, e.g. http://127.0.0.1:8080/mcp
+//   argv[3] | MCP_PLAN              JSON array of steps (default [{"op":"listTools"}])
+//   MCP_AUTHORIZATION               value of the Authorization header (e.g. "Bearer eyJ…"), optional
+//   MCP_HEADERS                     JSON object of extra request headers, optional
+//   MCP_PROTOCOL_VERSION            protocol version to offer in initialize, optional
+//                                   (default: the SDK's latest)
+//
+// Steps: {"op":"listTools"} (follows nextCursor) | {"op":"callTool","name":"echo","arguments":{…}}
+//        | {"op":"listResources"} | {"op":"readResource","uri":"…"} | {"op":"listPrompts"}
+//        | {"op":"getPrompt","name":"…","arguments":{…}} | {"op":"ping"}
+//
+// Output: {"serverInfo":{…},"protocolVersion":"…","steps":[{"op":"…","result":…} |
+//          {"op":"…","error":{"code":…,"message":"…","data":…}}]}
+// A failing step does not stop the plan.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const url = process.argv[2] || process.env.MCP_URL;
+const plan = JSON.parse(process.argv[3] || process.env.MCP_PLAN || '[{"op":"listTools"}]');
+if (!url || !Array.isArray(plan)) {
+  process.stderr.write('usage: node ts-client.mjs URL [PLAN_JSON]  (env MCP_AUTHORIZATION, MCP_HEADERS, MCP_PROTOCOL_VERSION)\n');
+  process.exit(2);
+}
+
+const headers = JSON.parse(process.env.MCP_HEADERS || '{}');
+if (process.env.MCP_AUTHORIZATION) headers.Authorization = process.env.MCP_AUTHORIZATION;
+
+const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+const wantVersion = process.env.MCP_PROTOCOL_VERSION;
+if (wantVersion) {
+  // The SDK always offers its latest version; rewrite the initialize request to offer ours.
+  const send = transport.send.bind(transport);
+  transport.send = (msg, opts) => {
+    if (msg && msg.method === 'initialize') {
+      msg = { ...msg, params: { ...msg.params, protocolVersion: wantVersion } };
+    }
+    return send(msg, opts);
+  };
+}
+
+const client = new Client({ name: 'agentpack-ts-client', version: '1.0.0' });
+
+function errorJSON(err) {
+  return { code: err?.code ?? null, message: String(err?.message ?? err), data: err?.data ?? null };
+}
+
+async function runStep(step) {
+  switch (step.op) {
+    case 'listTools': {
+      const tools = [];
+      let cursor;
+      for (let page = 0; page < 100; page++) {
+        const res = await client.listTools(cursor ? { cursor } : undefined);
+        tools.push(...res.tools);
+        if (!res.nextCursor || res.nextCursor === cursor) break;
+        cursor = res.nextCursor;
+      }
+      return { tools };
+    }
+    case 'callTool':
+      return client.callTool({ name: step.name, arguments: step.arguments ?? {} });
+    case 'listResources':
+      return client.listResources();
+    case 'readResource':
+      return client.readResource({ uri: step.uri });
+    case 'listPrompts':
+      return client.listPrompts();
+    case 'getPrompt':
+      return client.getPrompt({ name: step.name, arguments: step.arguments ?? {} });
+    case 'ping':
+      return client.ping();
+    default:
+      throw new Error(`unknown op ${JSON.stringify(step.op)}`);
+  }
+}
+
+const out = { serverInfo: null, protocolVersion: null, steps: [] };
+try {
+  await client.connect(transport);
+} catch (err) {
+  out.connectError = errorJSON(err);
+  process.stdout.write(JSON.stringify(out) + '\n');
+  process.exit(1);
+}
+out.serverInfo = client.getServerVersion() ?? null;
+out.protocolVersion = transport.protocolVersion ?? null;
+for (const step of plan) {
+  try {
+    out.steps.push({ op: step.op, result: await runStep(step) });
+  } catch (err) {
+    out.steps.push({ op: step.op, error: errorJSON(err) });
+  }
+}
+await client.close().catch(() => {});
+process.stdout.write(JSON.stringify(out) + '\n');
+process.exit(0);
