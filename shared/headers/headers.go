@@ -1,0 +1,218 @@
+// Package headers validates and redacts the HTTP headers an admin declares on an upstream MCP
+// connection (DESIGN §9, seed decision D-12 "mcpHeadersSchema"). Validate runs on write (REST)
+// and again on read, right before the upstream client connects (DESIGN §6), so a row edited
+// behind the API's back cannot smuggle a header either.
+//
+// What is refused, and why:
+//
+//   - names that are not RFC 9110 tokens (§5.1: tchar only), longer than MaxNameBytes, or
+//     duplicated case-insensitively (HTTP merges them, so the upstream would see something
+//     other than what the admin declared);
+//   - hop-by-hop and connection-management names (RFC 9110 §7.6.1, §7.8, RFC 9112 §6-7):
+//     Connection, Keep-Alive, Proxy-* (incl. Proxy-Authorization, Proxy-Authenticate,
+//     Proxy-Connection), TE, Trailer, Transfer-Encoding, Upgrade, Expect;
+//   - names the gateway or its HTTP/MCP transport own: Host, Content-* (Content-Length,
+//     Content-Type, Content-Encoding, ...), Accept, Accept-Encoding (Go only decompresses
+//     what it asked for), Range, Mcp-* (Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method,
+//     Mcp-Name and future ones: the go-sdk transport sets them), Last-Event-ID (SSE
+//     resumption);
+//   - names that claim to describe the client's network path, which only proxies may set:
+//     Forwarded, X-Forwarded-*, X-Real-IP, Via, and X-GoLambdaProxy-* (the Lambda adapter's
+//     request-context channel, see NOTES.md);
+//   - values with any control character other than horizontal tab (CR, LF and NUL would
+//     split or truncate the header block: request smuggling), or with leading / trailing
+//     whitespace (HTTP parsers strip it, so the upstream would see a different value);
+//   - more than MaxHeaders headers, a value over MaxValueBytes, or a total over MaxTotalBytes.
+//
+// Cookie is allowed: it is an ordinary end-to-end request header, and some self-hosted MCP
+// servers sit behind SSO proxies that authenticate by session cookie. Authorization is
+// allowed too: it is the usual way to give an upstream its API key. Both are secrets, like
+// every value here: use Redact before returning or logging a header map.
+//
+// Error messages name the offending header (quoted, truncated) and never contain a value.
+package headers
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agentpack/gateway/shared/apperr"
+)
+
+// Limits on a connection's declared headers (DESIGN §9). Sizes are in bytes.
+const (
+	// MaxHeaders is the largest number of headers a connection may declare.
+	MaxHeaders = 32
+	// MaxNameBytes is the longest header name, in bytes.
+	MaxNameBytes = 256
+	// MaxValueBytes is the longest header value, in bytes (8 KiB).
+	MaxValueBytes = 8 << 10
+	// MaxTotalBytes bounds the sum of len(name)+len(value) over all headers (32 KiB).
+	MaxTotalBytes = 32 << 10
+)
+
+// RedactedValue replaces every header value in Redact's output.
+const RedactedValue = "[REDACTED]"
+
+// reservedNames are refused exactly (compared in lower case).
+var reservedNames = map[string]string{
+	"connection":          "hop-by-hop",
+	"keep-alive":          "hop-by-hop",
+	"te":                  "hop-by-hop",
+	"trailer":             "hop-by-hop",
+	"transfer-encoding":   "hop-by-hop",
+	"upgrade":             "hop-by-hop",
+	"expect":              "hop-by-hop",
+	"host":                "set by the gateway",
+	"accept":              "set by the MCP transport",
+	"accept-encoding":     "set by the gateway",
+	"range":               "set by the gateway",
+	"last-event-id":       "set by the MCP transport",
+	"forwarded":           "set by proxies only",
+	"x-real-ip":           "set by proxies only",
+	"via":                 "set by proxies only",
+	"proxy-authorization": "hop-by-hop",
+}
+
+// reservedPrefixes are refused as name prefixes (compared in lower case).
+var reservedPrefixes = []struct{ prefix, why string }{
+	{"proxy-", "hop-by-hop"},
+	{"content-", "set by the MCP transport"},
+	{"mcp-", "set by the MCP transport"},
+	{"x-forwarded-", "set by proxies only"},
+	{"x-golambdaproxy-", "reserved by the Lambda adapter"},
+}
+
+// Reserved reports whether name (any case) is a header that a connection may not declare,
+// and why ("hop-by-hop", "set by the MCP transport", ...). It does not check the token
+// syntax; Validate does.
+func Reserved(name string) (why string, reserved bool) {
+	lower := strings.ToLower(name)
+	if why, ok := reservedNames[lower]; ok {
+		return why, true
+	}
+	for _, p := range reservedPrefixes {
+		if strings.HasPrefix(lower, p.prefix) {
+			return p.why, true
+		}
+	}
+	return "", false
+}
+
+// Validate checks a connection's declared headers (name → value) against the rules in the
+// package doc (DESIGN §9, D-12, RFC 9110 §5). A nil or empty map is valid.
+//
+// It returns nil, or an *apperr.Error with code VALIDATION_ERROR whose message names the
+// first offending header in sorted order (never its value) and whose Details is
+// {"header": name} when one header is at fault. It never panics.
+func Validate(h map[string]string) error {
+	if len(h) == 0 {
+		return nil
+	}
+	if len(h) > MaxHeaders {
+		return apperr.New(apperr.Validation, "headers: %d headers declared, at most %d allowed", len(h), MaxHeaders).
+			WithHint("remove headers the upstream does not need")
+	}
+	names := make([]string, 0, len(h))
+	for name := range h {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+
+	seen := make(map[string]string, len(h))
+	total := 0
+	for _, name := range names {
+		value := h[name]
+		if err := checkName(name); err != nil {
+			return err
+		}
+		lower := strings.ToLower(name)
+		if other, dup := seen[lower]; dup {
+			return invalid(name, "headers: %s is declared twice (as %s too; header names are case-insensitive)", show(name), show(other))
+		}
+		seen[lower] = name
+		if err := checkValue(name, value); err != nil {
+			return err
+		}
+		total += len(name) + len(value)
+	}
+	if total > MaxTotalBytes {
+		return apperr.New(apperr.Validation, "headers: total size %d bytes is over the limit of %d bytes", total, MaxTotalBytes)
+	}
+	return nil
+}
+
+func checkName(name string) error {
+	if name == "" {
+		return apperr.New(apperr.Validation, "headers: a header name is empty")
+	}
+	if len(name) > MaxNameBytes {
+		return invalid(name, "headers: header name %s is %d bytes long, at most %d allowed", show(name), len(name), MaxNameBytes)
+	}
+	for i := 0; i < len(name); i++ {
+		if !isTchar(name[i]) {
+			return invalid(name, "headers: header name %s is not a valid HTTP field name (RFC 9110 token: letters, digits and !#$%%&'*+-.^_`|~ only)", show(name))
+		}
+	}
+	if why, ok := Reserved(name); ok {
+		return invalid(name, "headers: header %s may not be set on a connection (%s)", show(name), why)
+	}
+	return nil
+}
+
+func checkValue(name, value string) error {
+	if len(value) > MaxValueBytes {
+		return invalid(name, "headers: value of header %s is %d bytes long, at most %d allowed", show(name), len(value), MaxValueBytes)
+	}
+	for i := 0; i < len(value); i++ {
+		b := value[i]
+		if (b < 0x20 && b != '\t') || b == 0x7f {
+			return invalid(name, "headers: value of header %s contains a control character (CR, LF, NUL or other)", show(name))
+		}
+	}
+	if value != "" && (isSpace(value[0]) || isSpace(value[len(value)-1])) {
+		return invalid(name, "headers: value of header %s has leading or trailing whitespace", show(name))
+	}
+	return nil
+}
+
+func invalid(name, format string, args ...any) *apperr.Error {
+	return apperr.New(apperr.Validation, format, args...).WithDetails(map[string]string{"header": clip(name)})
+}
+
+// show quotes a (possibly hostile) header name for a message: Go-quoted, so control bytes
+// are escaped, and clipped to 64 bytes.
+func show(name string) string { return fmt.Sprintf("%q", clip(name)) }
+
+func clip(name string) string {
+	const max = 64
+	if len(name) > max {
+		return name[:max] + "…"
+	}
+	return name
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' }
+
+// isTchar reports whether b is an RFC 9110 §5.6.2 tchar.
+func isTchar(b byte) bool {
+	switch {
+	case b >= 'a' && b <= 'z', b >= 'A' && b <= 'Z', b >= '0' && b <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0
+}
+
+// Redact returns a copy of h with the same names and every value replaced by RedactedValue,
+// for API answers and logs (DESIGN §9: header values are secrets). nil in, nil out.
+func Redact(h map[string]string) map[string]string {
+	if h == nil {
+		return nil
+	}
+	out := make(map[string]string, len(h))
+	for name := range h {
+		out[name] = RedactedValue
+	}
+	return out
+}
