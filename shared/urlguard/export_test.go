@@ -1,0 +1,5 @@
+package urlguard
+
+import "net/url"
+
+func parseForTest(raw string) (*url.URL, error) { return url.Parse(raw) }
