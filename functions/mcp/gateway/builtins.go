@@ -1,0 +1,304 @@
+package gateway
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/headers"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Toolsets of the built-in tools.
+const (
+	toolsetCatalog     = "catalog"
+	toolsetConnections = "connections"
+	toolsetInstall     = "install"
+	toolsetAudit       = "audit"
+	toolsetMeta        = "meta" // always listed: the way to discover the others
+)
+
+var toolsetDescriptions = map[string]string{
+	toolsetCatalog:     "Browse the curated catalog of remote MCP servers.",
+	toolsetConnections: "See, test and toggle the MCP servers connected to this workspace.",
+	toolsetInstall:     "Install and uninstall catalog servers (admin).",
+	toolsetAudit:       "Read the workspace's audit trail (admin).",
+	toolsetMeta:        "Discover toolsets and search every tool you can call.",
+}
+
+type toolsetInfo struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Tools       []string `json:"tools"`
+}
+
+func toolsetsOf(bs []*compiledBuiltin) []toolsetInfo {
+	m := map[string]*toolsetInfo{}
+	for _, b := range bs {
+		ts := m[b.Toolset]
+		if ts == nil {
+			ts = &toolsetInfo{Name: b.Toolset, Description: toolsetDescriptions[b.Toolset]}
+			m[b.Toolset] = ts
+		}
+		ts.Tools = append(ts.Tools, b.Name)
+	}
+	out := make([]toolsetInfo, 0, len(m))
+	for _, ts := range m {
+		out = append(out, *ts)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+var readOnly = mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
+
+// builtinDefinitions declares every built-in (prefix agentpack_). Handlers close over g.
+func builtinDefinitions(g *Gateway) []*Builtin {
+	return []*Builtin{
+		{
+			Name: "agentpack_catalog_list", Version: "1.0.0", Toolset: toolsetCatalog,
+			Title:       "List catalog servers",
+			Description: "List the curated catalog of remote MCP servers that can be installed into this workspace, with verification tier and health. Filter by a search term (name, description, author) and/or category.",
+			Input:       `{"type":"object","properties":{"search":{"type":"string","maxLength":200},"category":{"type":"string","maxLength":100},"limit":{"type":"integer","minimum":1,"maximum":100}},"additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     g.catalogList,
+		},
+		{
+			Name: "agentpack_catalog_get", Version: "1.0.0", Toolset: toolsetCatalog,
+			Title:       "Show a catalog server",
+			Description: "Show one catalog entry by id or exact name: URL, transport, the header names it expects, tier, health, and whether this workspace has installed it.",
+			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"},"name":{"type":"string","minLength":1,"maxLength":200}},"oneOf":[{"required":["entryId"]},{"required":["name"]}],"additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     g.catalogGet,
+		},
+		{
+			Name: "agentpack_connections_list", Version: "1.0.0", Toolset: toolsetConnections, TakesProject: true,
+			Title:       "List connected servers",
+			Description: "List the MCP servers connected to this workspace (global, workspace and the project's own), with status, last error and the names under which their tools are exposed. projectId defaults to the workspace's default project.",
+			Input:       `{"type":"object","properties":{"projectId":{"type":"string","format":"uuid"}},"additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     g.connectionsList,
+		},
+		{
+			Name: "agentpack_catalog_install", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true,
+			Title:       "Install a catalog server",
+			Description: "Install a catalog entry into this workspace (admin). Its tools appear in this gateway as mcp_<handle>_<tool>. headers are sent to the upstream server (e.g. an Authorization token) and are never shown again.",
+			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"},"name":{"type":"string","minLength":1,"maxLength":100},"headers":{"type":"object","additionalProperties":{"type":"string"},"maxProperties":32}},"required":["entryId"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)},
+			Handler:     g.catalogInstall,
+		},
+		{
+			Name: "agentpack_audit_list", Version: "1.0.0", Toolset: toolsetAudit, AdminOnly: true,
+			Title:       "Recent audit events",
+			Description: "List the workspace's most recent audited tool calls (successful writes): who, which tool, when, how long. Arguments appear only as a digest.",
+			Input:       `{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200}},"additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     g.auditList,
+		},
+		{
+			Name: "agentpack_toolsets_list", Version: "1.0.0", Toolset: toolsetMeta,
+			Title:       "List toolsets",
+			Description: "List the gateway's toolsets and their tools. Narrow a session's built-in tools with the X-MCP-Toolsets header or ?toolsets=a,b.",
+			Input:       `{"type":"object","additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     g.toolsetsList,
+		},
+		{
+			Name: "agentpack_tools_search", Version: "1.0.0", Toolset: toolsetMeta,
+			Title:       "Search tools",
+			Description: "Search every tool you can call here — built-in and from connected servers — by keyword in name and description.",
+			Input:       `{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["query"],"additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     g.toolsSearch,
+		},
+	}
+}
+
+func intArg(args map[string]any, key string, def int) int {
+	if f, ok := args[key].(float64); ok {
+		return int(f)
+	}
+	return def
+}
+
+func strArg(args map[string]any, key string) string {
+	s, _ := args[key].(string)
+	return s
+}
+
+// catalogEntryView is a catalog entry as tools and REST show it: header templates are
+// reduced to their names (values may be secrets or placeholders).
+type catalogEntryView struct {
+	db.CatalogEntry
+	Headers     map[string]string `json:"headers"`
+	HeaderNames []string          `json:"headerNames"`
+}
+
+func viewEntry(e *db.CatalogEntry) catalogEntryView {
+	names := make([]string, 0, len(e.Headers))
+	for k := range e.Headers {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return catalogEntryView{CatalogEntry: *e, Headers: headers.Redact(e.Headers), HeaderNames: names}
+}
+
+func (g *Gateway) catalogList(ctx context.Context, c *Call) (any, error) {
+	entries, err := db.CatalogEntryList(ctx, g.o.Pool, db.CatalogFilter{Search: strArg(c.Args, "search"), Category: strArg(c.Args, "category")})
+	if err != nil {
+		return nil, err
+	}
+	limit := intArg(c.Args, "limit", 50)
+	out := make([]catalogEntryView, 0, min(limit, len(entries)))
+	for i := range entries {
+		if len(out) == limit {
+			break
+		}
+		out = append(out, viewEntry(&entries[i]))
+	}
+	return map[string]any{"entries": out, "total": len(entries)}, nil
+}
+
+func (g *Gateway) catalogGet(ctx context.Context, c *Call) (any, error) {
+	var e *db.CatalogEntry
+	var err error
+	if id := strArg(c.Args, "entryId"); id != "" {
+		e, err = db.CatalogEntryGet(ctx, g.o.Pool, id)
+	} else {
+		e, err = db.CatalogEntryGetByName(ctx, g.o.Pool, strArg(c.Args, "name"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	var installed []map[string]any
+	for _, conn := range c.Req.snap.Doc.Connections {
+		if conn.CatalogEntryID == e.ID {
+			installed = append(installed, map[string]any{"connectionId": conn.ID, "name": conn.Name, "handle": conn.Handle})
+		}
+	}
+	return map[string]any{"entry": viewEntry(e), "installed": installed}, nil
+}
+
+func (g *Gateway) connectionsList(ctx context.Context, c *Call) (any, error) {
+	rows, err := db.ConnectionList(ctx, g.o.Pool, db.ConnectionFilter{WorkspaceIDs: []string{c.Workspace}})
+	if err != nil {
+		return nil, err
+	}
+	exposed := map[string][]string{}
+	for _, conn := range c.Req.snap.Doc.Connections {
+		for _, t := range conn.Tools {
+			exposed[conn.ID] = append(exposed[conn.ID], t.ExposedName)
+		}
+	}
+	out := make([]map[string]any, 0, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		if r.ProjectID != nil && *r.ProjectID != c.ProjectID {
+			continue
+		}
+		out = append(out, map[string]any{
+			"id": r.ID, "name": r.Name, "handle": r.Handle, "scope": r.Scope(), "enabled": r.Enabled,
+			"source": r.Source, "url": r.URL, "transportType": r.TransportType, "lastConnectedAt": r.LastConnectedAt,
+			"lastError": r.LastError, "catalogEntryId": r.CatalogEntryID, "tools": nonNilStrings(exposed[r.ID]),
+		})
+	}
+	return map[string]any{"connections": out, "projectId": c.ProjectID}, nil
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (g *Gateway) catalogInstall(ctx context.Context, c *Call) (any, error) {
+	if g.o.Connections == nil {
+		return nil, apperr.New(apperr.Unavailable, "installs are not available on this gateway")
+	}
+	h := map[string]string{}
+	if m, ok := c.Args["headers"].(map[string]any); ok {
+		for k, v := range m {
+			h[k], _ = v.(string)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, mcpclient.DefaultConnectTimeout+5e9)
+	defer cancel()
+	out, err := g.o.Connections.Install(ctx, c.Principal, strArg(c.Args, "entryId"), connections.InstallInput{
+		WorkspaceID: c.Workspace, Name: strArg(c.Args, "name"), Headers: h,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (g *Gateway) auditList(ctx context.Context, c *Call) (any, error) {
+	evs, err := db.AuditEventList(ctx, g.o.Pool, c.Workspace, intArg(c.Args, "limit", 50))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"events": evs}, nil
+}
+
+func (g *Gateway) toolsetsList(_ context.Context, c *Call) (any, error) {
+	out := make([]toolsetInfo, 0, len(g.toolsets))
+	for _, ts := range g.toolsets {
+		var visible []string
+		for _, name := range ts.Tools {
+			if canSee(c.Principal, g.byName[name], nil) {
+				visible = append(visible, name)
+			}
+		}
+		if len(visible) > 0 {
+			out = append(out, toolsetInfo{Name: ts.Name, Description: ts.Description, Tools: visible})
+		}
+	}
+	return map[string]any{"toolsets": out, "selected": c.Req.toolsets}, nil
+}
+
+type searchHit struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Kind        string `json:"kind"`
+	Source      string `json:"source"`
+}
+
+func (g *Gateway) toolsSearch(_ context.Context, c *Call) (any, error) {
+	q := strings.ToLower(strArg(c.Args, "query"))
+	limit := intArg(c.Args, "limit", 20)
+	var hits []searchHit
+	match := func(name, desc string) bool {
+		return strings.Contains(strings.ToLower(name), q) || strings.Contains(strings.ToLower(desc), q)
+	}
+	for _, b := range g.builtins {
+		if canSee(c.Principal, b, c.Req.toolsets) && match(b.Name, b.Description) {
+			hits = append(hits, searchHit{Name: b.Name, Description: b.Description, Kind: "builtin", Source: "agentpack"})
+		}
+	}
+	st := c.Req
+	for i := range st.snap.Doc.Connections {
+		conn := &st.snap.Doc.Connections[i]
+		if !connectionVisible(st, conn) {
+			continue
+		}
+		for _, t := range conn.Tools {
+			if match(t.ExposedName, t.Description) || match(t.UpstreamName, "") {
+				hits = append(hits, searchHit{Name: t.ExposedName, Description: t.Description, Kind: "proxied", Source: conn.Name})
+			}
+		}
+	}
+	total := len(hits)
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	if hits == nil {
+		hits = []searchHit{}
+	}
+	return map[string]any{"tools": hits, "total": total}, nil
+}

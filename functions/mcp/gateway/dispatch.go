@@ -1,0 +1,263 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+func (g *Gateway) builtinHandler(b *compiledBuiltin) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return g.callBuiltin(ctx, b, req)
+	}
+}
+
+// callBuiltin runs a built-in in the seed's order: instrumentation wraps the call; inside
+// it the access check (before any argument parsing), argument validation against the
+// input schema, the default project, the handler; any error is classified here (the
+// dispatch), the result sealed once, and a successful write audited.
+func (g *Gateway) callBuiltin(ctx context.Context, b *compiledBuiltin, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	st := stateFrom(ctx)
+	if st == nil {
+		return nil, errors.New("gateway: request state missing")
+	}
+	start := time.Now()
+	data, err := g.runBuiltin(ctx, st, b, req.Params.Arguments)
+	var fail *EnvelopeError
+	outcome := "ok"
+	if err != nil {
+		errorID := httpapi.NewID()
+		fail = toolError(err, errorID)
+		outcome = "tool_error"
+		if fail.ErrorID != "" {
+			g.log.ErrorContext(ctx, "built-in tool failed", "tool", b.Name, "error_id", errorID, "err", err)
+		}
+	}
+	res := seal(EnvelopeMeta{Tool: b.Name, Version: b.Version}, data, fail)
+	d := time.Since(start)
+	g.metrics.toolCall("builtin", b.Name, outcome, st.requestID, d)
+	if !res.IsError && !b.Annotations.ReadOnlyHint {
+		if err := g.audit(ctx, st, b.Name, b.Version, "builtin", "", d, req.Params.Arguments); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (g *Gateway) runBuiltin(ctx context.Context, st *requestState, b *compiledBuiltin, raw json.RawMessage) (any, error) {
+	if err := checkToolAccess(st.principal, b, st.workspace); err != nil {
+		return nil, err
+	}
+	args, err := validateArgs(b, raw)
+	if err != nil {
+		return nil, err
+	}
+	call := &Call{Principal: st.principal, Workspace: st.workspace, Args: args, RawArgs: raw, Req: st}
+	if b.TakesProject {
+		if call.ProjectID, err = g.defaultProject(ctx, st, args); err != nil {
+			return nil, err
+		}
+	}
+	return b.Handler(ctx, call)
+}
+
+// validateArgs parses raw (absent = {}) and validates it against b's input schema;
+// failures are VALIDATION_ERROR with the schema violations in details.
+func validateArgs(b *compiledBuiltin, raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	v, err := jsonschema.UnmarshalJSON(bytesReader(raw))
+	if err != nil {
+		return nil, apperr.New(apperr.Validation, "Invalid tool arguments: not valid JSON")
+	}
+	if err := b.schema.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		details := any(nil)
+		if errors.As(err, &ve) {
+			details = ve.DetailedOutput()
+		}
+		return nil, apperr.Wrap(err, apperr.Validation, "Invalid tool arguments: %s", shortSchemaError(err)).
+			WithDetails(details).WithHint("check the tool's inputSchema")
+	}
+	m, _ := v.(map[string]any)
+	return m, nil
+}
+
+// defaultProject fills projectId (DESIGN §4): the argument, else the request's project,
+// else the workspace's default project; a project of another workspace is refused.
+func (g *Gateway) defaultProject(ctx context.Context, st *requestState, args map[string]any) (string, error) {
+	pid, _ := args["projectId"].(string)
+	if pid == "" {
+		pid = st.projectID
+	}
+	if pid == "" {
+		ws, err := db.WorkspaceGet(ctx, g.o.Pool, st.workspace)
+		if err != nil {
+			return "", err
+		}
+		if ws.DefaultProjectID == nil {
+			return "", nil
+		}
+		pid = *ws.DefaultProjectID
+	}
+	p, err := db.ProjectGet(ctx, g.o.Pool, pid)
+	if err != nil || p.WorkspaceID != st.workspace {
+		return "", apperr.New(apperr.InvalidReference, "project %s is not in this workspace", pid)
+	}
+	args["projectId"] = pid
+	return pid, nil
+}
+
+func (g *Gateway) proxiedHandler(c *catalog.Connection, t *catalog.Tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return g.callProxied(ctx, c, t, req)
+	}
+}
+
+// callProxied forwards a call to the upstream under the upstream's own tool name and
+// returns its result intact. A gateway-side failure (unreachable, timeout, protocol
+// error) becomes an envelope error UPSTREAM_*; a JSON-RPC error from the upstream is
+// passed through as a JSON-RPC error. Every successful proxied call is audited as a write.
+func (g *Gateway) callProxied(ctx context.Context, c *catalog.Connection, t *catalog.Tool, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	st := stateFrom(ctx)
+	if st == nil {
+		return nil, errors.New("gateway: request state missing")
+	}
+	start := time.Now()
+	name := req.Params.Name
+	res, err := g.forward(ctx, st, c, t, req)
+	d := time.Since(start)
+	if err != nil {
+		var je *jsonrpc.Error
+		if errors.As(err, &je) {
+			g.metrics.toolCall("proxied", name, "error", st.requestID, d)
+			return nil, je
+		}
+		errorID := httpapi.NewID()
+		fail := toolError(err, errorID)
+		if fail.Code == apperr.Internal {
+			fail.Code, fail.Message, fail.Retryable = apperr.UpstreamError, "upstream call failed", false
+		}
+		g.log.WarnContext(ctx, "proxied call failed", "tool", name, "connection_id", c.ID, "error_id", errorID, "err", err)
+		g.metrics.toolCall("proxied", name, "error", st.requestID, d)
+		return seal(EnvelopeMeta{Tool: name, Version: "upstream"}, nil, fail), nil
+	}
+	outcome := "ok"
+	if res.IsError {
+		outcome = "tool_error"
+	}
+	g.metrics.toolCall("proxied", name, outcome, st.requestID, d)
+	if !res.IsError {
+		if err := g.audit(ctx, st, name, "", "proxied", c.ID, d, req.Params.Arguments); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (g *Gateway) forward(ctx context.Context, st *requestState, c *catalog.Connection, t *catalog.Tool, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	target, err := g.targets.get(ctx, g.o.Pool, c)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := g.callContext(ctx, st)
+	defer cancel()
+	params := &mcp.CallToolParams{Name: t.UpstreamName}
+	if len(req.Params.Arguments) > 0 {
+		params.Arguments = req.Params.Arguments
+	}
+	return g.o.Upstreams.CallTool(ctx, target, params)
+}
+
+// callContext bounds an upstream call by CallTimeout and by the request's own deadline
+// (the Lambda deadline less 1 s), which go-sdk does not pass to tool handlers.
+func (g *Gateway) callContext(ctx context.Context, st *requestState) (context.Context, context.CancelFunc) {
+	timeout := g.o.CallTimeout
+	if !st.deadline.IsZero() {
+		if left := time.Until(st.deadline) - time.Second; left < timeout {
+			timeout = max(left, 100*time.Millisecond)
+		}
+	}
+	return context.WithTimeout(ctx, timeout)
+}
+
+// audit writes one audit_events row (DESIGN §4). The argument digest is a SHA-256 of the
+// raw arguments: the row never holds argument values.
+func (g *Gateway) audit(ctx context.Context, st *requestState, tool, version, kind, connID string, d time.Duration, args json.RawMessage) error {
+	sum := sha256.Sum256(args)
+	ev := &db.AuditEvent{
+		RequestID: st.requestID, Principal: st.principal.Subject, WorkspaceID: &st.workspace,
+		Tool: tool, Version: version, Kind: kind, DurationMS: float64(d.Microseconds()) / 1000,
+		ArgsDigest: "sha256:" + hex.EncodeToString(sum[:]),
+	}
+	if connID != "" {
+		ev.ConnectionID = &connID
+	}
+	if err := db.AuditEventInsert(context.WithoutCancel(ctx), g.o.Pool, ev); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
+}
+
+// targetCache keeps each connection's upstream target (URL, transport, headers) in a
+// warm process, keyed by connection id and invalidated when the catalog shows a newer
+// updatedAt. Headers are read from Postgres, never from the catalog document.
+type targetCache struct {
+	mu sync.Mutex
+	m  map[string]cachedTarget
+}
+
+type cachedTarget struct {
+	updatedAt time.Time
+	t         mcpclient.Target
+}
+
+func newTargetCache() *targetCache { return &targetCache{m: map[string]cachedTarget{}} }
+
+func (tc *targetCache) get(ctx context.Context, pool *db.Pool, c *catalog.Connection) (mcpclient.Target, error) {
+	tc.mu.Lock()
+	ct, ok := tc.m[c.ID]
+	tc.mu.Unlock()
+	if ok && ct.updatedAt.Equal(c.UpdatedAt) {
+		return ct.t, nil
+	}
+	row, err := db.ConnectionGet(ctx, pool, c.ID)
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.NotFound {
+			return mcpclient.Target{}, apperr.New(apperr.NotFound, "this server was removed")
+		}
+		return mcpclient.Target{}, err
+	}
+	t := TargetOf(row)
+	tc.mu.Lock()
+	tc.m[c.ID] = cachedTarget{updatedAt: c.UpdatedAt, t: t}
+	tc.mu.Unlock()
+	return t, nil
+}
+
+// TargetOf is the upstream target of a connection row.
+func TargetOf(c *db.Connection) mcpclient.Target {
+	t := mcpclient.Target{ConnectionID: c.ID, URL: c.URL, Transport: c.TransportType, Headers: c.Headers}
+	if c.WorkingTransport != nil {
+		t.Remembered = *c.WorkingTransport
+	}
+	if c.ProtocolVersion != nil {
+		t.ProtocolVersion = *c.ProtocolVersion
+	}
+	return t
+}

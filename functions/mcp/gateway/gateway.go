@@ -1,0 +1,111 @@
+// Package gateway is the MCP gateway of DESIGN §4: one stateless Streamable HTTP endpoint
+// (go-sdk, JSON responses) that shows each caller the gateway's built-in tools plus the
+// proxied tools of every connection its workspace installed.
+//
+// Per request: authenticate → resolve the workspace (and optional project, chat,
+// toolsets) → load that workspace's precomputed catalog snapshot → obtain an mcp.Server
+// holding only what this caller may see (reused across requests with the same key:
+// workspace, catalog ETag, role class, toolsets, chat resolution, endpoint) → serve the
+// one JSON-RPC message. Tool calls run the seed's layers: instrument → access → validate
+// → default project → handler → classify → seal → audit.
+package gateway
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Version is the gateway's implementation version reported to MCP clients.
+const Version = "0.1.0"
+
+// Options configure a Gateway. Pool, Catalog, Upstreams and Verifier are required.
+type Options struct {
+	Pool        *db.Pool
+	Catalog     *catalog.Cache
+	Upstreams   *mcpclient.Pool
+	Verifier    *auth.Verifier
+	Connections *connections.Service // install/uninstall/toggle/test built-ins
+	Logger      *slog.Logger
+	// Metrics receives one EMF line per tool call (os.Stdout in Lambda); nil disables.
+	Metrics io.Writer
+	// PublicBaseURL is the gateway's external base URL (for RFC 9728 metadata); when
+	// empty it is derived from the request.
+	PublicBaseURL string
+	// AuthServerURL is the OAuth authorization server named in the protected resource
+	// metadata.
+	AuthServerURL string
+	// AllowedOrigins lists browser origins allowed to call /mcp; a request with any other
+	// Origin is refused with 403 (DNS-rebinding / CSRF protection).
+	AllowedOrigins []string
+	// CallTimeout bounds a proxied call (default 25 s, under API Gateway's 29 s).
+	CallTimeout time.Duration
+	// UnauthenticatedPrincipal, when set, is used for requests without a token (local
+	// conformance runs only; config refuses it in deployed mode).
+	UnauthenticatedPrincipal *auth.Principal
+	// MaxServers bounds the server cache (default 256 servers).
+	MaxServers int
+}
+
+// Gateway serves the MCP endpoints.
+type Gateway struct {
+	o        Options
+	log      *slog.Logger
+	builtins []*compiledBuiltin
+	byName   map[string]*compiledBuiltin
+	toolsets []toolsetInfo
+	servers  *serverCache
+	targets  *targetCache
+	metrics  *metrics
+	mcp      *mcp.StreamableHTTPHandler
+}
+
+// New builds a gateway. It compiles every built-in definition once; an invalid
+// definition is a programming error returned here.
+func New(o Options) (*Gateway, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = 25 * time.Second
+	}
+	if o.MaxServers == 0 {
+		o.MaxServers = 256
+	}
+	g := &Gateway{o: o, log: o.Logger, byName: map[string]*compiledBuiltin{}, metrics: &metrics{w: o.Metrics}}
+	for _, b := range builtinDefinitions(g) {
+		cb, err := compile(b)
+		if err != nil {
+			return nil, err
+		}
+		g.builtins = append(g.builtins, cb)
+		g.byName[cb.Name] = cb
+	}
+	g.toolsets = toolsetsOf(g.builtins)
+	g.servers = newServerCache(o.MaxServers)
+	g.targets = newTargetCache()
+	g.mcp = mcp.NewStreamableHTTPHandler(g.getServer, &mcp.StreamableHTTPOptions{
+		Stateless:                  true,
+		JSONResponse:               true,
+		Logger:                     o.Logger,
+		MaxRequestBodyBytes:        maxRequestBytes,
+		DisableLocalhostProtection: true, // Host/Origin are checked in ServeHTTP for every listener
+	})
+	return g, nil
+}
+
+// maxRequestBytes bounds an MCP request body (1 MiB).
+const maxRequestBytes = 1 << 20
+
+// maxResponseBytes bounds an MCP response body: Lambda's synchronous payload limit is
+// 6 MB including the proxy envelope, so the gateway answers a clear error above 5 MiB.
+const maxResponseBytes = 5 << 20

@@ -1,0 +1,280 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/logx"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// requestState is everything one MCP request resolved before it reached go-sdk. It
+// travels in the request context; cached servers read per-request data only from here.
+type requestState struct {
+	principal *auth.Principal
+	workspace string
+	projectID string   // explicit X-Project-Id / ?project=, "" when none
+	toolsets  []string // nil = all
+	chatID    string
+	allowed   map[string]bool // connection ids allowed by the chat's pins; nil = all
+	single    *catalog.Connection
+	snap      *catalog.Snapshot
+	requestID string
+	deadline  time.Time
+	key       string
+	server    *mcp.Server // memoised: go-sdk calls getServer twice per POST
+}
+
+type stateKey struct{}
+
+func stateFrom(ctx context.Context) *requestState {
+	s, _ := ctx.Value(stateKey{}).(*requestState)
+	return s
+}
+
+// Handler returns the gateway's routes: POST /mcp, POST /mcp/{workspaceId},
+// POST /mcp/{workspaceId}/servers/{connection}, the RFC 9728 metadata under
+// /.well-known/oauth-protected-resource, and GET /health.
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", g.serveMCP)
+	mux.HandleFunc("/mcp/{workspaceId}", g.serveMCP)
+	mux.HandleFunc("/mcp/{workspaceId}/servers/{connection}", g.serveMCP)
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource", g.serveResourceMetadata)
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/{rest...}", g.serveResourceMetadata)
+	mux.HandleFunc("GET /health", g.serveHealth)
+	return httpapi.Recover(g.log, mux)
+}
+
+// ServeHTTP serves Handler's routes.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.Handler().ServeHTTP(w, r) }
+
+func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
+	reqID := httpapi.NewID()
+	w.Header().Set("X-Request-Id", reqID)
+	ctx := logx.WithRequestID(r.Context(), reqID)
+	if !g.originAllowed(r) {
+		writeHTTPError(w, http.StatusForbidden, "origin not allowed")
+		return
+	}
+	g.cors(w, r)
+	switch r.Method {
+	case http.MethodOptions:
+		w.WriteHeader(http.StatusNoContent)
+		return
+	case http.MethodPost:
+	default:
+		w.Header().Set("Allow", "POST, OPTIONS")
+		writeHTTPError(w, http.StatusMethodNotAllowed, "this endpoint is stateless: use POST")
+		return
+	}
+	st, err := g.resolve(ctx, r)
+	if err != nil {
+		g.writeResolveError(w, r, err)
+		return
+	}
+	st.requestID = reqID
+	if dl, ok := ctx.Deadline(); ok {
+		st.deadline = dl
+	}
+	ctx = context.WithValue(ctx, stateKey{}, st)
+	rw := &limitedWriter{ResponseWriter: w, limit: maxResponseBytes}
+	g.mcp.ServeHTTP(rw, r.WithContext(ctx))
+	rw.finish()
+}
+
+// resolve authenticates the caller and resolves workspace, project, chat, toolsets and
+// the catalog snapshot (DESIGN §4, §8).
+func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, error) {
+	p, err := g.authenticate(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	st := &requestState{principal: p}
+	ws := r.PathValue("workspaceId")
+	if ws == "" {
+		ws = r.Header.Get("X-Workspace-Id")
+	}
+	if ws == "" {
+		if len(p.Workspaces) != 1 {
+			return nil, apperr.New(apperr.Validation, "no workspace selected").
+				WithHint("send X-Workspace-Id or use /mcp/{workspaceId}: this token has access to several workspaces")
+		}
+		ws = p.Workspaces[0]
+	}
+	if !db.IsUUID(ws) || !p.InWorkspace(ws) {
+		return nil, apperr.New(apperr.Forbidden, "no access to this workspace")
+	}
+	st.workspace = ws
+	if ts := firstNonEmpty(r.Header.Get("X-MCP-Toolsets"), r.URL.Query().Get("toolsets")); ts != "" {
+		for _, t := range strings.Split(ts, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				st.toolsets = append(st.toolsets, t)
+			}
+		}
+		slices.Sort(st.toolsets)
+		st.toolsets = slices.Compact(st.toolsets)
+	}
+	st.projectID = firstNonEmpty(r.Header.Get("X-Project-Id"), r.URL.Query().Get("project"))
+	if st.snap, err = g.o.Catalog.Get(ctx, ws); err != nil {
+		return nil, apperr.Wrap(err, apperr.Unavailable, "catalog unavailable")
+	}
+	if ref := r.PathValue("connection"); ref != "" {
+		c, ok := st.snap.ConnectionByRef(ref)
+		if !ok {
+			return nil, apperr.New(apperr.NotFound, "no such server in this workspace")
+		}
+		st.single = c
+	}
+	st.chatID = firstNonEmpty(r.Header.Get("X-Chat-Id"), r.URL.Query().Get("chat"))
+	if st.chatID != "" {
+		if st.allowed, err = g.resolveChat(ctx, st); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// resolveChat returns the connection ids a chat may use (DESIGN §7), checking that the
+// chat belongs to the request's workspace.
+func (g *Gateway) resolveChat(ctx context.Context, st *requestState) (map[string]bool, error) {
+	chat, err := db.ChatGet(ctx, g.o.Pool, st.chatID)
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.NotFound {
+			return nil, apperr.New(apperr.NotFound, "no such chat")
+		}
+		return nil, err
+	}
+	if chat.WorkspaceID != st.workspace {
+		return nil, apperr.New(apperr.NotFound, "no such chat")
+	}
+	return ResolveChatConnections(ctx, g.o.Pool, g.log, st.snap, chat)
+}
+
+func (g *Gateway) authenticate(ctx context.Context, r *http.Request) (*auth.Principal, error) {
+	tok := httpapi.BearerToken(r)
+	if tok == "" {
+		if g.o.UnauthenticatedPrincipal != nil && r.Header.Get("Authorization") == "" {
+			return g.o.UnauthenticatedPrincipal, nil
+		}
+		return nil, apperr.New(apperr.Unauthenticated, "missing bearer token")
+	}
+	return g.o.Verifier.Verify(ctx, tok)
+}
+
+func (g *Gateway) writeResolveError(w http.ResponseWriter, r *http.Request, err error) {
+	e := apperr.Public(err)
+	status := e.Code.HTTPStatus()
+	if e.Code == apperr.Unauthenticated {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+g.resourceMetadataURL(r)+`"`)
+	}
+	if status >= 500 {
+		id := httpapi.NewID()
+		g.log.ErrorContext(r.Context(), "mcp request failed", "error_id", id, "err", err)
+	}
+	writeHTTPError(w, status, e.Message)
+}
+
+// writeHTTPError answers an HTTP-level refusal (before JSON-RPC handling) with a JSON-RPC
+// error body, id null, so that MCP clients can show the message.
+func writeHTTPError(w http.ResponseWriter, status int, msg string) {
+	writeHTTPErrorCode(w, status, -32600, msg)
+}
+
+func writeHTTPErrorCode(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": code, "message": msg},
+	})
+}
+
+// originAllowed refuses browser requests from origins not in AllowedOrigins (requests
+// without an Origin header are not from a browser page and pass).
+func (g *Gateway) originAllowed(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	return o == "" || slices.Contains(g.o.AllowedOrigins, o)
+}
+
+func (g *Gateway) cors(w http.ResponseWriter, r *http.Request) {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", o)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, X-Workspace-Id, X-Project-Id, X-Chat-Id, X-MCP-Toolsets")
+	h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, X-Request-Id")
+	h.Set("Access-Control-Max-Age", "600")
+}
+
+func (g *Gateway) baseURL(r *http.Request) string {
+	if g.o.PublicBaseURL != "" {
+		return g.o.PublicBaseURL
+	}
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func (g *Gateway) resourceMetadataURL(r *http.Request) string {
+	return g.baseURL(r) + "/.well-known/oauth-protected-resource/mcp"
+}
+
+// serveResourceMetadata serves OAuth 2.0 Protected Resource Metadata (RFC 9728) for the
+// MCP endpoint, naming the configured authorization server.
+func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
+	base := g.baseURL(r)
+	md := map[string]any{
+		"resource":                 base + "/mcp",
+		"bearer_methods_supported": []string{"header"},
+		"resource_name":            "Agentpack MCP Gateway",
+	}
+	if g.o.AuthServerURL != "" {
+		md["authorization_servers"] = []string{g.o.AuthServerURL}
+	}
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	httpapi.JSON(w, http.StatusOK, md)
+}
+
+// serveHealth reports liveness, the database and the catalog cache without secrets.
+func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	out := map[string]any{"status": "ok", "version": Version, "builtinTools": len(g.builtins),
+		"cachedServers": g.servers.len()}
+	if err := g.o.Pool.Ping(ctx); err != nil {
+		out["status"], out["database"] = "degraded", "unavailable"
+	} else {
+		out["database"] = "ok"
+	}
+	out["catalog"] = g.o.Catalog.Stats()
+	status := http.StatusOK
+	if out["status"] != "ok" {
+		status = http.StatusServiceUnavailable
+	}
+	httpapi.JSON(w, status, out)
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

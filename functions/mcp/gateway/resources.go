@@ -1,0 +1,99 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// instructions tell an agent how to use the gateway (server instructions, MCP
+// initialize/discover result).
+const instructions = `Agentpack MCP Gateway: one MCP server that combines this workspace's built-in
+marketplace tools (prefix agentpack_) with the tools of every MCP server the workspace installed
+(named mcp_<server>_<tool>).
+
+- Built-in tools answer with one envelope: {"ok":true,"data":...,"meta":{"tool","version"}} or
+  {"ok":false,"error":{"code","message","retryable","hint","errorId"},...} with isError set.
+  Retry only when error.retryable is true. The contract is the resource agentpack://contract/envelope.
+- Proxied tools (mcp_*) return the upstream server's own result unchanged; if the gateway cannot
+  reach the upstream you get an envelope with code UPSTREAM_UNAVAILABLE, UPSTREAM_TIMEOUT or UPSTREAM_ERROR.
+- To find a capability: agentpack_tools_search (tools you can call now) or agentpack_catalog_list
+  (servers that could be installed). Admins install with agentpack_catalog_install; the new tools
+  appear in tools/list within seconds.
+- agentpack_toolsets_list shows the toolsets; narrow built-ins with the X-MCP-Toolsets header.`
+
+const envelopeContract = `{
+  "description": "Every agentpack_* built-in tool returns this envelope as JSON text content and as structuredContent. isError is true exactly when ok is false.",
+  "success": {"ok": true, "data": "<tool-specific>", "meta": {"tool": "<tool name>", "version": "<semver>"}},
+  "failure": {"ok": false, "error": {"code": "<one of codes>", "message": "<safe to show>", "retryable": "<bool>", "hint": "<optional>", "errorId": "<for INTERNAL_ERROR and upstream failures; quote it in bug reports>"}, "meta": {"tool": "<tool name>", "version": "<semver>"}},
+  "codes": ["VALIDATION_ERROR", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "CONFLICT", "INVALID_REFERENCE", "UNAVAILABLE", "UPSTREAM_UNAVAILABLE", "UPSTREAM_TIMEOUT", "UPSTREAM_ERROR", "RATE_LIMITED", "INTERNAL_ERROR"],
+  "retryable": ["UNAVAILABLE", "UPSTREAM_UNAVAILABLE", "UPSTREAM_TIMEOUT", "RATE_LIMITED"],
+  "proxied": "Tools named mcp_<server>_<tool> return the upstream result intact; only gateway-side failures use the envelope with UPSTREAM_* codes."
+}`
+
+// addResourcesAndPrompts registers the gateway's resources (the catalog, the envelope
+// contract) and prompts.
+func (g *Gateway) addResourcesAndPrompts(s *mcp.Server, st *requestState) {
+	s.AddResource(&mcp.Resource{
+		URI: "agentpack://catalog", Name: "catalog", Title: "Marketplace catalog",
+		Description: "The curated catalog of remote MCP servers (JSON), with tier and health.",
+		MIMEType:    "application/json",
+	}, g.readCatalogResource)
+	s.AddResource(&mcp.Resource{
+		URI: "agentpack://contract/envelope", Name: "envelope-contract", Title: "Built-in tool envelope contract",
+		Description: "The response envelope of every agentpack_* tool and its error codes (JSON).",
+		MIMEType:    "application/json",
+	}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+			URI: req.Params.URI, MIMEType: "application/json", Text: envelopeContract}}}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{
+		Name: "find_and_install_server", Title: "Find and install an MCP server",
+		Description: "Find a catalog server that provides a capability and install it into this workspace.",
+		Arguments: []*mcp.PromptArgument{{Name: "capability", Description: "What you need, e.g. 'search GitHub issues'", Required: true}},
+	}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		capability := req.Params.Arguments["capability"]
+		if capability == "" {
+			capability = "the capability the user asked for"
+		}
+		return &mcp.GetPromptResult{
+			Description: "Find and install a server for: " + capability,
+			Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: fmt.Sprintf(
+				"I need: %s.\n1. Call agentpack_tools_search with a keyword for it; if a tool already does this, use it.\n"+
+					"2. Otherwise call agentpack_catalog_list with a search term and pick the best entry (prefer verification tier verified_community and health healthy).\n"+
+					"3. Show me the entry (agentpack_catalog_get) and the headers it needs; ask me for any credential.\n"+
+					"4. Install it with agentpack_catalog_install (admins only) and list the new mcp_* tools.", capability)}}},
+		}, nil
+	})
+}
+
+func (g *Gateway) readCatalogResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	entries, err := db.CatalogEntryList(ctx, g.o.Pool, db.CatalogFilter{})
+	if err != nil {
+		return nil, err
+	}
+	views := make([]catalogEntryView, 0, len(entries))
+	for i := range entries {
+		views = append(views, viewEntry(&entries[i]))
+	}
+	b, err := json.Marshal(map[string]any{"entries": views})
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: string(b)}}}, nil
+}
+
+// addSingleServer registers one connection's tools under their upstream names (the
+// single-server endpoint, DESIGN §4).
+func (g *Gateway) addSingleServer(s *mcp.Server, c *catalog.Connection) {
+	for j := range c.Tools {
+		t := &c.Tools[j]
+		if schemaIsObject(t.InputSchema) {
+			s.AddTool(proxiedTool(t, t.UpstreamName), g.proxiedHandler(c, t))
+		}
+	}
+}

@@ -1,0 +1,38 @@
+// Command mcp is the MCP gateway Lambda function (DESIGN §4): API Gateway routes /mcp,
+// /mcp/{workspaceId}, /mcp/{workspaceId}/servers/{connection}, /.well-known/* and /health.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/agentpack/gateway/functions/mcp/gateway"
+	"github.com/agentpack/gateway/shared/config"
+	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/lambdaapp"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "mcp:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	d, err := deps.Build(ctx, cfg, 2)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	g, err := gateway.New(gateway.FromDeps(d, os.Stdout))
+	if err != nil {
+		return err
+	}
+	return lambdaapp.Start(ctx, g.Handler(), "127.0.0.1:"+cfg.Port, d.Logger)
+}

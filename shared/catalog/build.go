@@ -1,0 +1,107 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/jackc/pgx/v5"
+)
+
+// Build reads workspace ws's document from Postgres: its enabled connections (global ones
+// folded in) ordered by handle, each with its active tools ordered by exposed name.
+func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
+	conns, err := db.ConnectionListVisible(ctx, q, ws)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := db.ConnectionToolsVisible(ctx, q, ws)
+	if err != nil {
+		return nil, err
+	}
+	byConn := make(map[string][]Tool)
+	for _, t := range tools {
+		byConn[t.ConnectionID] = append(byConn[t.ConnectionID], Tool{
+			ExposedName: t.ExposedName, UpstreamName: t.UpstreamName, Title: t.Title,
+			Description: t.Description, InputSchema: t.InputSchema,
+			OutputSchema: t.OutputSchema, Annotations: t.Annotations,
+		})
+	}
+	doc := &Document{Version: SchemaVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(),
+		Connections: make([]Connection, 0, len(conns))}
+	for i := range conns {
+		c := &conns[i]
+		cc := Connection{
+			ID: c.ID, Name: c.Name, Handle: c.Handle, Scope: c.Scope(), Source: c.Source,
+			URL: c.URL, TransportType: c.TransportType, UpdatedAt: c.UpdatedAt,
+			Tools: byConn[c.ID],
+		}
+		if cc.Tools == nil {
+			cc.Tools = []Tool{}
+		}
+		if c.ProjectID != nil {
+			cc.ProjectID = *c.ProjectID
+		}
+		if c.CatalogEntryID != nil {
+			cc.CatalogEntryID = *c.CatalogEntryID
+		}
+		if c.WorkingTransport != nil {
+			cc.WorkingTransport = *c.WorkingTransport
+		}
+		if c.ProtocolVersion != nil {
+			cc.ProtocolVersion = *c.ProtocolVersion
+		}
+		doc.Connections = append(doc.Connections, cc)
+	}
+	return doc, nil
+}
+
+// Rebuild rewrites the documents of the given workspaces; a nil or empty list means
+// every workspace (a global connection changed). Each workspace's read-and-write runs
+// under a transaction-scoped advisory lock so that two rebuilds of one workspace never
+// interleave and the last writer saw the last committed state.
+func Rebuild(ctx context.Context, pool *db.Pool, store Store, workspaces []string) error {
+	if len(workspaces) == 0 {
+		all, err := db.WorkspaceList(ctx, pool)
+		if err != nil {
+			return err
+		}
+		for _, w := range all {
+			workspaces = append(workspaces, w.ID)
+		}
+	}
+	for _, ws := range workspaces {
+		err := db.InTx(ctx, pool, func(tx pgx.Tx) error {
+			if err := db.LockKey(ctx, tx, "catalog", ws); err != nil {
+				return err
+			}
+			doc, err := Build(ctx, tx, ws)
+			if err != nil {
+				return err
+			}
+			data, err := json.Marshal(doc)
+			if err != nil {
+				return err
+			}
+			if _, err := store.Put(ctx, ws, data); err != nil {
+				return fmt.Errorf("catalog: rebuild %s: %w", ws, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ScopeWorkspaces returns the workspaces whose documents a change to a connection with
+// workspace id ws (nil = global) affects: just ws, or nil (= all) for a global one.
+func ScopeWorkspaces(ws *string) []string {
+	if ws == nil {
+		return nil
+	}
+	return []string{*ws}
+}

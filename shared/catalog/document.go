@@ -1,0 +1,85 @@
+// Package catalog is the precomputed catalog of DESIGN §6: one JSON document per
+// workspace (catalog/v1/workspaces/<id>.json) listing every enabled connection visible
+// there (global ones folded in) with its active tools — never header values. The
+// marketplace and health-check functions rebuild documents (Rebuild); the gateway reads
+// them through a Cache that revalidates by ETag at most every TTL and keeps serving the
+// last good copy when the store fails.
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// SchemaVersion is the document format version written in Document.Version.
+const SchemaVersion = 1
+
+// Document is one workspace's precomputed catalog.
+type Document struct {
+	Version     int          `json:"version"`
+	WorkspaceID string       `json:"workspaceId"`
+	GeneratedAt time.Time    `json:"generatedAt"`
+	Connections []Connection `json:"connections"`
+}
+
+// Connection is one connection as the gateway needs it: identity, scope, where it is and
+// how it was last reached — no header values.
+type Connection struct {
+	ID               string    `json:"id"`
+	Name             string    `json:"name"`
+	Handle           string    `json:"handle"`
+	Scope            string    `json:"scope"` // global | workspace | project
+	ProjectID        string    `json:"projectId,omitempty"`
+	Source           string    `json:"source"`
+	CatalogEntryID   string    `json:"catalogEntryId,omitempty"`
+	URL              string    `json:"url"`
+	TransportType    string    `json:"transportType"`
+	WorkingTransport string    `json:"workingTransport,omitempty"`
+	ProtocolVersion  string    `json:"protocolVersion,omitempty"`
+	UpdatedAt        time.Time `json:"updatedAt"`
+	Tools            []Tool    `json:"tools"`
+}
+
+// Tool is one proxied tool: the name exposed to clients and the upstream's own name.
+type Tool struct {
+	ExposedName  string          `json:"exposedName"`
+	UpstreamName string          `json:"upstreamName"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+// Decode parses and checks a document: the version must be SchemaVersion, connection ids
+// and exposed tool names must be unique, and every input schema must be a JSON object.
+// It never panics on hostile input.
+func Decode(data []byte) (*Document, error) {
+	var d Document
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, fmt.Errorf("catalog: decode: %w", err)
+	}
+	if d.Version != SchemaVersion {
+		return nil, fmt.Errorf("catalog: unsupported document version %d", d.Version)
+	}
+	conns := make(map[string]bool, len(d.Connections))
+	tools := make(map[string]bool)
+	for _, c := range d.Connections {
+		if c.ID == "" || conns[c.ID] {
+			return nil, fmt.Errorf("catalog: missing or duplicate connection id %q", c.ID)
+		}
+		conns[c.ID] = true
+		for _, t := range c.Tools {
+			if t.ExposedName == "" || tools[t.ExposedName] {
+				return nil, fmt.Errorf("catalog: missing or duplicate tool name %q", t.ExposedName)
+			}
+			tools[t.ExposedName] = true
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(t.InputSchema, &obj); err != nil || obj == nil {
+				return nil, fmt.Errorf("catalog: tool %q: input schema is not an object", t.ExposedName)
+			}
+		}
+	}
+	return &d, nil
+}

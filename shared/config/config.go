@@ -1,0 +1,113 @@
+// Package config loads the settings every function shares from the environment.
+//
+// Variables (all optional unless noted): APP_ENV (local|deployed, default local),
+// DATABASE_URL, JWT_SECRET (HS256), JWT_JWKS_URL, JWT_ISSUER, JWT_AUDIENCE,
+// AUTH_SERVER_URL, PUBLIC_BASE_URL, CATALOG_BUCKET (S3; empty → disk store in CATALOG_DIR),
+// CATALOG_DIR (default .state/catalog), CATALOG_TTL (Go duration, default 5s),
+// ALLOW_PRIVATE_UPSTREAMS (bool; default true locally, false when deployed), LOG_LEVEL,
+// ALLOWED_ORIGINS (comma list of browser origins allowed to call /mcp), PORT (local, 8080).
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the loaded configuration. Zero values mean "not configured".
+type Config struct {
+	Env                   string // "local" or "deployed"
+	DatabaseURL           string
+	JWTSecret             string
+	JWKSURL               string
+	JWTIssuer             string
+	JWTAudience           string
+	AuthServerURL         string
+	PublicBaseURL         string
+	CatalogBucket         string
+	CatalogDir            string
+	CatalogTTL            time.Duration
+	AllowPrivateUpstreams bool
+	AllowedOrigins        []string
+	LogLevel              string
+	Port                  string
+	// UnauthenticatedLocal serves the gateway without a token as a fixed local admin; only
+	// honoured when Env is "local" (conformance runner, which cannot send headers).
+	UnauthenticatedLocal bool
+}
+
+// Deployed reports whether the process runs in deployed (production) mode, which turns
+// on the strict upstream URL guard (DESIGN §9).
+func (c *Config) Deployed() bool { return c.Env == "deployed" }
+
+// Load reads the environment. It returns an error naming the variable when a value is
+// malformed (a bad duration or boolean) or when APP_ENV is neither local nor deployed.
+func Load() (*Config, error) {
+	c := &Config{
+		Env:           env("APP_ENV", "local"),
+		DatabaseURL:   os.Getenv("DATABASE_URL"),
+		JWTSecret:     os.Getenv("JWT_SECRET"),
+		JWKSURL:       os.Getenv("JWT_JWKS_URL"),
+		JWTIssuer:     os.Getenv("JWT_ISSUER"),
+		JWTAudience:   os.Getenv("JWT_AUDIENCE"),
+		AuthServerURL: os.Getenv("AUTH_SERVER_URL"),
+		PublicBaseURL: strings.TrimRight(os.Getenv("PUBLIC_BASE_URL"), "/"),
+		CatalogBucket: os.Getenv("CATALOG_BUCKET"),
+		CatalogDir:    env("CATALOG_DIR", ".state/catalog"),
+		LogLevel:      env("LOG_LEVEL", "info"),
+		Port:          env("PORT", "8080"),
+	}
+	if c.Env != "local" && c.Env != "deployed" {
+		return nil, fmt.Errorf("config: APP_ENV must be local or deployed, got %q", c.Env)
+	}
+	var err error
+	if c.CatalogTTL, err = time.ParseDuration(env("CATALOG_TTL", "5s")); err != nil {
+		return nil, fmt.Errorf("config: CATALOG_TTL: %w", err)
+	}
+	if c.AllowPrivateUpstreams, err = boolEnv("ALLOW_PRIVATE_UPSTREAMS", !c.Deployed()); err != nil {
+		return nil, err
+	}
+	if c.UnauthenticatedLocal, err = boolEnv("MCP_UNAUTHENTICATED_LOCAL", false); err != nil {
+		return nil, err
+	}
+	if c.UnauthenticatedLocal && c.Deployed() {
+		return nil, fmt.Errorf("config: MCP_UNAUTHENTICATED_LOCAL cannot be enabled when APP_ENV=deployed")
+	}
+	for _, o := range strings.Split(os.Getenv("ALLOWED_ORIGINS"), ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.AllowedOrigins = append(c.AllowedOrigins, o)
+		}
+	}
+	if c.JWTSecret == "" && c.JWKSURL == "" {
+		if c.Deployed() {
+			return nil, fmt.Errorf("config: JWT_SECRET or JWT_JWKS_URL is required when deployed")
+		}
+		c.JWTSecret = DevJWTSecret
+	}
+	return c, nil
+}
+
+// DevJWTSecret is the HS256 secret used locally when JWT_SECRET is unset. Never used when
+// APP_ENV=deployed (Load refuses to start without a real secret or JWKS there).
+const DevJWTSecret = "agentpack-local-dev-secret-change-me"
+
+func env(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func boolEnv(k string, def bool) (bool, error) {
+	v := os.Getenv(k)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("config: %s: %w", k, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,235 @@
+// Package connections is the connection service shared by the marketplace REST function,
+// the gateway's built-in tools and the health check: create, install, uninstall, update,
+// toggle, delete, test and refresh connections (seed mcp-marketplace: "Install flow",
+// "Uninstall flow", "Conexões manuais"), keeping each connection's tool list
+// (mcp_connection_tools), the event log and the precomputed catalog (DESIGN §6) current.
+//
+// Every method takes the acting principal and enforces DESIGN §8: writes need admin;
+// a principal acts only in its own workspaces; global connections are a superuser's.
+// Objects of a workspace the principal cannot see answer NOT_FOUND, never FORBIDDEN, so
+// their existence does not leak.
+package connections
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/headers"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/urlguard"
+	"github.com/jackc/pgx/v5"
+)
+
+// Service implements the connection flows. Pool, Store, Upstreams and Guard are required.
+type Service struct {
+	Pool      *db.Pool
+	Store     catalog.Store
+	Upstreams *mcpclient.Pool
+	Guard     *urlguard.Guard
+	Logger    *slog.Logger
+	// NewToolsNeedApproval makes tools that appear on a refresh wait for an admin's
+	// approval like drifted ones (DESIGN §6 "configurable").
+	NewToolsNeedApproval bool
+	// TestTimeout bounds POST /{id}/test (seed: 10 s).
+	TestTimeout time.Duration
+	// OnCatalogChange is called after workspaces' documents were rebuilt (nil = all); the
+	// local entry point uses it to invalidate its in-process gateway cache.
+	OnCatalogChange func(workspaces []string)
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Logger
+}
+
+// Transports (DESIGN §3).
+const (
+	TransportStreamable = "streamable-http"
+	TransportSSE        = "sse"
+)
+
+// TargetOf is the upstream target of a connection row: its URL, declared transport, the
+// transport and protocol version remembered from the last success, and its headers.
+func TargetOf(c *db.Connection) mcpclient.Target {
+	t := mcpclient.Target{ConnectionID: c.ID, URL: c.URL, Transport: c.TransportType, Headers: c.Headers}
+	if c.WorkingTransport != nil {
+		t.Remembered = *c.WorkingTransport
+	}
+	if c.ProtocolVersion != nil {
+		t.ProtocolVersion = *c.ProtocolVersion
+	}
+	return t
+}
+
+// ---- validation ----
+
+func (s *Service) validateTarget(url, transport string, h map[string]string) error {
+	if err := s.Guard.CheckURL(url); err != nil {
+		return err
+	}
+	if transport != TransportStreamable && transport != TransportSSE {
+		return apperr.New(apperr.Validation, "transportType must be %q or %q", TransportStreamable, TransportSSE)
+	}
+	return headers.Validate(h)
+}
+
+func validateName(name string) error {
+	if n := len(strings.TrimSpace(name)); n == 0 || n > 100 {
+		return apperr.New(apperr.Validation, "name must be 1 to 100 characters")
+	}
+	return nil
+}
+
+// ---- authorization ----
+
+func requireAdmin(p *auth.Principal) error {
+	if !p.IsAdmin() {
+		return apperr.New(apperr.Forbidden, "this action requires the admin role")
+	}
+	return nil
+}
+
+// authorizeScope checks that admin p may write a connection of scope (ws, project):
+// global needs a superuser; a workspace must be p's; a project must be in it.
+func (s *Service) authorizeScope(ctx context.Context, q db.Querier, p *auth.Principal, ws, project *string) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	if ws == nil {
+		if project != nil {
+			return apperr.New(apperr.Validation, "projectId needs workspaceId")
+		}
+		if !p.IsSuperuser() {
+			return apperr.New(apperr.Forbidden, "global connections require the superuser role")
+		}
+		return nil
+	}
+	if !db.IsUUID(*ws) || !p.InWorkspace(*ws) {
+		return apperr.New(apperr.NotFound, "workspace not found")
+	}
+	if _, err := db.WorkspaceGet(ctx, q, *ws); err != nil {
+		return apperr.New(apperr.NotFound, "workspace not found")
+	}
+	if project != nil {
+		pr, err := db.ProjectGet(ctx, q, *project)
+		if err != nil || pr.WorkspaceID != *ws {
+			return apperr.New(apperr.InvalidReference, "project is not in this workspace")
+		}
+	}
+	return nil
+}
+
+// visible loads connection id if p may see it (its workspace, or global), else NOT_FOUND.
+func (s *Service) visible(ctx context.Context, q db.Querier, p *auth.Principal, id string) (*db.Connection, error) {
+	c, err := db.ConnectionGet(ctx, q, id)
+	if err != nil {
+		return nil, err
+	}
+	if c.WorkspaceID != nil && !p.InWorkspace(*c.WorkspaceID) {
+		return nil, apperr.New(apperr.NotFound, "not found")
+	}
+	return c, nil
+}
+
+// writable loads connection id for a write by p: visible, p admin, and a global
+// connection only for a superuser.
+func (s *Service) writable(ctx context.Context, q db.Querier, p *auth.Principal, id string) (*db.Connection, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	c, err := s.visible(ctx, q, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if c.WorkspaceID == nil && !p.IsSuperuser() {
+		return nil, apperr.New(apperr.Forbidden, "global connections require the superuser role")
+	}
+	return c, nil
+}
+
+// ---- events and catalog ----
+
+func logEvent(ctx context.Context, q db.Querier, p *auth.Principal, action string, c *db.Connection, extra map[string]any) error {
+	payload := map[string]any{"name": c.Name, "url": c.URL, "transportType": c.TransportType,
+		"source": c.Source, "headers": headers.Redact(c.Headers)}
+	if c.CatalogEntryID != nil {
+		payload["catalogEntryId"] = *c.CatalogEntryID
+	}
+	for k, v := range extra {
+		payload[k] = v
+	}
+	return db.EventInsert(ctx, q, &db.Event{EntityType: "mcp_connection", EntityID: c.ID, Action: action,
+		Actor: p.Subject, WorkspaceID: c.WorkspaceID, Payload: payload})
+}
+
+// rebuild rewrites the catalog documents a change to a connection of workspace ws (nil =
+// global) affects, then tells OnCatalogChange.
+func (s *Service) rebuild(ctx context.Context, ws *string) error {
+	list := catalog.ScopeWorkspaces(ws)
+	if err := catalog.Rebuild(ctx, s.Pool, s.Store, list); err != nil {
+		return err
+	}
+	if s.OnCatalogChange != nil {
+		s.OnCatalogChange(list)
+	}
+	return nil
+}
+
+// ---- refresh ----
+
+// RefreshResult is what a connect-and-list produced.
+type RefreshResult struct {
+	OK        bool          `json:"success"`
+	ToolCount int           `json:"toolCount"`
+	Error     string        `json:"error,omitempty"`
+	Sync      *db.SyncResult `json:"changes,omitempty"`
+	Info      mcpclient.Info `json:"-"`
+}
+
+// Refresh connects to connection c's upstream, lists its tools, stores them
+// (ConnectionToolsSync: frozen names, drift detection), records the connect state on the
+// connection and logs drift as an event. A failed connect is recorded, not returned: the
+// error return is for database failures only.
+func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (*RefreshResult, error) {
+	tools, info, lerr := s.Upstreams.ListTools(ctx, TargetOf(c))
+	res := &RefreshResult{Info: info}
+	if lerr != nil {
+		res.Error = apperr.Public(lerr).Message
+		s.logger().WarnContext(ctx, "upstream connect failed", "connection_id", c.ID, "err", lerr)
+		err := db.ConnectionRecordState(context.WithoutCancel(ctx), s.Pool, c.ID, db.ConnectionState{OK: false, Error: res.Error})
+		return res, err
+	}
+	defs := ToolDefs(tools)
+	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := db.LockKey(ctx, tx, "tools", c.ID); err != nil {
+			return err
+		}
+		sync, err := db.ConnectionToolsSync(ctx, tx, c.ID, c.Handle, defs, s.NewToolsNeedApproval)
+		if err != nil {
+			return err
+		}
+		res.Sync = sync
+		if len(sync.Drifted) > 0 {
+			if err := db.EventInsert(ctx, tx, &db.Event{EntityType: "mcp_connection", EntityID: c.ID,
+				Action: "mcp.tool_drift", Actor: actor, WorkspaceID: c.WorkspaceID,
+				Payload: map[string]any{"drifted": sync.Drifted}}); err != nil {
+				return err
+			}
+		}
+		return db.ConnectionRecordState(ctx, tx, c.ID, db.ConnectionState{OK: true,
+			WorkingTransport: info.Transport, ProtocolVersion: info.ProtocolVersion})
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.OK, res.ToolCount = true, len(defs)
+	return res, nil
+}

@@ -1,0 +1,190 @@
+package connections
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolDefs converts listed upstream tools to stored definitions (schemas and
+// annotations as raw JSON).
+func ToolDefs(tools []*mcp.Tool) []db.ToolDef {
+	out := make([]db.ToolDef, 0, len(tools))
+	for _, t := range tools {
+		d := db.ToolDef{Name: t.Name, Title: t.Title, Description: t.Description}
+		d.InputSchema, _ = json.Marshal(t.InputSchema)
+		if t.OutputSchema != nil {
+			d.OutputSchema, _ = json.Marshal(t.OutputSchema)
+		}
+		if t.Annotations != nil {
+			d.Annotations, _ = json.Marshal(t.Annotations)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// CreateInput is the body of POST /api/mcp-connections.
+type CreateInput struct {
+	Name          string            `json:"name"`
+	URL           string            `json:"url"`
+	TransportType string            `json:"transportType,omitempty"` // default streamable-http
+	Headers       map[string]string `json:"headers,omitempty"`
+	Enabled       *bool             `json:"enabled,omitempty"` // default true
+	WorkspaceID   *string           `json:"workspaceId,omitempty"`
+	ProjectID     *string           `json:"projectId,omitempty"`
+}
+
+// Outcome is a written connection with the result of its first connect.
+type Outcome struct {
+	Connection *db.Connection  `json:"connection"`
+	Connect    *RefreshResult  `json:"connect,omitempty"`
+}
+
+// Create adds a manual connection (admin), connects to it when enabled and stores its
+// tools, and rebuilds the affected catalog documents. A failed first connect is recorded
+// on the connection and returned in Outcome.Connect, not as an error (seed).
+// Errors: VALIDATION_ERROR (name, URL guard, transport, headers), FORBIDDEN, NOT_FOUND
+// (workspace not the principal's), INVALID_REFERENCE (project), UNAVAILABLE.
+func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput) (*Outcome, error) {
+	if in.TransportType == "" {
+		in.TransportType = TransportStreamable
+	}
+	if err := validateName(in.Name); err != nil {
+		return nil, err
+	}
+	if err := s.validateTarget(in.URL, in.TransportType, in.Headers); err != nil {
+		return nil, err
+	}
+	enabled := in.Enabled == nil || *in.Enabled
+	var c *db.Connection
+	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := s.authorizeScope(ctx, tx, p, in.WorkspaceID, in.ProjectID); err != nil {
+			return err
+		}
+		var err error
+		c, err = db.ConnectionCreate(ctx, tx, &db.ConnectionNew{
+			Name: strings.TrimSpace(in.Name), URL: in.URL, TransportType: in.TransportType, Headers: in.Headers,
+			Enabled: enabled, Source: "manual", WorkspaceID: in.WorkspaceID, ProjectID: in.ProjectID,
+			CreatedBy: p.Subject,
+		})
+		if err != nil {
+			return err
+		}
+		return logEvent(ctx, tx, p, "mcp.connection_created", c, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.afterWrite(ctx, p, c)
+}
+
+// afterWrite connects an enabled connection, stores its tools, re-reads it and rebuilds
+// the catalog.
+func (s *Service) afterWrite(ctx context.Context, p *auth.Principal, c *db.Connection) (*Outcome, error) {
+	out := &Outcome{Connection: c}
+	if c.Enabled {
+		r, err := s.Refresh(ctx, p.Subject, c)
+		if err != nil {
+			return nil, err
+		}
+		out.Connect = r
+		if fresh, err := db.ConnectionGet(ctx, s.Pool, c.ID); err == nil {
+			out.Connection = fresh
+		}
+	}
+	if err := s.rebuild(ctx, c.WorkspaceID); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// InstallInput is the body of POST /api/mcp-marketplace/{id}/install (seed
+// installMcpServerSchema: {workspaceId, name?, headers?}).
+type InstallInput struct {
+	WorkspaceID string            `json:"workspaceId"`
+	Name        string            `json:"name,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"`
+}
+
+// Install runs the seed's install flow: validate; the entry must exist (NOT_FOUND); the
+// workspace must not already hold a marketplace install of it (CONFLICT; a manual
+// connection to the same entry does not count); create the connection with url and
+// transport copied from the entry, source marketplace, enabled, name = override or the
+// entry's; count the install; log mcp.installed; connect (a failure is recorded, not
+// raised); rebuild the workspace's catalog.
+func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string, in InstallInput) (*Outcome, error) {
+	if !db.IsUUID(in.WorkspaceID) {
+		return nil, apperr.New(apperr.Validation, "workspaceId must be a UUID")
+	}
+	if in.Name != "" {
+		if err := validateName(in.Name); err != nil {
+			return nil, err
+		}
+	}
+	var c *db.Connection
+	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+		ws := in.WorkspaceID
+		if err := s.authorizeScope(ctx, tx, p, &ws, nil); err != nil {
+			return err
+		}
+		entry, err := db.CatalogEntryGet(ctx, tx, entryID)
+		if err != nil {
+			return err
+		}
+		h := in.Headers
+		if h == nil {
+			h = map[string]string{}
+		}
+		if err := s.validateTarget(entry.URL, entry.TransportType, h); err != nil {
+			return err
+		}
+		name := in.Name
+		if name == "" {
+			name = entry.Name
+		}
+		c, err = db.ConnectionCreate(ctx, tx, &db.ConnectionNew{
+			Name: name, URL: entry.URL, TransportType: entry.TransportType, Headers: h, Enabled: true,
+			Source: "marketplace", CatalogEntryID: &entry.ID, WorkspaceID: &ws, CreatedBy: p.Subject,
+		})
+		if apperr.CodeOf(err) == apperr.Conflict {
+			return apperr.New(apperr.Conflict, "%s is already installed in this workspace", entry.Name).
+				WithHint("uninstall it first, or add a manual connection")
+		}
+		if err != nil {
+			return err
+		}
+		if err := db.CatalogEntryAddInstalls(ctx, tx, entry.ID, 1); err != nil {
+			return err
+		}
+		return logEvent(ctx, tx, p, "mcp.installed", c, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.afterWrite(ctx, p, c)
+}
+
+// Get returns connection id if p may see it (NOT_FOUND otherwise).
+func (s *Service) Get(ctx context.Context, p *auth.Principal, id string) (*db.Connection, error) {
+	return s.visible(ctx, s.Pool, p, id)
+}
+
+// List returns the connections p may see: global ones and those of p's workspaces
+// (every connection for a superuser), optionally narrowed to workspace ws.
+func (s *Service) List(ctx context.Context, p *auth.Principal, ws string) ([]db.Connection, error) {
+	f := db.ConnectionFilter{WorkspaceIDs: p.Workspaces, AllScopes: p.IsSuperuser()}
+	if ws != "" {
+		if !p.InWorkspace(ws) {
+			return nil, apperr.New(apperr.NotFound, "workspace not found")
+		}
+		f = db.ConnectionFilter{WorkspaceIDs: []string{ws}}
+	}
+	return db.ConnectionList(ctx, s.Pool, f)
+}

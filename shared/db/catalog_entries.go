@@ -1,0 +1,89 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+const catalogEntryCols = `id, name, url, transport_type, headers, description, category, version, author,
+	verification_tier, health_status, last_health_check, last_health_error, last_commit_date,
+	consecutive_failures, install_count, is_placeholder, created_at, updated_at`
+
+// CatalogFilter narrows CatalogEntryList: Search matches name, description and author
+// case-insensitively; Category matches exactly. Empty fields do not filter.
+type CatalogFilter struct {
+	Search   string
+	Category string
+}
+
+// CatalogEntryList returns the catalog ordered by name.
+func CatalogEntryList(ctx context.Context, q Querier, f CatalogFilter) ([]CatalogEntry, error) {
+	return collect[CatalogEntry](ctx, q, `SELECT `+catalogEntryCols+` FROM mcp_catalog_entries
+		WHERE ($1 = '' OR name ILIKE '%' || $1 || '%' OR description ILIKE '%' || $1 || '%' OR author ILIKE '%' || $1 || '%')
+		  AND ($2 = '' OR category = $2)
+		ORDER BY name`, f.Search, f.Category)
+}
+
+// CatalogEntryGet returns entry id, or NOT_FOUND (also for a malformed id).
+func CatalogEntryGet(ctx context.Context, q Querier, id string) (*CatalogEntry, error) {
+	if !IsUUID(id) {
+		return nil, notFound()
+	}
+	return one[CatalogEntry](ctx, q, `SELECT `+catalogEntryCols+` FROM mcp_catalog_entries WHERE id = $1`, id)
+}
+
+// CatalogEntryGetByName returns the entry called name, or NOT_FOUND.
+func CatalogEntryGetByName(ctx context.Context, q Querier, name string) (*CatalogEntry, error) {
+	return one[CatalogEntry](ctx, q, `SELECT `+catalogEntryCols+` FROM mcp_catalog_entries WHERE name = $1`, name)
+}
+
+// CatalogSeedEntry is the curated (seed) part of a catalog entry: the fields the seed
+// owns. Runtime fields (install_count, health columns) are never in it.
+type CatalogSeedEntry struct {
+	Name             string
+	URL              string
+	TransportType    string
+	Headers          map[string]string
+	Description      string
+	Category         string
+	Version          string
+	Author           string
+	VerificationTier string
+	IsPlaceholder    bool
+	LastCommitDate   *time.Time
+}
+
+// CatalogEntryUpsertSeed inserts or updates e keyed by name. It never touches runtime
+// fields (install_count, health_status, last_health_*, consecutive_failures): re-seeding
+// is idempotent (DESIGN §3, seed "seedCatalogEntries").
+func CatalogEntryUpsertSeed(ctx context.Context, q Querier, e *CatalogSeedEntry) error {
+	h := e.Headers
+	if h == nil {
+		h = map[string]string{}
+	}
+	hj, _ := json.Marshal(h)
+	_, err := q.Exec(ctx, `INSERT INTO mcp_catalog_entries
+		(name, url, transport_type, headers, description, category, version, author, verification_tier, is_placeholder, last_commit_date)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (name) DO UPDATE SET url = EXCLUDED.url, transport_type = EXCLUDED.transport_type,
+			headers = EXCLUDED.headers, description = EXCLUDED.description, category = EXCLUDED.category,
+			version = EXCLUDED.version, author = EXCLUDED.author, verification_tier = EXCLUDED.verification_tier,
+			is_placeholder = EXCLUDED.is_placeholder, last_commit_date = EXCLUDED.last_commit_date,
+			updated_at = CASE WHEN (mcp_catalog_entries.url, mcp_catalog_entries.transport_type, mcp_catalog_entries.headers,
+				mcp_catalog_entries.description, mcp_catalog_entries.category, mcp_catalog_entries.version,
+				mcp_catalog_entries.author, mcp_catalog_entries.verification_tier, mcp_catalog_entries.is_placeholder)
+				IS DISTINCT FROM (EXCLUDED.url, EXCLUDED.transport_type, EXCLUDED.headers, EXCLUDED.description,
+				EXCLUDED.category, EXCLUDED.version, EXCLUDED.author, EXCLUDED.verification_tier, EXCLUDED.is_placeholder)
+				THEN now() ELSE mcp_catalog_entries.updated_at END`,
+		e.Name, e.URL, e.TransportType, hj, e.Description, e.Category, e.Version, e.Author,
+		e.VerificationTier, e.IsPlaceholder, e.LastCommitDate)
+	return Interpret(err)
+}
+
+// CatalogEntryAddInstalls adds delta (+1 install, -1 uninstall) to install_count, never
+// going below zero.
+func CatalogEntryAddInstalls(ctx context.Context, q Querier, id string, delta int) error {
+	_, err := q.Exec(ctx, `UPDATE mcp_catalog_entries SET install_count = GREATEST(install_count + $2, 0) WHERE id = $1`, id, delta)
+	return Interpret(err)
+}

@@ -1,0 +1,145 @@
+// Package db is the Postgres access layer (pgx/v5): the pool, the transaction helper,
+// the migration step, the one place where driver errors become application errors, and
+// the queries, named Noun+Verb (ConnectionGet, CatalogEntryList, ...).
+//
+// Errors returned by this package are *apperr.Error: no rows → NOT_FOUND, unique
+// violation (23505) → CONFLICT, foreign-key violation (23503) → INVALID_REFERENCE,
+// connection failures → UNAVAILABLE (retryable) (DESIGN §3).
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/agentpack/gateway/migrations"
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+)
+
+// Querier is what every query function takes: a *pgxpool.Pool or a pgx.Tx.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Pool is the connection pool; it satisfies Querier.
+type Pool = pgxpool.Pool
+
+// Open connects a pool to url with at most maxConns connections (Lambda: 1–2 per
+// execution environment; RDS Proxy fans in). It pings once and returns UNAVAILABLE when
+// the database cannot be reached within 5 s.
+func Open(ctx context.Context, url string, maxConns int32) (*Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("db: parse DATABASE_URL: %w", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("db: open: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, Interpret(err)
+	}
+	return pool, nil
+}
+
+// Migrate applies every pending migration of the embedded migrations folder with goose,
+// under goose's Postgres advisory lock so that concurrent runs serialise. It is
+// idempotent: a second run applies nothing.
+func Migrate(ctx context.Context, pool *Pool) error {
+	sqlDB := stdlib.OpenDBFromPool(pool)
+	defer sqlDB.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations.FS,
+		goose.WithSessionLocker(mustLocker()))
+	if err != nil {
+		return fmt.Errorf("db: migrations: %w", err)
+	}
+	if _, err := provider.Up(ctx); err != nil {
+		return fmt.Errorf("db: migrate: %w", err)
+	}
+	return nil
+}
+
+// InTx runs fn inside a transaction and commits when fn returns nil. It rolls back on any
+// error or panic; the rollback uses a fresh context so a cancelled request still releases
+// its locks.
+func InTx(ctx context.Context, pool *Pool, fn func(pgx.Tx) error) (err error) {
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return Interpret(err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	return Interpret(tx.Commit(ctx))
+}
+
+// Interpret translates a driver error into an *apperr.Error. It is the only place that
+// looks at pgx error types; nil stays nil and an *apperr.Error passes through unchanged.
+func Interpret(err error) error {
+	if err == nil {
+		return nil
+	}
+	if e := apperr.As(err); e != nil {
+		return err
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return apperr.Wrap(err, apperr.NotFound, "not found")
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505":
+			return apperr.Wrap(err, apperr.Conflict, "already exists")
+		case "23503":
+			return apperr.Wrap(err, apperr.InvalidReference, "references a row that does not exist")
+		case "23514", "22P02", "22001", "23502":
+			return apperr.Wrap(err, apperr.Validation, "invalid value")
+		case "57P01", "57P02", "57P03", "53300", "08000", "08003", "08006", "08001", "08004":
+			return apperr.Wrap(err, apperr.Unavailable, "database unavailable").
+				WithHint("retry shortly")
+		}
+		return apperr.Wrap(err, apperr.Internal, "internal error")
+	}
+	var netErr net.Error
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &netErr) || errors.As(err, &connErr) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, context.DeadlineExceeded) || isClosedPool(err) {
+		return apperr.Wrap(err, apperr.Unavailable, "database unavailable").WithHint("retry shortly")
+	}
+	return apperr.Wrap(err, apperr.Internal, "internal error")
+}
+
+func isClosedPool(err error) bool {
+	return err != nil && (err.Error() == "closed pool" || errors.Is(err, net.ErrClosed))
+}
+
+// IsUnavailable reports whether err is a retryable database outage.
+func IsUnavailable(err error) bool { return apperr.CodeOf(err) == apperr.Unavailable }

@@ -1,0 +1,137 @@
+package db
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Workspace is a tenant (DESIGN §3).
+type Workspace struct {
+	ID               string  `db:"id" json:"id"`
+	Name             string  `db:"name" json:"name"`
+	DefaultProjectID *string `db:"default_project_id" json:"defaultProjectId,omitempty"`
+}
+
+// Project belongs to one workspace.
+type Project struct {
+	ID          string `db:"id" json:"id"`
+	WorkspaceID string `db:"workspace_id" json:"workspaceId"`
+	Name        string `db:"name" json:"name"`
+}
+
+// Chat belongs to one workspace; pins hang off it.
+type Chat struct {
+	ID          string `db:"id" json:"id"`
+	WorkspaceID string `db:"workspace_id" json:"workspaceId"`
+	Title       string `db:"title" json:"title"`
+}
+
+// CatalogEntry is a curated catalog entry (mcp_catalog_entries). Headers hold default
+// header templates (names → template values); they are returned redacted by the APIs.
+type CatalogEntry struct {
+	ID                  string            `db:"id" json:"id"`
+	Name                string            `db:"name" json:"name"`
+	URL                 string            `db:"url" json:"url"`
+	TransportType       string            `db:"transport_type" json:"transportType"`
+	Headers             map[string]string `db:"headers" json:"headers"`
+	Description         string            `db:"description" json:"description"`
+	Category            string            `db:"category" json:"category"`
+	Version             string            `db:"version" json:"version"`
+	Author              string            `db:"author" json:"author"`
+	VerificationTier    string            `db:"verification_tier" json:"verificationTier"`
+	HealthStatus        *string           `db:"health_status" json:"healthStatus"`
+	LastHealthCheck     *time.Time        `db:"last_health_check" json:"lastHealthCheck"`
+	LastHealthError     *string           `db:"last_health_error" json:"lastHealthError"`
+	LastCommitDate      *time.Time        `db:"last_commit_date" json:"lastCommitDate"`
+	ConsecutiveFailures int               `db:"consecutive_failures" json:"consecutiveFailures"`
+	InstallCount        int               `db:"install_count" json:"installCount"`
+	IsPlaceholder       bool              `db:"is_placeholder" json:"isPlaceholder"`
+	CreatedAt           time.Time         `db:"created_at" json:"createdAt"`
+	UpdatedAt           time.Time         `db:"updated_at" json:"updatedAt"`
+}
+
+// Connection is an upstream MCP server connection (mcp_connections). Headers may hold
+// secrets (DESIGN §9): never return or log them unredacted.
+type Connection struct {
+	ID               string            `db:"id" json:"id"`
+	Name             string            `db:"name" json:"name"`
+	Handle           string            `db:"handle" json:"handle"`
+	URL              string            `db:"url" json:"url"`
+	TransportType    string            `db:"transport_type" json:"transportType"`
+	WorkingTransport *string           `db:"working_transport" json:"workingTransport"`
+	ProtocolVersion  *string           `db:"protocol_version" json:"protocolVersion"`
+	Headers          map[string]string `db:"headers" json:"-"`
+	Enabled          bool              `db:"enabled" json:"enabled"`
+	Source           string            `db:"source" json:"source"`
+	CatalogEntryID   *string           `db:"catalog_entry_id" json:"catalogEntryId"`
+	WorkspaceID      *string           `db:"workspace_id" json:"workspaceId"`
+	ProjectID        *string           `db:"project_id" json:"projectId"`
+	LastConnectedAt  *time.Time        `db:"last_connected_at" json:"lastConnectedAt"`
+	LastError        *string           `db:"last_error" json:"lastError"`
+	CreatedBy        string            `db:"created_by" json:"createdBy"`
+	CreatedAt        time.Time         `db:"created_at" json:"createdAt"`
+	UpdatedAt        time.Time         `db:"updated_at" json:"updatedAt"`
+}
+
+// Scope is "global", "workspace" or "project" (DESIGN §3).
+func (c *Connection) Scope() string {
+	switch {
+	case c.WorkspaceID == nil:
+		return "global"
+	case c.ProjectID == nil:
+		return "workspace"
+	default:
+		return "project"
+	}
+}
+
+// ConnectionTool is one upstream tool as last listed (mcp_connection_tools).
+type ConnectionTool struct {
+	ConnectionID     string          `db:"connection_id" json:"connectionId"`
+	UpstreamName     string          `db:"upstream_name" json:"upstreamName"`
+	ExposedName      string          `db:"exposed_name" json:"exposedName"`
+	Title            string          `db:"title" json:"title,omitempty"`
+	Description      string          `db:"description" json:"description"`
+	InputSchema      json.RawMessage `db:"input_schema" json:"inputSchema"`
+	OutputSchema     json.RawMessage `db:"output_schema" json:"outputSchema,omitempty"`
+	Annotations      json.RawMessage `db:"annotations" json:"annotations,omitempty"`
+	DefinitionDigest string          `db:"definition_digest" json:"definitionDigest"`
+	ApprovedDigest   string          `db:"approved_digest" json:"approvedDigest"`
+	Status           string          `db:"status" json:"status"`
+	FirstListedAt    time.Time       `db:"first_listed_at" json:"firstListedAt"`
+	ListedAt         time.Time       `db:"listed_at" json:"listedAt"`
+}
+
+// Tool statuses (DESIGN §6 drift).
+const (
+	ToolActive  = "active"
+	ToolDrifted = "drifted"
+	ToolPending = "pending"
+)
+
+// AuditEvent is one gateway tool call row (audit_events).
+type AuditEvent struct {
+	ID           int64     `db:"id" json:"id"`
+	OccurredAt   time.Time `db:"occurred_at" json:"occurredAt"`
+	RequestID    string    `db:"request_id" json:"requestId"`
+	Principal    string    `db:"principal" json:"principal"`
+	WorkspaceID  *string   `db:"workspace_id" json:"workspaceId"`
+	Tool         string    `db:"tool" json:"tool"`
+	Version      string    `db:"version" json:"version"`
+	Kind         string    `db:"kind" json:"kind"`
+	ConnectionID *string   `db:"connection_id" json:"connectionId"`
+	DurationMS   float64   `db:"duration_ms" json:"durationMs"`
+	ArgsDigest   string    `db:"args_digest" json:"argsDigest"`
+}
+
+// Event is one marketplace mutation (event_log; the seed's logEvent).
+type Event struct {
+	ID          int64          `db:"id" json:"id"`
+	OccurredAt  time.Time      `db:"occurred_at" json:"occurredAt"`
+	EntityType  string         `db:"entity_type" json:"entityType"`
+	EntityID    string         `db:"entity_id" json:"entityId"`
+	Action      string         `db:"action" json:"action"`
+	Actor       string         `db:"actor" json:"actor"`
+	WorkspaceID *string        `db:"workspace_id" json:"workspaceId"`
+	Payload     map[string]any `db:"payload" json:"payload"`
+}

@@ -1,0 +1,118 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// collect runs sql and scans every row into a T by column name.
+func collect[T any](ctx context.Context, q Querier, sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, Interpret(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[T])
+	if err != nil {
+		return nil, Interpret(err)
+	}
+	return out, nil
+}
+
+// one runs sql and scans exactly one row into a T; no row is NOT_FOUND.
+func one[T any](ctx context.Context, q Querier, sql string, args ...any) (*T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, Interpret(err)
+	}
+	v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToAddrOfStructByNameLax[T])
+	if err != nil {
+		return nil, Interpret(err)
+	}
+	return v, nil
+}
+
+// ---- workspaces, projects, chats ----
+
+// WorkspaceGet returns the workspace id, or NOT_FOUND (also for a malformed id).
+func WorkspaceGet(ctx context.Context, q Querier, id string) (*Workspace, error) {
+	if !IsUUID(id) {
+		return nil, notFound()
+	}
+	return one[Workspace](ctx, q, `SELECT id, name, default_project_id FROM workspaces WHERE id = $1`, id)
+}
+
+// WorkspaceList returns every workspace ordered by id.
+func WorkspaceList(ctx context.Context, q Querier) ([]Workspace, error) {
+	return collect[Workspace](ctx, q, `SELECT id, name, default_project_id FROM workspaces ORDER BY id`)
+}
+
+// WorkspaceUpsert creates or renames workspace id (dev seed and tests).
+func WorkspaceUpsert(ctx context.Context, q Querier, id, name string) error {
+	_, err := q.Exec(ctx, `INSERT INTO workspaces (id, name) VALUES ($1, $2)
+		ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name`, id, name)
+	return Interpret(err)
+}
+
+// ProjectGet returns project id, or NOT_FOUND.
+func ProjectGet(ctx context.Context, q Querier, id string) (*Project, error) {
+	if !IsUUID(id) {
+		return nil, notFound()
+	}
+	return one[Project](ctx, q, `SELECT id, workspace_id, name FROM projects WHERE id = $1`, id)
+}
+
+// ChatGet returns chat id, or NOT_FOUND.
+func ChatGet(ctx context.Context, q Querier, id string) (*Chat, error) {
+	if !IsUUID(id) {
+		return nil, notFound()
+	}
+	return one[Chat](ctx, q, `SELECT id, workspace_id, title FROM chats WHERE id = $1`, id)
+}
+
+// ---- audit ----
+
+// AuditEventInsert appends one gateway audit row.
+func AuditEventInsert(ctx context.Context, q Querier, e *AuditEvent) error {
+	_, err := q.Exec(ctx, `INSERT INTO audit_events
+		(request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		e.RequestID, e.Principal, e.WorkspaceID, e.Tool, e.Version, e.Kind, e.ConnectionID,
+		e.DurationMS, e.ArgsDigest)
+	return Interpret(err)
+}
+
+// AuditEventList returns the newest limit (1–200) audit rows of workspace ws.
+func AuditEventList(ctx context.Context, q Querier, ws string, limit int) ([]AuditEvent, error) {
+	if limit <= 0 || limit > 200 {
+		limit = 50
+	}
+	return collect[AuditEvent](ctx, q, `SELECT id, occurred_at, request_id, principal, workspace_id, tool,
+		version, kind, connection_id, duration_ms, args_digest
+		FROM audit_events WHERE workspace_id = $1 ORDER BY occurred_at DESC, id DESC LIMIT $2`, ws, limit)
+}
+
+// EventInsert appends one event_log row (the seed's logEvent). payload must already be
+// redacted by the caller.
+func EventInsert(ctx context.Context, q Querier, e *Event) error {
+	p, err := json.Marshal(e.Payload)
+	if err != nil {
+		return err
+	}
+	if e.Payload == nil {
+		p = []byte("{}")
+	}
+	_, err = q.Exec(ctx, `INSERT INTO event_log (entity_type, entity_id, action, actor, workspace_id, payload)
+		VALUES ($1, $2, $3, $4, $5, $6)`, e.EntityType, e.EntityID, e.Action, e.Actor, e.WorkspaceID, p)
+	return Interpret(err)
+}
+
+// EventList returns the newest limit events of entity type et (all types when "").
+func EventList(ctx context.Context, q Querier, et string, limit int) ([]Event, error) {
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	return collect[Event](ctx, q, `SELECT id, occurred_at, entity_type, entity_id, action, actor, workspace_id, payload
+		FROM event_log WHERE ($1 = '' OR entity_type = $1) ORDER BY id DESC LIMIT $2`, et, limit)
+}

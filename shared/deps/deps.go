@@ -1,0 +1,78 @@
+// Package deps builds, from a config.Config, the dependencies every function wires the
+// same way: logger, Postgres pool, catalog store, URL guard, upstream client pool, JWT
+// verifier and the connection service. Each function's main.go calls Build and hands
+// what it needs to its own package; the local entry point builds once and serves all.
+package deps
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/config"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/urlguard"
+)
+
+// Deps are the shared dependencies of a process. Close releases them.
+type Deps struct {
+	Config      *config.Config
+	Logger      *slog.Logger
+	Pool        *db.Pool
+	Store       catalog.Store
+	Guard       *urlguard.Guard
+	Upstreams   *mcpclient.Pool
+	Verifier    *auth.Verifier
+	Connections *connections.Service
+}
+
+// Build connects everything cfg describes. maxConns bounds the pool (Lambda: 2).
+func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, error) {
+	d := &Deps{Config: cfg, Logger: logx.New(os.Stdout, cfg.LogLevel)}
+	if cfg.DatabaseURL == "" {
+		return nil, fmt.Errorf("deps: DATABASE_URL is not set")
+	}
+	var err error
+	if d.Pool, err = db.Open(ctx, cfg.DatabaseURL, maxConns); err != nil {
+		return nil, err
+	}
+	if d.Store, err = NewStore(ctx, cfg); err != nil {
+		d.Pool.Close()
+		return nil, err
+	}
+	d.Guard = urlguard.New(&urlguard.Options{AllowPrivate: cfg.AllowPrivateUpstreams, RequireHTTPS: cfg.Deployed()})
+	d.Upstreams = mcpclient.New(&mcpclient.Options{Logger: d.Logger, Guard: d.Guard})
+	if d.Verifier, err = auth.NewVerifier(ctx, auth.Options{Secret: cfg.JWTSecret, JWKSURL: cfg.JWKSURL,
+		Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience}); err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.Connections = &connections.Service{Pool: d.Pool, Store: d.Store, Upstreams: d.Upstreams,
+		Guard: d.Guard, Logger: d.Logger}
+	return d, nil
+}
+
+// NewStore returns the catalog store cfg selects: S3 when CATALOG_BUCKET is set, else a
+// directory on disk (CATALOG_DIR).
+func NewStore(ctx context.Context, cfg *config.Config) (catalog.Store, error) {
+	if cfg.CatalogBucket != "" {
+		return catalog.NewS3Store(ctx, cfg.CatalogBucket)
+	}
+	return &catalog.DiskStore{Dir: cfg.CatalogDir}, nil
+}
+
+// Close releases the pool and upstream sessions.
+func (d *Deps) Close() {
+	if d.Upstreams != nil {
+		_ = d.Upstreams.Close()
+	}
+	if d.Pool != nil {
+		d.Pool.Close()
+	}
+}

@@ -1,0 +1,161 @@
+// Package httpapi holds what the REST functions share: JSON responses, the error body
+// {"error": {"code", "message", "hint"?, "errorId"?, "details"?}} with the status of its
+// code (DESIGN §5), strict JSON body decoding with a size limit, bearer authentication,
+// and request ids.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/logx"
+)
+
+// MaxBodyBytes is the largest REST request body accepted (1 MiB).
+const MaxBodyBytes = 1 << 20
+
+// JSON writes v as JSON with status.
+func JSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// ErrorBody is the REST error shape.
+type ErrorBody struct {
+	Code    apperr.Code `json:"code"`
+	Message string      `json:"message"`
+	Hint    string      `json:"hint,omitempty"`
+	ErrorID string      `json:"errorId,omitempty"`
+	Details any         `json:"details,omitempty"`
+}
+
+// Error writes err as the REST error body with its code's status. Unclassified errors
+// become INTERNAL_ERROR with a generic message and an errorId, logged (with the cause)
+// under the same id; 5xx errors are logged, 4xx are not.
+func Error(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return // the client went away: not a server error
+	}
+	e := apperr.Public(err)
+	body := ErrorBody{Code: e.Code, Message: e.Message, Hint: e.Hint, Details: e.Details}
+	status := e.Code.HTTPStatus()
+	if status >= 500 {
+		body.ErrorID = NewID()
+		logger.ErrorContext(r.Context(), "request failed", "error_id", body.ErrorID, "code", e.Code,
+			"method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if e.Code == apperr.Unauthenticated {
+		w.Header().Set("WWW-Authenticate", `Bearer`)
+	}
+	JSON(w, status, map[string]any{"error": body})
+}
+
+// Decode reads r's JSON body into v: at most MaxBodyBytes, unknown fields refused, one
+// value only. Failures are VALIDATION_ERROR (PAYLOAD_TOO_LARGE for an oversized body).
+func Decode(w http.ResponseWriter, r *http.Request, v any) error {
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return apperr.New(apperr.PayloadTooLarge, "request body exceeds %d bytes", MaxBodyBytes)
+		}
+		if errors.Is(err, io.EOF) {
+			return apperr.New(apperr.Validation, "request body is empty")
+		}
+		return apperr.Wrap(err, apperr.Validation, "malformed JSON body: %s", jsonErrText(err))
+	}
+	if dec.More() {
+		return apperr.New(apperr.Validation, "request body holds more than one JSON value")
+	}
+	return nil
+}
+
+func jsonErrText(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("syntax error at byte %d", se.Offset)
+	case errors.As(err, &te):
+		return fmt.Sprintf("field %q must be %s", te.Field, te.Type)
+	case strings.HasPrefix(err.Error(), "json: unknown field"):
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	return "invalid JSON"
+}
+
+// NewID returns a random 16-hex-digit id (errorId, request id).
+func NewID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// BearerToken returns the token of an "Authorization: Bearer <token>" header, or "".
+func BearerToken(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// Authenticate wraps next so that only requests with a valid bearer token reach it; the
+// principal is put in the request context (auth.FromContext). Others get 401 with the
+// REST error body.
+func Authenticate(v *auth.Verifier, logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := BearerToken(r)
+		if tok == "" {
+			Error(w, r, logger, apperr.New(apperr.Unauthenticated, "missing bearer token").
+				WithHint("send Authorization: Bearer <token>"))
+			return
+		}
+		p, err := v.Verify(r.Context(), tok)
+		if err != nil {
+			Error(w, r, logger, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	})
+}
+
+// RequestID wraps next so that every request has an id (from the Lambda request id
+// header when present, else new) in its context for logs, and echoed as X-Request-Id.
+func RequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := NewID()
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(logx.WithRequestID(r.Context(), id)))
+	})
+}
+
+// Recover turns a panic in next into a 500 INTERNAL_ERROR with an errorId (logged with
+// the panic value), so one bad request never kills a warm process.
+func Recover(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				Error(w, r, logger, fmt.Errorf("panic: %v", p))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,95 @@
+// Package pins resolves the tool set of a chat from its pins (DESIGN §7, seed
+// mcp-marketplace "Pinning per-chat", resolveSkillsForChat) and holds the pin queries
+// shared by the pins function and the gateway.
+package pins
+
+import (
+	"context"
+
+	"github.com/agentpack/gateway/shared/db"
+)
+
+// Conn is what resolution needs of a connection.
+type Conn struct {
+	ID          string
+	Enabled     bool
+	WorkspaceID *string // nil = global
+	ProjectID   *string // non-nil = project-scoped
+}
+
+// Resolution is the outcome for one chat.
+type Resolution struct {
+	// Allowed holds the ids of the connections whose tools the chat gets (built-ins are
+	// always added on top).
+	Allowed map[string]bool
+	// Pinned lists the usable pinned connection ids (pinned ∧ enabled ∧ in scope).
+	Pinned []string
+	// FellBack is true when pins exist but none is usable, so the workspace default
+	// applies (the caller logs a warning).
+	FellBack bool
+}
+
+// Resolve applies the seed's rules for a chat of workspace ws. available is every
+// enabled connection visible in ws (global and ws's own); pinned are the chat's pinned
+// connections as stored (any state).
+//
+//   - no pins → every enabled connection of the workspace scope (global + workspace;
+//     project-scoped excluded);
+//   - pins present → usable pins are pinned ∧ enabled ∧ same workspace (globals
+//     included, project-scoped excluded);
+//   - no usable pin → fall back to the workspace default (FellBack);
+//   - the result is the usable pins ∪ every enabled workspace-scoped connection: pins
+//     only add, never remove (seed MCP-02, D-04).
+func Resolve(ws string, available []Conn, pinned []Conn) Resolution {
+	inScope := func(c Conn) bool {
+		return c.ProjectID == nil && (c.WorkspaceID == nil || *c.WorkspaceID == ws)
+	}
+	def := map[string]bool{}
+	for _, c := range available {
+		if c.Enabled && inScope(c) {
+			def[c.ID] = true
+		}
+	}
+	if len(pinned) == 0 {
+		return Resolution{Allowed: def}
+	}
+	var usable []string
+	for _, c := range pinned {
+		if c.Enabled && inScope(c) {
+			usable = append(usable, c.ID)
+		}
+	}
+	if len(usable) == 0 {
+		return Resolution{Allowed: def, FellBack: true}
+	}
+	out := map[string]bool{}
+	for _, id := range usable {
+		out[id] = true
+	}
+	for _, c := range available {
+		if c.Enabled && c.ProjectID == nil && c.WorkspaceID != nil && *c.WorkspaceID == ws {
+			out[c.ID] = true
+		}
+	}
+	return Resolution{Allowed: out, Pinned: usable}
+}
+
+// PinnedConnections returns the connections pinned to chat id, in any state.
+func PinnedConnections(ctx context.Context, q db.Querier, chatID string) ([]Conn, error) {
+	rows, err := q.Query(ctx, `SELECT c.id, c.enabled, c.workspace_id, c.project_id
+		FROM chat_mcp_pins p JOIN mcp_connections c ON c.id = p.connection_id
+		WHERE p.chat_id = $1 ORDER BY p.created_at, p.id`, chatID)
+	if err != nil {
+		return nil, db.Interpret(err)
+	}
+	defer rows.Close()
+	var out []Conn
+	for rows.Next() {
+		var c Conn
+		if err := rows.Scan(&c.ID, &c.Enabled, &c.WorkspaceID, &c.ProjectID); err != nil {
+			return nil, db.Interpret(err)
+		}
+		out = append(out, c)
+	}
+	return out, db.Interpret(rows.Err())
+}
