@@ -73,7 +73,7 @@ case "${1:-}" in
   start) start; url ;;
   stop) stop ;;
   url) url ;;
-  status) d=$(datadir); as_pg "$BIN/pg_ctl" -D "$d/data" status ;;
+  status) [ -f "$state/pgdir" ] || exit 3; d=$(cat "$state/pgdir"); as_pg "$BIN/pg_ctl" -D "$d/data" status ;;
   destroy) stop; [ -f "$state/pgdir" ] && rm -rf "$(cat "$state/pgdir")" "$state/pgdir" ;;
   *) echo "usage: $0 start|stop|url|status|destroy" >&2; exit 2 ;;
 esac

@@ -13,8 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentpack/gateway/functions/marketplace/api"
-	"github.com/agentpack/gateway/functions/mcp/gateway"
+	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/config"
@@ -132,28 +131,13 @@ func cmdServe(ctx context.Context) error {
 	}
 	defer stopDemo()
 
-	gopts := gateway.FromDeps(d, io.Discard)
-	cache := gopts.Catalog
-	d.Connections.OnCatalogChange = func(ws []string) { invalidate(ctx, d, cache, ws) }
-	g, err := gateway.New(gopts)
+	st, err := stack.New(ctx, d, nil)
 	if err != nil {
 		return err
 	}
 	if err := ensureDemoConnection(ctx, d, demoURL); err != nil {
 		return fmt.Errorf("demo connection: %w", err)
 	}
-	market := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger}
-	mux := http.NewServeMux()
-	gh, mh := g.Handler(), market.Handler()
-	mux.Handle("/mcp", gh)
-	mux.Handle("/mcp/", gh)
-	mux.Handle("/.well-known/", gh)
-	mux.Handle("/health", gh)
-	mux.Handle("/api/mcp-marketplace", mh)
-	mux.Handle("/api/mcp-marketplace/", mh)
-	mux.Handle("/api/mcp-connections", mh)
-	mux.Handle("/api/mcp-connections/", mh)
-
 	addr := "127.0.0.1:" + cfg.Port
 	member, admin, _ := devTokens()
 	base := "http://" + addr
@@ -176,25 +160,7 @@ Try it:
 
 Ctrl-C stops the server.
 `, base, demoWorkspace, demoURL, demoConnName, admin, member)
-	return lambdaapp.Start(ctx, mux, addr, d.Logger)
-}
-
-// invalidate makes catalog changes visible at once in this process (the deployed gateway
-// picks them up within CATALOG_TTL).
-func invalidate(ctx context.Context, d *deps.Deps, cache *catalog.Cache, ws []string) {
-	if ws == nil {
-		all, err := db.WorkspaceList(ctx, d.Pool)
-		if err != nil {
-			return
-		}
-		for _, w := range all {
-			cache.Invalidate(w.ID)
-		}
-		return
-	}
-	for _, w := range ws {
-		cache.Invalidate(w)
-	}
+	return lambdaapp.Start(ctx, st.Handler, addr, d.Logger)
 }
 
 // startDemoUpstream serves the project's demo MCP server on 127.0.0.1:port.

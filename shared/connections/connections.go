@@ -187,9 +187,9 @@ func (s *Service) rebuild(ctx context.Context, ws *string) error {
 
 // RefreshResult is what a connect-and-list produced.
 type RefreshResult struct {
-	OK        bool          `json:"success"`
-	ToolCount int           `json:"toolCount"`
-	Error     string        `json:"error,omitempty"`
+	OK        bool           `json:"success"`
+	ToolCount int            `json:"toolCount"`
+	Error     string         `json:"error,omitempty"`
 	Sync      *db.SyncResult `json:"changes,omitempty"`
 	Info      mcpclient.Info `json:"-"`
 }

@@ -43,8 +43,8 @@ type CreateInput struct {
 
 // Outcome is a written connection with the result of its first connect.
 type Outcome struct {
-	Connection *db.Connection  `json:"connection"`
-	Connect    *RefreshResult  `json:"connect,omitempty"`
+	Connection *db.Connection `json:"connection"`
+	Connect    *RefreshResult `json:"connect,omitempty"`
 }
 
 // Create adds a manual connection (admin), connects to it when enabled and stores its

@@ -11,10 +11,8 @@
 package gateway
 
 import (
-	"context"
 	"io"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/agentpack/gateway/shared/auth"

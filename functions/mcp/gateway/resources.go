@@ -54,7 +54,7 @@ func (g *Gateway) addResourcesAndPrompts(s *mcp.Server, st *requestState) {
 	s.AddPrompt(&mcp.Prompt{
 		Name: "find_and_install_server", Title: "Find and install an MCP server",
 		Description: "Find a catalog server that provides a capability and install it into this workspace.",
-		Arguments: []*mcp.PromptArgument{{Name: "capability", Description: "What you need, e.g. 'search GitHub issues'", Required: true}},
+		Arguments:   []*mcp.PromptArgument{{Name: "capability", Description: "What you need, e.g. 'search GitHub issues'", Required: true}},
 	}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		capability := req.Params.Arguments["capability"]
 		if capability == "" {

@@ -1,0 +1,64 @@
+# Agentpack MCP Gateway — `make run` to start everything locally, `make test` for the suite.
+# `make help` lists every target. Targets that need tools we do not install here (SAM CLI,
+# Docker, LocalStack) say so in their help text and are never part of `make test`.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+export PATH := $(CURDIR)/.state/bin:$(PATH)
+export GOFLAGS ?= -buildvcs=false
+
+FUNCTIONS := mcp marketplace pins healthcheck
+BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## Show this help
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN {FS = ":.*## "}; {printf "  \033[36m%-20s\033[0m %s\n", $$1, $$2}'
+
+.PHONY: run
+run: ## Start Postgres, migrate, seed, and serve every function + a demo upstream on 127.0.0.1:8080
+	scripts/run.sh
+
+.PHONY: test
+test: npm-deps ## The whole suite: vet, race tests against real Postgres and real MCP peers, template checks
+	scripts/test.sh
+
+.PHONY: build
+build: ## Build one bootstrap per function for Lambda (linux/arm64, provided.al2023) into bin/<fn>/bootstrap
+	@for fn in $(FUNCTIONS); do \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(BUILD_FLAGS) -o bin/$$fn/bootstrap ./functions/$$fn; \
+	  printf '  %-12s %s bytes\n' $$fn $$(stat -c %s bin/$$fn/bootstrap); \
+	done
+
+.PHONY: migrate
+migrate: ## Apply migrations (DATABASE_URL, or the local throwaway cluster)
+	scripts/with-db.sh $(GO) run ./cmd/local migrate
+
+.PHONY: seed
+seed: ## Load the curated catalog and the demo workspace (idempotent)
+	scripts/with-db.sh $(GO) run ./cmd/local seed
+
+.PHONY: token
+token: ## Print a member and an admin token for the demo workspace (HS256, JWT_SECRET or the dev secret)
+	@$(GO) run ./cmd/local token
+
+.PHONY: healthcheck
+healthcheck: ## Run one health-check pass locally
+	scripts/with-db.sh $(GO) run ./cmd/local healthcheck
+
+.PHONY: db-start db-stop db-destroy
+db-start: ## Start the local throwaway Postgres (prints its URL)
+	scripts/pg.sh start
+db-stop: ## Stop the local throwaway Postgres
+	scripts/pg.sh stop
+db-destroy: ## Stop and delete the local throwaway Postgres
+	scripts/pg.sh destroy
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+include $(wildcard mk/*.mk)

@@ -1,0 +1,79 @@
+// Package stack composes every function's HTTP handler on one mux, the way API Gateway
+// routes them in AWS (template.yaml): the local entry point serves it, and end-to-end
+// tests run it on a loopback port.
+package stack
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/agentpack/gateway/functions/marketplace/api"
+	"github.com/agentpack/gateway/functions/mcp/gateway"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/deps"
+)
+
+// Stack is the composed application.
+type Stack struct {
+	Gateway *gateway.Gateway
+	Catalog *catalog.Cache
+	Handler http.Handler
+}
+
+// Options tweak the composition (nil = defaults).
+type Options struct {
+	// Metrics receives the gateway's EMF lines (nil = discarded).
+	Metrics io.Writer
+	// Gateway, when set, edits the gateway options before the gateway is built.
+	Gateway func(*gateway.Options)
+}
+
+// New builds the stack on d. Catalog changes made through d.Connections are visible to
+// the gateway at once (its cache entry is invalidated), as they would be within
+// CATALOG_TTL in AWS.
+func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
+	if o == nil {
+		o = &Options{}
+	}
+	metrics := o.Metrics
+	if metrics == nil {
+		metrics = io.Discard
+	}
+	gopts := gateway.FromDeps(d, metrics)
+	if o.Gateway != nil {
+		o.Gateway(&gopts)
+	}
+	cache := gopts.Catalog
+	d.Connections.OnCatalogChange = func(ws []string) { invalidate(ctx, d.Pool, cache, ws) }
+	g, err := gateway.New(gopts)
+	if err != nil {
+		return nil, err
+	}
+	market := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger}
+	mux := http.NewServeMux()
+	gh, mh := g.Handler(), market.Handler()
+	for _, p := range []string{"/mcp", "/mcp/", "/.well-known/", "/health"} {
+		mux.Handle(p, gh)
+	}
+	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json"} {
+		mux.Handle(p, mh)
+	}
+	return &Stack{Gateway: g, Catalog: cache, Handler: mux}, nil
+}
+
+func invalidate(ctx context.Context, pool *db.Pool, cache *catalog.Cache, ws []string) {
+	if ws == nil {
+		all, err := db.WorkspaceList(context.WithoutCancel(ctx), pool)
+		if err != nil {
+			return
+		}
+		for _, w := range all {
+			ws = append(ws, w.ID)
+		}
+	}
+	for _, w := range ws {
+		cache.Invalidate(w)
+	}
+}

@@ -1,0 +1,236 @@
+// Package stacktest runs the whole local stack (every function's handler on one
+// loopback port, as cmd/local serves it) against a fresh real Postgres for end-to-end
+// tests, with helpers for tokens, workspaces, REST calls and MCP clients.
+package stacktest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentpack/gateway/cmd/local/stack"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/config"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/dbtest"
+	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/seed"
+	"github.com/agentpack/gateway/shared/urlguard"
+	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Secret is the HS256 secret of every test stack.
+const Secret = "stacktest-secret"
+
+// Env is a running stack.
+type Env struct {
+	Pool    *db.Pool
+	Deps    *deps.Deps
+	Stack   *stack.Stack
+	URL     string // http://127.0.0.1:PORT
+	Logs    *Buffer
+	Metrics *Buffer
+	Server  *httptest.Server
+}
+
+// Options tweak New (nil = defaults).
+type Options struct {
+	Store   catalog.Store // default: a disk store in t.TempDir()
+	Stack   *stack.Options
+	Catalog time.Duration // CATALOG_TTL, default 0 (revalidate every request)
+}
+
+// Buffer is a goroutine-safe bytes.Buffer (logs, metrics).
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns everything written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// New starts a stack on a fresh database with the curated catalog seeded.
+func New(t testing.TB, o *Options) *Env {
+	t.Helper()
+	if o == nil {
+		o = &Options{}
+	}
+	pool, url := dbtest.Fresh(t)
+	ctx := context.Background()
+	if err := seed.Load(ctx, pool); err != nil {
+		t.Fatalf("stacktest: seed: %v", err)
+	}
+	e := &Env{Pool: pool, Logs: &Buffer{}, Metrics: &Buffer{}}
+	cfg := &config.Config{Env: "local", DatabaseURL: url, JWTSecret: Secret, CatalogTTL: o.Catalog,
+		AllowPrivateUpstreams: true, LogLevel: "debug"}
+	store := o.Store
+	if store == nil {
+		store = &catalog.DiskStore{Dir: t.TempDir()}
+	}
+	logger := logx.New(e.Logs, "debug")
+	guard := urlguard.New(&urlguard.Options{AllowPrivate: true})
+	up := mcpclient.New(&mcpclient.Options{Logger: logger, Guard: guard})
+	v, err := auth.NewVerifier(ctx, auth.Options{Secret: Secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Deps = &deps.Deps{Config: cfg, Logger: logger, Pool: pool, Store: store, Guard: guard, Upstreams: up, Verifier: v,
+		Connections: &connections.Service{Pool: pool, Store: store, Upstreams: up, Guard: guard, Logger: logger}}
+	so := o.Stack
+	if so == nil {
+		so = &stack.Options{}
+	}
+	if so.Metrics == nil {
+		so.Metrics = e.Metrics
+	}
+	if e.Stack, err = stack.New(ctx, e.Deps, so); err != nil {
+		t.Fatal(err)
+	}
+	e.Server = httptest.NewServer(e.Stack.Handler)
+	e.URL = e.Server.URL
+	t.Cleanup(func() {
+		e.Server.Close()
+		_ = up.Close()
+	})
+	return e
+}
+
+// Workspace creates a workspace with a default project and a chat and returns its id.
+func (e *Env) Workspace(t testing.TB, name string) (ws, project, chat string) {
+	t.Helper()
+	ctx := context.Background()
+	ws, project, chat = uuid.NewString(), uuid.NewString(), uuid.NewString()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO workspaces (id, name) VALUES ($1, $2)`, []any{ws, name}},
+		{`INSERT INTO projects (id, workspace_id, name) VALUES ($1, $2, 'default')`, []any{project, ws}},
+		{`UPDATE workspaces SET default_project_id = $2 WHERE id = $1`, []any{ws, project}},
+		{`INSERT INTO chats (id, workspace_id, title) VALUES ($1, $2, 'chat')`, []any{chat, ws}},
+	} {
+		if _, err := e.Pool.Exec(ctx, q.sql, q.args...); err != nil {
+			t.Fatalf("stacktest: workspace: %v", err)
+		}
+	}
+	return ws, project, chat
+}
+
+// Token mints a token for subject with role in workspaces.
+func Token(t testing.TB, subject, role string, workspaces ...string) string {
+	t.Helper()
+	tok, err := auth.Mint(Secret, auth.Principal{Subject: subject, Role: role, Workspaces: workspaces}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// Do sends a REST request (body marshalled as JSON unless it is a string) and returns
+// the status and body.
+func (e *Env) Do(t testing.TB, method, path, token string, body any) (int, []byte) {
+	t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	default:
+		j, _ := json.Marshal(b)
+		r = bytes.NewReader(j)
+	}
+	req, _ := http.NewRequest(method, e.URL+path, r)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("stacktest: %s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+// RPC posts one raw JSON-RPC body to path (an MCP endpoint) and returns the response.
+func (e *Env) RPC(t testing.TB, path, token, body string, hdr map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("stacktest: rpc: %v", err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp, out
+}
+
+// headerRT adds fixed headers to every request.
+type headerRT struct {
+	h    map[string]string
+	base http.RoundTripper
+}
+
+func (rt headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range rt.h {
+		r.Header.Set(k, v)
+	}
+	return rt.base.RoundTrip(r)
+}
+
+// MCP connects go-sdk's client to the MCP endpoint path with token (and extra headers),
+// offering protocolVersion ("" = the SDK's newest). The session is closed at cleanup.
+func (e *Env) MCP(t testing.TB, path, token, protocolVersion string, hdr map[string]string) *mcp.ClientSession {
+	t.Helper()
+	h := map[string]string{"Authorization": "Bearer " + token}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "stacktest", Version: "1"}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: e.URL + path, DisableStandaloneSSE: true,
+		HTTPClient: &http.Client{Transport: headerRT{h: h, base: http.DefaultTransport}}}
+	var opts *mcp.ClientSessionOptions
+	if protocolVersion != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := c.Connect(ctx, tr, opts)
+	if err != nil {
+		t.Fatalf("stacktest: mcp connect %s: %v", path, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}

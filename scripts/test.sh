@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# test.sh — `make test`: go vet, then every Go test under the race detector against a real
+# Postgres (TEST_DATABASE_URL: the caller's DATABASE_URL, or a throwaway local cluster
+# started here and stopped on exit) and real MCP peers (npm, pinned in test/npm), then the
+# infrastructure checks. REQUIRE_DB=1 and REQUIRE_PEERS=1 turn "skip" into "fail" so that
+# nothing silently stops being tested.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started_pg=0
+if [ -z "${DATABASE_URL:-}" ]; then
+  scripts/pg.sh status >/dev/null 2>&1 && already=1 || already=0
+  DATABASE_URL=$(scripts/pg.sh start)
+  [ "$already" = 1 ] || started_pg=1
+fi
+cleanup() { [ "$started_pg" = 1 ] && scripts/pg.sh stop || true; }
+trap cleanup EXIT
+export TEST_DATABASE_URL="$DATABASE_URL" REQUIRE_DB=1 REQUIRE_PEERS=1
+unset DATABASE_URL
+
+echo "== go vet"
+go vet ./...
+echo "== go test -race"
+go test -race -count=1 -timeout 20m ./...
+if grep -qs '^infra-test:' mk/*.mk; then
+  echo "== infra"
+  make --no-print-directory infra-test
+fi
+echo "== all tests passed"
