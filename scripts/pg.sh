@@ -26,7 +26,8 @@ bindir() {
 BIN=$(bindir)
 
 as_pg() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  # cd /: the postgres user may not be allowed into the caller's folder.
+  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 datadir() {
