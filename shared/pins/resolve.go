@@ -41,12 +41,9 @@ type Resolution struct {
 //   - the result is the usable pins ∪ every enabled workspace-scoped connection: pins
 //     only add, never remove (seed MCP-02, D-04).
 func Resolve(ws string, available []Conn, pinned []Conn) Resolution {
-	inScope := func(c Conn) bool {
-		return c.ProjectID == nil && (c.WorkspaceID == nil || *c.WorkspaceID == ws)
-	}
 	def := map[string]bool{}
 	for _, c := range available {
-		if c.Enabled && inScope(c) {
+		if c.Enabled && inScope(ws, c) {
 			def[c.ID] = true
 		}
 	}
@@ -55,7 +52,7 @@ func Resolve(ws string, available []Conn, pinned []Conn) Resolution {
 	}
 	var usable []string
 	for _, c := range pinned {
-		if c.Enabled && inScope(c) {
+		if c.Enabled && inScope(ws, c) {
 			usable = append(usable, c.ID)
 		}
 	}
@@ -72,6 +69,12 @@ func Resolve(ws string, available []Conn, pinned []Conn) Resolution {
 		}
 	}
 	return Resolution{Allowed: out, Pinned: usable}
+}
+
+// inScope reports whether c is in a scope a chat of workspace ws may use: global or ws's
+// own workspace scope; project-scoped connections are excluded (seed "Pinning per-chat").
+func inScope(ws string, c Conn) bool {
+	return c.ProjectID == nil && (c.WorkspaceID == nil || *c.WorkspaceID == ws)
 }
 
 // PinnedConnections returns the connections pinned to chat id, in any state.

@@ -10,9 +10,11 @@ import (
 
 	"github.com/agentpack/gateway/functions/marketplace/api"
 	"github.com/agentpack/gateway/functions/mcp/gateway"
+	pinsapi "github.com/agentpack/gateway/functions/pins/api"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/pins"
 )
 
 // Stack is the composed application.
@@ -60,6 +62,9 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json"} {
 		mux.Handle(p, mh)
 	}
+	pinsAPI := &pinsapi.API{Pins: &pins.Service{Pool: d.Pool, Logger: d.Logger}, Catalog: cache,
+		Verifier: d.Verifier, Logger: d.Logger}
+	mux.Handle("/api/chats/", pinsAPI.Handler())
 	return &Stack{Gateway: g, Catalog: cache, Handler: mux}, nil
 }
 

@@ -59,7 +59,7 @@ var readOnly = mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)
 
 // builtinDefinitions declares every built-in (prefix agentpack_). Handlers close over g.
 func builtinDefinitions(g *Gateway) []*Builtin {
-	return []*Builtin{
+	return append([]*Builtin{
 		{
 			Name: "agentpack_catalog_list", Version: "1.0.0", Toolset: toolsetCatalog,
 			Title:       "List catalog servers",
@@ -116,7 +116,7 @@ func builtinDefinitions(g *Gateway) []*Builtin {
 			Annotations: readOnly,
 			Handler:     g.toolsSearch,
 		},
-	}
+	}, pinBuiltins(g)...)
 }
 
 func intArg(args map[string]any, key string, def int) int {

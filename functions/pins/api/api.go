@@ -1,0 +1,122 @@
+// Package api is the pins REST function (DESIGN §7, seed mcp-marketplace "Pinning
+// per-chat"):
+//
+//	GET    /api/chats/{chatId}/pins          200 {"pins": [...]}
+//	POST   /api/chats/{chatId}/pins          201 pin   body {"connectionId": uuid}
+//	DELETE /api/chats/{chatId}/pins/{pinId}  204 (hard delete)
+//	GET    /api/chats/{chatId}/tools         200 the chat's resolved tool set
+//
+// Every route needs a bearer token of a member of the chat's workspace (any other chat is
+// 404); POST and DELETE need admin (403). A malformed body is 400, a duplicate pin 409, an
+// unknown chat, connection or pin 404, a connection of another workspace or a
+// project-scoped one 422 (nothing written). Errors use the REST body of shared/httpapi.
+package api
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/pins"
+)
+
+// API serves the pins routes. Pins, Catalog, Verifier are required.
+type API struct {
+	Pins     *pins.Service
+	Catalog  *catalog.Cache // the workspaces' catalog snapshots, for /tools
+	Verifier *auth.Verifier
+	Logger   *slog.Logger
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request, p *auth.Principal) error
+
+// Handler returns the routes, each behind bearer authentication, with request ids and
+// panic recovery.
+func (a *API) Handler() http.Handler {
+	log := a.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	route := func(pattern string, h handlerFunc) {
+		mux.Handle(pattern, httpapi.Authenticate(a.Verifier, log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := h(w, r, auth.FromContext(r.Context())); err != nil {
+				httpapi.Error(w, r, log, err)
+			}
+		})))
+	}
+	route("GET /api/chats/{chatId}/pins", a.list)
+	route("POST /api/chats/{chatId}/pins", a.add)
+	route("DELETE /api/chats/{chatId}/pins/{pinId}", a.remove)
+	route("GET /api/chats/{chatId}/tools", a.tools)
+	return httpapi.Recover(log, httpapi.RequestID(mux))
+}
+
+func (a *API) list(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	ps, err := a.Pins.List(r.Context(), p, r.PathValue("chatId"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"pins": ps})
+	return nil
+}
+
+// addInput is the body of POST /api/chats/{chatId}/pins (the seed's createMcpPinSchema).
+type addInput struct {
+	ConnectionID string `json:"connectionId"`
+}
+
+func (a *API) add(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	// Authorise before reading the body, so a stranger learns nothing from validation.
+	if _, err := a.Pins.Chat(r.Context(), p, r.PathValue("chatId")); err != nil {
+		return err
+	}
+	var in addInput
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	if in.ConnectionID == "" {
+		return apperr.New(apperr.Validation, "connectionId is required")
+	}
+	pin, err := a.Pins.Add(r.Context(), p, r.PathValue("chatId"), in.ConnectionID)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusCreated, pin)
+	return nil
+}
+
+func (a *API) remove(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if _, err := a.Pins.Remove(r.Context(), p, r.PathValue("chatId"), r.PathValue("pinId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// tools answers the chat's resolved set of proxied tools (DESIGN §7), each with its
+// source connection's name. Built-in tools are always part of a chat's set on top of
+// these; the gateway's agentpack_pins_list built-in lists them too.
+func (a *API) tools(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	ctx := r.Context()
+	chat, err := a.Pins.Chat(ctx, p, r.PathValue("chatId"))
+	if err != nil {
+		return err
+	}
+	snap, err := a.Catalog.Get(ctx, chat.WorkspaceID)
+	if err != nil {
+		return apperr.Wrap(err, apperr.Unavailable, "catalog unavailable").WithHint("retry shortly")
+	}
+	res, err := pins.ResolveChat(ctx, a.Pins.Pool, a.Logger, snap, chat)
+	if err != nil {
+		return err
+	}
+	ts := pins.ProxiedTools(snap, chat, res)
+	httpapi.JSON(w, http.StatusOK, map[string]any{"chatId": ts.ChatID, "workspaceId": ts.WorkspaceID,
+		"pinned": ts.Pinned, "fellBack": ts.FellBack, "connections": ts.Connections, "tools": ts.Tools,
+		"builtinsIncluded": true})
+	return nil
+}
