@@ -9,6 +9,7 @@
 //	local token              print a member and an admin token for the demo workspace
 //	local serve              serve everything on 127.0.0.1:$PORT (default 8080) with the demo upstream
 //	local healthcheck        run one health-check pass
+//	local demo-upstream      serve only the demo upstream MCP server (benchmarks)
 package main
 
 import (
@@ -35,6 +36,8 @@ func main() {
 		err = cmdServe(ctx)
 	case "healthcheck":
 		err = cmdHealthcheck(ctx)
+	case "demo-upstream":
+		err = cmdDemoUpstream(ctx)
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}

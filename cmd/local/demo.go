@@ -1,0 +1,26 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// cmdDemoUpstream serves only the demo upstream MCP server (stateless streamable HTTP,
+// JSON responses) on 127.0.0.1:$DEMO_UPSTREAM_PORT until SIGINT/SIGTERM — the benchmark's
+// upstream, run as its own process.
+func cmdDemoUpstream(ctx context.Context) error {
+	url, stop, err := startDemoUpstream(env("DEMO_UPSTREAM_PORT", "8090"))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	fmt.Println(url)
+	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	<-ctx.Done()
+	return nil
+}
+
