@@ -41,6 +41,9 @@ type Service struct {
 	// OnCatalogChange is called after workspaces' documents were rebuilt (nil = all); the
 	// local entry point uses it to invalidate its in-process gateway cache.
 	OnCatalogChange func(workspaces []string)
+	// Resolver resolves upstream host names on write when the guard refuses private
+	// targets (deployed mode, DESIGN §9); nil is net.DefaultResolver. Tests inject names.
+	Resolver Resolver
 }
 
 func (s *Service) logger() *slog.Logger {
@@ -71,14 +74,20 @@ func TargetOf(c *db.Connection) mcpclient.Target {
 
 // ---- validation ----
 
-func (s *Service) validateTarget(url, transport string, h map[string]string) error {
+// validateTarget is the write-time check of an upstream target (DESIGN §9): the URL
+// guard, the transport, the header schema (D-12) and, in deployed mode, what the host
+// name resolves to now (checkResolved). The same checks run again at connect time.
+func (s *Service) validateTarget(ctx context.Context, url, transport string, h map[string]string) error {
 	if err := s.Guard.CheckURL(url); err != nil {
 		return err
 	}
 	if transport != TransportStreamable && transport != TransportSSE {
 		return apperr.New(apperr.Validation, "transportType must be %q or %q", TransportStreamable, TransportSSE)
 	}
-	return headers.Validate(h)
+	if err := headers.Validate(h); err != nil {
+		return err
+	}
+	return s.checkResolved(ctx, url)
 }
 
 func validateName(name string) error {

@@ -59,7 +59,7 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput)
 	if err := validateName(in.Name); err != nil {
 		return nil, err
 	}
-	if err := s.validateTarget(in.URL, in.TransportType, in.Headers); err != nil {
+	if err := s.validateTarget(ctx, in.URL, in.TransportType, in.Headers); err != nil {
 		return nil, err
 	}
 	enabled := in.Enabled == nil || *in.Enabled
@@ -138,11 +138,14 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 		if err != nil {
 			return err
 		}
+		if err := db.CatalogEntryLock(ctx, tx, entry.ID); err != nil {
+			return err
+		}
 		h := in.Headers
 		if h == nil {
 			h = map[string]string{}
 		}
-		if err := s.validateTarget(entry.URL, entry.TransportType, h); err != nil {
+		if err := s.validateTarget(ctx, entry.URL, entry.TransportType, h); err != nil {
 			return err
 		}
 		name := in.Name

@@ -1,9 +1,32 @@
 // Package api is the marketplace REST function (DESIGN §2, seed mcp-marketplace): the
 // curated catalog under /api/mcp-marketplace (browse for any valid token, writes for
-// admins), installs, and connections CRUD under /api/mcp-connections (admin).
+// admins), install and uninstall, and connections CRUD under /api/mcp-connections
+// (admin), plus the OpenAPI 3.1 description of every REST route at /api/openapi.json.
+//
+// Routes (Routes lists them; openapi.json describes them):
+//
+//	GET    /api/mcp-marketplace                           200 401
+//	POST   /api/mcp-marketplace                           201 400 401 403 409
+//	GET    /api/mcp-marketplace/{id}                      200 401 404
+//	PUT    /api/mcp-marketplace/{id}                      200 400 401 403 404 409
+//	DELETE /api/mcp-marketplace/{id}                      204 401 403 404 409
+//	POST   /api/mcp-marketplace/{id}/install              201 400 401 403 404 409
+//	DELETE /api/mcp-marketplace/{id}/install?workspaceId= 204 400 401 403 404
+//	GET    /api/mcp-connections                           200 401 403 404
+//	POST   /api/mcp-connections                           201 400 401 403 404 422
+//	GET    /api/mcp-connections/statuses                  200 401 403 404
+//	GET    /api/mcp-connections/{id}                      200 401 403 404
+//	PUT    /api/mcp-connections/{id}                      200 400 401 403 404
+//	DELETE /api/mcp-connections/{id}                      204 401 403 404
+//	POST   /api/mcp-connections/{id}/toggle               200 401 403 404
+//	POST   /api/mcp-connections/{id}/test                 200 401 403 404
+//	POST   /api/mcp-connections/{id}/refresh              200 401 403 404
+//	GET    /api/mcp-connections/{id}/tools                200 401 403 404
+//	POST   /api/mcp-connections/{id}/tools/{name}/approve 200 401 403 404
+//	GET    /api/openapi.json                              200 (no token)
 //
 // Errors are {"error": {"code", "message", "hint"?, "errorId"?, "details"?}} with the
-// status of their code (shared/httpapi).
+// status of their code (shared/httpapi). Header values are never returned (§9).
 package api
 
 import (
@@ -18,7 +41,7 @@ import (
 	"github.com/agentpack/gateway/shared/httpapi"
 )
 
-// API serves the marketplace routes.
+// API serves the marketplace routes. Pool, Connections and Verifier are required.
 type API struct {
 	Pool        *db.Pool
 	Connections *connections.Service
@@ -29,47 +52,66 @@ type API struct {
 // handlerFunc is a REST handler that returns its error for the edge to map.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, p *auth.Principal) error
 
-// Handler returns the routes, each behind bearer authentication.
+// Route is one authenticated REST route: an http.ServeMux pattern ("METHOD /path").
+type Route struct {
+	Pattern string
+	handler func(a *API) handlerFunc
+}
+
+// Routes are the authenticated routes of Handler, in registration order (the OpenAPI test
+// checks them against openapi.json).
+var Routes = []Route{
+	{"GET /api/mcp-marketplace", func(a *API) handlerFunc { return a.catalogList }},
+	{"POST /api/mcp-marketplace", func(a *API) handlerFunc { return a.catalogCreate }},
+	{"GET /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogGet }},
+	{"PUT /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogUpdate }},
+	{"DELETE /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogDelete }},
+	{"POST /api/mcp-marketplace/{id}/install", func(a *API) handlerFunc { return a.install }},
+	{"DELETE /api/mcp-marketplace/{id}/install", func(a *API) handlerFunc { return a.uninstall }},
+	{"GET /api/mcp-connections", func(a *API) handlerFunc { return a.connectionList }},
+	{"POST /api/mcp-connections", func(a *API) handlerFunc { return a.connectionCreate }},
+	{"GET /api/mcp-connections/statuses", func(a *API) handlerFunc { return a.connectionStatuses }},
+	{"GET /api/mcp-connections/{id}", func(a *API) handlerFunc { return a.connectionGet }},
+	{"PUT /api/mcp-connections/{id}", func(a *API) handlerFunc { return a.connectionUpdate }},
+	{"DELETE /api/mcp-connections/{id}", func(a *API) handlerFunc { return a.connectionDelete }},
+	{"POST /api/mcp-connections/{id}/toggle", func(a *API) handlerFunc { return a.connectionToggle }},
+	{"POST /api/mcp-connections/{id}/test", func(a *API) handlerFunc { return a.connectionTest }},
+	{"POST /api/mcp-connections/{id}/refresh", func(a *API) handlerFunc { return a.connectionRefresh }},
+	{"GET /api/mcp-connections/{id}/tools", func(a *API) handlerFunc { return a.connectionTools }},
+	{"POST /api/mcp-connections/{id}/tools/{name}/approve", func(a *API) handlerFunc { return a.toolApprove }},
+}
+
+// OpenAPIPath is where the OpenAPI description is served, without authentication.
+const OpenAPIPath = "/api/openapi.json"
+
+// Handler returns the routes, each behind bearer authentication (the OpenAPI document
+// excepted), with request ids and panic recovery.
 func (a *API) Handler() http.Handler {
+	logger := a.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	mux := http.NewServeMux()
-	route := func(pattern string, h handlerFunc) {
-		mux.Handle(pattern, httpapi.Authenticate(a.Verifier, a.Logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	for _, rt := range Routes {
+		h := rt.handler(a)
+		mux.Handle(rt.Pattern, httpapi.Authenticate(a.Verifier, logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if err := h(w, r, auth.FromContext(r.Context())); err != nil {
-				httpapi.Error(w, r, a.Logger, err)
+				httpapi.Error(w, r, logger, err)
 			}
 		})))
 	}
-	route("GET /api/mcp-marketplace", a.catalogList)
-	route("GET /api/mcp-marketplace/{id}", a.catalogGet)
-	route("POST /api/mcp-marketplace/{id}/install", a.install)
-	route("GET /api/mcp-connections", a.connectionList)
-	route("POST /api/mcp-connections", a.connectionCreate)
-	route("GET /api/mcp-connections/{id}", a.connectionGet)
-	return httpapi.Recover(a.Logger, httpapi.RequestID(mux))
+	mux.HandleFunc("GET "+OpenAPIPath, serveOpenAPI)
+	return httpapi.Recover(logger, httpapi.RequestID(mux))
 }
 
-func (a *API) catalogList(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
-	q := r.URL.Query()
-	entries, err := db.CatalogEntryList(r.Context(), a.Pool, db.CatalogFilter{Search: q.Get("search"), Category: q.Get("category")})
-	if err != nil {
-		return err
+func requireAdmin(p *auth.Principal) error {
+	if !p.IsAdmin() {
+		return apperr.New(apperr.Forbidden, "this action requires the admin role")
 	}
-	for i := range entries {
-		entries[i].Headers = headers.Redact(entries[i].Headers)
-	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"entries": entries})
 	return nil
 }
 
-func (a *API) catalogGet(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
-	e, err := db.CatalogEntryGet(r.Context(), a.Pool, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	e.Headers = headers.Redact(e.Headers)
-	httpapi.JSON(w, http.StatusOK, e)
-	return nil
-}
+// ---- install ----
 
 func (a *API) install(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	var in connections.InstallInput
@@ -84,9 +126,25 @@ func (a *API) install(w http.ResponseWriter, r *http.Request, p *auth.Principal)
 	return nil
 }
 
+// uninstall is DELETE /api/mcp-marketplace/{id}/install?workspaceId=... (a query
+// parameter, not a body: DELETE bodies are dropped by some clients and proxies).
+func (a *API) uninstall(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	ws := r.URL.Query().Get("workspaceId")
+	if ws == "" {
+		return apperr.New(apperr.Validation, "query parameter workspaceId is required")
+	}
+	if err := a.Connections.Uninstall(r.Context(), p, r.PathValue("id"), ws); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// ---- connections ----
+
 func (a *API) connectionList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if !p.IsAdmin() {
-		return apperr.New(apperr.Forbidden, "this action requires the admin role")
+	if err := requireAdmin(p); err != nil {
+		return err
 	}
 	rows, err := a.Connections.List(r.Context(), p, r.URL.Query().Get("workspaceId"))
 	if err != nil {
@@ -100,7 +158,19 @@ func (a *API) connectionList(w http.ResponseWriter, r *http.Request, p *auth.Pri
 	return nil
 }
 
+func (a *API) connectionStatuses(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	st, err := a.Connections.Statuses(r.Context(), p, r.URL.Query().Get("workspaceId"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"statuses": st})
+	return nil
+}
+
 func (a *API) connectionCreate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
 	var in connections.CreateInput
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
@@ -114,14 +184,86 @@ func (a *API) connectionCreate(w http.ResponseWriter, r *http.Request, p *auth.P
 }
 
 func (a *API) connectionGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if !p.IsAdmin() {
-		return apperr.New(apperr.Forbidden, "this action requires the admin role")
+	if err := requireAdmin(p); err != nil {
+		return err
 	}
 	c, err := a.Connections.Get(r.Context(), p, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	httpapi.JSON(w, http.StatusOK, connectionView(c, nil))
+	return nil
+}
+
+func (a *API) connectionUpdate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	var in connections.UpdateInput
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	out, err := a.Connections.Update(r.Context(), p, r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, connectionView(out.Connection, out.Connect))
+	return nil
+}
+
+func (a *API) connectionDelete(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := a.Connections.Delete(r.Context(), p, r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *API) connectionToggle(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	out, err := a.Connections.Toggle(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, connectionView(out.Connection, out.Connect))
+	return nil
+}
+
+func (a *API) connectionTest(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	res, err := a.Connections.Test(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (a *API) connectionRefresh(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	res, err := a.Connections.RefreshByID(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, res)
+	return nil
+}
+
+func (a *API) connectionTools(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	tools, err := a.Connections.Tools(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if tools == nil {
+		tools = []db.ConnectionTool{}
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"tools": tools})
+	return nil
+}
+
+func (a *API) toolApprove(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	t, err := a.Connections.ApproveTool(r.Context(), p, r.PathValue("id"), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, t)
 	return nil
 }
 

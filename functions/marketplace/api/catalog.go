@@ -1,0 +1,244 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/headers"
+	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/jackc/pgx/v5"
+)
+
+// catalogEntityType is the event_log entity type of catalog entry changes.
+const catalogEntityType = "mcp_catalog_entry"
+
+// entryView is a catalog entry as REST returns it: header templates redacted (an admin
+// may have put a real secret in one), plus, when the list was asked for a workspace, the
+// "Installed" badge (seed "Como se usa" 3).
+type entryView struct {
+	db.CatalogEntry
+	Installed    *bool   `json:"installed,omitempty"`
+	ConnectionID *string `json:"connectionId,omitempty"`
+}
+
+func viewEntry(e db.CatalogEntry) entryView {
+	e.Headers = headers.Redact(e.Headers)
+	if e.Headers == nil {
+		e.Headers = map[string]string{}
+	}
+	return entryView{CatalogEntry: e}
+}
+
+// catalogList is GET /api/mcp-marketplace?search=&category=&workspaceId=: any valid
+// token. Entries carry verificationTier and healthStatus for the badges; with workspaceId
+// (one of the caller's) each says whether it is installed there.
+func (a *API) catalogList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	q := r.URL.Query()
+	var installs map[string]string
+	if ws := q.Get("workspaceId"); ws != "" {
+		if !db.IsUUID(ws) || !p.InWorkspace(ws) {
+			return apperr.New(apperr.NotFound, "workspace not found")
+		}
+		var err error
+		if installs, err = db.ConnectionInstalls(r.Context(), a.Pool, ws); err != nil {
+			return err
+		}
+	}
+	entries, err := db.CatalogEntryList(r.Context(), a.Pool, db.CatalogFilter{Search: q.Get("search"), Category: q.Get("category")})
+	if err != nil {
+		return err
+	}
+	out := make([]entryView, 0, len(entries))
+	for _, e := range entries {
+		v := viewEntry(e)
+		if installs != nil {
+			id, ok := installs[e.ID]
+			v.Installed = &ok
+			if ok {
+				v.ConnectionID = &id
+			}
+		}
+		out = append(out, v)
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"entries": out})
+	return nil
+}
+
+func (a *API) catalogGet(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	e, err := db.CatalogEntryGet(r.Context(), a.Pool, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, viewEntry(*e))
+	return nil
+}
+
+// CatalogEntryBody is the body of POST and PUT /api/mcp-marketplace[/{id}]. On PUT,
+// absent fields are unchanged. The verification tier is seed data only (DESIGN §11) and
+// runtime fields (installCount, health) are never written here: such fields are refused
+// as unknown.
+type CatalogEntryBody struct {
+	Name           *string           `json:"name"`
+	URL            *string           `json:"url"`
+	TransportType  *string           `json:"transportType"`
+	Headers        map[string]string `json:"headers"`
+	Description    *string           `json:"description"`
+	Category       *string           `json:"category"`
+	Version        *string           `json:"version"`
+	Author         *string           `json:"author"`
+	IsPlaceholder  *bool             `json:"isPlaceholder"`
+	LastCommitDate *time.Time        `json:"lastCommitDate"`
+}
+
+// validate checks b (create: name and url required). The URL goes through the same guard
+// as connections (§9, without name resolution: an entry is a template, installs check
+// again); header templates through the header schema (D-12).
+func (a *API) validateEntry(b *CatalogEntryBody, create bool) error {
+	if create && (b.Name == nil || b.URL == nil) {
+		return apperr.New(apperr.Validation, "name and url are required")
+	}
+	if b.Name != nil {
+		n := strings.TrimSpace(*b.Name)
+		if len(n) == 0 || len(n) > 100 {
+			return apperr.New(apperr.Validation, "name must be 1 to 100 characters")
+		}
+		b.Name = &n
+	}
+	if b.URL != nil {
+		if err := a.Connections.Guard.CheckURL(*b.URL); err != nil {
+			return err
+		}
+	}
+	if b.TransportType != nil && *b.TransportType != "streamable-http" && *b.TransportType != "sse" {
+		return apperr.New(apperr.Validation, `transportType must be "streamable-http" or "sse"`)
+	}
+	for _, f := range []struct {
+		name string
+		v    *string
+		max  int
+	}{{"description", b.Description, 2000}, {"category", b.Category, 100}, {"version", b.Version, 100}, {"author", b.Author, 200}} {
+		if f.v != nil && len(*f.v) > f.max {
+			return apperr.New(apperr.Validation, "%s is longer than %d bytes", f.name, f.max)
+		}
+	}
+	return headers.Validate(b.Headers)
+}
+
+func (b *CatalogEntryBody) input() *db.CatalogEntryInput {
+	return &db.CatalogEntryInput{Name: b.Name, URL: b.URL, TransportType: b.TransportType, Headers: b.Headers,
+		Description: b.Description, Category: b.Category, Version: b.Version, Author: b.Author,
+		IsPlaceholder: b.IsPlaceholder, LastCommitDate: b.LastCommitDate}
+}
+
+func entryEvent(ctx context.Context, q db.Querier, p *auth.Principal, action string, e *db.CatalogEntry, extra map[string]any) error {
+	payload := map[string]any{"name": e.Name, "url": e.URL, "transportType": e.TransportType,
+		"headers": headers.Redact(e.Headers), "category": e.Category}
+	for k, v := range extra {
+		payload[k] = v
+	}
+	return db.EventInsert(ctx, q, &db.Event{EntityType: catalogEntityType, EntityID: e.ID, Action: action,
+		Actor: p.Subject, Payload: payload})
+}
+
+// catalogCreate is POST /api/mcp-marketplace (admin; seed "Nova catalog entry"): 201 with
+// the entry (tier unverified), 409 when the name is taken.
+func (a *API) catalogCreate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	var b CatalogEntryBody
+	if err := httpapi.Decode(w, r, &b); err != nil {
+		return err
+	}
+	if err := a.validateEntry(&b, true); err != nil {
+		return err
+	}
+	var e *db.CatalogEntry
+	err := db.InTx(r.Context(), a.Pool, func(tx pgx.Tx) error {
+		var err error
+		if e, err = db.CatalogEntryCreate(r.Context(), tx, b.input()); err != nil {
+			return nameConflict(err, b.Name)
+		}
+		return entryEvent(r.Context(), tx, p, "mcp.catalog_entry_created", e, nil)
+	})
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusCreated, viewEntry(*e))
+	return nil
+}
+
+func nameConflict(err error, name *string) error {
+	if apperr.CodeOf(err) == apperr.Conflict && name != nil {
+		return apperr.New(apperr.Conflict, "a catalog entry named %q already exists", *name)
+	}
+	return err
+}
+
+// catalogUpdate is PUT /api/mcp-marketplace/{id} (admin): a partial update. Existing
+// installs keep the URL and transport they copied at install time.
+func (a *API) catalogUpdate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	var b CatalogEntryBody
+	if err := httpapi.Decode(w, r, &b); err != nil {
+		return err
+	}
+	if err := a.validateEntry(&b, false); err != nil {
+		return err
+	}
+	var e *db.CatalogEntry
+	err := db.InTx(r.Context(), a.Pool, func(tx pgx.Tx) error {
+		var err error
+		if e, err = db.CatalogEntryUpdateByID(r.Context(), tx, r.PathValue("id"), b.input()); err != nil {
+			return nameConflict(err, b.Name)
+		}
+		return entryEvent(r.Context(), tx, p, "mcp.catalog_entry_updated", e, nil)
+	})
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, viewEntry(*e))
+	return nil
+}
+
+// catalogDelete is DELETE /api/mcp-marketplace/{id} (admin): 204; 409 while any workspace
+// has it installed (uninstall first), because an install without its entry could no
+// longer be told apart or uninstalled by entry.
+func (a *API) catalogDelete(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	err := db.InTx(r.Context(), a.Pool, func(tx pgx.Tx) error {
+		e, err := db.CatalogEntryGet(r.Context(), tx, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		if err := db.CatalogEntryLock(r.Context(), tx, e.ID); err != nil {
+			return err
+		}
+		n, err := db.CatalogEntryInstallCount(r.Context(), tx, e.ID)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return apperr.New(apperr.Conflict, "%s is installed in %d workspace(s)", e.Name, n).
+				WithHint("uninstall it everywhere first")
+		}
+		if _, err := db.CatalogEntryDelete(r.Context(), tx, e.ID); err != nil {
+			return err
+		}
+		return entryEvent(r.Context(), tx, p, "mcp.catalog_entry_deleted", e, nil)
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
