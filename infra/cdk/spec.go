@@ -1,0 +1,102 @@
+package main
+
+import "github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+
+// Route is one HTTP API route: a method ("ANY" or a verb) and a path with {params}.
+type Route struct {
+	Method string
+	Path   string
+}
+
+// FunctionSpec describes one Lambda function of the stack. The logical ids, routes and
+// settings are the ones of template.yaml; infra/check fails when the two disagree.
+type FunctionSpec struct {
+	// LogicalID is the CloudFormation logical id, as in template.yaml (e.g. "McpFunction").
+	LogicalID string
+	// Dir is the folder under functions/ and under the asset root (bin/<Dir>/bootstrap).
+	Dir         string
+	Description string
+	// TimeoutSeconds is the function timeout; HTTP functions stay under API Gateway's
+	// 30 s integration limit.
+	TimeoutSeconds float64
+	MemoryMB       float64
+	// CatalogActions are the S3 object actions on catalog/* the function needs.
+	CatalogActions []string
+	Routes         []Route
+	// Schedule is an EventBridge schedule expression, empty for HTTP functions.
+	Schedule string
+}
+
+// Functions is the stack's function table (DESIGN §2, §4, §7, §9a).
+var Functions = []FunctionSpec{
+	{
+		LogicalID:      "McpFunction",
+		Dir:            "mcp",
+		Description:    "MCP gateway (Streamable HTTP, stateless; DESIGN §4)",
+		TimeoutSeconds: 29,
+		MemoryMB:       512,
+		CatalogActions: []string{"s3:GetObject"},
+		Routes: []Route{
+			{"ANY", "/mcp"},
+			{"ANY", "/mcp/{workspaceId}"},
+			{"ANY", "/mcp/{workspaceId}/servers/{connection}"},
+			{"GET", "/.well-known/oauth-protected-resource"},
+			{"GET", "/.well-known/oauth-protected-resource/{proxy+}"},
+			{"GET", "/health"},
+		},
+	},
+	{
+		LogicalID:      "MarketplaceFunction",
+		Dir:            "marketplace",
+		Description:    "Catalog, install and connections REST API (DESIGN §6)",
+		TimeoutSeconds: 29,
+		MemoryMB:       512,
+		CatalogActions: []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
+		Routes: []Route{
+			{"ANY", "/api/mcp-marketplace"},
+			{"ANY", "/api/mcp-marketplace/{proxy+}"},
+			{"ANY", "/api/mcp-connections"},
+			{"ANY", "/api/mcp-connections/{proxy+}"},
+			{"GET", "/api/openapi.json"},
+		},
+	},
+	{
+		LogicalID:      "PinsFunction",
+		Dir:            "pins",
+		Description:    "Per-chat pins REST API (DESIGN §7)",
+		TimeoutSeconds: 29,
+		MemoryMB:       512,
+		CatalogActions: []string{"s3:GetObject", "s3:PutObject"},
+		Routes: []Route{
+			{"ANY", "/api/chats/{chatId}/pins"},
+			{"ANY", "/api/chats/{chatId}/pins/{pinId}"},
+			{"GET", "/api/chats/{chatId}/tools"},
+		},
+	},
+	{
+		LogicalID:      "HealthCheckFunction",
+		Dir:            "healthcheck",
+		Description:    "Scheduled health check of installed catalog entries (DESIGN §9a)",
+		TimeoutSeconds: 300,
+		MemoryMB:       256,
+		// A refresh that finds changed tool definitions rebuilds the catalog document (§6).
+		CatalogActions: []string{"s3:GetObject", "s3:PutObject"},
+		Schedule:       "rate(30 minutes)",
+	},
+}
+
+func httpMethod(m string) awsapigatewayv2.HttpMethod {
+	switch m {
+	case "ANY":
+		return awsapigatewayv2.HttpMethod_ANY
+	case "GET":
+		return awsapigatewayv2.HttpMethod_GET
+	case "POST":
+		return awsapigatewayv2.HttpMethod_POST
+	case "DELETE":
+		return awsapigatewayv2.HttpMethod_DELETE
+	case "OPTIONS":
+		return awsapigatewayv2.HttpMethod_OPTIONS
+	}
+	panic("unsupported method " + m)
+}

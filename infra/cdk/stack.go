@@ -1,0 +1,371 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsrds"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Config holds the synth-time choices of the stack. Deploy-time settings (JWT, log level,
+// upstream policy) are CloudFormation parameters, as in template.yaml.
+type Config struct {
+	// Environment names the stage (dev, staging, prod, localstack); it goes into tags and names.
+	Environment string
+	// AssetDir holds <dir>/bootstrap for every function (the Makefile's bin/ folder).
+	AssetDir string
+	// DatabaseURL, when set, skips the VPC, RDS, RDS Proxy and secret and hands every
+	// function DATABASE_URL instead (LocalStack community has no RDS). In CDK this is a
+	// synth-time choice (context "databaseUrl"), where template.yaml uses a Condition.
+	DatabaseURL string
+}
+
+// ConfigFromApp reads Config from the app's context, falling back to environment
+// variables so that `go run .` works without the cdk CLI:
+// environment / AGENTPACK_ENV, assetDir / AGENTPACK_ASSET_DIR, databaseUrl / AGENTPACK_DATABASE_URL.
+func ConfigFromApp(app awscdk.App) Config {
+	get := func(key, env, def string) string {
+		if v, ok := app.Node().TryGetContext(jsii.String(key)).(string); ok && v != "" {
+			return v
+		}
+		if v := os.Getenv(env); v != "" {
+			return v
+		}
+		return def
+	}
+	return Config{
+		Environment: get("environment", "AGENTPACK_ENV", "dev"),
+		AssetDir:    get("assetDir", "AGENTPACK_ASSET_DIR", filepath.Join("..", "..", "bin")),
+		DatabaseURL: get("databaseUrl", "AGENTPACK_DATABASE_URL", ""),
+	}
+}
+
+// NewGatewayStack defines the whole stack of DESIGN §10: the HTTP API and its routes, the
+// four functions, the health-check schedule, the catalog bucket and, unless
+// cfg.DatabaseURL is set, the VPC, PostgreSQL on RDS, RDS Proxy and the credentials secret.
+func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackProps, cfg Config) awscdk.Stack {
+	stack := awscdk.NewStack(scope, jsii.String(id), props)
+	// AWS::RDS::DBProxyTargetGroup has no Tags property in CloudFormation; CDK would add one
+	// (cfn-lint E3002), so it is left out.
+	tagProps := &awscdk.TagProps{ExcludeResourceTypes: jsii.Strings("AWS::RDS::DBProxyTargetGroup")}
+	awscdk.Tags_Of(stack).Add(jsii.String("app"), jsii.String("agentpack-gateway"), tagProps)
+	awscdk.Tags_Of(stack).Add(jsii.String("env"), jsii.String(cfg.Environment), tagProps)
+
+	p := newParams(stack)
+
+	// ------------------------------------------------------------ catalog bucket
+	bucket := awss3.NewBucket(stack, jsii.String("CatalogBucket"), &awss3.BucketProps{
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		BucketKeyEnabled:  jsii.Bool(true),
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		Versioned:         jsii.Bool(true),
+		EnforceSSL:        jsii.Bool(true),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id:                          jsii.String("ExpireOldCatalogVersions"),
+			NoncurrentVersionExpiration: awscdk.Duration_Days(jsii.Number(30)),
+		}},
+	})
+	overrideID(bucket, "CatalogBucket")
+
+	// ------------------------------------------------------------ network + database
+	var (
+		vpc       awsec2.Vpc
+		lambdaSG  awsec2.SecurityGroup
+		dbSecret  awssecretsmanager.ISecret
+		dbProxy   awsrds.DatabaseProxy
+		useRDS    = cfg.DatabaseURL == ""
+		vpcSubnet *awsec2.SubnetSelection
+	)
+	if useRDS {
+		vpc = awsec2.NewVpc(stack, jsii.String("Vpc"), &awsec2.VpcProps{
+			IpAddresses: awsec2.IpAddresses_Cidr(jsii.String("10.40.0.0/16")),
+			MaxAzs:      jsii.Number(2),
+			// One NAT gateway: the functions reach external MCP servers through it.
+			NatGateways: jsii.Number(1),
+			SubnetConfiguration: &[]*awsec2.SubnetConfiguration{
+				{Name: jsii.String("public"), SubnetType: awsec2.SubnetType_PUBLIC, CidrMask: jsii.Number(24)},
+				{Name: jsii.String("private"), SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS, CidrMask: jsii.Number(24)},
+			},
+			// Catalog reads and writes stay off the NAT gateway.
+			GatewayEndpoints: &map[string]*awsec2.GatewayVpcEndpointOptions{
+				"S3": {Service: awsec2.GatewayVpcEndpointAwsService_S3()},
+			},
+		})
+		vpcSubnet = &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS}
+
+		lambdaSG = awsec2.NewSecurityGroup(stack, jsii.String("LambdaSecurityGroup"), &awsec2.SecurityGroupProps{
+			Vpc: vpc, Description: jsii.String("Agentpack functions (egress only)"), AllowAllOutbound: jsii.Bool(false),
+		})
+		lambdaSG.AddEgressRule(awsec2.Peer_AnyIpv4(), awsec2.Port_Tcp(jsii.Number(443)),
+			jsii.String("HTTPS to MCP upstreams, AWS APIs and the JWKS endpoint"), nil)
+		lambdaSG.AddEgressRule(awsec2.Peer_AnyIpv4(), awsec2.Port_Tcp(jsii.Number(80)),
+			jsii.String("Plain HTTP upstreams (refused in deployed mode by the URL guard)"), nil)
+		lambdaSG.AddEgressRule(awsec2.Peer_Ipv4(vpc.VpcCidrBlock()), awsec2.Port_Tcp(jsii.Number(5432)),
+			jsii.String("PostgreSQL through RDS Proxy"), nil)
+		proxySG := awsec2.NewSecurityGroup(stack, jsii.String("ProxySecurityGroup"), &awsec2.SecurityGroupProps{
+			Vpc: vpc, Description: jsii.String("RDS Proxy (PostgreSQL from the functions only)"), AllowAllOutbound: jsii.Bool(false),
+		})
+		proxySG.AddIngressRule(lambdaSG, awsec2.Port_Tcp(jsii.Number(5432)), jsii.String("PostgreSQL from the functions"), nil)
+		proxySG.AddEgressRule(awsec2.Peer_Ipv4(vpc.VpcCidrBlock()), awsec2.Port_Tcp(jsii.Number(5432)),
+			jsii.String("PostgreSQL to the instance"), nil)
+		dbSG := awsec2.NewSecurityGroup(stack, jsii.String("DbSecurityGroup"), &awsec2.SecurityGroupProps{
+			Vpc: vpc, Description: jsii.String("RDS PostgreSQL (from RDS Proxy only)"), AllowAllOutbound: jsii.Bool(false),
+		})
+		dbSG.AddIngressRule(proxySG, awsec2.Port_Tcp(jsii.Number(5432)), jsii.String("PostgreSQL from RDS Proxy"), nil)
+
+		secret := awsrds.NewDatabaseSecret(stack, jsii.String("DbSecret"), &awsrds.DatabaseSecretProps{
+			Username:          jsii.String("agentpack"),
+			Dbname:            jsii.String("agentpack"),
+			ExcludeCharacters: jsii.String("\"@/\\ '%:?#[]"),
+		})
+		overrideID(secret, "DbSecret")
+		dbSecret = secret
+
+		db := awsrds.NewDatabaseInstance(stack, jsii.String("Database"), &awsrds.DatabaseInstanceProps{
+			Engine: awsrds.DatabaseInstanceEngine_Postgres(&awsrds.PostgresInstanceEngineProps{
+				Version: awsrds.PostgresEngineVersion_VER_16_9(),
+			}),
+			InstanceType:            awsec2.NewInstanceType(jsii.String("t4g.micro")),
+			Credentials:             awsrds.Credentials_FromSecret(secret, nil),
+			DatabaseName:            jsii.String("agentpack"),
+			Vpc:                     vpc,
+			VpcSubnets:              vpcSubnet,
+			SecurityGroups:          &[]awsec2.ISecurityGroup{dbSG},
+			PubliclyAccessible:      jsii.Bool(false),
+			StorageEncrypted:        jsii.Bool(true),
+			AllocatedStorage:        jsii.Number(20),
+			MaxAllocatedStorage:     jsii.Number(100),
+			StorageType:             awsrds.StorageType_GP3,
+			MultiAz:                 jsii.Bool(false),
+			BackupRetention:         awscdk.Duration_Days(jsii.Number(7)),
+			DeletionProtection:      jsii.Bool(false),
+			CopyTagsToSnapshot:      jsii.Bool(true),
+			AutoMinorVersionUpgrade: jsii.Bool(true),
+			RemovalPolicy:           awscdk.RemovalPolicy_SNAPSHOT,
+		})
+		overrideID(db, "Database")
+
+		dbProxy = db.AddProxy(jsii.String("DbProxy"), &awsrds.DatabaseProxyOptions{
+			Secrets:                   &[]awssecretsmanager.ISecret{secret},
+			Vpc:                       vpc,
+			VpcSubnets:                vpcSubnet,
+			SecurityGroups:            &[]awsec2.ISecurityGroup{proxySG},
+			RequireTLS:                jsii.Bool(true),
+			IamAuth:                   jsii.Bool(false),
+			IdleClientTimeout:         awscdk.Duration_Seconds(jsii.Number(1800)),
+			MaxConnectionsPercent:     jsii.Number(90),
+			MaxIdleConnectionsPercent: jsii.Number(10),
+			BorrowTimeout:             awscdk.Duration_Seconds(jsii.Number(30)),
+			DbProxyName:               jsii.String("agentpack-" + cfg.Environment),
+		})
+		overrideID(dbProxy, "DbProxy")
+	}
+
+	// ------------------------------------------------------------ functions
+	env := map[string]*string{
+		"APP_ENV":                 jsii.String("deployed"),
+		"LOG_LEVEL":               p.logLevel.ValueAsString(),
+		"JWT_ISSUER":              p.jwtIssuer.ValueAsString(),
+		"JWT_AUDIENCE":            p.jwtAudience.ValueAsString(),
+		"JWT_JWKS_URL":            p.jwtJwksURL.ValueAsString(),
+		"JWT_SECRET":              p.jwtSecret.ValueAsString(),
+		"AUTH_SERVER_URL":         p.authServerURL.ValueAsString(),
+		"PUBLIC_BASE_URL":         p.publicBaseURL.ValueAsString(),
+		"ALLOW_PRIVATE_UPSTREAMS": p.allowPrivate.ValueAsString(),
+		"CATALOG_BUCKET":          bucket.BucketName(),
+		"CATALOG_TTL":             p.catalogTTL.ValueAsString(),
+		"DATABASE_PORT":           jsii.String("5432"),
+		"DATABASE_NAME":           jsii.String("agentpack"),
+	}
+	if useRDS {
+		env["DATABASE_URL"] = jsii.String("")
+		env["DATABASE_SECRET_ARN"] = dbSecret.SecretArn()
+		env["DATABASE_HOST"] = dbProxy.Endpoint()
+		env["DATABASE_SSLMODE"] = jsii.String("require")
+	} else {
+		env["DATABASE_URL"] = jsii.String(cfg.DatabaseURL)
+		env["DATABASE_SECRET_ARN"] = jsii.String("")
+		env["DATABASE_HOST"] = jsii.String("")
+		env["DATABASE_SSLMODE"] = jsii.String("prefer")
+	}
+
+	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
+		Description: jsii.String("Agentpack MCP gateway and marketplace API"),
+		// CORS preflights are answered by the functions (the ANY routes reach them), as
+		// in template.yaml: no API-level CORS configuration.
+		CreateDefaultStage: jsii.Bool(false),
+	})
+	overrideID(api, "HttpApi")
+	accessLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	stage := awsapigatewayv2.NewHttpStage(stack, jsii.String("DefaultStage"), &awsapigatewayv2.HttpStageProps{
+		HttpApi:    api,
+		StageName:  jsii.String("$default"),
+		AutoDeploy: jsii.Bool(true),
+		Throttle:   &awsapigatewayv2.ThrottleSettings{RateLimit: jsii.Number(100), BurstLimit: jsii.Number(200)},
+	})
+	stage.Node().DefaultChild().(awsapigatewayv2.CfnStage).AddPropertyOverride(jsii.String("AccessLogSettings"), map[string]any{
+		"DestinationArn": accessLogs.LogGroupArn(),
+		"Format":         `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","method":"$context.httpMethod","routeKey":"$context.routeKey","status":"$context.status","latencyMs":"$context.responseLatency","integrationStatus":"$context.integrationStatus","integrationError":"$context.integrationErrorMessage"}`,
+	})
+
+	for _, spec := range Functions {
+		logGroup := awslogs.NewLogGroup(stack, jsii.String(spec.LogicalID+"LogGroup"), &awslogs.LogGroupProps{
+			Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+		fnProps := &awslambda.FunctionProps{
+			Description:  jsii.String(spec.Description),
+			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+			Architecture: awslambda.Architecture_ARM_64(),
+			Handler:      jsii.String("bootstrap"),
+			Code:         awslambda.Code_FromAsset(assetPath(cfg.AssetDir, spec.Dir), nil),
+			MemorySize:   jsii.Number(spec.MemoryMB),
+			Timeout:      awscdk.Duration_Seconds(jsii.Number(spec.TimeoutSeconds)),
+			Tracing:      awslambda.Tracing_ACTIVE,
+			LogGroup:     logGroup,
+			Environment:  &env,
+		}
+		if useRDS {
+			fnProps.Vpc = vpc
+			fnProps.VpcSubnets = vpcSubnet
+			fnProps.SecurityGroups = &[]awsec2.ISecurityGroup{lambdaSG}
+		}
+		fn := awslambda.NewFunction(stack, jsii.String(spec.LogicalID), fnProps)
+		overrideID(fn, spec.LogicalID)
+
+		// Least privilege, statement for statement as in template.yaml.
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("CatalogObjects"),
+			Actions:   jsii.Strings(spec.CatalogActions...),
+			Resources: jsii.Strings(*bucket.ArnForObjects(jsii.String("catalog/*"))),
+		}))
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String("CatalogListForNotFound"),
+			Actions:    jsii.Strings("s3:ListBucket"),
+			Resources:  jsii.Strings(*bucket.BucketArn()),
+			Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": "catalog/*"}},
+		}))
+		if useRDS {
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       jsii.String("DatabaseSecretRead"),
+				Actions:   jsii.Strings("secretsmanager:GetSecretValue"),
+				Resources: jsii.Strings(*dbSecret.SecretArn()),
+			}))
+		}
+
+		if len(spec.Routes) > 0 {
+			integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(
+				jsii.String(spec.LogicalID+"Integration"), fn,
+				&awsapigatewayv2integrations.HttpLambdaIntegrationProps{
+					PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
+				})
+			for _, r := range spec.Routes {
+				api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+					Path:        jsii.String(r.Path),
+					Methods:     &[]awsapigatewayv2.HttpMethod{httpMethod(r.Method)},
+					Integration: integration,
+				})
+			}
+		}
+		if spec.Schedule != "" {
+			rule := awsevents.NewRule(stack, jsii.String(spec.LogicalID+"Schedule"), &awsevents.RuleProps{
+				Description: jsii.String("Agentpack health check pass (DESIGN §9a)"),
+				Schedule:    awsevents.Schedule_Expression(jsii.String(spec.Schedule)),
+			})
+			rule.AddTarget(awseventstargets.NewLambdaFunction(fn, nil))
+		}
+	}
+
+	// ------------------------------------------------------------ outputs
+	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
+		Description: jsii.String("Base URL of the HTTP API"), Value: api.ApiEndpoint(),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("McpUrl"), &awscdk.CfnOutputProps{
+		Description: jsii.String("MCP endpoint to give an MCP client"),
+		Value:       jsii.String(*api.ApiEndpoint() + "/mcp"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("CatalogBucketName"), &awscdk.CfnOutputProps{
+		Description: jsii.String("S3 bucket of the precomputed catalog (CATALOG_BUCKET)"), Value: bucket.BucketName(),
+	})
+	if useRDS {
+		awscdk.NewCfnOutput(stack, jsii.String("DatabaseSecretArn"), &awscdk.CfnOutputProps{
+			Description: jsii.String("Secrets Manager secret of the database (DATABASE_SECRET_ARN)"), Value: dbSecret.SecretArn(),
+		})
+		awscdk.NewCfnOutput(stack, jsii.String("DatabaseProxyEndpoint"), &awscdk.CfnOutputProps{
+			Description: jsii.String("RDS Proxy endpoint (DATABASE_HOST)"), Value: dbProxy.Endpoint(),
+		})
+	}
+	return stack
+}
+
+// params are the deploy-time CloudFormation parameters, named as in template.yaml.
+type params struct {
+	logLevel, jwtIssuer, jwtAudience, jwtJwksURL, jwtSecret, authServerURL,
+	publicBaseURL, allowPrivate, catalogTTL awscdk.CfnParameter
+}
+
+func newParams(stack awscdk.Stack) params {
+	str := func(id, def, desc string, noEcho bool, allowed ...string) awscdk.CfnParameter {
+		props := &awscdk.CfnParameterProps{
+			Type: jsii.String("String"), Default: jsii.String(def), Description: jsii.String(desc),
+		}
+		if noEcho {
+			props.NoEcho = jsii.Bool(true)
+		}
+		if len(allowed) > 0 {
+			props.AllowedValues = jsii.Strings(allowed...)
+		}
+		return awscdk.NewCfnParameter(stack, jsii.String(id), props)
+	}
+	return params{
+		logLevel:      str("LogLevel", "info", "LOG_LEVEL of every function.", false, "debug", "info", "warn", "error"),
+		jwtIssuer:     str("JwtIssuer", "", "Expected iss of bearer tokens (JWT_ISSUER).", false),
+		jwtAudience:   str("JwtAudience", "", "Expected aud of bearer tokens (JWT_AUDIENCE).", false),
+		jwtJwksURL:    str("JwtJwksUrl", "", "JWKS URL for RS256/ES256 tokens (JWT_JWKS_URL).", false),
+		jwtSecret:     str("JwtSecret", "", "HS256 secret (JWT_SECRET); LocalStack only.", true),
+		authServerURL: str("AuthServerUrl", "", "Authorization server of the RFC 9728 metadata (AUTH_SERVER_URL).", false),
+		publicBaseURL: str("PublicBaseUrl", "", "Public base URL (PUBLIC_BASE_URL); empty derives it from the request.", false),
+		allowPrivate:  str("AllowPrivateUpstreams", "false", "ALLOW_PRIVATE_UPSTREAMS.", false, "true", "false"),
+		catalogTTL:    str("CatalogTtl", "5s", "CATALOG_TTL.", false),
+	}
+}
+
+// overrideID gives a construct's CloudFormation resource the logical id template.yaml uses,
+// so that both templates name the same things alike.
+func overrideID(c constructs.IConstruct, logicalID string) {
+	if res, ok := c.Node().DefaultChild().(awscdk.CfnResource); ok {
+		res.OverrideLogicalId(jsii.String(logicalID))
+		return
+	}
+	panic(fmt.Sprintf("overrideID: %s has no CfnResource default child", *c.Node().Path()))
+}
+
+// assetPath is <assetDir>/<dir>, which must hold the built bootstrap (make lambda-build).
+func assetPath(assetDir, dir string) *string {
+	p := filepath.Join(assetDir, dir)
+	if _, err := os.Stat(filepath.Join(p, "bootstrap")); err != nil {
+		panic(fmt.Sprintf("no bootstrap in %s: run `make lambda-build` first (or set AGENTPACK_ASSET_DIR): %v", p, err))
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		panic(err)
+	}
+	return jsii.String(abs)
+}
