@@ -39,6 +39,9 @@ type CreateInput struct {
 	Enabled       *bool             `json:"enabled,omitempty"` // default true
 	WorkspaceID   *string           `json:"workspaceId,omitempty"`
 	ProjectID     *string           `json:"projectId,omitempty"`
+	// CatalogEntryID optionally links a manual connection to a catalog entry (seed: a
+	// manual connection with the same catalogEntryId does not block an install).
+	CatalogEntryID *string `json:"catalogEntryId,omitempty"`
 }
 
 // Outcome is a written connection with the result of its first connect.
@@ -62,6 +65,9 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput)
 	if err := s.validateTarget(ctx, in.URL, in.TransportType, in.Headers); err != nil {
 		return nil, err
 	}
+	if in.CatalogEntryID != nil && !db.IsUUID(*in.CatalogEntryID) {
+		return nil, apperr.New(apperr.Validation, "catalogEntryId must be a UUID")
+	}
 	enabled := in.Enabled == nil || *in.Enabled
 	var c *db.Connection
 	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
@@ -72,7 +78,7 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput)
 		c, err = db.ConnectionCreate(ctx, tx, &db.ConnectionNew{
 			Name: strings.TrimSpace(in.Name), URL: in.URL, TransportType: in.TransportType, Headers: in.Headers,
 			Enabled: enabled, Source: "manual", WorkspaceID: in.WorkspaceID, ProjectID: in.ProjectID,
-			CreatedBy: p.Subject,
+			CatalogEntryID: in.CatalogEntryID, CreatedBy: p.Subject,
 		})
 		if err != nil {
 			return err
