@@ -14,6 +14,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -184,8 +185,12 @@ func (g *Gateway) forward(ctx context.Context, st *requestState, c *catalog.Conn
 	return g.o.Upstreams.CallTool(ctx, target, params)
 }
 
-// callContext bounds an upstream call by CallTimeout and by the request's own deadline
-// (the Lambda deadline less 1 s), which go-sdk does not pass to tool handlers.
+// callContext is the context of an upstream call: bounded by CallTimeout and by the
+// request's own deadline (the Lambda deadline less 1 s), which go-sdk does not pass to
+// tool handlers, and cancelled with ctx — but carrying none of ctx's values except the
+// request id. go-sdk keeps the inbound Mcp-Protocol-Version in the request context and its
+// client would reuse it for the upstream connect (a 2026-07-28 client made the gateway
+// offer 2026-07-28 to a 2025-11-25 upstream, which answered 400).
 func (g *Gateway) callContext(ctx context.Context, st *requestState) (context.Context, context.CancelFunc) {
 	timeout := g.o.CallTimeout
 	if !st.deadline.IsZero() {
@@ -193,7 +198,9 @@ func (g *Gateway) callContext(ctx context.Context, st *requestState) (context.Co
 			timeout = max(left, 100*time.Millisecond)
 		}
 	}
-	return context.WithTimeout(ctx, timeout)
+	up, cancel := context.WithTimeout(logx.WithRequestID(context.Background(), st.requestID), timeout)
+	stop := context.AfterFunc(ctx, cancel)
+	return up, func() { stop(); cancel() }
 }
 
 // audit writes one audit_events row (DESIGN §4). The argument digest is a SHA-256 of the

@@ -3,7 +3,10 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -30,8 +33,10 @@ type requestState struct {
 	snap      *catalog.Snapshot
 	requestID string
 	deadline  time.Time
-	key       string
-	server    *mcp.Server // memoised: go-sdk calls getServer twice per POST
+	// newProtocol is set for 2026-07-28 (sessionless) requests.
+	newProtocol bool
+	key         string
+	server      *mcp.Server // memoised: go-sdk calls getServer twice per POST
 }
 
 type stateKey struct{}
@@ -83,6 +88,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st.requestID = reqID
+	st.newProtocol = r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"
 	if dl, ok := ctx.Deadline(); ok {
 		st.deadline = dl
 	}
@@ -128,18 +134,18 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 	if st.snap, err = g.o.Catalog.Get(ctx, ws); err != nil {
 		return nil, apperr.Wrap(err, apperr.Unavailable, "catalog unavailable")
 	}
-	if ref := r.PathValue("connection"); ref != "" {
-		c, ok := st.snap.ConnectionByRef(ref)
-		if !ok {
-			return nil, apperr.New(apperr.NotFound, "no such server in this workspace")
-		}
-		st.single = c
-	}
 	st.chatID = firstNonEmpty(r.Header.Get("X-Chat-Id"), r.URL.Query().Get("chat"))
 	if st.chatID != "" {
 		if st.allowed, err = g.resolveChat(ctx, st); err != nil {
 			return nil, err
 		}
+	}
+	if ref := r.PathValue("connection"); ref != "" {
+		c, ok := st.snap.ConnectionByRef(ref)
+		if !ok || !connectionVisible(st, c) {
+			return nil, apperr.New(apperr.NotFound, "no such server in this workspace")
+		}
+		st.single = c
 	}
 	return st, nil
 }
@@ -199,11 +205,51 @@ func writeHTTPErrorCode(w http.ResponseWriter, status, code int, msg string) {
 	})
 }
 
-// originAllowed refuses browser requests from origins not in AllowedOrigins (requests
-// without an Origin header are not from a browser page and pass).
+// originAllowed is the DNS-rebinding and CSRF guard. A request that arrived on a
+// loopback socket (a local run: `make run`, tests) must name a loopback Host, so that a
+// page on evil.example whose DNS points at 127.0.0.1 cannot reach the local gateway; there
+// a loopback Origin is also accepted. Behind API Gateway there is no loopback socket and
+// only AllowedOrigins pass. Requests without an Origin header are not from a browser page.
 func (g *Gateway) originAllowed(r *http.Request) bool {
+	loopback := onLoopback(r)
+	if loopback && !isLoopbackHost(r.Host) {
+		return false
+	}
 	o := r.Header.Get("Origin")
-	return o == "" || slices.Contains(g.o.AllowedOrigins, o)
+	if o == "" || slices.Contains(g.o.AllowedOrigins, o) {
+		return true
+	}
+	if loopback {
+		if u, err := url.Parse(o); err == nil && (u.Scheme == "http" || u.Scheme == "https") && isLoopbackHost(u.Host) {
+			return true
+		}
+	}
+	return false
+}
+
+// onLoopback reports whether r arrived on a loopback listener.
+func onLoopback(r *http.Request) bool {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || a == nil {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	return err == nil && ap.Addr().Unmap().IsLoopback()
+}
+
+// isLoopbackHost reports whether hostport (a Host header or URL host) names localhost,
+// 127.0.0.1 or [::1], with or without a port.
+func isLoopbackHost(hostport string) bool {
+	h := hostport
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		h = host
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 func (g *Gateway) cors(w http.ResponseWriter, r *http.Request) {

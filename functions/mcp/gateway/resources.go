@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,7 +36,7 @@ const envelopeContract = `{
 
 // addResourcesAndPrompts registers the gateway's resources (the catalog, the envelope
 // contract) and prompts.
-func (g *Gateway) addResourcesAndPrompts(s *mcp.Server, st *requestState) {
+func (g *Gateway) addResourcesAndPrompts(s *mcp.Server) {
 	s.AddResource(&mcp.Resource{
 		URI: "agentpack://catalog", Name: "catalog", Title: "Marketplace catalog",
 		Description: "The curated catalog of remote MCP servers (JSON), with tier and health.",
@@ -85,15 +84,4 @@ func (g *Gateway) readCatalogResource(ctx context.Context, req *mcp.ReadResource
 		return nil, err
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: string(b)}}}, nil
-}
-
-// addSingleServer registers one connection's tools under their upstream names (the
-// single-server endpoint, DESIGN §4).
-func (g *Gateway) addSingleServer(s *mcp.Server, c *catalog.Connection) {
-	for j := range c.Tools {
-		t := &c.Tools[j]
-		if schemaIsObject(t.InputSchema) {
-			s.AddTool(proxiedTool(t, t.UpstreamName), g.proxiedHandler(c, t))
-		}
-	}
 }

@@ -76,29 +76,30 @@ func connectionVisible(st *requestState, c *catalog.Connection) bool {
 	return st.allowed == nil || st.allowed[c.ID]
 }
 
-func (g *Gateway) newMCPServer() *mcp.Server {
+// aggregateCapabilities are the aggregate endpoint's: listChanged is false everywhere
+// because a stateless endpoint cannot notify.
+var aggregateCapabilities = &mcp.ServerCapabilities{
+	Tools:     &mcp.ToolCapabilities{ListChanged: false},
+	Resources: &mcp.ResourceCapabilities{ListChanged: false},
+	Prompts:   &mcp.PromptCapabilities{ListChanged: false},
+	Logging:   &mcp.LoggingCapabilities{},
+}
+
+// newMCPServer returns an empty server with caps whose receiving middleware is the
+// protocol guard (outermost) and then extra.
+func (g *Gateway) newMCPServer(caps *mcp.ServerCapabilities, extra ...mcp.Middleware) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentpack-gateway", Title: "Agentpack MCP Gateway", Version: Version},
-		&mcp.ServerOptions{
-			Instructions: instructions,
-			Logger:       g.log,
-			Capabilities: &mcp.ServerCapabilities{
-				Tools:     &mcp.ToolCapabilities{ListChanged: false},
-				Resources: &mcp.ResourceCapabilities{ListChanged: false},
-				Prompts:   &mcp.PromptCapabilities{ListChanged: false},
-				Logging:   &mcp.LoggingCapabilities{},
-			},
-		})
-	s.AddReceivingMiddleware(g.guard)
+		&mcp.ServerOptions{Instructions: instructions, Logger: g.log, Capabilities: caps})
+	s.AddReceivingMiddleware(append([]mcp.Middleware{g.guard}, extra...)...)
 	return s
 }
 
 // buildServer registers exactly what st may see.
 func (g *Gateway) buildServer(st *requestState) *mcp.Server {
-	s := g.newMCPServer()
 	if st.single != nil {
-		g.addSingleServer(s, st.single)
-		return s
+		return g.buildSingleServer(st.single)
 	}
+	s := g.newMCPServer(aggregateCapabilities)
 	for _, b := range g.builtins {
 		if canSee(st.principal, b, st.toolsets) {
 			s.AddTool(b.tool, g.builtinHandler(b))
@@ -117,7 +118,7 @@ func (g *Gateway) buildServer(st *requestState) *mcp.Server {
 			s.AddTool(proxiedTool(t, t.ExposedName), g.proxiedHandler(c, t))
 		}
 	}
-	g.addResourcesAndPrompts(s, st)
+	g.addResourcesAndPrompts(s)
 	return s
 }
 
