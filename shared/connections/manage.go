@@ -26,7 +26,10 @@ func (r RefreshResult) MarshalJSON() ([]byte, error) {
 		Transport string         `json:"transport,omitempty"`
 		Changes   *db.SyncResult `json:"changes,omitempty"`
 		Dropped   []droppedView  `json:"droppedTools,omitempty"`
-	}{Success: r.OK, Error: r.Error, Changes: r.Sync}
+	}{Success: r.OK, Error: r.Error}
+	if r.Sync != nil && r.Sync.Changed() {
+		v.Changes = r.Sync
+	}
 	if r.OK {
 		n := r.ToolCount
 		v.ToolCount = &n
