@@ -6,6 +6,8 @@ import (
 	"errors"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,19 +36,34 @@ type EnvelopeMeta struct {
 }
 
 // toolError classifies err into the failure body (the seed's toolError): an
-// *apperr.Error keeps its code, message and hint; anything else is INTERNAL_ERROR with a
-// generic message. errorID is set for INTERNAL_ERROR and upstream failures so that the
-// log line can be found.
+// *apperr.Error keeps its code, message and hint; a driver error is translated by
+// db.Interpret (no rows → NOT_FOUND, unique violation → CONFLICT, foreign-key violation →
+// INVALID_REFERENCE, connection failures → UNAVAILABLE, retryable); a JSON-RPC error from
+// an upstream is UPSTREAM_ERROR; a deadline is UPSTREAM_TIMEOUT; anything else is
+// INTERNAL_ERROR with a generic message. errorID is set for INTERNAL_ERROR and every
+// 5xx-class code so that the log line can be found.
 func toolError(err error, errorID string) *EnvelopeError {
-	if errors.Is(err, context.DeadlineExceeded) && apperr.As(err) == nil {
-		err = apperr.Wrap(err, apperr.UpstreamTimeout, "the operation timed out")
-	}
-	e := apperr.Public(err)
+	e := classify(err)
 	out := &EnvelopeError{Code: e.Code, Message: e.Message, Retryable: e.Retryable(), Hint: e.Hint, Details: e.Details}
 	if e.Code == apperr.Internal || e.Code.HTTPStatus() >= 500 {
 		out.ErrorID = errorID
 	}
 	return out
+}
+
+// classify returns the *apperr.Error a client is shown for err.
+func classify(err error) *apperr.Error {
+	if e := apperr.As(err); e != nil {
+		return e
+	}
+	var je *jsonrpc.Error
+	switch {
+	case errors.As(err, &je):
+		return apperr.Wrap(err, apperr.UpstreamError, "the upstream server answered an error")
+	case errors.Is(err, context.DeadlineExceeded):
+		return apperr.Wrap(err, apperr.UpstreamTimeout, "the operation timed out")
+	}
+	return apperr.Public(db.Interpret(err))
 }
 
 // seal builds the tool result for a built-in outcome: the envelope as JSON text content
