@@ -8,6 +8,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/headers"
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -133,6 +134,9 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 		if err := validateName(in.Name); err != nil {
 			return nil, err
 		}
+	}
+	if err := headers.Validate(in.Headers); err != nil { // seed step 1: the body first
+		return nil, err
 	}
 	var c *db.Connection
 	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {

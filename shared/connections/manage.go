@@ -111,8 +111,15 @@ func (s *Service) Update(ctx context.Context, p *auth.Principal, id string, in U
 			u.Headers = h
 			changed = append(changed, "headers")
 		}
-		if in.URL != nil || in.TransportType != nil || in.Headers != nil {
-			if err := s.validateTarget(ctx, url, transport, h); err != nil {
+		// Check what changes (a header edit is not refused for a URL that an older,
+		// laxer policy accepted; the connect-time checks cover the whole target).
+		if in.URL != nil || in.TransportType != nil {
+			if err := s.validateTarget(ctx, url, transport, nil); err != nil {
+				return err
+			}
+		}
+		if in.Headers != nil {
+			if err := headers.Validate(h); err != nil {
 				return err
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -210,19 +211,16 @@ func proxied(names []string, handle string) []string {
 	return out
 }
 
-// fakeResolver answers LookupNetIP from a fixed table (write-time DNS in deployed mode).
+// fakeResolver answers LookupNetIP from a fixed table, else from the system resolver
+// (write-time DNS in deployed mode).
 type fakeResolver map[string][]netip.Addr
 
-func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+func (f fakeResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
 	if a, ok := f[host]; ok {
 		return a, nil
 	}
-	return nil, &dnsError{host}
+	return net.DefaultResolver.LookupNetIP(ctx, network, host)
 }
-
-type dnsError struct{ host string }
-
-func (e *dnsError) Error() string { return "no such host " + e.host }
 
 // strict serves the marketplace API in deployed mode (https only, no private targets)
 // over w's database and store, with names resolved by res. It returns the base URL.
