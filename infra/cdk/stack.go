@@ -187,6 +187,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		"JWT_SECRET":              p.jwtSecret.ValueAsString(),
 		"AUTH_SERVER_URL":         p.authServerURL.ValueAsString(),
 		"PUBLIC_BASE_URL":         p.publicBaseURL.ValueAsString(),
+		"ALLOWED_ORIGINS":         p.allowedOrigins.ValueAsString(),
 		"ALLOW_PRIVATE_UPSTREAMS": p.allowPrivate.ValueAsString(),
 		"CATALOG_BUCKET":          bucket.BucketName(),
 		"CATALOG_TTL":             p.catalogTTL.ValueAsString(),
@@ -227,9 +228,6 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 	})
 
 	for _, spec := range Functions {
-		logGroup := awslogs.NewLogGroup(stack, jsii.String(spec.LogicalID+"LogGroup"), &awslogs.LogGroupProps{
-			Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-		})
 		fnProps := &awslambda.FunctionProps{
 			Description:  jsii.String(spec.Description),
 			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
@@ -239,7 +237,6 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 			MemorySize:   jsii.Number(spec.MemoryMB),
 			Timeout:      awscdk.Duration_Seconds(jsii.Number(spec.TimeoutSeconds)),
 			Tracing:      awslambda.Tracing_ACTIVE,
-			LogGroup:     logGroup,
 			Environment:  &env,
 		}
 		if useRDS {
@@ -249,6 +246,13 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		}
 		fn := awslambda.NewFunction(stack, jsii.String(spec.LogicalID), fnProps)
 		overrideID(fn, spec.LogicalID)
+		// The function's default log group, created here to give it a retention (as in
+		// template.yaml).
+		awslogs.NewLogGroup(stack, jsii.String(spec.LogicalID+"LogGroup"), &awslogs.LogGroupProps{
+			LogGroupName:  jsii.String("/aws/lambda/" + *fn.FunctionName()),
+			Retention:     awslogs.RetentionDays_ONE_MONTH,
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
 
 		// Least privilege, statement for statement as in template.yaml.
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -318,7 +322,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 // params are the deploy-time CloudFormation parameters, named as in template.yaml.
 type params struct {
 	logLevel, jwtIssuer, jwtAudience, jwtJwksURL, jwtSecret, authServerURL,
-	publicBaseURL, allowPrivate, catalogTTL awscdk.CfnParameter
+	publicBaseURL, allowedOrigins, allowPrivate, catalogTTL awscdk.CfnParameter
 }
 
 func newParams(stack awscdk.Stack) params {
@@ -335,15 +339,16 @@ func newParams(stack awscdk.Stack) params {
 		return awscdk.NewCfnParameter(stack, jsii.String(id), props)
 	}
 	return params{
-		logLevel:      str("LogLevel", "info", "LOG_LEVEL of every function.", false, "debug", "info", "warn", "error"),
-		jwtIssuer:     str("JwtIssuer", "", "Expected iss of bearer tokens (JWT_ISSUER).", false),
-		jwtAudience:   str("JwtAudience", "", "Expected aud of bearer tokens (JWT_AUDIENCE).", false),
-		jwtJwksURL:    str("JwtJwksUrl", "", "JWKS URL for RS256/ES256 tokens (JWT_JWKS_URL).", false),
-		jwtSecret:     str("JwtSecret", "", "HS256 secret (JWT_SECRET); LocalStack only.", true),
-		authServerURL: str("AuthServerUrl", "", "Authorization server of the RFC 9728 metadata (AUTH_SERVER_URL).", false),
-		publicBaseURL: str("PublicBaseUrl", "", "Public base URL (PUBLIC_BASE_URL); empty derives it from the request.", false),
-		allowPrivate:  str("AllowPrivateUpstreams", "false", "ALLOW_PRIVATE_UPSTREAMS.", false, "true", "false"),
-		catalogTTL:    str("CatalogTtl", "5s", "CATALOG_TTL.", false),
+		logLevel:       str("LogLevel", "info", "LOG_LEVEL of every function.", false, "debug", "info", "warn", "error"),
+		jwtIssuer:      str("JwtIssuer", "", "Expected iss of bearer tokens (JWT_ISSUER).", false),
+		jwtAudience:    str("JwtAudience", "", "Expected aud of bearer tokens (JWT_AUDIENCE).", false),
+		jwtJwksURL:     str("JwtJwksUrl", "", "JWKS URL for RS256/ES256 tokens (JWT_JWKS_URL).", false),
+		jwtSecret:      str("JwtSecret", "", "HS256 secret (JWT_SECRET); LocalStack only.", true),
+		authServerURL:  str("AuthServerUrl", "", "Authorization server of the RFC 9728 metadata (AUTH_SERVER_URL).", false),
+		publicBaseURL:  str("PublicBaseUrl", "", "Public base URL (PUBLIC_BASE_URL); empty derives it from the request.", false),
+		allowedOrigins: str("AllowedOrigins", "", "Browser origins allowed to call /mcp (ALLOWED_ORIGINS).", false),
+		allowPrivate:   str("AllowPrivateUpstreams", "false", "ALLOW_PRIVATE_UPSTREAMS.", false, "true", "false"),
+		catalogTTL:     str("CatalogTtl", "5s", "CATALOG_TTL.", false),
 	}
 }
 
