@@ -23,21 +23,36 @@ type S3Store struct {
 	Bucket string
 }
 
-// NewS3Store loads the default AWS configuration and returns a store on bucket.
+// NewS3Store loads the default AWS configuration (environment, shared files, the Lambda
+// role; AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_S3 included) and returns a store on bucket.
+// It fails only when the configuration cannot be loaded; the bucket is not contacted.
 func NewS3Store(ctx context.Context, bucket string) (*S3Store, error) {
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: aws config: %w", err)
 	}
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+	return NewS3StoreFromConfig(cfg, bucket), nil
+}
+
+// NewS3StoreFromConfig returns a store on bucket with an S3 client built from cfg, using
+// path-style addressing whenever an endpoint override is configured (LocalStack, moto,
+// gofakes3 and other S3-compatible endpoints do not serve virtual-host buckets on
+// loopback).
+func NewS3StoreFromConfig(cfg aws.Config, bucket string, optFns ...func(*s3.Options)) *S3Store {
+	client := s3.NewFromConfig(cfg, append([]func(*s3.Options){func(o *s3.Options) {
 		if cfg.BaseEndpoint != nil || o.BaseEndpoint != nil {
 			o.UsePathStyle = true
 		}
-	})
-	return &S3Store{Client: client, Bucket: bucket}, nil
+	}}, optFns...)...)
+	return &S3Store{Client: client, Bucket: bucket}
 }
 
-// Get implements Store with a conditional GET (If-None-Match).
+// maxDocumentBytes bounds a document read from S3 (64 MiB).
+const maxDocumentBytes = 64 << 20
+
+// Get implements Store with a conditional GET (If-None-Match): ErrNotModified on 304 (or
+// on the same ETag from an endpoint that ignores the condition), ErrNotFound for a
+// missing key, any other failure wrapped.
 func (s *S3Store) Get(ctx context.Context, ws, ifNoneMatch string) ([]byte, string, error) {
 	in := &s3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(Key(ws))}
 	if ifNoneMatch != "" {
@@ -45,6 +60,17 @@ func (s *S3Store) Get(ctx context.Context, ws, ifNoneMatch string) ([]byte, stri
 	}
 	out, err := s.Client.GetObject(ctx, in)
 	if err != nil {
+		var ae smithy.APIError
+		if errors.As(err, &ae) {
+			switch ae.ErrorCode() {
+			case "NoSuchKey", "NotFound":
+				return nil, "", ErrNotFound
+			case "NoSuchBucket":
+				// A missing bucket is a misconfiguration, not an empty catalog: report it
+				// so that the Cache keeps serving its last good copy.
+				return nil, "", fmt.Errorf("catalog: s3 get: bucket %q: %w", s.Bucket, err)
+			}
+		}
 		var re *smithyhttp.ResponseError
 		if errors.As(err, &re) {
 			switch re.HTTPStatusCode() {
@@ -54,21 +80,26 @@ func (s *S3Store) Get(ctx context.Context, ws, ifNoneMatch string) ([]byte, stri
 				return nil, "", ErrNotFound
 			}
 		}
-		var ae smithy.APIError
-		if errors.As(err, &ae) && (ae.ErrorCode() == "NoSuchKey" || ae.ErrorCode() == "NotFound") {
-			return nil, "", ErrNotFound
-		}
 		return nil, "", fmt.Errorf("catalog: s3 get: %w", err)
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(out.Body, 64<<20))
+	etag := aws.ToString(out.ETag)
+	if ifNoneMatch != "" && etag == ifNoneMatch {
+		// An endpoint that ignores If-None-Match answered 200 with the same object.
+		return nil, etag, ErrNotModified
+	}
+	data, err := io.ReadAll(io.LimitReader(out.Body, maxDocumentBytes+1))
 	if err != nil {
 		return nil, "", fmt.Errorf("catalog: s3 read: %w", err)
 	}
-	return data, aws.ToString(out.ETag), nil
+	if len(data) > maxDocumentBytes {
+		return nil, "", fmt.Errorf("catalog: s3 object %s is over %d bytes", Key(ws), maxDocumentBytes)
+	}
+	return data, etag, nil
 }
 
-// Put implements Store.
+// Put implements Store: a PutObject of the whole document (S3 writes are atomic per
+// object), returning the new ETag.
 func (s *S3Store) Put(ctx context.Context, ws string, data []byte) (string, error) {
 	out, err := s.Client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: &s.Bucket, Key: aws.String(Key(ws)), Body: bytes.NewReader(data),
