@@ -1,11 +1,14 @@
 package testpeer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,6 +38,7 @@ type SeenRequest struct {
 	Method string
 	Path   string
 	Header http.Header // a copy
+	Body   string      // the first 64 KiB of the body
 }
 
 // Fixture is the demo upstream (NewDemoServer) served on a loopback httptest server, with
@@ -56,7 +60,7 @@ type Fixture struct {
 	status    map[string]int // HTTP method ("*" = any) → status to answer instead
 	requests  []SeenRequest
 	overrides map[string]func(*mcp.Tool)
-	listHook  func(*mcp.ListToolsResult)
+	listHook  func(string, *mcp.ListToolsResult)
 	closeOnce sync.Once
 }
 
@@ -135,8 +139,10 @@ func (f *Fixture) SetToolOverride(name string, edit func(*mcp.Tool)) {
 
 // SetListHook installs hook to rewrite every tools/list result (a deep copy) after the
 // overrides: add tools the go-sdk would refuse to register (a non-object inputSchema), or
-// force a NextCursor for pagination-loop tests. nil removes it.
-func (f *Fixture) SetListHook(hook func(*mcp.ListToolsResult)) {
+// set NextCursor for pagination-loop tests. While a hook is set it owns pagination: the
+// server always computes its first page, and the hook gets the request's cursor. nil
+// removes it.
+func (f *Fixture) SetListHook(hook func(cursor string, res *mcp.ListToolsResult)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.listHook = hook
@@ -174,6 +180,18 @@ func (f *Fixture) Requests() []SeenRequest {
 	return append([]SeenRequest(nil), f.requests...)
 }
 
+// CountRequests returns how many recorded requests have method (or any, for "") and a body
+// containing substr (e.g. `"method":"initialize"`).
+func (f *Fixture) CountRequests(method, substr string) int {
+	n := 0
+	for _, r := range f.Requests() {
+		if (method == "" || r.Method == method) && strings.Contains(r.Body, substr) {
+			n++
+		}
+	}
+	return n
+}
+
 // ResetRequests forgets the recorded requests.
 func (f *Fixture) ResetRequests() {
 	f.mu.Lock()
@@ -188,8 +206,16 @@ func (f *Fixture) closeSessions() {
 }
 
 func (f *Fixture) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	var body []byte
+	if r.Body != nil {
+		body, _ = io.ReadAll(io.LimitReader(r.Body, 64<<10))
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	}
 	f.mu.Lock()
-	f.requests = append(f.requests, SeenRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()})
+	f.requests = append(f.requests, SeenRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(body)})
 	code, ok := f.status[r.Method]
 	if !ok {
 		code, ok = f.status["*"]
@@ -205,8 +231,21 @@ func (f *Fixture) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (f *Fixture) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/list" {
+			return next(ctx, method, req)
+		}
+		f.mu.Lock()
+		hooked := f.listHook != nil
+		f.mu.Unlock()
+		cursor := ""
+		if lreq, ok := req.(*mcp.ListToolsRequest); ok && hooked && lreq.Params != nil {
+			cursor = lreq.Params.Cursor
+			params := *lreq.Params
+			params.Cursor = ""
+			lreq.Params = &params
+		}
 		res, err := next(ctx, method, req)
-		if err != nil || method != "tools/list" {
+		if err != nil {
 			return res, err
 		}
 		lr, ok := res.(*mcp.ListToolsResult)
@@ -238,7 +277,7 @@ func (f *Fixture) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		if hook != nil {
-			hook(out)
+			hook(cursor, out)
 		}
 		return out, nil
 	}

@@ -73,11 +73,6 @@ func TestFixtureKnobs(t *testing.T) {
 	f := NewFixture(t, &FixtureOptions{PageSize: 3})
 	f.AddNumberedTools("n", 4)
 	f.SetToolDescription("echo", "CHANGED")
-	f.SetListHook(func(r *mcp.ListToolsResult) {
-		if r.NextCursor == "" {
-			r.Tools = append(r.Tools, &mcp.Tool{Name: "broken", InputSchema: map[string]any{"type": "array"}})
-		}
-	})
 	cs := connect(t, f.URL, ModeStreamable)
 	var descs = map[string]string{}
 	pages := 0
@@ -96,12 +91,22 @@ func TestFixtureKnobs(t *testing.T) {
 		}
 		cursor = res.NextCursor
 	}
-	if pages < 3 || descs["echo"] != "CHANGED" || len(descs) != 10 {
+	if pages < 3 || descs["echo"] != "CHANGED" || len(descs) != 9 {
 		t.Errorf("pages=%d descs=%v", pages, descs)
 	}
-	if _, ok := descs["broken"]; !ok {
-		t.Error("list hook did not add the broken tool")
+
+	f.SetListHook(func(cursor string, r *mcp.ListToolsResult) {
+		r.Tools = append(r.Tools, &mcp.Tool{Name: "broken", InputSchema: map[string]any{"type": "array"}})
+		r.NextCursor = ""
+		if cursor == "" {
+			r.NextCursor = "hooked"
+		}
+	})
+	res, err := cs.ListTools(t.Context(), &mcp.ListToolsParams{Cursor: "hooked"})
+	if err != nil || res.NextCursor != "" || res.Tools[len(res.Tools)-1].Name != "broken" {
+		t.Errorf("hooked list = %+v, %v", res, err)
 	}
+	f.SetListHook(nil)
 
 	f.SetStatus("POST", http.StatusTeapot)
 	if _, err := cs.ListTools(t.Context(), nil); err == nil {

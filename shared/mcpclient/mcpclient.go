@@ -1,0 +1,668 @@
+// Package mcpclient is the gateway's client for upstream MCP servers (DESIGN §6 "Upstream
+// client", seed "MCP client" and decision D-09). The gateway uses it to proxy tools/call
+// (and, for a single-server endpoint, resources and prompts through Do), the marketplace
+// REST function to list tools when a connection is created, tested or refreshed, and the
+// health check for its liveness exchange (Ping).
+//
+// Transport choice (D-09, narrowed by DESIGN §6): streamable HTTP first; when its opening
+// POST is answered 400, 404, 405 or 406, legacy SSE. A target declared "sse" uses SSE only.
+// Never a fallback on 401/403 (reported as an auth problem), 429, 5xx or network errors. A
+// remembered working transport (Target.Remembered) is tried first, and a remembered
+// protocol version (Target.ProtocolVersion) skips go-sdk's server/discover probe.
+//
+// Sessions: a Pool keeps one live session per connection id for reuse in a warm process,
+// keyed by a hash of url, declared transport and headers (a changed configuration gets a new
+// session; the old one is closed). One lock per connection id serialises connects. When the
+// upstream says the session is gone (404 to a request carrying Mcp-Session-Id, or go-sdk's
+// ErrSessionMissing / ErrConnectionClosed), the pool makes a new session and retries once.
+//
+// What goes upstream: only the target's declared headers, re-validated with
+// headers.Validate at every connect (DESIGN §9), over the urlguard's dialer (resolved
+// addresses checked at dial time, no redirects, no environment proxy). Never an inbound
+// header of the gateway's own client.
+//
+// Limits: connect (handshake) timeout 10 s, per-call timeout 25 s (under API Gateway's 29 s),
+// response size 5 MiB per response body or SSE event, tools/list at most 100 pages.
+//
+// Errors: every error returned is an *apperr.Error (messages never contain header values):
+//
+//   - UPSTREAM_UNAVAILABLE: unreachable (dial refused, DNS, reset), 5xx, 429, session lost
+//     twice, or the caller's context cancelled (Cause is then context.Canceled);
+//   - UPSTREAM_TIMEOUT: the connect or call deadline passed;
+//   - UPSTREAM_ERROR: 401/403 ("check the connection's headers"), other 4xx, a blocked
+//     address, a too-large response, a protocol error, an invalid stored URL or header, or a
+//     JSON-RPC error answered by the upstream — RPCError extracts that *jsonrpc.Error so the
+//     gateway can pass it through to its client.
+package mcpclient
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/headers"
+	"github.com/agentpack/gateway/shared/urlguard"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Transport names, as stored on connections and catalog entries (DESIGN §3).
+const (
+	TransportStreamable = "streamable-http"
+	TransportSSE        = "sse"
+)
+
+// Defaults of Options (DESIGN §6).
+const (
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultCallTimeout      = 25 * time.Second
+	DefaultMaxResponseBytes = 5 << 20 // 5 MiB
+	DefaultMaxPages         = 100
+	DefaultUserAgent        = "agentpack-gateway/1.0"
+)
+
+// statelessProtocolVersion is the first MCP version without an initialize handshake
+// (server/discover, per-request _meta).
+const statelessProtocolVersion = "2026-07-28"
+
+// Target is one upstream connection as the caller knows it.
+type Target struct {
+	// ConnectionID keys the session cache and the connect lock. "" means a one-shot session:
+	// connected for this call only, never cached (e.g. testing a connection not yet saved).
+	ConnectionID string
+	// URL is the upstream MCP endpoint; checked with the Pool's urlguard at every connect.
+	URL string
+	// Transport is the declared transport: "streamable-http" (or "") or "sse".
+	Transport string
+	// Remembered is the transport that last worked (Info.Transport), or "": tried first.
+	Remembered string
+	// ProtocolVersion is the protocol version last negotiated (Info.ProtocolVersion), or "":
+	// offered at connect, which skips go-sdk's server/discover probe for older servers.
+	ProtocolVersion string
+	// Headers are the connection's declared headers (secrets): the only headers added to
+	// upstream requests. Re-validated with headers.Validate at connect.
+	Headers map[string]string
+}
+
+// Info is what worked for a target: store Transport and ProtocolVersion on the connection
+// and pass them back as Target.Remembered / Target.ProtocolVersion.
+type Info struct {
+	Transport       string // "streamable-http" or "sse"
+	ProtocolVersion string // negotiated, e.g. "2025-11-25"
+	ServerName      string // the upstream's serverInfo.name ("" if it sent none)
+	ServerVersion   string // the upstream's serverInfo.version
+	// Dropped lists the tools ListTools left out because their schemas are unusable
+	// (filled by ListTools only).
+	Dropped []DroppedTool
+}
+
+// DroppedTool is an upstream tool that ListTools left out, and why.
+type DroppedTool struct {
+	Name   string
+	Reason string
+}
+
+// LiveStatus describes one cached session (Pool.Status), for the connections "statuses"
+// endpoint (seed: GET /statuses, live from the active connections map).
+type LiveStatus struct {
+	ConnectionID string
+	Info         Info
+	ConnectedAt  time.Time
+	LastUsedAt   time.Time
+}
+
+// Options configures a Pool; nil, or any zero field, means the default.
+type Options struct {
+	// Logger receives dropped-tool warnings and debug lines; nil discards.
+	Logger *slog.Logger
+	// Guard checks URLs and dialled addresses; nil is urlguard.New(nil) (strict, http+https).
+	Guard *urlguard.Guard
+	// ConnectTimeout bounds one connect attempt (HTTP + MCP handshake); default 10 s.
+	ConnectTimeout time.Duration
+	// CallTimeout bounds one call (or a whole ListTools, all pages); default 25 s. A caller's
+	// earlier deadline wins.
+	CallTimeout time.Duration
+	// MaxResponseBytes caps each response body (each event, for SSE streams); default 5 MiB.
+	MaxResponseBytes int64
+	// MaxPages caps tools/list pagination; default 100.
+	MaxPages int
+	// UserAgent is sent upstream; default "agentpack-gateway/1.0".
+	UserAgent string
+	// ClientInfo is the MCP clientInfo; default {Name: "agentpack-gateway", Version: "1.0.0"}.
+	ClientInfo *mcp.Implementation
+}
+
+// Pool connects to upstream MCP servers and caches their sessions. Safe for concurrent use.
+// Create one per process with New; Close it on shutdown.
+type Pool struct {
+	opts   Options
+	log    *slog.Logger
+	client *mcp.Client
+
+	mu     sync.Mutex
+	conns  map[string]*entry
+	closed bool
+}
+
+// entry is one connection id's slot: sem serialises connects, sess is the live session.
+type entry struct {
+	sem     chan struct{}
+	sess    *session // guarded by Pool.mu
+	lastKey string   // configKey of the last session that connected; guarded by Pool.mu
+	last    Info     // what worked for it, reused on reconnect; guarded by Pool.mu
+}
+
+type session struct {
+	key         string
+	cs          *mcp.ClientSession
+	info        Info
+	rt          *roundTripper
+	cancel      context.CancelFunc
+	connectedAt time.Time
+	lastUsed    atomic.Int64 // unix nanoseconds
+	dead        atomic.Bool  // the connection ended (upstream closed it or it failed)
+	closeOnce   sync.Once
+}
+
+func (s *session) close() {
+	s.closeOnce.Do(func() {
+		_ = s.cs.Close()
+		s.cancel()
+	})
+}
+
+// New returns a Pool with opts (nil: all defaults).
+func New(opts *Options) *Pool {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Guard == nil {
+		o.Guard = urlguard.New(nil)
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.MaxPages <= 0 {
+		o.MaxPages = DefaultMaxPages
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = DefaultUserAgent
+	}
+	if o.ClientInfo == nil {
+		o.ClientInfo = &mcp.Implementation{Name: "agentpack-gateway", Version: "1.0.0"}
+	}
+	return &Pool{
+		opts:   o,
+		log:    o.Logger,
+		client: mcp.NewClient(o.ClientInfo, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}),
+		conns:  map[string]*entry{},
+	}
+}
+
+// ListTools lists the upstream's tools, following nextCursor (at most MaxPages pages; a
+// repeated cursor is an error), on the cached session. Tools whose inputSchema (or
+// outputSchema) is unusable — not a JSON object, root type not "object", not compilable —
+// and unnamed or duplicate tools are dropped with a logged reason and reported in
+// Info.Dropped; the rest are returned in upstream order (DESIGN §6). Errors: see the
+// package doc.
+func (p *Pool) ListTools(ctx context.Context, t Target) ([]*mcp.Tool, Info, error) {
+	var tools []*mcp.Tool
+	var info Info
+	err := p.do(ctx, t, func(ctx context.Context, s *session) error {
+		all, err := p.listAll(ctx, s.cs)
+		if err != nil {
+			return err
+		}
+		info = s.info
+		tools, info.Dropped = usableTools(all)
+		for _, d := range info.Dropped {
+			p.log.WarnContext(ctx, "mcpclient: dropping upstream tool",
+				"connection_id", t.ConnectionID, "tool", d.Name, "reason", d.Reason)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, Info{}, err
+	}
+	return tools, info, nil
+}
+
+// listAll follows nextCursor with the loop guard.
+func (p *Pool) listAll(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var all []*mcp.Tool
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; ; page++ {
+		if page >= p.opts.MaxPages {
+			return nil, apperr.New(apperr.UpstreamError, "upstream tools/list did not end within %d pages", p.opts.MaxPages)
+		}
+		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, res.Tools...)
+		if res.NextCursor == "" {
+			return all, nil
+		}
+		if seen[res.NextCursor] {
+			return nil, apperr.New(apperr.UpstreamError, "upstream tools/list repeated a pagination cursor (page %d)", page+1)
+		}
+		seen[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+}
+
+// CallTool forwards one tools/call with the upstream's own tool name and returns the
+// upstream result intact (a tool error is a result with IsError, not an error). Per-call
+// timeout CallTimeout. A JSON-RPC error from the upstream (unknown tool, -32602, ...) comes
+// back as UPSTREAM_ERROR wrapping the *jsonrpc.Error: see RPCError.
+//
+// Like every call here it is retried once on a new session when the upstream says the
+// session is gone; an upstream that drops the connection mid-call may therefore run the
+// tool twice.
+func (p *Pool) CallTool(ctx context.Context, t Target, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	var res *mcp.CallToolResult
+	err := p.Do(ctx, t, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.CallTool(ctx, params)
+		return err
+	})
+	return res, err
+}
+
+// Do runs fn on the target's cached (or new) session with the per-call timeout applied to
+// ctx, e.g. to pass resources/read or prompts/get through. If fn fails because the session
+// is gone, Do reconnects and calls fn once more, so fn must be safe to repeat. fn's error
+// is classified into an *apperr.Error (an *apperr.Error returned by fn is kept as is).
+func (p *Pool) Do(ctx context.Context, t Target, fn func(context.Context, *mcp.ClientSession) error) error {
+	return p.do(ctx, t, func(ctx context.Context, s *session) error { return fn(ctx, s.cs) })
+}
+
+// Ping connects afresh (never the cached session, and without caching the new one), sends
+// ping, and closes: the health check's liveness exchange (DESIGN §9a). The connect timeout
+// applies to the handshake and the call timeout to the ping. With a 2026-07-28 upstream the
+// completed server/discover is the exchange and no ping is sent (see the code for why).
+func (p *Pool) Ping(ctx context.Context, t Target) (Info, error) {
+	if err := p.checkOpen(); err != nil {
+		return Info{}, err
+	}
+	s, err := p.connect(ctx, t)
+	if err != nil {
+		return Info{}, err
+	}
+	defer s.close()
+	if s.info.ProtocolVersion >= statelessProtocolVersion {
+		// The stateless protocol has no ping to speak of: go-sdk v1.8.0's Ping omits the
+		// _meta protocolVersion such servers require (they answer 400), and server/discover,
+		// which Connect just completed, is that version's liveness exchange.
+		return s.info, nil
+	}
+	callCtx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+	defer cancel()
+	pr := &probe{}
+	if err := s.cs.Ping(withProbe(callCtx, pr), nil); err != nil {
+		return Info{}, p.classify(ctx, callCtx, err, pr, s, "ping")
+	}
+	return s.info, nil
+}
+
+// Disconnect closes and forgets connectionID's cached session, if any (e.g. after the
+// connection is updated, disabled or deleted). It waits for the close (≤ 5 s: go-sdk's
+// best-effort DELETE).
+func (p *Pool) Disconnect(connectionID string) {
+	p.mu.Lock()
+	e := p.conns[connectionID]
+	var s *session
+	if e != nil {
+		s, e.sess = e.sess, nil
+	}
+	p.mu.Unlock()
+	if s != nil {
+		s.close()
+	}
+}
+
+// Close closes every cached session; later calls fail with UPSTREAM_UNAVAILABLE. It always
+// returns nil (the error is for io.Closer).
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	var all []*session
+	for _, e := range p.conns {
+		if e.sess != nil {
+			all = append(all, e.sess)
+			e.sess = nil
+		}
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range all {
+		wg.Go(s.close)
+	}
+	wg.Wait()
+	p.opts.Guard.Transport().CloseIdleConnections()
+	return nil
+}
+
+// Status lists the cached live sessions, sorted by connection id.
+func (p *Pool) Status() []LiveStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []LiveStatus
+	for id, e := range p.conns {
+		if s := e.sess; s != nil && !s.dead.Load() {
+			out = append(out, LiveStatus{
+				ConnectionID: id, Info: s.info, ConnectedAt: s.connectedAt,
+				LastUsedAt: time.Unix(0, s.lastUsed.Load()),
+			})
+		}
+	}
+	slices.SortFunc(out, func(a, b LiveStatus) int { return cmp.Compare(a.ConnectionID, b.ConnectionID) })
+	return out
+}
+
+func (p *Pool) checkOpen() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return apperr.New(apperr.UpstreamUnavailable, "upstream client is shut down")
+	}
+	return nil
+}
+
+// do runs fn with reconnect-once (see Do).
+func (p *Pool) do(ctx context.Context, t Target, fn func(context.Context, *session) error) error {
+	for attempt := 0; ; attempt++ {
+		s, err := p.session(ctx, t)
+		if err != nil {
+			return err
+		}
+		callCtx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+		pr := &probe{}
+		err = fn(withProbe(callCtx, pr), s)
+		if err == nil {
+			cancel()
+			s.lastUsed.Store(time.Now().UnixNano())
+			if t.ConnectionID == "" {
+				s.close()
+			}
+			return nil
+		}
+		gone := sessionGone(err, pr)
+		if gone || transportBroken(err, pr, callCtx) {
+			p.drop(t.ConnectionID, s)
+		}
+		if t.ConnectionID == "" {
+			s.close()
+		}
+		if gone && attempt == 0 && ctx.Err() == nil && !s.rt.tooLarge.Load() {
+			cancel()
+			p.log.DebugContext(ctx, "mcpclient: upstream session gone, reconnecting once", "connection_id", t.ConnectionID)
+			continue
+		}
+		err = p.classify(ctx, callCtx, err, pr, s, "call")
+		cancel()
+		return err
+	}
+}
+
+// session returns the cached live session for t, or connects one under t's lock.
+func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
+	if err := p.checkOpen(); err != nil {
+		return nil, err
+	}
+	if t.ConnectionID == "" {
+		return p.connect(ctx, t)
+	}
+	key := configKey(t)
+	p.mu.Lock()
+	e := p.conns[t.ConnectionID]
+	if e == nil {
+		e = &entry{sem: make(chan struct{}, 1)}
+		p.conns[t.ConnectionID] = e
+	}
+	p.mu.Unlock()
+
+	select {
+	case e.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctxError(ctx, "waiting for another connect to this upstream")
+	}
+	defer func() { <-e.sem }()
+
+	p.mu.Lock()
+	old := e.sess
+	if old != nil && old.key == key && !old.dead.Load() {
+		p.mu.Unlock()
+		return old, nil
+	}
+	e.sess = nil
+	if e.lastKey == key {
+		// Reconnecting the same configuration: go straight to what worked last time.
+		if t.Remembered == "" {
+			t.Remembered = e.last.Transport
+		}
+		if t.ProtocolVersion == "" {
+			t.ProtocolVersion = e.last.ProtocolVersion
+		}
+	}
+	p.mu.Unlock()
+	if old != nil {
+		go old.close() // config changed or connection ended: never block this call on it
+	}
+
+	s, err := p.connect(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		s.close()
+		return nil, apperr.New(apperr.UpstreamUnavailable, "upstream client is shut down")
+	}
+	e.sess = s
+	e.lastKey, e.last = key, s.info
+	p.mu.Unlock()
+	return s, nil
+}
+
+// drop forgets s if it is still connectionID's session, and closes it.
+func (p *Pool) drop(connectionID string, s *session) {
+	p.mu.Lock()
+	if e := p.conns[connectionID]; e != nil && e.sess == s {
+		e.sess = nil
+	}
+	p.mu.Unlock()
+	s.dead.Store(true)
+	go s.close()
+}
+
+// configKey hashes what identifies a session's configuration: url, declared transport and
+// headers (values included, hashed: never stored or logged in clear).
+func configKey(t Target) string {
+	h := sha256.New()
+	write := func(s string) { h.Write([]byte(s)); h.Write([]byte{0}) }
+	write(t.URL)
+	write(normTransport(t.Transport))
+	names := make([]string, 0, len(t.Headers))
+	for n := range t.Headers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		write(n)
+		write(t.Headers[n])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func normTransport(s string) string {
+	if s == "" {
+		return TransportStreamable
+	}
+	return s
+}
+
+// connect validates t and connects, trying transports in order (D-09).
+func (p *Pool) connect(ctx context.Context, t Target) (*session, error) {
+	if err := p.opts.Guard.CheckURL(t.URL); err != nil {
+		msg := "the connection's URL is not allowed"
+		if e := apperr.As(err); e != nil {
+			msg += ": " + e.Message
+		}
+		return nil, apperr.Wrap(err, apperr.UpstreamError, "%s", msg)
+	}
+	if err := headers.Validate(t.Headers); err != nil {
+		msg := "the connection's headers are invalid"
+		if e := apperr.As(err); e != nil {
+			msg += ": " + e.Message
+		}
+		return nil, apperr.Wrap(err, apperr.UpstreamError, "%s", msg)
+	}
+	var order []string
+	switch normTransport(t.Transport) {
+	case TransportSSE:
+		order = []string{TransportSSE}
+	case TransportStreamable:
+		if t.Remembered == TransportSSE {
+			order = []string{TransportSSE, TransportStreamable}
+		} else {
+			order = []string{TransportStreamable, TransportSSE}
+		}
+	default:
+		return nil, apperr.New(apperr.UpstreamError, "the connection's transport %q is not one of %q, %q",
+			clip(t.Transport, 32), TransportStreamable, TransportSSE)
+	}
+	var firstStatus int
+	for i, transport := range order {
+		s, status, fallback, err := p.connectOnce(ctx, t, transport)
+		if err == nil {
+			if i > 0 {
+				p.log.InfoContext(ctx, "mcpclient: transport fallback", "connection_id", t.ConnectionID,
+					"from", order[0], "to", transport, "status", firstStatus)
+			}
+			return s, nil
+		}
+		if !fallback || i == len(order)-1 {
+			if i > 0 && fallback {
+				return nil, apperr.Wrap(err, apperr.UpstreamError,
+					"upstream answered %d to %s and %d to %s: check the connection's URL and transport",
+					firstStatus, order[0], status, transport)
+			}
+			return nil, err
+		}
+		firstStatus = status
+	}
+	panic("unreachable")
+}
+
+// connectOnce makes one connect attempt with one transport. fallback reports whether the
+// failure is a 400/404/405/406 answer, the only ones that allow trying the other transport.
+func (p *Pool) connectOnce(ctx context.Context, t Target, transport string) (_ *session, status int, fallback bool, _ error) {
+	rt := &roundTripper{
+		base:      p.opts.Guard.Transport(),
+		headers:   t.Headers,
+		userAgent: p.opts.UserAgent,
+		maxBytes:  p.opts.MaxResponseBytes,
+		sse:       transport == TransportSSE,
+	}
+	httpClient := &http.Client{Transport: rt, CheckRedirect: urlguard.NoRedirect}
+	maxEvent := int(p.opts.MaxResponseBytes) + 64<<10 // ours trips first, with a clear error
+	var tr mcp.Transport
+	if transport == TransportSSE {
+		tr = &mcp.SSEClientTransport{Endpoint: t.URL, HTTPClient: httpClient, MaxEventSize: maxEvent}
+	} else {
+		tr = &mcp.StreamableClientTransport{
+			Endpoint: t.URL, HTTPClient: httpClient, MaxEventSize: maxEvent,
+			DisableStandaloneSSE: true, // nothing listens between calls in a Lambda
+			MaxRetries:           2,
+		}
+	}
+
+	// The SSE client's GET lives on the Connect context (NOTES.md), so the session gets a
+	// context detached from the caller's and cancelled only by close; the connect deadline
+	// and the caller's cancellation are applied by timers during Connect only.
+	sessCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(p.opts.ConnectTimeout, func() { timedOut.Store(true); cancel() })
+	stopCaller := context.AfterFunc(ctx, cancel)
+	pr := &probe{}
+	start := time.Now()
+	cs, err := p.client.Connect(withProbe(sessCtx, pr), tr, &mcp.ClientSessionOptions{ProtocolVersion: t.ProtocolVersion})
+	timer.Stop()
+	stopCaller()
+	if err == nil && (timedOut.Load() || ctx.Err() != nil) {
+		_ = cs.Close()
+		err = context.Canceled
+	}
+	if err != nil {
+		cancel()
+		st, _, _, _ := pr.snapshot()
+		return nil, st, isFallbackStatus(st) && !timedOut.Load() && ctx.Err() == nil,
+			p.classifyConnect(ctx, err, pr, rt, transport, timedOut.Load())
+	}
+	s := &session{cs: cs, rt: rt, cancel: cancel, connectedAt: time.Now(), key: configKey(t)}
+	s.lastUsed.Store(s.connectedAt.UnixNano())
+	s.info = Info{Transport: transport}
+	if ir := cs.InitializeResult(); ir != nil {
+		s.info.ProtocolVersion = ir.ProtocolVersion
+		if ir.ServerInfo != nil {
+			s.info.ServerName, s.info.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
+		}
+	}
+	go func() {
+		_ = cs.Wait()
+		s.dead.Store(true)
+	}()
+	p.log.DebugContext(ctx, "mcpclient: connected", "connection_id", t.ConnectionID, "transport", transport,
+		"protocol_version", s.info.ProtocolVersion, "duration_ms", time.Since(start).Milliseconds())
+	return s, 0, false, nil
+}
+
+func isFallbackStatus(status int) bool {
+	switch status {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotAcceptable:
+		return true
+	}
+	return false
+}
+
+// sessionGone reports whether a call failed because the upstream forgot or closed the
+// session (the case for one reconnect).
+func sessionGone(err error, pr *probe) bool {
+	_, _, _, gone := pr.snapshot()
+	return gone || errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed)
+}
+
+// transportBroken reports whether a failed call leaves the session unusable (anything but a
+// JSON-RPC error answered by the upstream, a timeout, or an *apperr.Error of our own).
+func transportBroken(err error, pr *probe, callCtx context.Context) bool {
+	if callCtx.Err() != nil || apperr.As(err) != nil {
+		return false
+	}
+	status, _, netErr, _ := pr.snapshot()
+	if netErr != nil || (status != 0 && (status < 200 || status > 299)) {
+		return true
+	}
+	return RPCError(err) == nil
+}

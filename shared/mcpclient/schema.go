@@ -1,0 +1,100 @@
+package mcpclient
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// usableTools keeps the tools the gateway can expose and reports the others (DESIGN §6: "an
+// upstream tool whose inputSchema is unusable is dropped — never the whole connection").
+// A tool is dropped when it has no name, repeats an earlier name, or has an input schema
+// (or an output schema, when present) that is not a JSON object with root "type": "object"
+// (go-sdk's Server.AddTool panics on those, NOTES.md) or that does not compile as JSON
+// Schema (draft 2020-12 unless $schema says otherwise; no remote $ref is fetched).
+func usableTools(all []*mcp.Tool) (kept []*mcp.Tool, dropped []DroppedTool) {
+	seen := make(map[string]bool, len(all))
+	for _, t := range all {
+		if t == nil {
+			continue
+		}
+		reason := ""
+		switch {
+		case t.Name == "":
+			reason = "tool has no name"
+		case seen[t.Name]:
+			reason = "duplicate tool name"
+		default:
+			if r := schemaProblem(t.InputSchema, true); r != "" {
+				reason = "inputSchema " + r
+			} else if t.OutputSchema != nil {
+				if r := schemaProblem(t.OutputSchema, false); r != "" {
+					reason = "outputSchema " + r
+				}
+			}
+		}
+		if reason != "" {
+			dropped = append(dropped, DroppedTool{Name: clip(t.Name, 128), Reason: reason})
+			continue
+		}
+		seen[t.Name] = true
+		kept = append(kept, t)
+	}
+	return kept, dropped
+}
+
+// schemaProblem returns "" for a usable schema, else why not.
+func schemaProblem(schema any, required bool) string {
+	if schema == nil {
+		if required {
+			return "is missing"
+		}
+		return ""
+	}
+	data, err := json.Marshal(schema)
+	if err != nil {
+		return "is not valid JSON"
+	}
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return "is not valid JSON"
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return "is not a JSON object"
+	}
+	if typ, _ := obj["type"].(string); typ != "object" {
+		return fmt.Sprintf("root type is %s, not \"object\"", describeType(obj["type"]))
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noRemoteLoader{})
+	const loc = "mcp:///tool-schema.json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return "is not a valid JSON Schema"
+	}
+	if _, err := c.Compile(loc); err != nil {
+		return "is not a valid JSON Schema"
+	}
+	return ""
+}
+
+func describeType(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "missing"
+	case string:
+		return fmt.Sprintf("%q", clip(v, 32))
+	default:
+		b, _ := json.Marshal(v)
+		return clip(string(b), 64)
+	}
+}
+
+// noRemoteLoader refuses every external $ref: compiling a tool schema must never fetch.
+type noRemoteLoader struct{}
+
+func (noRemoteLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema reference %q not loaded", clip(url, 128))
+}

@@ -1,0 +1,150 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// errTooLarge is what a response body read returns once it passes MaxResponseBytes.
+var errTooLarge = errors.New("mcpclient: upstream response too large")
+
+// probe records what the HTTP layer saw for the requests made under one context (one
+// connect attempt, or one call). go-sdk does not expose the HTTP status of a failed connect
+// or call (NOTES.md), and it often formats lower errors with %v; the probe is how the pool
+// decides on fallback and error codes without matching message text.
+type probe struct {
+	mu          sync.Mutex
+	status      int // status of the last response (0: none)
+	method      string
+	netErr      error // last transport error (dial, TLS, reset, guard refusal)
+	sessionGone bool  // a request carrying Mcp-Session-Id was answered 404
+}
+
+func (p *probe) record(req *http.Request, resp *http.Response, err error, sse bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.netErr = err
+		return
+	}
+	p.status = resp.StatusCode
+	p.method = req.Method
+	// A stateful streamable upstream answers 404 to a forgotten Mcp-Session-Id (MCP
+	// 2025-11-25 §2.5.3); a legacy SSE upstream answers 404 to a POST for a session whose
+	// stream it no longer has.
+	if resp.StatusCode == http.StatusNotFound &&
+		(req.Header.Get("Mcp-Session-Id") != "" || (sse && req.Method == http.MethodPost)) {
+		p.sessionGone = true
+	}
+}
+
+func (p *probe) snapshot() (status int, method string, netErr error, sessionGone bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.status, p.method, p.netErr, p.sessionGone
+}
+
+type probeKey struct{}
+
+func withProbe(ctx context.Context, p *probe) context.Context {
+	return context.WithValue(ctx, probeKey{}, p)
+}
+
+func probeFrom(ctx context.Context) *probe {
+	p, _ := ctx.Value(probeKey{}).(*probe)
+	return p
+}
+
+// roundTripper is the per-session HTTP layer between the go-sdk transports and the guarded
+// base transport: it adds the connection's declared headers (and only those: DESIGN §6),
+// records statuses into the request's probe, and caps response sizes.
+type roundTripper struct {
+	base      http.RoundTripper
+	headers   map[string]string // validated by headers.Validate
+	userAgent string
+	maxBytes  int64
+	sse       bool        // the session uses the legacy SSE transport
+	tooLarge  atomic.Bool // set once any response of this session passed maxBytes
+}
+
+func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	for name, value := range rt.headers {
+		r.Header.Set(name, value)
+	}
+	if rt.userAgent != "" {
+		r.Header.Set("User-Agent", rt.userAgent)
+	}
+	resp, err := rt.base.RoundTrip(r)
+	if p := probeFrom(req.Context()); p != nil {
+		p.record(r, resp, err, rt.sse)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rt.maxBytes > 0 {
+		ct := strings.ToLower(resp.Header.Get("Content-Type"))
+		resp.Body = &limitedBody{
+			rc:          resp.Body,
+			max:         rt.maxBytes,
+			eventStream: strings.HasPrefix(ct, "text/event-stream"),
+			flag:        &rt.tooLarge,
+		}
+	}
+	return resp, nil
+}
+
+// limitedBody fails reads once a body passes max bytes; for an event stream the count is per
+// event (reset at each blank line), so a long-lived SSE stream is not cut for its total.
+type limitedBody struct {
+	rc          io.ReadCloser
+	max         int64
+	eventStream bool
+	flag        *atomic.Bool
+
+	n        int64 // bytes in the current body / event
+	newlines int   // consecutive '\n' seen (ignoring '\r'), for event boundaries
+	failed   bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.failed {
+		return 0, errTooLarge
+	}
+	n, err := b.rc.Read(p)
+	if !b.eventStream {
+		b.n += int64(n)
+	} else {
+		for _, c := range p[:n] {
+			switch c {
+			case '\r':
+				continue
+			case '\n':
+				b.newlines++
+				if b.newlines >= 2 {
+					b.n = 0
+					continue
+				}
+			default:
+				b.newlines = 0
+			}
+			b.n++
+			if b.n > b.max {
+				break
+			}
+		}
+	}
+	if b.n > b.max {
+		b.failed = true
+		b.flag.Store(true)
+		return 0, errTooLarge
+	}
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
