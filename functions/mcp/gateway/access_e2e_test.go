@@ -240,3 +240,68 @@ func auditRows(t *testing.T, w *demoWorld, tool string) []auditRow {
 	}
 	return out
 }
+
+// TestDefaultProject: tools that take projectId get the workspace's default project when
+// it is omitted; a project of another workspace is refused.
+func TestDefaultProject(t *testing.T) {
+	w := newDemoWorld(t)
+	mcpA := "/mcp/" + w.wsA
+	tests := []struct {
+		name     string
+		args     map[string]any
+		wantCall string
+		wantProj string
+	}{
+		{"omitted → default", map[string]any{}, "ok", w.projA},
+		{"own project", map[string]any{"projectId": w.projA}, "ok", w.projA},
+		{"other workspace's project", map[string]any{"projectId": w.projB}, "INVALID_REFERENCE", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, out := w.rpc(t, mcpA, w.adminA, "tools/call", map[string]any{"name": "agentpack_connections_list", "arguments": tt.args}, nil)
+			if got := callOutcome(st, out); got != tt.wantCall {
+				t.Fatalf("call = %s, want %s: %v", got, tt.wantCall, out)
+			}
+			if tt.wantProj != "" {
+				data := out["result"].(map[string]any)["structuredContent"].(map[string]any)["data"].(map[string]any)
+				if data["projectId"] != tt.wantProj {
+					t.Errorf("projectId = %v, want %s", data["projectId"], tt.wantProj)
+				}
+			}
+		})
+	}
+}
+
+// TestSingleServerEndpoint: one connection under its upstream names, the same auth and
+// workspace rules as the aggregate endpoint.
+func TestSingleServerEndpoint(t *testing.T) {
+	w := newDemoWorld(t)
+	path := "/mcp/" + w.wsA + "/servers/" + w.handle
+	st, out := w.rpc(t, path, w.tokens[auth.RoleMember], "tools/list", map[string]any{}, nil)
+	if st != http.StatusOK || !strings.Contains(fmt.Sprint(out), "name:echo") || strings.Contains(fmt.Sprint(out), "agentpack_") {
+		t.Fatalf("tools/list = %d %v", st, out)
+	}
+	st, out = w.rpc(t, path, w.tokens[auth.RoleMember], "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "x"}}, nil)
+	if got := callOutcome(st, out); got != "ok" {
+		t.Errorf("echo = %s %v", got, out)
+	}
+	if rows := auditRows(t, w, "echo"); len(rows) != 1 || rows[0].kind != "proxied" {
+		t.Errorf("audit rows for the single-server call = %+v", rows)
+	}
+	for _, tc := range []struct {
+		name, path, token string
+		want              int
+	}{
+		{"by connection id", "/mcp/" + w.wsA + "/servers/" + w.connID, w.adminA, http.StatusOK},
+		{"unknown connection", "/mcp/" + w.wsA + "/servers/nope", w.adminA, http.StatusNotFound},
+		{"other workspace's principal", path, w.adminB, http.StatusForbidden},
+		{"A's connection under B", "/mcp/" + w.wsB + "/servers/" + w.handle, w.adminB, http.StatusNotFound},
+		{"no token", path, "", http.StatusUnauthorized},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if st, out := w.rpc(t, tc.path, tc.token, "tools/list", map[string]any{}, nil); st != tc.want {
+				t.Errorf("status %d, want %d: %v", st, tc.want, out)
+			}
+		})
+	}
+}

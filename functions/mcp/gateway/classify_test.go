@@ -96,7 +96,9 @@ func TestProtocolGuard(t *testing.T) {
 		wantID   bool
 	}{
 		{"panic", func(context.Context, string, mcp.Request) (mcp.Result, error) { panic("boom") }, jsonrpc.CodeInternalError, true},
-		{"plain error", func(context.Context, string, mcp.Request) (mcp.Result, error) { return nil, errors.New("db password=x") }, jsonrpc.CodeInternalError, true},
+		{"plain error", func(context.Context, string, mcp.Request) (mcp.Result, error) {
+			return nil, errors.New("db password=x")
+		}, jsonrpc.CodeInternalError, true},
 		{"json-rpc error", func(context.Context, string, mcp.Request) (mcp.Result, error) { return nil, rpcErr }, jsonrpc.CodeInvalidParams, false},
 	}
 	for _, tt := range tests {
