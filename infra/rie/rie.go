@@ -5,7 +5,7 @@
 // The emulator (`make rie-install` puts a pinned build in .state/bin) listens on the
 // addresses it is given — always 127.0.0.1 here, never its 0.0.0.0 default — starts the
 // bootstrap lazily on the first invoke, forwards its own environment to the bootstrap,
-// and prints "REPORT … Init Duration: N ms" after the first invoke.
+// and logs "INIT REPORT(durationMs: N)" for the cold start.
 package rie
 
 import (
@@ -250,10 +250,12 @@ func (i Invocation) HTTP() (HTTPResponse, error) {
 	return r, nil
 }
 
-var initRE = regexp.MustCompile(`Init Duration: ([0-9.]+) ms`)
+var initRE = regexp.MustCompile(`INIT REPORT\(durationMs: ([0-9.]+)\)`)
 
-// InitDuration is the emulator's "Init Duration" of the first invoke (the INIT phase:
-// process start of the bootstrap until it asks for its first event), if reported yet.
+// InitDuration is the emulator's "INIT REPORT(durationMs: …)" of the cold start: from the
+// exec of the bootstrap until it asks for its first event (the function's own init work:
+// config, pool, handler). The REPORT line's "Init Duration" is not used: this emulator
+// initialises lazily and reports almost zero there.
 func (e *Emulator) InitDuration() (time.Duration, bool) {
 	m := initRE.FindStringSubmatch(e.out.String())
 	if m == nil {

@@ -1,0 +1,5 @@
+package check
+
+import "runtime"
+
+const runtimeGOARCH = runtime.GOARCH

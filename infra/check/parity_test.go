@@ -1,0 +1,177 @@
+package check
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// cdkTemplate loads the CDK app's synthesized template: $CDK_OUT_DIR (make infra-test
+// synthesizes there with placeholder bootstraps) or infra/cdk/cdk.out (make cdk-synth).
+// Without one it skips, unless REQUIRE_INFRA=1.
+func cdkTemplate(t *testing.T) map[string]any {
+	t.Helper()
+	dir := os.Getenv("CDK_OUT_DIR")
+	if dir == "" {
+		dir = filepath.Join(repoRoot(t), "infra", "cdk", "cdk.out")
+	} else if !filepath.IsAbs(dir) {
+		dir = filepath.Join(repoRoot(t), dir)
+	}
+	path := filepath.Join(dir, "AgentpackGateway.template.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if os.Getenv("REQUIRE_INFRA") == "1" {
+			t.Fatalf("no CDK synth output (%v): run `make infra-test` or `make cdk-synth`", err)
+		}
+		t.Skipf("no CDK synth output at %s: run `make cdk-synth` (REQUIRE_INFRA=1 makes this a failure)", path)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// cdkFacts extracts stackFacts from a synthesized CDK template.
+func cdkFacts(t *testing.T, doc map[string]any) stackFacts {
+	t.Helper()
+	res := doc["Resources"].(map[string]any)
+	f := stackFacts{Functions: map[string]functionFacts{}, Routes: map[string]string{}, Schedules: map[string]string{}}
+	integrationFn := map[string]string{} // integration logical id → function logical id
+	for id, r := range res {
+		r := r.(map[string]any)
+		props, _ := r["Properties"].(map[string]any)
+		switch r["Type"] {
+		case "AWS::Lambda::Function":
+			ff := functionFacts{
+				Runtime: str(props["Runtime"]), Handler: str(props["Handler"]),
+				Timeout: num(props["Timeout"]), MemorySize: num(props["MemorySize"]),
+			}
+			if a := asStrings(props["Architectures"]); len(a) == 1 {
+				ff.Architecture = a[0]
+			}
+			if env, ok := props["Environment"].(map[string]any); ok {
+				ff.EnvKeys = keys(env["Variables"].(map[string]any))
+			}
+			f.Functions[id] = ff
+		case "AWS::ApiGatewayV2::Integration":
+			if fmt := str(props["PayloadFormatVersion"]); fmt != "2.0" {
+				t.Errorf("CDK integration %s: payload format %q, want 2.0", id, fmt)
+			}
+			integrationFn[id] = getAttTarget(props["IntegrationUri"])
+		case "AWS::Events::Rule":
+			for _, tg := range props["Targets"].([]any) {
+				f.Schedules[str(props["ScheduleExpression"])] = getAttTarget(tg.(map[string]any)["Arn"])
+			}
+		}
+	}
+	for _, r := range res {
+		r := r.(map[string]any)
+		if r["Type"] != "AWS::ApiGatewayV2::Route" {
+			continue
+		}
+		props := r["Properties"].(map[string]any)
+		// Target: {"Fn::Join": ["", ["integrations/", {"Ref": "<integration>"}]]}
+		b, _ := json.Marshal(props["Target"])
+		var integ string
+		for id := range integrationFn {
+			if strings.Contains(string(b), `"Ref":"`+id+`"`) {
+				integ = id
+			}
+		}
+		f.Routes[str(props["RouteKey"])] = integrationFn[integ]
+	}
+	return f
+}
+
+// TestParitySAMvsCDK fails when template.yaml and the CDK app disagree on the functions
+// (runtime, architecture, handler, timeout, memory, environment names), the routes and
+// which function serves each, or the schedule.
+func TestParitySAMvsCDK(t *testing.T) {
+	doc := cdkTemplate(t)
+	sam := samFacts(t, parseSAM(t, nil))
+	cdk := cdkFacts(t, doc)
+	if d := cmp.Diff(sam.Functions, cdk.Functions); d != "" {
+		t.Errorf("functions differ (-template.yaml +cdk):\n%s", d)
+	}
+	if d := cmp.Diff(sam.Routes, cdk.Routes); d != "" {
+		t.Errorf("routes differ (-template.yaml +cdk):\n%s", d)
+	}
+	if d := cmp.Diff(sam.Schedules, cdk.Schedules); d != "" {
+		t.Errorf("schedules differ (-template.yaml +cdk):\n%s", d)
+	}
+
+	// Same parameters for the deploy-time settings (DatabaseUrl and Environment are
+	// synth-time context in CDK).
+	var samParams []string
+	for p := range parseSAM(t, nil).Parameters {
+		if p != "DatabaseUrl" && p != "Environment" && p != "DbInstanceClass" {
+			samParams = append(samParams, p)
+		}
+	}
+	slices.Sort(samParams)
+	var cdkParams []string
+	for p := range doc["Parameters"].(map[string]any) {
+		if p != "BootstrapVersion" {
+			cdkParams = append(cdkParams, p)
+		}
+	}
+	slices.Sort(cdkParams)
+	if d := cmp.Diff(samParams, cdkParams); d != "" {
+		t.Errorf("parameters differ (-template.yaml +cdk):\n%s", d)
+	}
+
+	// Same bucket and database posture.
+	res := doc["Resources"].(map[string]any)
+	for _, c := range []struct{ id, typ, must string }{
+		{"CatalogBucket", "AWS::S3::Bucket", `"BlockPublicAcls":true`},
+		{"CatalogBucket", "AWS::S3::Bucket", `"Status":"Enabled"`},
+		{"CatalogBucket", "AWS::S3::Bucket", `"SSEAlgorithm":"AES256"`},
+		{"Database", "AWS::RDS::DBInstance", `"PubliclyAccessible":false`},
+		{"Database", "AWS::RDS::DBInstance", `"StorageEncrypted":true`},
+		{"DbProxy", "AWS::RDS::DBProxy", `"RequireTLS":true`},
+	} {
+		r, ok := res[c.id].(map[string]any)
+		if !ok || r["Type"] != c.typ {
+			t.Errorf("CDK template has no %s %s", c.typ, c.id)
+			continue
+		}
+		if b, _ := json.Marshal(r); !strings.Contains(string(b), c.must) {
+			t.Errorf("CDK %s lacks %s", c.id, c.must)
+		}
+	}
+}
+
+// TestParityDetectsDrift makes sure the parity comparison is not vacuous.
+func TestParityDetectsDrift(t *testing.T) {
+	doc := cdkTemplate(t)
+	cdk := cdkFacts(t, doc)
+	sam := samFacts(t, parseSAM(t, nil))
+	delete(cdk.Routes, "ANY /mcp")
+	cdk.Schedules = map[string]string{"rate(1 hour)": "HealthCheckFunction"}
+	if cmp.Equal(sam.Routes, cdk.Routes) || cmp.Equal(sam.Schedules, cdk.Schedules) {
+		t.Fatal("parity comparison did not notice a removed route or a changed schedule")
+	}
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func num(v any) int { f, _ := v.(float64); return int(f) }
+
+// getAttTarget returns X from {"Fn::GetAtt": ["X", "Arn"]}, or "".
+func getAttTarget(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	a, ok := m["Fn::GetAtt"].([]any)
+	if !ok || len(a) == 0 {
+		return ""
+	}
+	return str(a[0])
+}
