@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/cmd/local/stack"
+	"github.com/agentpack/gateway/functions/healthcheck/health"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/config"
@@ -212,6 +214,23 @@ func env(k, def string) string {
 	return def
 }
 
+// cmdHealthcheck runs one health-check pass (DESIGN §9a) — what the EventBridge schedule
+// triggers in AWS — and prints its summary as JSON.
 func cmdHealthcheck(ctx context.Context) error {
-	return errors.New("healthcheck: not wired yet")
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	d, err := deps.Build(ctx, cfg, 4)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	s, err := health.New(health.Options{Pool: d.Pool, Pinger: d.Upstreams, Logger: d.Logger, Metrics: os.Stdout}).Run(ctx)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
 }

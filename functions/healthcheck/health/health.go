@@ -1,0 +1,419 @@
+// Package health is the scheduled health check of DESIGN §9a (seed mcp-marketplace
+// "Health check", mcpHealthCheckJob): one pass probes every catalog entry that has an
+// installed, enabled connection and records healthy / stale / down on the entry.
+//
+// A pass (Checker.Run) is started by the EventBridge rule rate(30 minutes) through
+// Checker.Handle, or once by `make healthcheck`; there is no timer in any process.
+//
+// Per entry: one check through one of its connections (db.HealthCandidateList picks it),
+// with that connection's transport rules (DESIGN §6: the remembered transport, else
+// streamable HTTP with the narrowed SSE fallback) and declared headers, then the MCP
+// liveness exchange (mcpclient.Pool.Ping: a fresh connect and ping). Each attempt is
+// bounded by AttemptTimeout (10 s); a failed attempt is retried after 1 s, 2 s and 4 s
+// (Retries), so a check costs at most 4 × 10 s + 7 s = 47 s.
+//
+// State (db.CatalogEntryRecordHealth): success → healthy, consecutive_failures 0; failure
+// → consecutive_failures + 1, stale for 1–2, down from 3; last_health_check always;
+// last_health_error on failure, with header values scrubbed. Stale and down entries stay
+// listed and installable: nothing here blocks an install.
+//
+// Checks run Concurrency at a time (4). Before starting a check the pass makes sure the
+// context's deadline (the Lambda's remaining time) leaves room for a worst-case check plus
+// Reserve; when it does not, the remaining entries are skipped and reported. Each pass
+// writes one structured summary log line and one CloudWatch EMF line (namespace
+// Agentpack/HealthCheck: checked, healthy, stale, down, skipped, duration_ms).
+package health
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/cenkalti/backoff/v5"
+)
+
+// Defaults of Options (DESIGN §9a).
+const (
+	DefaultAttemptTimeout = 10 * time.Second
+	DefaultConcurrency    = 4
+	DefaultReserve        = 5 * time.Second
+)
+
+// DefaultRetries is the wait before each retry: 1 s, 2 s, 4 s (seed: "retry exponencial
+// (1s/2s/4s, timeout 10s)").
+var DefaultRetries = []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second}
+
+// Pinger is the liveness exchange; *mcpclient.Pool implements it.
+type Pinger interface {
+	Ping(ctx context.Context, t mcpclient.Target) (mcpclient.Info, error)
+}
+
+// Clock is the time source of a pass: Now stamps last_health_check and measures the
+// remaining time; Sleep waits between retries (returning ctx's error if it ends first).
+// Tests inject a virtual clock so that the 1/2/4 s schedule costs no real time.
+type Clock interface {
+	Now() time.Time
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// Options configure a Checker. Pool and Pinger are required; zero fields take defaults.
+type Options struct {
+	Pool   *db.Pool
+	Pinger Pinger // usually the process's *mcpclient.Pool
+	Logger *slog.Logger
+	// Metrics receives the pass's EMF line (os.Stdout in Lambda); nil disables.
+	Metrics io.Writer
+	// AttemptTimeout bounds one connect + ping attempt (default 10 s).
+	AttemptTimeout time.Duration
+	// Retries are the waits before each retry (default 1 s, 2 s, 4 s: four attempts).
+	Retries []time.Duration
+	// Concurrency is how many checks run at once (default 4).
+	Concurrency int
+	// Reserve is the time kept free before the deadline for state writes and the summary
+	// (default 5 s).
+	Reserve time.Duration
+	// Clock is the time source (default: real time).
+	Clock Clock
+}
+
+// Checker runs health-check passes. Safe for concurrent use, though passes are not meant
+// to overlap (the schedule's period is far above the function timeout).
+type Checker struct {
+	o   Options
+	log *slog.Logger
+}
+
+// New returns a Checker with o's defaults filled in.
+func New(o Options) *Checker {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.AttemptTimeout <= 0 {
+		o.AttemptTimeout = DefaultAttemptTimeout
+	}
+	if o.Retries == nil {
+		o.Retries = DefaultRetries
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.Reserve <= 0 {
+		o.Reserve = DefaultReserve
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	return &Checker{o: o, log: o.Logger}
+}
+
+// WorstCase is the longest one check can take: every attempt timing out plus every
+// retry wait (≈ 47 s with the defaults).
+func (c *Checker) WorstCase() time.Duration {
+	d := time.Duration(len(c.o.Retries)+1) * (c.o.AttemptTimeout + attemptGrace)
+	for _, r := range c.o.Retries {
+		d += r
+	}
+	return d
+}
+
+// Result is the outcome of one entry in a pass.
+type Result struct {
+	EntryID             string `json:"entryId"`
+	EntryName           string `json:"entryName"`
+	ConnectionID        string `json:"connectionId"`
+	Status              string `json:"status"` // healthy | stale | down | skipped
+	ConsecutiveFailures int    `json:"consecutiveFailures"`
+	Attempts            int    `json:"attempts"`
+	Transport           string `json:"transport,omitempty"` // the transport that answered
+	Error               string `json:"error,omitempty"`     // last_health_error as written
+	DurationMS          int64  `json:"durationMs"`
+}
+
+// Summary is what a pass did. Checked counts entries whose state was written; Skipped
+// lists the entries left for the next run (not enough time left, or the pass was
+// cancelled).
+type Summary struct {
+	Checked    int      `json:"checked"`
+	Healthy    int      `json:"healthy"`
+	Stale      int      `json:"stale"`
+	Down       int      `json:"down"`
+	Skipped    int      `json:"skipped"`
+	DurationMS int64    `json:"durationMs"`
+	Results    []Result `json:"results"`
+}
+
+// Handle is the Lambda handler for the EventBridge scheduled event: it runs one pass
+// within the invocation's deadline and returns its summary. The event's content is only
+// logged. It fails only when the pass could not start (the database is unreachable), so
+// that Lambda reports the invocation as failed.
+func (c *Checker) Handle(ctx context.Context, ev events.EventBridgeEvent) (*Summary, error) {
+	c.log.InfoContext(ctx, "health check triggered", "event_id", ev.ID, "detail_type", ev.DetailType,
+		"source", ev.Source, "scheduled_at", ev.Time)
+	return c.Run(ctx)
+}
+
+// Run performs one pass over db.HealthCandidateList, at most Concurrency checks at a
+// time, and returns the summary (also logged once and written as one EMF line). Errors:
+// the candidate query's (UNAVAILABLE when the database is down); failures of single
+// checks or state writes are reported in the results, not returned.
+func (c *Checker) Run(ctx context.Context) (*Summary, error) {
+	start := c.o.Clock.Now()
+	cands, err := db.HealthCandidateList(ctx, c.o.Pool)
+	if err != nil {
+		return nil, fmt.Errorf("health: list candidates: %w", err)
+	}
+	results := make([]Result, len(cands))
+	sem := make(chan struct{}, c.o.Concurrency)
+	var wg sync.WaitGroup
+	next := 0
+	for ; next < len(cands); next++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil || !c.hasTime(ctx) {
+			break
+		}
+		i := next
+		wg.Go(func() {
+			defer func() { <-sem }()
+			results[i] = c.check(ctx, &cands[i])
+		})
+	}
+	wg.Wait()
+	for i := next; i < len(cands); i++ {
+		results[i] = Result{EntryID: cands[i].EntryID, EntryName: cands[i].EntryName,
+			ConnectionID: cands[i].Connection.ID, Status: "skipped"}
+	}
+	s := &Summary{Results: results, DurationMS: c.o.Clock.Now().Sub(start).Milliseconds()}
+	for _, r := range results {
+		switch r.Status {
+		case "skipped":
+			s.Skipped++
+			continue
+		case db.HealthHealthy:
+			s.Healthy++
+		case db.HealthStale:
+			s.Stale++
+		case db.HealthDown:
+			s.Down++
+		}
+		s.Checked++
+	}
+	c.report(ctx, s)
+	return s, nil
+}
+
+// hasTime reports whether ctx's deadline leaves room for a worst-case check + Reserve.
+func (c *Checker) hasTime(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return !ok || dl.Sub(c.o.Clock.Now()) >= c.WorstCase()+c.o.Reserve
+}
+
+// check probes one entry and records the outcome.
+func (c *Checker) check(ctx context.Context, cand *db.HealthCandidate) Result {
+	start := c.o.Clock.Now()
+	r := Result{EntryID: cand.EntryID, EntryName: cand.EntryName, ConnectionID: cand.Connection.ID}
+	target := connections.TargetOf(&cand.Connection)
+	// Ping connects afresh and caches nothing: a warm gateway session must not make a dead
+	// upstream look alive.
+	info, attempts, err := c.ping(ctx, target)
+	r.Attempts = attempts
+	if err != nil && ctx.Err() != nil {
+		// The pass ran out of time (or was cancelled) mid-check: that says nothing about the
+		// upstream, so nothing is recorded.
+		r.Status = "skipped"
+		return r
+	}
+	failure := ""
+	if err != nil {
+		failure = Scrub(apperr.Public(err).Message, cand.Connection.Headers)
+	} else {
+		r.Transport = info.Transport
+	}
+	// State writes must land even when the pass's context is about to end.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	st, werr := db.CatalogEntryRecordHealth(wctx, c.o.Pool, cand.EntryID, c.o.Clock.Now(), failure)
+	if werr != nil {
+		c.log.ErrorContext(ctx, "health: recording state failed", "entry_id", cand.EntryID, "err", werr)
+		r.Status, r.Error = "skipped", failure
+		return r
+	}
+	cs := db.ConnectionState{OK: err == nil, Error: failure, WorkingTransport: info.Transport, ProtocolVersion: info.ProtocolVersion}
+	if werr := db.ConnectionRecordState(wctx, c.o.Pool, cand.Connection.ID, cs); werr != nil {
+		c.log.WarnContext(ctx, "health: recording connection state failed", "connection_id", cand.Connection.ID, "err", werr)
+	}
+	r.Status, r.ConsecutiveFailures, r.Error = st.Status, st.ConsecutiveFailures, failure
+	r.DurationMS = c.o.Clock.Now().Sub(start).Milliseconds()
+	c.log.DebugContext(ctx, "health: checked", "entry_id", r.EntryID, "connection_id", r.ConnectionID,
+		"status", r.Status, "attempts", r.Attempts, "duration_ms", r.DurationMS)
+	return r
+}
+
+// schedule is the retry schedule as a backoff.BackOff: the waits of Options.Retries in
+// order, then backoff.Stop. (backoff/v5's Retry takes no injectable timer — its
+// WithTimer option is unexported — so the loop in ping waits through Clock.Sleep.)
+type schedule struct {
+	waits []time.Duration
+	i     int
+}
+
+func (s *schedule) NextBackOff() time.Duration {
+	if s.i >= len(s.waits) {
+		return backoff.Stop
+	}
+	s.i++
+	return s.waits[s.i-1]
+}
+
+func (s *schedule) Reset() { s.i = 0 }
+
+// ping runs the liveness exchange with retries: each attempt under AttemptTimeout, the
+// waits from the schedule through the Clock. It returns the last error and the number of
+// attempts made.
+func (c *Checker) ping(ctx context.Context, t mcpclient.Target) (mcpclient.Info, int, error) {
+	var b backoff.BackOff = &schedule{waits: c.o.Retries}
+	for attempt := 1; ; attempt++ {
+		info, err := c.attempt(ctx, t)
+		if err == nil {
+			return info, attempt, nil
+		}
+		if ctx.Err() != nil {
+			return mcpclient.Info{}, attempt, err
+		}
+		wait := b.NextBackOff()
+		if wait == backoff.Stop {
+			return mcpclient.Info{}, attempt, err
+		}
+		if serr := c.o.Clock.Sleep(ctx, wait); serr != nil {
+			return mcpclient.Info{}, attempt, errors.Join(err, serr)
+		}
+	}
+}
+
+// attempt is one liveness exchange bounded by AttemptTimeout. The bound is enforced here
+// rather than trusted to the client: an upstream that hangs can hold a client's return
+// past its context (go-sdk sends a best-effort notifications/cancelled and closes the
+// session, measured at ≈5 s against a hanging loopback server), and the pass's deadline
+// arithmetic (WorstCase) needs every attempt to end on time. A late Ping finishes in the
+// background; its result is dropped.
+func (c *Checker) attempt(ctx context.Context, t mcpclient.Target) (mcpclient.Info, error) {
+	actx, cancel := context.WithTimeout(ctx, c.o.AttemptTimeout)
+	defer cancel()
+	type result struct {
+		info mcpclient.Info
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		info, err := c.o.Pinger.Ping(actx, t)
+		ch <- result{info, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.info, r.err
+	case <-actx.Done():
+	}
+	grace := time.NewTimer(attemptGrace) // prefer the client's own, more precise, error
+	defer grace.Stop()
+	select {
+	case r := <-ch:
+		return r.info, r.err
+	case <-grace.C:
+		return mcpclient.Info{}, apperr.Wrap(actx.Err(), apperr.UpstreamTimeout,
+			"upstream did not complete the liveness exchange before the deadline (%s per attempt)", c.o.AttemptTimeout)
+	}
+}
+
+// attemptGrace is how long attempt waits past the deadline for the client's own error.
+const attemptGrace = 50 * time.Millisecond
+
+// Scrub makes an error text safe for last_health_error: every header value of the
+// connection (secrets, DESIGN §9) is replaced by "[redacted]", and the text is clipped
+// to 500 bytes.
+func Scrub(msg string, headers map[string]string) string {
+	vals := make([]string, 0, len(headers))
+	for _, v := range headers {
+		if v = strings.TrimSpace(v); v != "" {
+			vals = append(vals, v)
+		}
+	}
+	// Longest first, so that a value containing another is redacted whole.
+	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
+	for _, v := range vals {
+		msg = strings.ReplaceAll(msg, v, "[redacted]")
+	}
+	if len(msg) > 500 {
+		msg = msg[:500] + "…"
+	}
+	if msg == "" {
+		msg = "health check failed"
+	}
+	return msg
+}
+
+// report writes the pass's one summary log line and one EMF line.
+func (c *Checker) report(ctx context.Context, s *Summary) {
+	var skipped, failing []string
+	for _, r := range s.Results {
+		switch r.Status {
+		case "skipped":
+			skipped = append(skipped, r.EntryName)
+		case db.HealthStale, db.HealthDown:
+			failing = append(failing, r.EntryName+": "+r.Error)
+		}
+	}
+	c.log.InfoContext(ctx, "health check pass", "checked", s.Checked, "healthy", s.Healthy, "stale", s.Stale,
+		"down", s.Down, "skipped", s.Skipped, "duration_ms", s.DurationMS, "skipped_entries", skipped,
+		"failing", failing)
+	if c.o.Metrics == nil {
+		return
+	}
+	line := map[string]any{
+		"_aws": map[string]any{
+			"Timestamp": time.Now().UnixMilli(),
+			"CloudWatchMetrics": []any{map[string]any{
+				"Namespace":  "Agentpack/HealthCheck",
+				"Dimensions": [][]string{{"Function"}},
+				"Metrics": []map[string]string{
+					{"Name": "checked", "Unit": "Count"}, {"Name": "healthy", "Unit": "Count"},
+					{"Name": "stale", "Unit": "Count"}, {"Name": "down", "Unit": "Count"},
+					{"Name": "skipped", "Unit": "Count"}, {"Name": "duration_ms", "Unit": "Milliseconds"},
+				},
+			}},
+		},
+		"Function": "healthcheck",
+		"checked":  s.Checked, "healthy": s.Healthy, "stale": s.Stale, "down": s.Down,
+		"skipped": s.Skipped, "duration_ms": s.DurationMS,
+	}
+	b, _ := json.Marshal(line)
+	_, _ = c.o.Metrics.Write(append(b, '\n'))
+}

@@ -1,0 +1,569 @@
+package health_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentpack/gateway/functions/healthcheck/health"
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/dbtest"
+	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/testpeer"
+	"github.com/agentpack/gateway/shared/urlguard"
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/uuid"
+)
+
+// secretValue is a header value that must never reach last_health_error or logs.
+const secretValue = "sekret-header-value-42"
+
+// fakeClock is virtual time: Sleep records the wait and advances Now at once.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func newClock() *fakeClock { return &fakeClock{now: time.Now()} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sleeps = append(c.sleeps, d)
+	c.now = c.now.Add(d)
+	return nil
+}
+
+func (c *fakeClock) waits() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.sleeps)
+	slices.Sort(out)
+	return out
+}
+
+type world struct {
+	pool *db.Pool
+	ws   string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	pool, _ := dbtest.Fresh(t)
+	w := &world{pool: pool, ws: uuid.NewString()}
+	if err := db.WorkspaceUpsert(t.Context(), pool, w.ws, "W"); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// entry creates a catalog entry named name and an installed, enabled connection to url
+// with a secret header; it returns the entry id.
+func (w *world) entry(t *testing.T, name, url string) string {
+	t.Helper()
+	ctx := t.Context()
+	if err := db.CatalogEntryUpsertSeed(ctx, w.pool, &db.CatalogSeedEntry{Name: name, URL: url,
+		TransportType: "streamable-http", VerificationTier: "unverified"}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := db.CatalogEntryGetByName(ctx, w.pool, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ConnectionCreate(ctx, w.pool, &db.ConnectionNew{Name: name, URL: url, TransportType: "streamable-http",
+		Headers: map[string]string{"X-Api-Key": secretValue}, Enabled: true, Source: "marketplace",
+		CatalogEntryID: &e.ID, WorkspaceID: &w.ws, CreatedBy: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	return e.ID
+}
+
+func (w *world) state(t *testing.T, id string) *db.CatalogEntry {
+	t.Helper()
+	e, err := db.CatalogEntryGet(t.Context(), w.pool, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func upstreams(t *testing.T) *mcpclient.Pool {
+	t.Helper()
+	p := mcpclient.New(&mcpclient.Options{Guard: urlguard.New(&urlguard.Options{AllowPrivate: true})})
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return "http://" + addr + "/mcp"
+}
+
+// sseBehind404 serves the demo server over legacy SSE and answers 404 to a streamable
+// HTTP POST (one without the SSE session id), as an SSE-only server does.
+func sseBehind404(t *testing.T) string {
+	t.Helper()
+	h, err := testpeer.NewDemoHandler(testpeer.NewDemoServer(nil), testpeer.ModeSSE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Query().Get("sessionid") == "" {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	return srv.URL + "/sse"
+}
+
+// hanging accepts connections and never answers until the client gives up.
+func hanging(t *testing.T) string {
+	t.Helper()
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	t.Cleanup(func() { close(stop); srv.CloseClientConnections(); srv.Close() })
+	return srv.URL + "/mcp"
+}
+
+type buf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *buf) Write(p []byte) (int, error) { b.mu.Lock(); defer b.mu.Unlock(); return b.b.Write(p) }
+func (b *buf) String() string              { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
+
+func byName(s *health.Summary) map[string]health.Result {
+	out := map[string]health.Result{}
+	for _, r := range s.Results {
+		out[r.EntryName] = r
+	}
+	return out
+}
+
+// TestPassAgainstRealUpstreams: one pass over five real loopback upstreams.
+func TestPassAgainstRealUpstreams(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	fail500 := testpeer.NewFixture(t, nil)
+	fail500.SetStatus("POST", http.StatusInternalServerError)
+	ids := map[string]string{
+		"everything": w.entry(t, "everything", testpeer.Everything(t, "streamable")),
+		"closed":     w.entry(t, "closed", closedPort(t)),
+		"http500":    w.entry(t, "http500", fail500.URL),
+		"sse404":     w.entry(t, "sse404", sseBehind404(t)),
+		"hang":       w.entry(t, "hang", hanging(t)),
+	}
+	clock := newClock()
+	logs, metrics := &buf{}, &buf{}
+	c := health.New(health.Options{Pool: w.pool, Pinger: upstreams(t), Logger: logx.New(logs, "debug"), Metrics: metrics,
+		AttemptTimeout: 300 * time.Millisecond, Clock: clock})
+	s, err := c.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Checked != 5 || s.Healthy != 2 || s.Stale != 3 || s.Down != 0 || s.Skipped != 0 {
+		t.Fatalf("summary %+v", s)
+	}
+	r := byName(s)
+	if r["everything"].Status != "healthy" || r["everything"].Attempts != 1 || r["everything"].Transport != "streamable-http" {
+		t.Errorf("everything: %+v", r["everything"])
+	}
+	if r["sse404"].Status != "healthy" || r["sse404"].Transport != "sse" {
+		t.Errorf("sse404 (fallback): %+v", r["sse404"])
+	}
+	for name, mention := range map[string]string{"closed": "unreachable", "http500": "500", "hang": "deadline"} {
+		got := r[name]
+		if got.Status != "stale" || got.ConsecutiveFailures != 1 || got.Attempts != 4 || !strings.Contains(got.Error, mention) {
+			t.Errorf("%s: %+v (want stale after 4 attempts, error mentioning %q)", name, got, mention)
+		}
+	}
+	// 500 is never a reason to fall back to SSE: no GET reached the upstream.
+	if n := fail500.CountRequests("GET", ""); n != 0 {
+		t.Errorf("500 upstream got %d GET requests (SSE fallback)", n)
+	}
+	// Three failing checks, each waiting 1 s, 2 s, 4 s in virtual time.
+	want := []time.Duration{time.Second, time.Second, time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second,
+		4 * time.Second, 4 * time.Second, 4 * time.Second}
+	if got := clock.waits(); !slices.Equal(got, want) {
+		t.Errorf("waits = %v, want %v", got, want)
+	}
+	for name, id := range ids {
+		e := w.state(t, id)
+		if e.LastHealthCheck == nil || e.HealthStatus == nil || *e.HealthStatus != r[name].Status {
+			t.Errorf("%s: stored %+v", name, e)
+		}
+		if (r[name].Status == "healthy") != (e.LastHealthError == nil) {
+			t.Errorf("%s: last_health_error %v", name, e.LastHealthError)
+		}
+		if e.LastHealthError != nil && strings.Contains(*e.LastHealthError, secretValue) {
+			t.Errorf("%s: last_health_error leaks a header value", name)
+		}
+	}
+	// The fallback is remembered on the connection (DESIGN §6).
+	var wt *string
+	if err := w.pool.QueryRow(t.Context(), `SELECT working_transport FROM mcp_connections WHERE catalog_entry_id = $1`, ids["sse404"]).Scan(&wt); err != nil || wt == nil || *wt != "sse" {
+		t.Errorf("remembered transport = %v, %v", wt, err)
+	}
+	// One summary log line, one EMF line.
+	if strings.Count(logs.String(), `"msg":"health check pass"`) != 1 || strings.Contains(logs.String(), secretValue) {
+		t.Errorf("logs: %s", logs)
+	}
+	var emf map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(metrics.String())), &emf); err != nil {
+		t.Fatalf("EMF line: %v: %s", err, metrics)
+	}
+	cw := emf["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
+	if cw["Namespace"] != "Agentpack/HealthCheck" || emf["checked"] != 5.0 || emf["healthy"] != 2.0 ||
+		emf["stale"] != 3.0 || emf["down"] != 0.0 || emf["skipped"] != 0.0 || emf["duration_ms"] == nil {
+		t.Errorf("EMF = %v", emf)
+	}
+}
+
+// TestStateWalk: three failing runs walk healthy → stale → stale → down; one success
+// resets. Stale and down entries stay listed and installable.
+func TestStateWalk(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	up := testpeer.NewFixture(t, nil)
+	id := w.entry(t, "walker", up.URL)
+	c := health.New(health.Options{Pool: w.pool, Pinger: upstreams(t), AttemptTimeout: 2 * time.Second, Clock: newClock()})
+	run := func() health.Result {
+		s, err := c.Run(t.Context())
+		if err != nil || len(s.Results) != 1 {
+			t.Fatalf("run: %+v %v", s, err)
+		}
+		return s.Results[0]
+	}
+	type step struct {
+		status   string
+		failures int
+	}
+	var walk []step
+	record := func(fail bool) {
+		if fail {
+			up.SetStatus("*", http.StatusServiceUnavailable)
+		} else {
+			up.SetStatus("*", 0)
+		}
+		r := run()
+		e := w.state(t, id)
+		if *e.HealthStatus != r.Status || e.ConsecutiveFailures != r.ConsecutiveFailures {
+			t.Fatalf("stored %v/%d, result %+v", *e.HealthStatus, e.ConsecutiveFailures, r)
+		}
+		walk = append(walk, step{r.Status, r.ConsecutiveFailures})
+	}
+	record(false)
+	record(true)
+	record(true)
+	record(true)
+	// Down, yet visible in the catalog and installable.
+	list, err := db.CatalogEntryList(t.Context(), w.pool, db.CatalogFilter{Search: "walker"})
+	if err != nil || len(list) != 1 || *list[0].HealthStatus != "down" || list[0].LastHealthError == nil {
+		t.Fatalf("catalog list: %+v %v", list, err)
+	}
+	ws2 := uuid.NewString()
+	if err := db.WorkspaceUpsert(t.Context(), w.pool, ws2, "W2"); err != nil {
+		t.Fatal(err)
+	}
+	guard := urlguard.New(&urlguard.Options{AllowPrivate: true})
+	svc := &connections.Service{Pool: w.pool, Store: &catalog.DiskStore{Dir: t.TempDir()}, Upstreams: upstreams(t), Guard: guard}
+	if _, err := svc.Install(t.Context(), &auth.Principal{Subject: "a", Role: auth.RoleAdmin, Workspaces: []string{ws2}}, id,
+		connections.InstallInput{WorkspaceID: ws2}); err != nil {
+		t.Fatalf("install of a down entry: %v", err)
+	}
+	record(false)
+	want := []step{{"healthy", 0}, {"stale", 1}, {"stale", 2}, {"down", 3}, {"healthy", 0}}
+	if !slices.Equal(walk, want) {
+		t.Fatalf("walk = %v, want %v", walk, want)
+	}
+	if e := w.state(t, id); e.LastHealthError != nil {
+		t.Fatalf("success left last_health_error %q", *e.LastHealthError)
+	}
+}
+
+// flaky fails its first n pings, recording each attempt's deadline budget.
+type flaky struct {
+	mu       sync.Mutex
+	n        int
+	calls    int
+	budgets  []time.Duration
+	err      error
+	blockCtx bool // wait for the attempt's context to end instead of failing at once
+}
+
+func (f *flaky) Ping(ctx context.Context, _ mcpclient.Target) (mcpclient.Info, error) {
+	dl, _ := ctx.Deadline()
+	f.mu.Lock()
+	f.calls++
+	call := f.calls
+	f.budgets = append(f.budgets, time.Until(dl))
+	f.mu.Unlock()
+	if f.blockCtx {
+		<-ctx.Done()
+		return mcpclient.Info{}, apperr.Wrap(ctx.Err(), apperr.UpstreamTimeout, "deadline passed")
+	}
+	if call <= f.n {
+		return mcpclient.Info{}, f.err
+	}
+	return mcpclient.Info{Transport: "streamable-http", ProtocolVersion: "2025-11-25"}, nil
+}
+
+// TestRetrySchedule: retries after 1 s, 2 s, 4 s (injected clock), each attempt bounded
+// by AttemptTimeout; success stops the retries; the error text is scrubbed.
+func TestRetrySchedule(t *testing.T) {
+	t.Parallel()
+	fail := apperr.New(apperr.UpstreamError, "upstream said %s", secretValue)
+	tests := []struct {
+		name     string
+		failures int
+		attempts int
+		waits    []time.Duration
+		status   string
+	}{
+		{"first attempt succeeds", 0, 1, nil, "healthy"},
+		{"third attempt succeeds", 2, 3, []time.Duration{time.Second, 2 * time.Second}, "healthy"},
+		{"every attempt fails", 10, 4, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, "stale"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			w.entry(t, "e", "http://127.0.0.1:1/mcp")
+			p := &flaky{n: tc.failures, err: fail}
+			clock := newClock()
+			start := time.Now()
+			s, err := health.New(health.Options{Pool: w.pool, Pinger: p, Clock: clock}).Run(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatal("the schedule slept in real time")
+			}
+			r := s.Results[0]
+			if r.Attempts != tc.attempts || p.calls != tc.attempts || r.Status != tc.status {
+				t.Fatalf("result %+v, calls %d", r, p.calls)
+			}
+			if !slices.Equal(clock.sleeps, tc.waits) {
+				t.Fatalf("waits = %v, want %v", clock.sleeps, tc.waits)
+			}
+			for _, b := range p.budgets {
+				if b <= 9*time.Second || b > health.DefaultAttemptTimeout {
+					t.Fatalf("attempt budget %v, want ≈ 10 s", b)
+				}
+			}
+			if tc.status == "stale" && (strings.Contains(r.Error, secretValue) || !strings.Contains(r.Error, "[redacted]")) {
+				t.Fatalf("error not scrubbed: %q", r.Error)
+			}
+		})
+	}
+}
+
+// TestDeadline: a pass never starts a check that may not finish before the deadline; it
+// reports what it skipped and writes nothing for it.
+func TestDeadline(t *testing.T) {
+	t.Parallel()
+	t.Run("no time for any check", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		a, b := w.entry(t, "a", "http://127.0.0.1:1/mcp"), w.entry(t, "b", "http://127.0.0.1:1/mcp")
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // < 47 s + 5 s
+		defer cancel()
+		p := &flaky{}
+		s, err := health.New(health.Options{Pool: w.pool, Pinger: p}).Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Skipped != 2 || s.Checked != 0 || p.calls != 0 {
+			t.Fatalf("summary %+v, calls %d", s, p.calls)
+		}
+		for _, id := range []string{a, b} {
+			if e := w.state(t, id); e.LastHealthCheck != nil {
+				t.Fatalf("skipped entry was written: %+v", e)
+			}
+		}
+	})
+	t.Run("time runs out after the first check", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		w.entry(t, "a", "http://127.0.0.1:1/mcp")
+		w.entry(t, "b", "http://127.0.0.1:1/mcp")
+		clock := newClock()
+		// Worst case 4 × (1 s + 50 ms grace) + 7 s = 11.2 s, reserve 1 s: the first check fits in 12.5 s; it
+		// fails and waits 7 s of virtual time, after which the second no longer fits.
+		ctx, cancel := context.WithDeadline(t.Context(), clock.Now().Add(12500*time.Millisecond))
+		defer cancel()
+		p := &flaky{n: 100, err: apperr.New(apperr.UpstreamUnavailable, "down")}
+		c := health.New(health.Options{Pool: w.pool, Pinger: p, Clock: clock, Concurrency: 1,
+			AttemptTimeout: time.Second, Reserve: time.Second})
+		if c.WorstCase() != 11200*time.Millisecond {
+			t.Fatalf("worst case %v", c.WorstCase())
+		}
+		s, err := c.Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Checked != 1 || s.Skipped != 1 || s.Stale != 1 || s.Results[1].Status != "skipped" {
+			t.Fatalf("summary %+v", s)
+		}
+	})
+	t.Run("cancelled mid-check records nothing", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		id := w.entry(t, "a", "http://127.0.0.1:1/mcp")
+		ctx, cancel := context.WithCancel(t.Context())
+		p := &flaky{blockCtx: true}
+		go func() {
+			for {
+				p.mu.Lock()
+				n := p.calls
+				p.mu.Unlock()
+				if n > 0 {
+					cancel()
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+		s, err := health.New(health.Options{Pool: w.pool, Pinger: p, Clock: newClock()}).Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Skipped != 1 || s.Checked != 0 {
+			t.Fatalf("summary %+v", s)
+		}
+		if e := w.state(t, id); e.LastHealthCheck != nil || e.ConsecutiveFailures != 0 {
+			t.Fatalf("interrupted check was recorded: %+v", e)
+		}
+	})
+}
+
+// TestCandidates: one check per entry; only enabled connections with a catalog entry;
+// the most recently successful connection is the one probed.
+func TestCandidates(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := t.Context()
+	id := w.entry(t, "multi", "http://127.0.0.1:1/first")
+	// A second (manual) connection to the same entry that last connected successfully.
+	c2, err := db.ConnectionCreate(ctx, w.pool, &db.ConnectionNew{Name: "second", URL: "http://127.0.0.1:1/second",
+		TransportType: "streamable-http", Enabled: true, Source: "manual", CatalogEntryID: &id, WorkspaceID: &w.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ConnectionRecordState(ctx, w.pool, c2.ID, db.ConnectionState{OK: true}); err != nil {
+		t.Fatal(err)
+	}
+	// A disabled connection of another entry, and a connection without an entry.
+	other := w.entry(t, "disabled-only", "http://127.0.0.1:1/x")
+	if _, err := w.pool.Exec(ctx, `UPDATE mcp_connections SET enabled = false WHERE catalog_entry_id = $1`, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ConnectionCreate(ctx, w.pool, &db.ConnectionNew{Name: "loose", URL: "http://127.0.0.1:1/y",
+		TransportType: "streamable-http", Enabled: true, Source: "manual", WorkspaceID: &w.ws}); err != nil {
+		t.Fatal(err)
+	}
+	cands, err := db.HealthCandidateList(ctx, w.pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) != 1 || cands[0].EntryID != id || cands[0].Connection.ID != c2.ID || cands[0].Connection.URL != c2.URL {
+		t.Fatalf("candidates = %+v", cands)
+	}
+	_, err = db.CatalogEntryRecordHealth(ctx, w.pool, uuid.NewString(), time.Now(), "")
+	if apperr.CodeOf(err) != apperr.NotFound {
+		t.Fatalf("unknown entry: %v", err)
+	}
+	_, err = db.CatalogEntryRecordHealth(ctx, w.pool, "x", time.Now(), "boom")
+	if apperr.CodeOf(err) != apperr.NotFound {
+		t.Fatalf("malformed id: %v", err)
+	}
+}
+
+// TestHandleScheduledEvent runs the Lambda handler on the EventBridge event of events/.
+func TestHandleScheduledEvent(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.entry(t, "fixture", testpeer.NewFixture(t, nil).URL)
+	raw, err := os.ReadFile(filepath.Join(testpeer.RepoRoot(t), "events", "healthcheck-scheduled.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.EventBridgeEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	logs := &buf{}
+	s, err := health.New(health.Options{Pool: w.pool, Pinger: upstreams(t), Logger: logx.New(logs, "info")}).Handle(t.Context(), ev)
+	if err != nil || s.Healthy != 1 {
+		t.Fatalf("handle: %+v %v", s, err)
+	}
+	if !strings.Contains(logs.String(), ev.ID) {
+		t.Fatalf("event id not logged: %s", logs)
+	}
+}
+
+// TestDatabaseDown: a pass that cannot list candidates fails (Lambda reports it).
+func TestDatabaseDown(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.pool.Close()
+	_, err := health.New(health.Options{Pool: w.pool, Pinger: &flaky{}}).Run(context.Background())
+	if apperr.CodeOf(err) != apperr.Unavailable {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestScrub(t *testing.T) {
+	t.Parallel()
+	h := map[string]string{"A": "abc", "B": "abcdef", "C": "  ", "D": ""}
+	tests := []struct{ name, in, want string }{
+		{"longest value first", "got abcdef and abc", "got [redacted] and [redacted]"},
+		{"blank values ignored", "a  b", "a  b"},
+		{"empty message", "", "health check failed"},
+		{"clipped", strings.Repeat("x", 600), strings.Repeat("x", 500) + "…"},
+	}
+	for _, tc := range tests {
+		if got := health.Scrub(tc.in, h); got != tc.want {
+			t.Errorf("%s: Scrub = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

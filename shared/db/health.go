@@ -1,0 +1,75 @@
+package db
+
+import (
+	"context"
+	"time"
+)
+
+// Health statuses of catalog entries (DESIGN §9a).
+const (
+	HealthHealthy = "healthy"
+	HealthStale   = "stale"
+	HealthDown    = "down"
+)
+
+// HealthDownAfter is the number of consecutive failed runs from which an entry is "down";
+// fewer (1–2) make it "stale" (DESIGN §9a, seed "Health check").
+const HealthDownAfter = 3
+
+// HealthCandidate is one catalog entry the health check probes, and the connection it
+// probes it through.
+type HealthCandidate struct {
+	EntryID         string     `db:"entry_id"`
+	EntryName       string     `db:"entry_name"`
+	EntryStatus     *string    `db:"entry_health_status"`
+	LastHealthCheck *time.Time `db:"entry_last_health_check"`
+	Connection
+}
+
+// HealthCandidateList returns one candidate per catalog entry that has at least one
+// installed, enabled connection (marketplace installs and manual connections with a
+// catalog_entry_id, any scope): one check per entry per run. The connection chosen is the
+// most recently successful one (last_connected_at), then the oldest, so the choice is
+// deterministic. Entries never checked come first, then the least recently checked, so
+// that a pass cut short by the function timeout reaches the others next time.
+func HealthCandidateList(ctx context.Context, q Querier) ([]HealthCandidate, error) {
+	return collect[HealthCandidate](ctx, q, `SELECT e.id AS entry_id, e.name AS entry_name,
+			e.health_status AS entry_health_status, e.last_health_check AS entry_last_health_check, c.*
+		FROM mcp_catalog_entries e
+		JOIN LATERAL (SELECT `+connectionCols+` FROM mcp_connections c
+			WHERE c.catalog_entry_id = e.id AND c.enabled
+			ORDER BY c.last_connected_at DESC NULLS LAST, c.created_at, c.id LIMIT 1) c ON true
+		ORDER BY e.last_health_check ASC NULLS FIRST, e.name`)
+}
+
+// HealthState is an entry's health after a check.
+type HealthState struct {
+	Status              string     `db:"health_status" json:"healthStatus"`
+	ConsecutiveFailures int        `db:"consecutive_failures" json:"consecutiveFailures"`
+	LastHealthCheck     *time.Time `db:"last_health_check" json:"lastHealthCheck"`
+	LastHealthError     *string    `db:"last_health_error" json:"lastHealthError"`
+}
+
+// CatalogEntryRecordHealth records one check of entry id at time at, atomically in one
+// UPDATE, and returns the new state. failure is "" on success: status healthy,
+// consecutive_failures 0, last_health_error cleared. Otherwise consecutive_failures + 1,
+// status stale for 1–2 failures and down from HealthDownAfter, last_health_error =
+// failure (which must hold no secrets). last_health_check is set either way. Only the
+// health columns change (not updated_at, which tracks curated data). NOT_FOUND when the
+// entry is gone.
+func CatalogEntryRecordHealth(ctx context.Context, q Querier, id string, at time.Time, failure string) (*HealthState, error) {
+	if !IsUUID(id) {
+		return nil, notFound()
+	}
+	if failure == "" {
+		return one[HealthState](ctx, q, `UPDATE mcp_catalog_entries SET health_status = 'healthy',
+				consecutive_failures = 0, last_health_check = $2, last_health_error = NULL
+			WHERE id = $1 RETURNING health_status, consecutive_failures, last_health_check, last_health_error`, id, at)
+	}
+	return one[HealthState](ctx, q, `UPDATE mcp_catalog_entries SET
+			consecutive_failures = consecutive_failures + 1,
+			health_status = CASE WHEN consecutive_failures + 1 >= $4 THEN 'down' ELSE 'stale' END,
+			last_health_check = $2, last_health_error = $3
+		WHERE id = $1 RETURNING health_status, consecutive_failures, last_health_check, last_health_error`,
+		id, at, failure, HealthDownAfter)
+}
