@@ -305,3 +305,33 @@ func TestSingleServerEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectionAdminBuiltins: test, toggle and uninstall through the gateway, and their
+// refusal for another workspace's connection.
+func TestConnectionAdminBuiltins(t *testing.T) {
+	w := newDemoWorld(t)
+	mcpA := "/mcp/" + w.wsA
+	call := func(token, path, tool string, args map[string]any) (string, map[string]any) {
+		st, out := w.rpc(t, path, token, "tools/call", map[string]any{"name": tool, "arguments": args}, nil)
+		return callOutcome(st, out), out
+	}
+	if got, out := call(w.adminA, mcpA, "agentpack_connection_test", map[string]any{"connectionId": w.connID}); got != "ok" || !strings.Contains(fmt.Sprint(out), "success:true") {
+		t.Errorf("test = %s %v", got, out)
+	}
+	if got, _ := call(w.tokens[auth.RoleMember], mcpA, "agentpack_connection_toggle", map[string]any{"connectionId": w.connID}); got != "FORBIDDEN" {
+		t.Errorf("member toggle = %s", got)
+	}
+	// Bob is an admin of B only: on B's endpoint, A's connection does not exist.
+	if got, _ := call(w.adminB, "/mcp/"+w.wsB, "agentpack_connection_toggle", map[string]any{"connectionId": w.connID}); got != "NOT_FOUND" {
+		t.Errorf("toggle of another workspace's connection = %s", got)
+	}
+	if got, out := call(w.adminA, mcpA, "agentpack_connection_toggle", map[string]any{"connectionId": w.connID}); got != "ok" {
+		t.Fatalf("toggle = %s %v", got, out)
+	}
+	if _, out := w.rpc(t, mcpA, w.adminA, "tools/list", map[string]any{}, nil); strings.Contains(fmt.Sprint(out), w.echo) {
+		t.Errorf("a disabled connection's tools are still listed")
+	}
+	if got, _ := call(w.adminA, mcpA, "agentpack_catalog_uninstall", map[string]any{"entryId": "00000000-0000-4000-8000-000000000000"}); got != "NOT_FOUND" {
+		t.Errorf("uninstall of a non-installed entry = %s", got)
+	}
+}

@@ -93,6 +93,30 @@ func builtinDefinitions(g *Gateway) []*Builtin {
 			Handler:     g.catalogInstall,
 		},
 		{
+			Name: "agentpack_catalog_uninstall", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true,
+			Title:       "Uninstall a catalog server",
+			Description: "Uninstall a catalog entry from this workspace (admin): its connection and tools are removed from the gateway. Re-installing later creates a new connection.",
+			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"}},"required":["entryId"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)},
+			Handler:     g.catalogUninstall,
+		},
+		{
+			Name: "agentpack_connection_toggle", Version: "1.0.0", Toolset: toolsetConnections, AdminOnly: true,
+			Title:       "Enable or disable a connection",
+			Description: "Flip a workspace connection between enabled and disabled (admin). A disabled connection's tools leave the gateway; its frozen tool names are kept for when it is enabled again.",
+			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)},
+			Handler:     g.connectionToggle,
+		},
+		{
+			Name: "agentpack_connection_test", Version: "1.0.0", Toolset: toolsetConnections, AdminOnly: true,
+			Title:       "Test a connection",
+			Description: "Connect to a workspace connection's server afresh (admin), list and store its tools, and report success, tool count and any error. An unreachable server is a result (success false), not a tool error.",
+			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)},
+			Handler:     g.connectionTest,
+		},
+		{
 			Name: "agentpack_audit_list", Version: "1.0.0", Toolset: toolsetAudit, AdminOnly: true,
 			Title:       "Recent audit events",
 			Description: "List the workspace's most recent audited tool calls (successful writes): who, which tool, when, how long. Arguments appear only as a digest.",
@@ -236,6 +260,51 @@ func (g *Gateway) catalogInstall(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+func (g *Gateway) catalogUninstall(ctx context.Context, c *Call) (any, error) {
+	if g.o.Connections == nil {
+		return nil, apperr.New(apperr.Unavailable, "uninstalls are not available on this gateway")
+	}
+	if err := g.o.Connections.Uninstall(ctx, c.Principal, strArg(c.Args, "entryId"), c.Workspace); err != nil {
+		return nil, err
+	}
+	return map[string]any{"uninstalled": true, "entryId": strArg(c.Args, "entryId")}, nil
+}
+
+// workspaceConnection returns the id argument when it names a connection of the
+// request's workspace; any other connection (another workspace's, a global one) answers
+// NOT_FOUND, as if it did not exist. Disabled connections are not in the catalog snapshot,
+// so Postgres is asked.
+func (g *Gateway) workspaceConnection(ctx context.Context, c *Call) (string, error) {
+	if g.o.Connections == nil {
+		return "", apperr.New(apperr.Unavailable, "connection management is not available on this gateway")
+	}
+	id := strArg(c.Args, "connectionId")
+	row, err := db.ConnectionGet(ctx, g.o.Pool, id)
+	if err != nil {
+		return "", err
+	}
+	if row.WorkspaceID == nil || *row.WorkspaceID != c.Workspace {
+		return "", apperr.New(apperr.NotFound, "no such connection in this workspace")
+	}
+	return id, nil
+}
+
+func (g *Gateway) connectionToggle(ctx context.Context, c *Call) (any, error) {
+	id, err := g.workspaceConnection(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return g.o.Connections.Toggle(ctx, c.Principal, id)
+}
+
+func (g *Gateway) connectionTest(ctx context.Context, c *Call) (any, error) {
+	id, err := g.workspaceConnection(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return g.o.Connections.Test(ctx, c.Principal, id)
 }
 
 func (g *Gateway) auditList(ctx context.Context, c *Call) (any, error) {
