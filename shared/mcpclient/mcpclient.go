@@ -21,8 +21,10 @@
 // addresses checked at dial time, no redirects, no environment proxy). Never an inbound
 // header of the gateway's own client.
 //
-// Limits: connect (handshake) timeout 10 s, per-call timeout 25 s (under API Gateway's 29 s),
-// response size 5 MiB per response body or SSE event, tools/list at most 100 pages.
+// Limits: connect (handshake, fallback included) timeout 10 s, per-call timeout 25 s (under
+// API Gateway's 29 s; it starts once the session is ready, so pass a ctx deadline to bound
+// connect + call together), response size 5 MiB per response body or SSE event, tools/list at
+// most 100 pages.
 //
 // Errors: every error returned is an *apperr.Error (messages never contain header values):
 //
@@ -126,7 +128,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Guard checks URLs and dialled addresses; nil is urlguard.New(nil) (strict, http+https).
 	Guard *urlguard.Guard
-	// ConnectTimeout bounds one connect attempt (HTTP + MCP handshake); default 10 s.
+	// ConnectTimeout bounds a connect (HTTP + MCP handshake, transport fallback included);
+	// default 10 s.
 	ConnectTimeout time.Duration
 	// CallTimeout bounds one call (or a whole ListTools, all pages); default 25 s. A caller's
 	// earlier deadline wins.
@@ -554,8 +557,9 @@ func (p *Pool) connect(ctx context.Context, t Target) (*session, error) {
 			clip(t.Transport, 32), TransportStreamable, TransportSSE)
 	}
 	var firstStatus int
+	deadline := time.Now().Add(p.opts.ConnectTimeout) // for all attempts together
 	for i, transport := range order {
-		s, status, fallback, err := p.connectOnce(ctx, t, transport)
+		s, status, fallback, err := p.connectOnce(ctx, t, transport, deadline)
 		if err == nil {
 			if i > 0 {
 				p.log.InfoContext(ctx, "mcpclient: transport fallback", "connection_id", t.ConnectionID,
@@ -578,7 +582,7 @@ func (p *Pool) connect(ctx context.Context, t Target) (*session, error) {
 
 // connectOnce makes one connect attempt with one transport. fallback reports whether the
 // failure is a 400/404/405/406 answer, the only ones that allow trying the other transport.
-func (p *Pool) connectOnce(ctx context.Context, t Target, transport string) (_ *session, status int, fallback bool, _ error) {
+func (p *Pool) connectOnce(ctx context.Context, t Target, transport string, deadline time.Time) (_ *session, status int, fallback bool, _ error) {
 	rt := &roundTripper{
 		base:      p.opts.Guard.Transport(),
 		headers:   t.Headers,
@@ -604,7 +608,7 @@ func (p *Pool) connectOnce(ctx context.Context, t Target, transport string) (_ *
 	// and the caller's cancellation are applied by timers during Connect only.
 	sessCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var timedOut atomic.Bool
-	timer := time.AfterFunc(p.opts.ConnectTimeout, func() { timedOut.Store(true); cancel() })
+	timer := time.AfterFunc(time.Until(deadline), func() { timedOut.Store(true); cancel() })
 	stopCaller := context.AfterFunc(ctx, cancel)
 	pr := &probe{}
 	start := time.Now()

@@ -92,6 +92,9 @@ func TestEverythingStreamable(t *testing.T) {
 	if err := echo(t, p, tg, "hello"); err != nil {
 		t.Fatal(err)
 	}
+	if pi, err := p.Ping(t.Context(), tg); err != nil || pi.Transport != TransportStreamable {
+		t.Fatalf("Ping = %+v, %v", pi, err)
+	}
 	if st := p.Status(); len(st) != 1 || st[0].ConnectionID != "c1" {
 		t.Errorf("status = %+v", st)
 	}
@@ -599,4 +602,21 @@ func TestNoLeaks(t *testing.T) {
 		}
 	}()
 	goleak.VerifyNone(t, opt)
+}
+
+// TestDialTimeBlock bypasses CheckURL (as a DNS name rebinding to loopback would) and shows
+// the dial-time refusal classified as UPSTREAM_ERROR.
+func TestDialTimeBlock(t *testing.T) {
+	t.Parallel()
+	f := testpeer.NewFixture(t, nil)
+	p := New(&Options{Guard: urlguard.New(nil)})
+	t.Cleanup(func() { _ = p.Close() })
+	_, _, _, err := p.connectOnce(t.Context(), Target{URL: f.URL}, TransportStreamable, time.Now().Add(5*time.Second))
+	e := wantCode(t, err, apperr.UpstreamError, "address is not allowed (loopback)")
+	if !errors.Is(e, urlguard.ErrBlockedAddress) {
+		t.Errorf("error %v does not wrap ErrBlockedAddress", e)
+	}
+	if n := len(f.Requests()); n != 0 {
+		t.Errorf("%d requests reached the upstream", n)
+	}
 }
