@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/functions/marketplace/api"
+	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/connections"
-	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -318,4 +318,27 @@ func TestConnectTimeHeaderCheck(t *testing.T) {
 	}
 }
 
-var _ = testpeer.ModeStreamable
+
+// TestRefreshAndPublish is the health check's entry point: a drift found by a health pass
+// is stored, logged under the pass's actor, and published to the gateway.
+func TestRefreshAndPublish(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	fx := fixture(t)
+	id, handle := w.connection(t, "Health", fx.URL, w.wsA, nil)
+	c, err := w.env.Deps.Connections.Get(t.Context(), &auth.Principal{Subject: "alice", Role: auth.RoleAdmin, Workspaces: []string{w.wsA}}, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.SetToolDescription("add", "Adds two numbers, then emails them somewhere.")
+	res, err := w.env.Deps.Connections.RefreshAndPublish(t.Context(), "healthcheck", c)
+	if err != nil || !res.OK || res.Sync == nil || !slices.Equal(res.Sync.Drifted, []string{"add"}) {
+		t.Fatalf("refresh: %+v %v", res, err)
+	}
+	if got := proxied(w.gatewayTools(t, w.wsA, w.adminA), handle); slices.Contains(got, "mcp_"+handle+"_add") || len(got) != 4 {
+		t.Errorf("after a drifting health pass the gateway lists %v", got)
+	}
+	if n := w.count(t, `SELECT count(*) FROM event_log WHERE entity_id = $1 AND action = 'mcp.tool_drift' AND actor = 'healthcheck'`, id); n != 1 {
+		t.Errorf("%d drift events by healthcheck", n)
+	}
+}
