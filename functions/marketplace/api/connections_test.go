@@ -318,7 +318,6 @@ func TestConnectTimeHeaderCheck(t *testing.T) {
 	}
 }
 
-
 // TestRefreshAndPublish is the health check's entry point: a drift found by a health pass
 // is stored, logged under the pass's actor, and published to the gateway.
 func TestRefreshAndPublish(t *testing.T) {
