@@ -226,7 +226,11 @@ func cmdHealthcheck(ctx context.Context) error {
 		return err
 	}
 	defer d.Close()
-	s, err := health.New(health.Options{Pool: d.Pool, Pinger: d.Upstreams, Logger: d.Logger, Metrics: os.Stdout}).Run(ctx)
+	s, err := health.New(health.Options{Pool: d.Pool, Pinger: d.Upstreams, Logger: d.Logger, Metrics: os.Stdout,
+		Refresh: func(ctx context.Context, c *db.Connection) error {
+			_, err := d.Connections.RefreshAndPublish(ctx, "healthcheck", c)
+			return err
+		}}).Run(ctx)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/gateway/functions/healthcheck/health"
 	"github.com/agentpack/gateway/shared/config"
+	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 )
@@ -31,7 +32,11 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer d.Close()
-	c := health.New(health.Options{Pool: d.Pool, Pinger: d.Upstreams, Logger: d.Logger, Metrics: os.Stdout})
+	c := health.New(health.Options{Pool: d.Pool, Pinger: d.Upstreams, Logger: d.Logger, Metrics: os.Stdout,
+		Refresh: func(ctx context.Context, conn *db.Connection) error {
+			_, err := d.Connections.RefreshAndPublish(ctx, "healthcheck", conn)
+			return err
+		}})
 	if lambdaapp.InLambda() {
 		lambdaapp.StartEvent(c.Handle)
 		return nil

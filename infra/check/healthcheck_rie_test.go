@@ -18,9 +18,9 @@ import (
 
 // TestHealthCheckUnderEmulator runs the healthcheck bootstrap under the Lambda runtime
 // emulator, fed the EventBridge scheduled event of events/, against a real loopback
-// upstream (DESIGN §9a, §12): with a 60 s function timeout the pass checks the installed
+// upstream (DESIGN §9a, §12): with a 90 s function timeout the pass checks the installed
 // entry, writes healthy, and answers its summary; with a 30 s timeout — less than a
-// worst-case check (≈ 47 s) plus the reserve — it starts nothing and reports the entry as
+// worst-case check (≈ 57 s with the tool refresh) plus the reserve — it starts nothing and reports the entry as
 // skipped, leaving the state untouched.
 func TestHealthCheckUnderEmulator(t *testing.T) {
 	root := repoRoot(t)
@@ -100,7 +100,7 @@ func TestHealthCheckUnderEmulator(t *testing.T) {
 		}
 	})
 	t.Run("pass", func(t *testing.T) {
-		s, out := invoke(t, 60*time.Second)
+		s, out := invoke(t, 90*time.Second)
 		if s.Checked != 1 || s.Healthy != 1 || s.Results[0].Status != "healthy" || s.Results[0].Transport != "streamable-http" {
 			t.Fatalf("summary %+v", s)
 		}
@@ -115,6 +115,11 @@ func TestHealthCheckUnderEmulator(t *testing.T) {
 		}
 		if strings.Contains(out, "rie-secret-value") {
 			t.Error("a header value reached the function's output")
+		}
+		var tools int // the refresh after the successful check stored the upstream's tools
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM mcp_connection_tools t JOIN mcp_connections c
+			ON c.id = t.connection_id WHERE c.catalog_entry_id = $1`, entry.ID).Scan(&tools); err != nil || tools == 0 {
+			t.Errorf("tools after the pass: %d %v", tools, err)
 		}
 		if up.CountRequests("POST", "") == 0 {
 			t.Error("the upstream saw no request")

@@ -101,6 +101,12 @@ type Options struct {
 	Reserve time.Duration
 	// Clock is the time source (default: real time).
 	Clock Clock
+	// Refresh, when set, runs after a successful check on the probed connection, bounded
+	// by AttemptTimeout: it re-lists the upstream's tools so that drift is detected and the
+	// catalog republished when they (or the remembered transport) changed (DESIGN §6;
+	// connections.Service.RefreshAndPublish). Its failure is logged and changes no health
+	// state.
+	Refresh func(ctx context.Context, c *db.Connection) error
 }
 
 // Checker runs health-check passes. Safe for concurrent use, though passes are not meant
@@ -134,11 +140,14 @@ func New(o Options) *Checker {
 }
 
 // WorstCase is the longest one check can take: every attempt timing out plus every
-// retry wait (≈ 47 s with the defaults).
+// retry wait (≈ 47 s with the defaults), plus AttemptTimeout for Refresh when set.
 func (c *Checker) WorstCase() time.Duration {
 	d := time.Duration(len(c.o.Retries)+1) * (c.o.AttemptTimeout + attemptGrace)
 	for _, r := range c.o.Retries {
 		d += r
+	}
+	if c.o.Refresh != nil {
+		d += c.o.AttemptTimeout
 	}
 	return d
 }
@@ -272,6 +281,13 @@ func (c *Checker) check(ctx context.Context, cand *db.HealthCandidate) Result {
 		c.log.WarnContext(ctx, "health: recording connection state failed", "connection_id", cand.Connection.ID, "err", werr)
 	}
 	r.Status, r.ConsecutiveFailures, r.Error = st.Status, st.ConsecutiveFailures, failure
+	if err == nil && c.o.Refresh != nil {
+		rctx, cancel := context.WithTimeout(ctx, c.o.AttemptTimeout)
+		if rerr := c.o.Refresh(rctx, &cand.Connection); rerr != nil {
+			c.log.WarnContext(ctx, "health: tool refresh failed", "connection_id", cand.Connection.ID, "err", rerr)
+		}
+		cancel()
+	}
 	r.DurationMS = c.o.Clock.Now().Sub(start).Milliseconds()
 	c.log.DebugContext(ctx, "health: checked", "entry_id", r.EntryID, "connection_id", r.ConnectionID,
 		"status", r.Status, "attempts", r.Attempts, "duration_ms", r.DurationMS)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -269,7 +270,15 @@ func TestStateWalk(t *testing.T) {
 	w := newWorld(t)
 	up := testpeer.NewFixture(t, nil)
 	id := w.entry(t, "walker", up.URL)
-	c := health.New(health.Options{Pool: w.pool, Pinger: upstreams(t), AttemptTimeout: 2 * time.Second, Clock: newClock()})
+	var refreshed []string
+	c := health.New(health.Options{Pool: w.pool, Pinger: upstreams(t), AttemptTimeout: 2 * time.Second, Clock: newClock(),
+		Refresh: func(ctx context.Context, conn *db.Connection) error {
+			if _, ok := ctx.Deadline(); !ok {
+				t.Error("refresh without a deadline")
+			}
+			refreshed = append(refreshed, conn.Name)
+			return errors.New("refresh failed: logged, no state change")
+		}})
 	run := func() health.Result {
 		s, err := c.Run(t.Context())
 		if err != nil || len(s.Results) != 1 {
@@ -318,6 +327,9 @@ func TestStateWalk(t *testing.T) {
 	want := []step{{"healthy", 0}, {"stale", 1}, {"stale", 2}, {"down", 3}, {"healthy", 0}}
 	if !slices.Equal(walk, want) {
 		t.Fatalf("walk = %v, want %v", walk, want)
+	}
+	if !slices.Equal(refreshed, []string{"walker", "walker"}) { // after each success only
+		t.Fatalf("refreshed = %v", refreshed)
 	}
 	if e := w.state(t, id); e.LastHealthError != nil {
 		t.Fatalf("success left last_health_error %q", *e.LastHealthError)
