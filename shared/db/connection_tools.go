@@ -76,6 +76,12 @@ func ConnectionToolsSync(ctx context.Context, q Querier, id, handle string, defs
 		byName[existing[i].UpstreamName] = &existing[i]
 	}
 	res := &SyncResult{}
+	// Exposed names already used by this connection (frozen ones included, and those of
+	// tools about to be removed: their rows still exist when the new ones are inserted).
+	taken := make(map[string]bool, len(existing)+len(defs))
+	for i := range existing {
+		taken[existing[i].ExposedName] = true
+	}
 	seen := make(map[string]bool, len(defs))
 	for i := range defs {
 		d := &defs[i]
@@ -87,6 +93,8 @@ func ConnectionToolsSync(ctx context.Context, q Querier, id, handle string, defs
 		old := byName[d.Name]
 		switch {
 		case old == nil:
+			exposed := names.Unique(handle, d.Name, func(n string) bool { return taken[n] })
+			taken[exposed] = true
 			status, approved := ToolActive, digest
 			if newNeedApproval {
 				status, approved = ToolPending, ""
@@ -95,7 +103,7 @@ func ConnectionToolsSync(ctx context.Context, q Querier, id, handle string, defs
 				(connection_id, upstream_name, exposed_name, title, description, input_schema, output_schema, annotations,
 				 definition_digest, approved_digest, status)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-				id, d.Name, names.Exposed(handle, d.Name), d.Title, d.Description, []byte(d.InputSchema),
+				id, d.Name, exposed, d.Title, d.Description, []byte(d.InputSchema),
 				nullJSON(d.OutputSchema), nullJSON(d.Annotations), digest, approved, status)
 			res.Added = append(res.Added, d.Name)
 		default:

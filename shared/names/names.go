@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -47,6 +48,20 @@ func Exposed(handle, upstream string) string {
 		clean = clean[:room]
 	}
 	return prefix + clean + suffix
+}
+
+// Unique returns Exposed(handle, upstream) unless taken reports that name as used. An
+// upstream can list a clean name equal to another tool's hashed name ("a.b" is exposed as
+// mcp_<h>_a_b_<8 hex of SHA-256("a.b")>, and "a_b_<those 8 hex>" is a clean name), so the
+// caller passes the names already given in this connection; on a clash the hash is taken
+// over upstream plus a counter until a free name is found. The result is always Valid and
+// starts with Prefix(handle); it depends only on handle, upstream and the taken set.
+func Unique(handle, upstream string, taken func(string) bool) string {
+	name := Exposed(handle, upstream)
+	for i := 1; taken(name) && i <= 1000; i++ {
+		name = Exposed(handle, upstream+"\x00"+strconv.Itoa(i))
+	}
+	return name
 }
 
 func sanitize(s string) (string, bool) {
