@@ -35,10 +35,20 @@ type Deps struct {
 // Build connects everything cfg describes. maxConns bounds the pool (Lambda: 2).
 func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, error) {
 	d := &Deps{Config: cfg, Logger: logx.New(os.Stdout, cfg.LogLevel)}
-	if cfg.DatabaseURL == "" {
-		return nil, fmt.Errorf("deps: DATABASE_URL is not set")
-	}
 	var err error
+	if cfg.DatabaseURL == "" {
+		arn := os.Getenv("DATABASE_SECRET_ARN")
+		if arn == "" {
+			return nil, fmt.Errorf("deps: DATABASE_URL (or DATABASE_SECRET_ARN) is not set")
+		}
+		sm, err := newSecretsClient(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.DatabaseURL, err = DatabaseURLFromSecret(ctx, sm, arn); err != nil {
+			return nil, err
+		}
+	}
 	if d.Pool, err = db.Open(ctx, cfg.DatabaseURL, maxConns); err != nil {
 		return nil, err
 	}
