@@ -37,6 +37,7 @@ type requestState struct {
 	newProtocol bool
 	key         string
 	server      *mcp.Server // memoised: go-sdk calls getServer twice per POST
+	item        *serverItem // server's cache item
 }
 
 type stateKey struct{}
@@ -94,7 +95,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx = context.WithValue(ctx, stateKey{}, st)
 	rw := &limitedWriter{ResponseWriter: w, limit: maxResponseBytes}
-	g.mcp.ServeHTTP(rw, r.WithContext(ctx))
+	g.serveSDK(rw, r.WithContext(ctx), st)
 	rw.finish()
 }
 

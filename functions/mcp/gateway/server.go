@@ -29,7 +29,8 @@ func (g *Gateway) getServer(r *http.Request) *mcp.Server {
 	}
 	if st.server == nil {
 		st.key = serverKey(st)
-		st.server = g.servers.get(st.key, func() *mcp.Server { return g.buildServer(st) })
+		st.item = g.servers.get(st.key, func() *mcp.Server { return g.buildServer(st) })
+		st.server = st.item.s
 	}
 	return st.server
 }
@@ -194,21 +195,22 @@ type serverCache struct {
 }
 
 type serverItem struct {
-	key string
-	s   *mcp.Server
+	key   string
+	s     *mcp.Server
+	lists listCache // go-sdk's own tools/list answers, replayed (list.go)
 }
 
 func newServerCache(max int) *serverCache {
 	return &serverCache{max: max, ll: list.New(), items: map[string]*list.Element{}}
 }
 
-func (c *serverCache) get(key string, build func() *mcp.Server) *mcp.Server {
+func (c *serverCache) get(key string, build func() *mcp.Server) *serverItem {
 	c.mu.Lock()
 	if e, ok := c.items[key]; ok {
 		c.ll.MoveToFront(e)
-		s := e.Value.(*serverItem).s
+		it := e.Value.(*serverItem)
 		c.mu.Unlock()
-		return s
+		return it
 	}
 	c.mu.Unlock()
 	v, _, _ := c.group.Do(key, func() (any, error) {
@@ -216,17 +218,18 @@ func (c *serverCache) get(key string, build func() *mcp.Server) *mcp.Server {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if e, ok := c.items[key]; ok {
-			return e.Value.(*serverItem).s, nil
+			return e.Value.(*serverItem), nil
 		}
-		c.items[key] = c.ll.PushFront(&serverItem{key: key, s: s})
+		it := &serverItem{key: key, s: s}
+		c.items[key] = c.ll.PushFront(it)
 		for c.ll.Len() > c.max {
 			old := c.ll.Back()
 			c.ll.Remove(old)
 			delete(c.items, old.Value.(*serverItem).key)
 		}
-		return s, nil
+		return it, nil
 	})
-	return v.(*mcp.Server)
+	return v.(*serverItem)
 }
 
 func (c *serverCache) len() int {
