@@ -26,4 +26,5 @@ if grep -qs '^infra-test:' mk/*.mk; then
   echo "== infra"
   make --no-print-directory infra-test
 fi
+scripts/fuzz.sh 5  # short native fuzzing pass, one target at a time (make fuzz runs longer)
 echo "== all tests passed"
