@@ -5,8 +5,12 @@
 //   - a proxied tools/call (echo) through the gateway next to the same call made directly
 //     to the upstream, at concurrency 1, 8 and 32 (p50, p99, requests/s, errors, ratio);
 //   - tools/list through the gateway next to a direct tools/list to the upstream;
-//   - cold start: process start → first tools/list answered (local process);
-//   - the gateway's peak RSS under the proxied load (VmHWM).
+//   - cold start: process start → first tools/list answered, as a local process and under
+//     the Lambda runtime emulator (infra/rie), and the stripped bootstrap sizes;
+//   - the gateway's peak RSS under the proxied load (VmHWM);
+//
+// and it runs the in-process Go benchmarks of functions/mcp/gateway (-benchmem) first,
+// printing everything as one table.
 //
 // It needs DATABASE_URL (make bench provides one). Every server binds 127.0.0.1; every
 // loop is bounded by -n requests per leg and stops by itself.
@@ -16,6 +20,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentpack/gateway/infra/rie"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
@@ -54,8 +60,9 @@ func main() {
 	n := flag.Int("n", 3000, "requests per leg and concurrency")
 	conc := flag.String("c", "1,8,32", "concurrency levels")
 	warm := flag.Int("warm", 300, "warm-up requests per leg")
+	benchtime := flag.String("benchtime", "2s", "go test -benchtime of the in-process benchmarks")
 	flag.Parse()
-	if err := run(*n, *warm, *conc); err != nil {
+	if err := run(*n, *warm, *conc, *benchtime); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -200,7 +207,17 @@ func (l *leg) do() error {
 	if resp.StatusCode != 200 {
 		return fmt.Errorf("status %d: %.200s", resp.StatusCode, b)
 	}
-	if bytes.Contains(b, []byte(`"error":`)) || bytes.Contains(b, []byte(`"isError":true`)) {
+	// Only the top level counts: tool schemas in a tools/list mention "error" too.
+	var msg struct {
+		Error  json.RawMessage `json:"error"`
+		Result *struct {
+			IsError bool `json:"isError"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(b, &msg); err != nil {
+		return fmt.Errorf("answer is not JSON: %.200s", b)
+	}
+	if msg.Error != nil || msg.Result == nil || msg.Result.IsError {
 		return fmt.Errorf("error answer: %.200s", b)
 	}
 	return nil
@@ -266,17 +283,142 @@ func vmHWM(pid int) string {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d.Microseconds())/1000) }
 
-func run(n, warm int, concList string) error {
+// row is one line of the final table.
+type row struct {
+	what, p50, p99, rps, allocs, bytes, note string
+}
+
+var table []row
+
+func add(r row) { table = append(table, r) }
+
+func printTable() {
+	fmt.Printf("\n| measurement | p50 | p99 | req/s | allocs/op | B/op | notes |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range table {
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", r.what, r.p50, r.p99, r.rps, r.allocs, r.bytes, r.note)
+	}
+}
+
+// goBench runs the in-process benchmarks of the gateway package (go test -bench -benchmem)
+// and adds their rows.
+func goBench(dbURL, benchtime string) error {
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, "-count", "1",
+		"./functions/mcp/gateway/")
+	cmd.Env = append(os.Environ(), "TEST_DATABASE_URL="+dbURL, "REQUIRE_DB=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("go test -bench: %w\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		m := map[string]string{}
+		for i := 2; i+1 < len(f); i += 2 {
+			m[f[i+1]] = f[i]
+		}
+		nsf := func(k string) string {
+			v, err := strconv.ParseFloat(m[k], 64)
+			if err != nil {
+				return "?"
+			}
+			return fmt.Sprintf("%.3f ms", v/1e6)
+		}
+		name := strings.TrimPrefix(f[0], "Benchmark")
+		if i := strings.LastIndex(name, "-"); i > 0 {
+			name = name[:i]
+		}
+		ns, _ := strconv.ParseFloat(m["ns/op"], 64)
+		note := "in process, full handler"
+		if b := m["resp-B"]; b != "" {
+			note += ", response " + b + " B"
+		}
+		add(row{what: "go bench " + name, p50: nsf("p50-ns"), p99: nsf("p99-ns"), rps: fmt.Sprintf("%.0f", 1e9/ns),
+			allocs: m["allocs/op"], bytes: m["B/op"], note: note})
+	}
+	return nil
+}
+
+// lambdaEvent is events/mcp-tools-list.json aimed at workspace ws with token.
+func lambdaEvent(root, ws, token string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(root, "events", "mcp-tools-list.json"))
+	if err != nil {
+		return nil, err
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return nil, err
+	}
+	ev["rawPath"] = "/mcp/" + ws
+	ev["pathParameters"] = map[string]any{"workspaceId": ws}
+	ev["headers"].(map[string]any)["authorization"] = "Bearer " + token
+	ev["requestContext"].(map[string]any)["http"].(map[string]any)["path"] = "/mcp/" + ws
+	return json.Marshal(ev)
+}
+
+// coldRIE starts the bootstrap under the emulator runs times and returns the times from
+// emulator start to the first answered tools/list and the emulator's init durations.
+func coldRIE(ctx context.Context, emulator, bootstrap string, env []string, event []byte, runs int) (first, init []time.Duration, err error) {
+	for i := 0; i < runs; i++ {
+		e, err := rie.Start(ctx, rie.Options{Emulator: emulator, Bootstrap: bootstrap, Env: env, Timeout: 30 * time.Second})
+		if err != nil {
+			return nil, nil, err
+		}
+		inv, err := e.Invoke(ctx, event)
+		if err == nil {
+			var r rie.HTTPResponse
+			if r, err = inv.HTTP(); err == nil && (r.StatusCode != 200 || !strings.Contains(r.Body, `"tools"`)) {
+				err = fmt.Errorf("emulator answer %d: %.300s", r.StatusCode, r.Body)
+			}
+		}
+		d, _ := e.InitDuration()
+		e.Stop()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w\n%s", err, e.Output())
+		}
+		first, init = append(first, inv.SinceStart), append(init, d)
+	}
+	slices.Sort(first)
+	slices.Sort(init)
+	return first, init, nil
+}
+
+func run(n, warm int, concList, benchtime string) error {
 	ctx := context.Background()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
 		return errors.New("DATABASE_URL is not set (use make bench)")
+	}
+	root, err := rie.RepoRoot(".")
+	if err != nil {
+		return err
 	}
 	dir, err := os.MkdirTemp("", "agentpack-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
+
+	// Binary sizes: the deployed bootstraps (linux/arm64, stripped, lambda.norpc).
+	var sizes []string
+	for _, fn := range []string{"mcp", "marketplace", "pins", "healthcheck"} {
+		if _, err := os.Stat(filepath.Join(root, "functions", fn, "main.go")); err != nil {
+			continue
+		}
+		_, size, err := rie.Build(ctx, root, fn, filepath.Join(dir, "arm64-"+fn), "arm64")
+		if err != nil {
+			return err
+		}
+		sizes = append(sizes, fmt.Sprintf("%s %.1f MB", fn, float64(size)/1e6))
+	}
+
+	fmt.Fprintln(os.Stderr, "bench: go benchmarks…")
+	if err := goBench(base, benchtime); err != nil {
+		return err
+	}
+
 	gwBin, localBin, err := build(dir)
 	if err != nil {
 		return err
@@ -305,7 +447,8 @@ func run(n, warm int, concList string) error {
 		return []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + name + `","arguments":{"message":"hello"}}}`)
 	}
 
-	// Cold start: exec → first tools/list answered, best of 5.
+	// Cold start, local process: exec → first tools/list answered, 5 runs.
+	fmt.Fprintln(os.Stderr, "bench: cold starts…")
 	var cold []time.Duration
 	var gw *proc
 	for i := 0; i < 5; i++ {
@@ -316,14 +459,15 @@ func run(n, warm int, concList string) error {
 		}
 		l := &leg{url: gwURL, token: token, body: list}
 		for {
-			if err := l.do(); err == nil {
+			err := l.do()
+			if err == nil {
 				break
 			}
 			if time.Since(t0) > 10*time.Second {
 				p.stop()
-				return errors.New("gateway did not answer within 10 s")
+				return fmt.Errorf("gateway did not answer within 10 s: %w", err)
 			}
-			time.Sleep(500 * time.Microsecond)
+			time.Sleep(200 * time.Microsecond)
 		}
 		cold = append(cold, time.Since(t0))
 		if i < 4 {
@@ -334,11 +478,33 @@ func run(n, warm int, concList string) error {
 	}
 	defer gw.stop()
 	slices.Sort(cold)
+	add(row{what: "cold start, local process (exec → first tools/list answered)", p50: ms(cold[2]) + " ms",
+		note: fmt.Sprintf("5 runs, min %s ms, max %s ms; local Postgres, disk catalog", ms(cold[0]), ms(cold[4]))})
 
-	legs := [][2]*leg{
-		{{name: "direct echo", url: upURL, body: echo("echo")}, {name: "gateway echo", url: gwURL, token: token, body: echo("mcp_" + handle + "_echo")}},
-		{{name: "direct tools/list", url: upURL, body: list}, {name: "gateway tools/list", url: gwURL, token: token, body: list}},
+	// Cold start under the Lambda runtime emulator.
+	if emulator := rie.Binary(root); emulator == "" {
+		add(row{what: "cold start, Lambda runtime emulator", note: "skipped: aws-lambda-rie not found (make rie-install)"})
+	} else {
+		bootstrap, _, err := rie.Build(ctx, root, "mcp", filepath.Join(dir, "rie-mcp"), "")
+		if err != nil {
+			return err
+		}
+		event, err := lambdaEvent(root, ws, token)
+		if err != nil {
+			return err
+		}
+		env := []string{"AWS_LAMBDA_FUNCTION_NAME=mcp", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512", "AWS_REGION=eu-west-1",
+			"DATABASE_URL=" + dbURL, "JWT_SECRET=" + secret, "CATALOG_DIR=" + catDir, "LOG_LEVEL=warn",
+			"APP_ENV=local", "ALLOW_PRIVATE_UPSTREAMS=true"}
+		first, init, err := coldRIE(ctx, emulator, bootstrap, env, event, 5)
+		if err != nil {
+			return err
+		}
+		add(row{what: "cold start, Lambda runtime emulator (emulator start → first tools/list answered)", p50: ms(first[2]) + " ms",
+			note: fmt.Sprintf("5 runs, min %s ms; bootstrap init (INIT REPORT) median %s ms", ms(first[0]), ms(init[2]))})
 	}
+	add(row{what: "stripped bootstraps (linux/arm64, -s -w, lambda.norpc)", note: strings.Join(sizes, ", ")})
+
 	var concs []int
 	for _, s := range strings.Split(concList, ",") {
 		c, _ := strconv.Atoi(strings.TrimSpace(s))
@@ -346,27 +512,39 @@ func run(n, warm int, concList string) error {
 			concs = append(concs, c)
 		}
 	}
-	fmt.Printf("\n| leg | conc | p50 ms | p99 ms | req/s | errors | gateway/direct |\n|---|---|---|---|---|---|---|\n")
-	for _, pair := range legs {
+	pairs := []struct {
+		what string
+		legs [2]*leg
+	}{
+		{"proxied echo tools/call", [2]*leg{{name: "direct", url: upURL, body: echo("echo")},
+			{name: "gateway", url: gwURL, token: token, body: echo("mcp_" + handle + "_echo")}}},
+		{"tools/list", [2]*leg{{name: "direct", url: upURL, body: list},
+			{name: "gateway", url: gwURL, token: token, body: list}}},
+	}
+	fmt.Fprintln(os.Stderr, "bench: loads…")
+	for pi, pair := range pairs {
 		for _, c := range concs {
 			var rs [2]result
-			for i, l := range pair {
+			for i, l := range pair.legs {
 				l.load(warm, c)
 				rs[i] = l.load(n, c)
 			}
 			for i, r := range rs {
-				ratio := ""
+				note := fmt.Sprintf("%d requests over loopback HTTP, protocol %s", n, protocolVersion)
 				if i == 1 {
-					ratio = fmt.Sprintf("p50 +%s ms, %.2f× req/s", ms(r.p50-rs[0].p50), r.rps/rs[0].rps)
+					note = fmt.Sprintf("p50 %+.3f ms over direct, %.2f× direct req/s", float64((r.p50-rs[0].p50).Microseconds())/1000, r.rps/rs[0].rps)
 				}
-				fmt.Printf("| %s | %d | %s | %s | %.0f | %d | %s |\n", r.name, r.conc, ms(r.p50), ms(r.p99), r.rps, r.errors, ratio)
-				if r.firstErr != "" {
-					fmt.Fprintf(os.Stderr, "  first error (%s c=%d): %s\n", r.name, r.conc, r.firstErr)
+				if r.errors > 0 {
+					note += fmt.Sprintf("; first error: %.120s", r.firstErr)
 				}
+				add(row{what: fmt.Sprintf("%s, %s, concurrency %d", pair.what, r.name, c), p50: ms(r.p50) + " ms", p99: ms(r.p99) + " ms",
+					rps: fmt.Sprintf("%.0f", r.rps), note: note + fmt.Sprintf("; errors %d", r.errors)})
 			}
 		}
+		if pi == 0 {
+			add(row{what: "gateway peak RSS (VmHWM) under the proxied echo load", p50: vmHWM(gw.cmd.Process.Pid)})
+		}
 	}
-	fmt.Printf("\ncold start (local process, exec → first tools/list answered): min %s ms, median %s ms (5 runs)\n", ms(cold[0]), ms(cold[2]))
-	fmt.Printf("gateway peak RSS (VmHWM) after the loads: %s\n", vmHWM(gw.cmd.Process.Pid))
+	printTable()
 	return nil
 }
