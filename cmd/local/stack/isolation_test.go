@@ -40,7 +40,9 @@ var restMatrix = []restRow{
 	{"list B's connections", "GET", func(i ids) string { return "/api/mcp-connections?workspaceId=" + i.ws }, nil,
 		map[string]int{"member": 403, "admin": 404, "ownMember": 403, "ownAdmin": 200, "su": 200}},
 	{"create a connection in B", "POST", func(i ids) string { return "/api/mcp-connections" },
-		func(i ids) any { return map[string]any{"name": "pwn", "url": "http://127.0.0.1:1/mcp", "workspaceId": i.ws} },
+		func(i ids) any {
+			return map[string]any{"name": "pwn", "url": "http://127.0.0.1:1/mcp", "workspaceId": i.ws}
+		},
 		map[string]int{"member": 403, "admin": 404, "ownMember": 403}},
 	{"B's statuses", "GET", func(i ids) string { return "/api/mcp-connections/statuses?workspaceId=" + i.ws }, nil,
 		map[string]int{"member": 403, "admin": 404, "ownMember": 403, "ownAdmin": 200, "su": 200}},
