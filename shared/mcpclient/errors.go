@@ -14,14 +14,19 @@ import (
 
 // RPCError returns the JSON-RPC error the upstream answered, if err (from any Pool method)
 // carries one — e.g. -32602 invalid params or an unknown tool — so that the gateway can pass
-// it through to its own client unchanged. It returns nil otherwise.
+// it through to its own client unchanged. It returns nil otherwise, and for go-sdk's
+// transport-local "rejected by transport" (-32005), which wraps a failed POST (dial error,
+// 5xx) and is not an answer of the upstream.
 func RPCError(err error) *jsonrpc.Error {
 	var e *jsonrpc.Error
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && !(e.Code == codeRejected && e.Message == "rejected by transport") {
 		return e
 	}
 	return nil
 }
+
+// codeRejected is go-sdk's internal jsonrpc2.ErrRejected code (not exported).
+const codeRejected = -32005
 
 // classifyConnect turns a failed connect attempt into an *apperr.Error.
 func (p *Pool) classifyConnect(ctx context.Context, err error, pr *probe, rt *roundTripper, transport string, timedOut bool) *apperr.Error {

@@ -16,7 +16,6 @@ import (
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -144,8 +143,7 @@ func (g *Gateway) callProxied(ctx context.Context, c *catalog.Connection, t *cat
 	res, err := g.forward(ctx, st, c, t, req)
 	d := time.Since(start)
 	if err != nil {
-		var je *jsonrpc.Error
-		if errors.As(err, &je) {
+		if je := mcpclient.RPCError(err); je != nil {
 			g.metrics.toolCall("proxied", name, "error", st.requestID, d)
 			return nil, je
 		}
