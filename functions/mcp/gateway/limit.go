@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -31,6 +32,33 @@ type limitedWriter struct {
 	buf     bytes.Buffer
 	tooBig  bool
 	flushed bool
+	id      json.RawMessage // the id of a response too big to send, so the error can carry it
+}
+
+// responseID returns the "id" member of a JSON-RPC response that starts in head (go-sdk
+// writes {"jsonrpc":"2.0","id":…,"result":…}), or nil when it cannot be read from head.
+func responseID(head []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var v json.RawMessage
+		if k == "id" {
+			if dec.Decode(&v) != nil {
+				return nil
+			}
+			return v
+		}
+		if k == "result" || k == "error" || dec.Decode(&v) != nil {
+			return nil // go-sdk writes the id first; do not scan a large result
+		}
+	}
+	return nil
 }
 
 func (w *limitedWriter) WriteHeader(status int) {
@@ -48,6 +76,7 @@ func (w *limitedWriter) Write(p []byte) (int, error) {
 	}
 	if w.buf.Len()+len(p) > w.limit {
 		w.tooBig = true
+		w.id = responseID(append(w.buf.Bytes()[:w.buf.Len():w.buf.Len()], p[:min(len(p), 1024)]...))
 		w.buf.Reset()
 		return len(p), nil
 	}
@@ -64,8 +93,18 @@ func (w *limitedWriter) finish() {
 	w.flushed = true
 	if w.tooBig {
 		w.Header().Del("Content-Length")
-		writeHTTPErrorCode(w.ResponseWriter, http.StatusOK, -32603,
-			"response exceeds the gateway's "+strconv.Itoa(w.limit)+"-byte limit")
+		// With the request's id, so that the client matches the error to its call instead
+		// of waiting for an answer that never comes.
+		w.Header().Set("Content-Type", "application/json")
+		w.ResponseWriter.WriteHeader(http.StatusOK)
+		id := w.id
+		if id == nil {
+			id = json.RawMessage("null")
+		}
+		_ = json.NewEncoder(w.ResponseWriter).Encode(map[string]any{
+			"jsonrpc": "2.0", "id": id,
+			"error": map[string]any{"code": -32603, "message": "response exceeds the gateway's " + strconv.Itoa(w.limit) + "-byte limit"},
+		})
 		return
 	}
 	if w.status == 0 {

@@ -1,0 +1,218 @@
+package stack_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentpack/gateway/cmd/local/stack"
+	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/functions/mcp/gateway"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/testpeer"
+	"github.com/agentpack/gateway/shared/urlguard"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// callTimeout is the gateway's upstream call timeout in the fault tests (25 s in AWS).
+const callTimeout = 1500 * time.Millisecond
+
+// hostile is an upstream that lists its tools normally and misbehaves on tools/call of
+// the tools named after a fault.
+type hostile struct {
+	srv *httptest.Server
+	URL string
+}
+
+var hostileTools = []string{"malformed", "wrongshape", "hangup", "slow", "escaped", "oversize"}
+
+func newHostile(t *testing.T) *hostile {
+	t.Helper()
+	s := testpeer.NewDemoServer(nil)
+	for _, n := range hostileTools {
+		s.AddTool(&mcp.Tool{Name: n, Description: "fault " + n, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "unreachable"}}}, nil
+			})
+	}
+	h, err := testpeer.NewDemoHandler(s, testpeer.ModeStreamable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &hostile{}
+	hs.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		if msg.Method != "tools/call" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		result := func(text string) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`, msg.ID, text)
+		}
+		switch msg.Params.Name {
+		case "malformed":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"te`, msg.ID)
+		case "wrongshape":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":"not an array","isError":"maybe"}}`, msg.ID)
+		case "hangup":
+			conn, buf, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				return
+			}
+			_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":" + string(msg.ID) + ",\"result\":{\"cont")
+			_ = buf.Flush()
+			_ = conn.Close()
+		case "slow":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+			result("too late")
+		case "escaped":
+			// 1 MiB upstream, but every '<' becomes \u003c when re-encoded: 6 MiB, past the
+			// gateway's 5 MiB response limit (Lambda refuses more than 6 MB).
+			result(strings.Repeat("<", 1<<20))
+		case "oversize":
+			result(strings.Repeat("x", 6<<20)) // past the upstream client's 5 MiB limit
+		default:
+			h.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(hs.srv.Close)
+	hs.URL = hs.srv.URL + "/mcp"
+	return hs
+}
+
+// faultEnv is a stack whose gateway gives up on upstream calls after callTimeout.
+func faultEnv(t *testing.T, o *stacktest.Options) *stacktest.Env {
+	t.Helper()
+	if o == nil {
+		o = &stacktest.Options{}
+	}
+	up := mcpclient.New(&mcpclient.Options{Guard: urlguard.New(&urlguard.Options{AllowPrivate: true}), CallTimeout: callTimeout})
+	t.Cleanup(func() { _ = up.Close() })
+	o.Stack = &stack.Options{Gateway: func(g *gateway.Options) { g.Upstreams = up }}
+	return stacktest.New(t, o)
+}
+
+func createConnection(t *testing.T, w *world, ws, admin, name, url, transport string) (id, handle string) {
+	t.Helper()
+	st, b := w.do(t, "POST", "/api/mcp-connections", admin, map[string]any{
+		"name": name, "url": url, "transportType": transport, "workspaceId": ws,
+		"headers": map[string]string{"X-Api-Key": secretHeader}})
+	mustStatus(t, "create "+name, st, http.StatusCreated, b)
+	if c, _ := b["connect"].(map[string]any); c == nil || c["success"] != true {
+		t.Fatalf("create %s: connect %v", name, b["connect"])
+	}
+	return b["id"].(string), b["handle"].(string)
+}
+
+// TestUpstreamFaults (issue 7 "Faults"): each upstream misbehaviour has its written-down
+// answer through the gateway, the gateway keeps serving afterwards, and only successful
+// proxied calls are audited.
+func TestUpstreamFaults(t *testing.T) {
+	env := faultEnv(t, nil)
+	w := &world{env: env, ws: map[string]*tenant{}}
+	ws, _, _ := env.Workspace(t, "F")
+	admin := stacktest.Token(t, "admin-f", auth.RoleAdmin, ws)
+	path := "/mcp/" + ws
+	hs := newHostile(t)
+	_, hh := createConnection(t, w, ws, admin, "Hostile", hs.URL, "streamable-http")
+	stateful := testpeer.NewFixture(t, &testpeer.FixtureOptions{Mode: testpeer.ModeStateful})
+	_, sh := createConnection(t, w, ws, admin, "Stateful", stateful.URL, "streamable-http")
+	gone := testpeer.NewFixture(t, nil)
+	_, gh := createConnection(t, w, ws, admin, "Gone", gone.URL, "streamable-http")
+	gone.Close()
+	failing := testpeer.NewFixture(t, nil)
+	_, fh := createConnection(t, w, ws, admin, "Failing", failing.URL, "streamable-http")
+	failing.SetStatus("POST", http.StatusServiceUnavailable)
+
+	audited := 0
+	echo := func(t *testing.T) {
+		t.Helper()
+		st, _, out := w.call(t, path, admin, "mcp_"+sh+"_echo", map[string]any{"message": "still here"}, nil)
+		if st != 200 || out != "ok" {
+			t.Fatalf("the gateway stopped serving: %d %s", st, out)
+		}
+		audited++
+	}
+	echo(t)
+	tests := []struct {
+		name, tool string
+		want       string // the outcome (see outcome) written down for this fault
+		maxTime    time.Duration
+	}{
+		{"upstream down", "mcp_" + gh + "_echo", "UPSTREAM_UNAVAILABLE", 5 * time.Second},
+		{"upstream answers 503", "mcp_" + fh + "_echo", "UPSTREAM_UNAVAILABLE", 5 * time.Second},
+		{"slow past the call timeout", "mcp_" + hh + "_slow", "UPSTREAM_TIMEOUT", callTimeout + 3*time.Second},
+		{"malformed JSON-RPC", "mcp_" + hh + "_malformed", "UPSTREAM_ERROR", 5 * time.Second},
+		{"result of the wrong shape", "mcp_" + hh + "_wrongshape", "UPSTREAM_ERROR", 5 * time.Second},
+		// A truncated body is a protocol error (go-sdk reports the broken read, not a network error).
+		{"connection closed mid-response", "mcp_" + hh + "_hangup", "UPSTREAM_ERROR", 5 * time.Second},
+		{"result over the upstream size limit", "mcp_" + hh + "_oversize", "UPSTREAM_ERROR", 10 * time.Second},
+		{"result over the gateway's response limit", "mcp_" + hh + "_escaped", "rpc: response exceeds the gateway's 5242880-byte limit", 10 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			st, m, out := w.call(t, path, admin, tt.tool, map[string]any{}, nil)
+			if st != 200 || out != tt.want {
+				s := fmt.Sprint(m)
+				if len(s) > 300 {
+					s = s[:300]
+				}
+				t.Errorf("%s = %d %s, want %s (%s)", tt.tool, st, out, tt.want, s)
+			}
+			if id := m["id"]; id == nil {
+				t.Errorf("the answer does not carry the request's id: a client cannot match it: %.200v", m)
+			}
+			if d := time.Since(start); d > tt.maxTime {
+				t.Errorf("took %v, want at most %v", d, tt.maxTime)
+			}
+			echo(t)
+		})
+	}
+	t.Run("session expired: reconnect once", func(t *testing.T) {
+		before := stateful.CountRequests("POST", `"method":"initialize"`)
+		stateful.DropSessions()
+		echo(t)
+		if n := stateful.CountRequests("POST", `"method":"initialize"`) - before; n != 1 {
+			t.Errorf("%d new initialize requests, want 1", n)
+		}
+	})
+	t.Run("a go-sdk client gets the size error for its call", func(t *testing.T) {
+		sess := env.MCP(t, path, admin, "", nil)
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		_, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_" + hh + "_escaped", Arguments: map[string]any{}})
+		if err == nil || !strings.Contains(err.Error(), "exceeds the gateway") {
+			t.Errorf("CallTool = %v, want the gateway's size error (not a timeout)", err)
+		}
+	})
+	// The upstream executed the escaped call (only the answer was too big to send back):
+	// it is a write the audit must show, like every proxied call that reached a result.
+	audited += 2
+	if n := w.count(t, `SELECT count(*) FROM audit_events`); n != audited {
+		t.Errorf("%d audit rows, want %d (one per successful proxied call, none for failures)", n, audited)
+	}
+}
