@@ -125,10 +125,16 @@ func (s *Service) authorizeScope(ctx context.Context, q db.Querier, p *auth.Prin
 		return apperr.New(apperr.NotFound, "workspace not found")
 	}
 	if _, err := db.WorkspaceGet(ctx, q, *ws); err != nil {
+		if apperr.CodeOf(err) != apperr.NotFound {
+			return err // an outage is UNAVAILABLE, not a missing workspace
+		}
 		return apperr.New(apperr.NotFound, "workspace not found")
 	}
 	if project != nil {
 		pr, err := db.ProjectGet(ctx, q, *project)
+		if err != nil && apperr.CodeOf(err) != apperr.NotFound {
+			return err
+		}
 		if err != nil || pr.WorkspaceID != *ws {
 			return apperr.New(apperr.InvalidReference, "project is not in this workspace")
 		}

@@ -116,6 +116,9 @@ func (g *Gateway) defaultProject(ctx context.Context, st *requestState, args map
 		pid = *ws.DefaultProjectID
 	}
 	p, err := db.ProjectGet(ctx, g.o.Pool, pid)
+	if err != nil && apperr.CodeOf(err) != apperr.NotFound {
+		return "", err // the database failing is UNAVAILABLE (retryable), not the caller's mistake
+	}
 	if err != nil || p.WorkspaceID != st.workspace {
 		return "", apperr.New(apperr.InvalidReference, "project %s is not in this workspace", pid)
 	}
