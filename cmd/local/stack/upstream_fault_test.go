@@ -115,6 +115,12 @@ func faultEnv(t *testing.T, o *stacktest.Options) *stacktest.Env {
 	return stacktest.New(t, o)
 }
 
+// faultEnvWith is a stack whose gateway uses the upstream client up.
+func faultEnvWith(t *testing.T, up *mcpclient.Pool) *stacktest.Env {
+	t.Helper()
+	return stacktest.New(t, &stacktest.Options{Stack: &stack.Options{Gateway: func(g *gateway.Options) { g.Upstreams = up }}})
+}
+
 func createConnection(t *testing.T, w *world, ws, admin, name, url, transport string) (id, handle string) {
 	t.Helper()
 	st, b := w.do(t, "POST", "/api/mcp-connections", admin, map[string]any{
