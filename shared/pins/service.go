@@ -172,7 +172,7 @@ func Available(snap *catalog.Snapshot, ws string) []Conn {
 
 // Tool is one tool of a chat's resolved set, named as clients see it, with its source:
 // "agentpack" for built-ins, the connection's human-readable name for proxied tools
-// (mcpSources naming, see SourceName).
+// (mcpSources naming, see ResolveMcpSourceName).
 type Tool struct {
 	Name         string `json:"name"`
 	Description  string `json:"description,omitempty"`
@@ -229,12 +229,12 @@ func SortTools(ts []Tool) {
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
 }
 
-// SourceName is the seed's resolveMcpSourceName: it maps an exposed tool name
+// ResolveMcpSourceName is the seed's resolveMcpSourceName: it maps an exposed tool name
 // (mcp_<handle>_<tool>, possibly hash-shortened; DESIGN §4) back to the human-readable
 // name of the connection that provides it, using the workspace's catalog snapshot. ok is
 // false for built-ins and unknown names. Exposed names are frozen, so the mapping is
 // stable for the life of the connection.
-func SourceName(snap *catalog.Snapshot, tool string) (name string, ok bool) {
+func ResolveMcpSourceName(snap *catalog.Snapshot, tool string) (name string, ok bool) {
 	if snap == nil {
 		return "", false
 	}
@@ -252,7 +252,7 @@ func SourceNames(snap *catalog.Snapshot, tools []string) []string {
 	seen := map[string]bool{}
 	out := []string{}
 	for _, t := range tools {
-		if n, ok := SourceName(snap, t); ok && !seen[n] {
+		if n, ok := ResolveMcpSourceName(snap, t); ok && !seen[n] {
 			seen[n] = true
 			out = append(out, n)
 		}

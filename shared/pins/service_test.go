@@ -255,13 +255,13 @@ func TestResolveChatAndSources(t *testing.T) {
 			alphaTool = c.Tools[0].ExposedName
 		}
 	}
-	if n, ok := pins.SourceName(snap, alphaTool); !ok || n != "Alpha" {
+	if n, ok := pins.ResolveMcpSourceName(snap, alphaTool); !ok || n != "Alpha" {
 		t.Fatalf("SourceName = %q %v", n, ok)
 	}
-	if _, ok := pins.SourceName(snap, "agentpack_catalog_list"); ok {
+	if _, ok := pins.ResolveMcpSourceName(snap, "agentpack_catalog_list"); ok {
 		t.Fatal("a built-in has no MCP source")
 	}
-	if _, ok := pins.SourceName(nil, alphaTool); ok {
+	if _, ok := pins.ResolveMcpSourceName(nil, alphaTool); ok {
 		t.Fatal("nil snapshot")
 	}
 	if got := pins.SourceNames(snap, []string{alphaTool, "agentpack_x", alphaTool}); !slices.Equal(got, []string{"Alpha"}) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
@@ -251,21 +252,9 @@ func (tc *targetCache) get(ctx context.Context, pool *db.Pool, c *catalog.Connec
 		}
 		return mcpclient.Target{}, err
 	}
-	t := TargetOf(row)
+	t := connections.TargetOf(row)
 	tc.mu.Lock()
 	tc.m[c.ID] = cachedTarget{updatedAt: c.UpdatedAt, t: t}
 	tc.mu.Unlock()
 	return t, nil
-}
-
-// TargetOf is the upstream target of a connection row.
-func TargetOf(c *db.Connection) mcpclient.Target {
-	t := mcpclient.Target{ConnectionID: c.ID, URL: c.URL, Transport: c.TransportType, Headers: c.Headers}
-	if c.WorkingTransport != nil {
-		t.Remembered = *c.WorkingTransport
-	}
-	if c.ProtocolVersion != nil {
-		t.ProtocolVersion = *c.ProtocolVersion
-	}
-	return t
 }
