@@ -104,6 +104,17 @@ func (a *API) Handler() http.Handler {
 	return httpapi.Recover(logger, httpapi.RequestID(mux))
 }
 
+// requireCatalogWriter allows catalog writes to superusers only. The catalog is shared by
+// every workspace: an admin of workspace A who could repoint an entry's URL would have
+// workspace B's next install send B's header secrets there (DESIGN §8 says writes need
+// admin "or superuser"; for this one cross-tenant object the stricter role applies).
+func requireCatalogWriter(p *auth.Principal) error {
+	if !p.IsSuperuser() {
+		return apperr.New(apperr.Forbidden, "editing the shared catalog requires the superuser role")
+	}
+	return nil
+}
+
 func requireAdmin(p *auth.Principal) error {
 	if !p.IsAdmin() {
 		return apperr.New(apperr.Forbidden, "this action requires the admin role")

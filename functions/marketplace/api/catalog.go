@@ -145,10 +145,10 @@ func entryEvent(ctx context.Context, q db.Querier, p *auth.Principal, action str
 		Actor: p.Subject, Payload: payload})
 }
 
-// catalogCreate is POST /api/mcp-marketplace (admin; seed "Nova catalog entry"): 201 with
-// the entry (tier unverified), 409 when the name is taken.
+// catalogCreate is POST /api/mcp-marketplace (superuser; seed "Nova catalog entry"): 201
+// with the entry (tier unverified), 409 when the name is taken.
 func (a *API) catalogCreate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := requireAdmin(p); err != nil {
+	if err := requireCatalogWriter(p); err != nil {
 		return err
 	}
 	var b CatalogEntryBody
@@ -180,10 +180,10 @@ func nameConflict(err error, name *string) error {
 	return err
 }
 
-// catalogUpdate is PUT /api/mcp-marketplace/{id} (admin): a partial update. Existing
+// catalogUpdate is PUT /api/mcp-marketplace/{id} (superuser): a partial update. Existing
 // installs keep the URL and transport they copied at install time.
 func (a *API) catalogUpdate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := requireAdmin(p); err != nil {
+	if err := requireCatalogWriter(p); err != nil {
 		return err
 	}
 	var b CatalogEntryBody
@@ -208,11 +208,11 @@ func (a *API) catalogUpdate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	return nil
 }
 
-// catalogDelete is DELETE /api/mcp-marketplace/{id} (admin): 204; 409 while any workspace
+// catalogDelete is DELETE /api/mcp-marketplace/{id} (superuser): 204; 409 while any workspace
 // has it installed (uninstall first), because an install without its entry could no
 // longer be told apart or uninstalled by entry.
 func (a *API) catalogDelete(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := requireAdmin(p); err != nil {
+	if err := requireCatalogWriter(p); err != nil {
 		return err
 	}
 	err := db.InTx(r.Context(), a.Pool, func(tx pgx.Tx) error {

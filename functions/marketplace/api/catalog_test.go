@@ -97,14 +97,18 @@ func TestCatalogAdminWrites(t *testing.T) {
 	}
 	st, b = w.do(t, "POST", "/api/mcp-marketplace", "", body)
 	want(t, "anonymous create", st, http.StatusUnauthorized, b)
-
+	// The catalog is shared by every workspace: a workspace admin may not edit it (an admin
+	// of A repointing an entry would receive B's header secrets on B's next install).
 	st, b = w.do(t, "POST", "/api/mcp-marketplace", w.adminA, body)
-	want(t, "admin create", st, http.StatusCreated, b)
+	want(t, "workspace admin create", st, http.StatusForbidden, b)
+
+	st, b = w.do(t, "POST", "/api/mcp-marketplace", w.su, body)
+	want(t, "superuser create", st, http.StatusCreated, b)
 	id := b["id"].(string)
 	if b["verificationTier"] != "unverified" || b["installCount"] != 0.0 || b["headers"].(map[string]any)["X-Api-Key"] != "[REDACTED]" {
 		t.Errorf("created entry: %v", b)
 	}
-	st, b = w.do(t, "POST", "/api/mcp-marketplace", w.adminA, body)
+	st, b = w.do(t, "POST", "/api/mcp-marketplace", w.su, body)
 	if st != http.StatusConflict || !strings.Contains(errMessage(b), "Team Wiki") {
 		t.Errorf("duplicate name: %d %v", st, b)
 	}
@@ -123,7 +127,7 @@ func TestCatalogAdminWrites(t *testing.T) {
 		{"malformed JSON", `{"name": `},
 		{"empty name", map[string]any{"name": " ", "url": "https://a.example.com"}},
 	} {
-		st, b := w.do(t, "POST", "/api/mcp-marketplace", w.adminA, c.body)
+		st, b := w.do(t, "POST", "/api/mcp-marketplace", w.su, c.body)
 		if st != http.StatusBadRequest || errCode(b) != "VALIDATION_ERROR" {
 			t.Errorf("create %s: %d %v", c.name, st, b)
 		}
@@ -133,18 +137,20 @@ func TestCatalogAdminWrites(t *testing.T) {
 	if _, err := w.env.Pool.Exec(t.Context(), `UPDATE mcp_catalog_entries SET install_count = 7, health_status = 'down' WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
-	st, b = w.do(t, "PUT", "/api/mcp-marketplace/"+id, w.adminA, map[string]any{"description": "Our new wiki."})
+	st, b = w.do(t, "PUT", "/api/mcp-marketplace/"+id, w.su, map[string]any{"description": "Our new wiki."})
 	want(t, "update", st, http.StatusOK, b)
 	if b["description"] != "Our new wiki." || b["name"] != "Team Wiki" || b["installCount"] != 7.0 || b["healthStatus"] != "down" {
 		t.Errorf("update: %v", b)
 	}
-	st, b = w.do(t, "PUT", "/api/mcp-marketplace/"+id, w.adminA, map[string]any{"name": "DeepWiki"})
+	st, b = w.do(t, "PUT", "/api/mcp-marketplace/"+id, w.su, map[string]any{"name": "DeepWiki"})
 	want(t, "rename onto a seeded name", st, http.StatusConflict, b)
-	st, b = w.do(t, "PUT", "/api/mcp-marketplace/"+id, w.adminA, map[string]any{"url": "gopher://x"})
+	st, b = w.do(t, "PUT", "/api/mcp-marketplace/"+id, w.su, map[string]any{"url": "gopher://x"})
 	want(t, "update bad url", st, http.StatusBadRequest, b)
 	st, b = w.do(t, "PUT", "/api/mcp-marketplace/"+id, w.memberA, map[string]any{"description": "x"})
 	want(t, "member update", st, http.StatusForbidden, b)
-	st, b = w.do(t, "PUT", "/api/mcp-marketplace/00000000-0000-4000-8000-000000000000", w.adminA, map[string]any{"description": "x"})
+	st, b = w.do(t, "PUT", "/api/mcp-marketplace/"+id, w.adminA, map[string]any{"url": "https://attacker.example.com/mcp"})
+	want(t, "workspace admin update", st, http.StatusForbidden, b)
+	st, b = w.do(t, "PUT", "/api/mcp-marketplace/00000000-0000-4000-8000-000000000000", w.su, map[string]any{"description": "x"})
 	want(t, "update unknown", st, http.StatusNotFound, b)
 
 	// Delete: 409 while installed, 204 after.
@@ -152,21 +158,23 @@ func TestCatalogAdminWrites(t *testing.T) {
 	inst := w.entry(t, "Installed Demo", fx.URL, "streamable-http")
 	st, b = w.install(t, inst, w.wsA, w.adminA, nil)
 	want(t, "install", st, http.StatusCreated, b)
-	st, b = w.do(t, "DELETE", "/api/mcp-marketplace/"+inst, w.adminA, nil)
+	st, b = w.do(t, "DELETE", "/api/mcp-marketplace/"+inst, w.su, nil)
 	want(t, "delete installed", st, http.StatusConflict, b)
 	st, b = w.do(t, "DELETE", "/api/mcp-marketplace/"+inst+"/install?workspaceId="+w.wsA, w.adminA, nil)
 	want(t, "uninstall", st, http.StatusNoContent, b)
 	st, b = w.do(t, "DELETE", "/api/mcp-marketplace/"+inst, w.memberA, nil)
 	want(t, "member delete", st, http.StatusForbidden, b)
 	st, b = w.do(t, "DELETE", "/api/mcp-marketplace/"+inst, w.adminA, nil)
+	want(t, "workspace admin delete", st, http.StatusForbidden, b)
+	st, b = w.do(t, "DELETE", "/api/mcp-marketplace/"+inst, w.su, nil)
 	want(t, "delete", st, http.StatusNoContent, b)
-	st, b = w.do(t, "DELETE", "/api/mcp-marketplace/"+inst, w.adminA, nil)
+	st, b = w.do(t, "DELETE", "/api/mcp-marketplace/"+inst, w.su, nil)
 	want(t, "delete again", st, http.StatusNotFound, b)
 
 	if got := w.events(t, id); strings.Join(got, ",") != "mcp.catalog_entry_created,mcp.catalog_entry_updated" {
 		t.Errorf("entry events: %v", got)
 	}
-	if n := w.count(t, `SELECT count(*) FROM event_log WHERE entity_type = 'mcp_catalog_entry' AND entity_id = $1 AND actor = 'alice'
+	if n := w.count(t, `SELECT count(*) FROM event_log WHERE entity_type = 'mcp_catalog_entry' AND entity_id = $1 AND actor = 'root'
 		AND payload->'headers'->>'Authorization' = '[REDACTED]'`, inst); n != 2 {
 		t.Errorf("installed entry: %d created/deleted events with redacted headers, want 2", n)
 	}

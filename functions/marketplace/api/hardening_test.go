@@ -135,12 +135,12 @@ func TestHostileInputs(t *testing.T) {
 					map[string]any{"workspaceId": w.wsA, "headers": hdr})
 				check(t, "install", st, b, c.msg)
 			} else {
-				st, b = doAt(t, strict, "POST", "/api/mcp-marketplace", w.adminA, map[string]any{"name": "hostile entry", "url": url})
+				st, b = doAt(t, strict, "POST", "/api/mcp-marketplace", w.su, map[string]any{"name": "hostile entry", "url": url})
 				if !strings.Contains(c.name, "resolving") && !strings.HasPrefix(c.name, "real hostname") {
 					// entries are templates: names are resolved when installed, not here
 					check(t, "catalog create", st, b, c.msg)
 				} else if st == http.StatusCreated {
-					w.do(t, "DELETE", "/api/mcp-marketplace/"+b["id"].(string), w.adminA, nil)
+					w.do(t, "DELETE", "/api/mcp-marketplace/"+b["id"].(string), w.su, nil)
 					before[1] += 2 // created + deleted events
 				}
 			}

@@ -111,10 +111,10 @@ func errMessage(body map[string]any) string {
 	return s
 }
 
-// entry creates a catalog entry at url (admin A) and returns its id.
+// entry creates a catalog entry at url (superuser) and returns its id.
 func (w *world) entry(t *testing.T, name, url, transport string) string {
 	t.Helper()
-	st, b := w.do(t, "POST", "/api/mcp-marketplace", w.adminA, map[string]any{
+	st, b := w.do(t, "POST", "/api/mcp-marketplace", w.su, map[string]any{
 		"name": name, "url": url, "transportType": transport, "category": "testing",
 		"headers": map[string]string{"Authorization": "Bearer {{TOKEN}}"},
 	})
