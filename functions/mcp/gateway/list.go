@@ -23,11 +23,10 @@ import (
 // Only an exactly plain request is replayed: one JSON object with keys jsonrpc "2.0", a
 // canonical id (an integer or a short string without escapes, which go-sdk writes back
 // byte for byte), method "tools/list" and no params or {} — no cursor, no _meta — at an
-// old-era protocol version (the 2026-07-28 era carries per-request _meta). Everything else,
+// old-era protocol version (the 2026-07-28 era carries per-request _meta), without Mcp-*
+// request headers besides Mcp-Protocol-Version (go-sdk checks Mcp-Method / Mcp-Name against
+// the body). Everything else,
 // including every error, goes through go-sdk as before.
-
-// maxReplayRequest bounds the body the gateway reads itself (a plain tools/list is ~60 B).
-const maxReplayRequest = 1024
 
 // maxApprovedHeaders bounds the header combinations remembered per server.
 const maxApprovedHeaders = 16
@@ -76,16 +75,31 @@ func headerKey(r *http.Request) string {
 		strings.Join(r.Header.Values("Accept"), "\x00")
 }
 
-// serveSDK serves r through go-sdk, or replays a remembered tools/list answer.
+// serveSDK serves r through go-sdk, or replays a remembered tools/list answer, or answers
+// a plain proxied tools/call itself (call.go).
 func (g *Gateway) serveSDK(w *limitedWriter, r *http.Request, st *requestState) {
-	if st.newProtocol || r.ContentLength <= 0 || r.ContentLength > maxReplayRequest {
+	if st.newProtocol || r.ContentLength <= 0 || r.ContentLength > maxFastRequest || !fastHeaders(r) {
 		g.mcp.ServeHTTP(w, r)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxReplayRequest+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxFastRequest+1))
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
 	if err != nil {
 		g.mcp.ServeHTTP(w, r)
+		return
+	}
+	if pc, ok := plainToolsCall(body); ok {
+		if g.tryFastCall(w, r, st, pc) {
+			return
+		}
+		g.getServer(r)
+		if st.item == nil {
+			g.mcp.ServeHTTP(w, r)
+			return
+		}
+		before := w.Header().Clone()
+		g.mcp.ServeHTTP(w, r)
+		st.item.rememberCall(w, before, r.Header.Get("Mcp-Protocol-Version"), headerKey(r))
 		return
 	}
 	id, ok := plainToolsList(body)

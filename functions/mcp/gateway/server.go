@@ -106,19 +106,11 @@ func (g *Gateway) buildServer(st *requestState) *mcp.Server {
 			s.AddTool(b.tool, g.builtinHandler(b))
 		}
 	}
-	for i := range st.snap.Doc.Connections {
-		c := &st.snap.Doc.Connections[i]
-		if !connectionVisible(st, c) {
-			continue
-		}
-		for j := range c.Tools {
-			t := &c.Tools[j]
-			if !schemaIsObject(t.InputSchema) {
-				continue // AddTool panics on such schemas; the refresh already logged them
-			}
-			s.AddTool(proxiedTool(t, t.ExposedName), g.proxiedHandler(c, t))
-		}
-	}
+	// Tools without an object schema are skipped (AddTool panics on them; the refresh
+	// already logged them). The tools/call fast path looks tools up in the same list.
+	proxiedTools(st, func(name string, c *catalog.Connection, t *catalog.Tool) {
+		s.AddTool(proxiedTool(t, name), g.proxiedHandler(c, t))
+	})
 	g.addResourcesAndPrompts(s)
 	return s
 }
@@ -198,6 +190,7 @@ type serverItem struct {
 	key   string
 	s     *mcp.Server
 	lists listCache // go-sdk's own tools/list answers, replayed (list.go)
+	calls callTable // proxied tools by name and tools/call answer headers (call.go)
 }
 
 func newServerCache(max int) *serverCache {

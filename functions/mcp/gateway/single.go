@@ -49,12 +49,9 @@ var singleServerCapabilities = &mcp.ServerCapabilities{
 // pass-through of its resources, prompts and completions.
 func (g *Gateway) buildSingleServer(c *catalog.Connection) *mcp.Server {
 	s := g.newMCPServer(singleServerCapabilities, g.passThrough(c))
-	for j := range c.Tools {
-		t := &c.Tools[j]
-		if schemaIsObject(t.InputSchema) {
-			s.AddTool(proxiedTool(t, t.UpstreamName), g.proxiedHandler(c, t))
-		}
-	}
+	proxiedTools(&requestState{single: c}, func(name string, c *catalog.Connection, t *catalog.Tool) {
+		s.AddTool(proxiedTool(t, name), g.proxiedHandler(c, t))
+	})
 	return s
 }
 
