@@ -611,7 +611,7 @@ func TestDialTimeBlock(t *testing.T) {
 	f := testpeer.NewFixture(t, nil)
 	p := New(&Options{Guard: urlguard.New(nil)})
 	t.Cleanup(func() { _ = p.Close() })
-	_, _, _, err := p.connectOnce(t.Context(), Target{URL: f.URL}, TransportStreamable, time.Now().Add(5*time.Second))
+	_, _, _, err := p.connectOnce(t.Context(), Target{URL: f.URL}, TransportStreamable, time.Now().Add(5*time.Second), "")
 	e := wantCode(t, err, apperr.UpstreamError, "address is not allowed (loopback)")
 	if !errors.Is(e, urlguard.ErrBlockedAddress) {
 		t.Errorf("error %v does not wrap ErrBlockedAddress", e)
