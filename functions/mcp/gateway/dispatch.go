@@ -205,7 +205,7 @@ func (g *Gateway) callContext(ctx context.Context, st *requestState) (context.Co
 	return up, func() { stop(); cancel() }
 }
 
-// audit writes one audit_events row (DESIGN §4). The argument digest is a SHA-256 of the
+// audit writes one audit_events row (DESIGN §4) and returns once it is committed. The argument digest is a SHA-256 of the
 // raw arguments: the row never holds argument values.
 func (g *Gateway) audit(ctx context.Context, st *requestState, tool, version, kind, connID string, d time.Duration, args json.RawMessage) error {
 	sum := sha256.Sum256(args)
@@ -217,7 +217,7 @@ func (g *Gateway) audit(ctx context.Context, st *requestState, tool, version, ki
 	if connID != "" {
 		ev.ConnectionID = &connID
 	}
-	if err := db.AuditEventInsert(context.WithoutCancel(ctx), g.o.Pool, ev); err != nil {
+	if err := g.auditor.write(ev); err != nil { // group commit (audit.go); never cancelled by ctx
 		return fmt.Errorf("audit: %w", err)
 	}
 	return nil

@@ -64,6 +64,7 @@ type Gateway struct {
 	servers  *serverCache
 	targets  *targetCache
 	metrics  *metrics
+	auditor  *auditWriter
 	mcp      *mcp.StreamableHTTPHandler
 }
 
@@ -91,6 +92,7 @@ func New(o Options) (*Gateway, error) {
 	g.toolsets = toolsetsOf(g.builtins)
 	g.servers = newServerCache(o.MaxServers)
 	g.targets = newTargetCache()
+	g.auditor = newAuditWriter(o.Pool)
 	g.mcp = mcp.NewStreamableHTTPHandler(g.getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,
