@@ -23,4 +23,3 @@ func cmdDemoUpstream(ctx context.Context) error {
 	<-ctx.Done()
 	return nil
 }
-
