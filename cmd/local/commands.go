@@ -17,7 +17,6 @@ import (
 	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/functions/healthcheck/health"
 	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
@@ -180,24 +179,41 @@ func startDemoUpstream(port string) (string, func(), error) {
 	return "http://" + ln.Addr().String() + "/mcp", func() { _ = srv.Close() }, nil
 }
 
-// ensureDemoConnection installs the demo upstream into the demo workspace once, or
-// refreshes it (its tools) when it exists.
+// ensureDemoConnection makes the demo upstream a catalog entry (local data, never part
+// of the curated seed) installed in the demo workspace, so that `make run` shows proxied
+// tools at once and `make healthcheck` has an entry to check. An install whose URL no
+// longer matches (another DEMO_UPSTREAM_PORT) is replaced; a current one is refreshed.
 func ensureDemoConnection(ctx context.Context, d *deps.Deps, url string) error {
 	admin := &auth.Principal{Subject: "make-run", Role: auth.RoleAdmin, Workspaces: []string{demoWorkspace}}
+	if err := db.CatalogEntryUpsertSeed(ctx, d.Pool, &db.CatalogSeedEntry{
+		Name: demoConnName, URL: url, TransportType: "streamable-http", Category: "demo", Author: "agentpack",
+		Version: "local", VerificationTier: "unverified",
+		Description: "The project's own demo MCP server (echo, add, slow, big, fail), served by make run on loopback. Local development only.",
+	}); err != nil {
+		return err
+	}
+	entry, err := db.CatalogEntryGetByName(ctx, d.Pool, demoConnName)
+	if err != nil {
+		return err
+	}
 	rows, err := db.ConnectionList(ctx, d.Pool, db.ConnectionFilter{WorkspaceIDs: []string{demoWorkspace}})
 	if err != nil {
 		return err
 	}
 	for i := range rows {
-		if rows[i].Name == demoConnName && rows[i].URL == url {
-			if _, err := d.Connections.Refresh(ctx, admin.Subject, &rows[i]); err != nil {
-				return err
-			}
-			return catalog.Rebuild(ctx, d.Pool, d.Store, []string{demoWorkspace})
+		c := &rows[i]
+		if c.Source != "marketplace" || c.CatalogEntryID == nil || *c.CatalogEntryID != entry.ID {
+			continue
+		}
+		if c.URL == url {
+			_, err := d.Connections.RefreshAndPublish(ctx, admin.Subject, c)
+			return err
+		}
+		if err := d.Connections.Uninstall(ctx, admin, entry.ID, demoWorkspace); err != nil {
+			return err
 		}
 	}
-	ws := demoWorkspace
-	out, err := d.Connections.Create(ctx, admin, connections.CreateInput{Name: demoConnName, URL: url, WorkspaceID: &ws})
+	out, err := d.Connections.Install(ctx, admin, entry.ID, connections.InstallInput{WorkspaceID: demoWorkspace})
 	if err != nil {
 		return err
 	}
