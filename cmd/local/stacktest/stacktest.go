@@ -148,9 +148,15 @@ func Token(t testing.TB, subject, role string, workspaces ...string) string {
 	return tok
 }
 
-// Do sends a REST request (body marshalled as JSON unless it is a string) and returns
-// the status and body.
+// Do sends a REST request to the stack (body marshalled as JSON unless it is a string)
+// and returns the status and body.
 func (e *Env) Do(t testing.TB, method, path, token string, body any) (int, []byte) {
+	t.Helper()
+	return DoAt(t, e.URL, method, path, token, body)
+}
+
+// DoAt is Do against any server base URL (e.g. a second stack in deployed mode).
+func DoAt(t testing.TB, base, method, path, token string, body any) (int, []byte) {
 	t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
@@ -161,7 +167,7 @@ func (e *Env) Do(t testing.TB, method, path, token string, body any) (int, []byt
 		j, _ := json.Marshal(b)
 		r = bytes.NewReader(j)
 	}
-	req, _ := http.NewRequest(method, e.URL+path, r)
+	req, _ := http.NewRequest(method, base+path, r)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

@@ -1,10 +1,8 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -55,27 +53,8 @@ func (w *world) do(t *testing.T, method, path, token string, body any) (int, map
 // doAt sends a REST call to another server (base URL).
 func doAt(t *testing.T, base, method, path, token string, body any) (int, map[string]any) {
 	t.Helper()
-	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	default:
-		j, _ := json.Marshal(b)
-		r = bytes.NewReader(j)
-	}
-	req, _ := http.NewRequest(method, base+path, r)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, decode(t, raw)
+	status, raw := stacktest.DoAt(t, base, method, path, token, body)
+	return status, decode(t, raw)
 }
 
 func decode(t *testing.T, raw []byte) map[string]any {
