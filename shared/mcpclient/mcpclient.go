@@ -21,6 +21,10 @@
 // upstream says the session is gone (404 to a request carrying Mcp-Session-Id, or go-sdk's
 // ErrSessionMissing / ErrConnectionClosed), the pool makes a new session and retries once.
 //
+// Notifications: CallToolRelay hands the notifications/progress and notifications/message
+// an upstream sends on one call's own response stream to that call's Relay (relay.go), on
+// the pooled session, never to another caller's (streamable HTTP only).
+//
 // What goes upstream: only the target's declared headers, re-validated with
 // headers.Validate at every connect (DESIGN §9), over the urlguard's dialer (resolved
 // addresses checked at dial time, no redirects, no environment proxy). Never an inbound
@@ -184,6 +188,7 @@ type session struct {
 	lastUsed    atomic.Int64 // unix nanoseconds
 	dead        atomic.Bool  // the connection ended (upstream closed it or it failed)
 	closeOnce   sync.Once
+	logOnce     sync.Once // logging/setLevel sent for a relaying call (relay.go)
 }
 
 func (s *session) close() {

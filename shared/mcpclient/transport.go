@@ -62,7 +62,8 @@ func probeFrom(ctx context.Context) *probe {
 
 // roundTripper is the per-session HTTP layer between the go-sdk transports and the guarded
 // base transport: it adds the connection's declared headers (and only those: DESIGN §6),
-// records statuses into the request's probe, and caps response sizes.
+// records statuses into the request's probe, caps response sizes, and taps a relaying
+// call's event stream for its notifications (relay.go).
 type roundTripper struct {
 	base      http.RoundTripper
 	headers   map[string]string // validated by headers.Validate
@@ -87,14 +88,19 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	eventStream := strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
 	if rt.maxBytes > 0 {
-		ct := strings.ToLower(resp.Header.Get("Content-Type"))
 		resp.Body = &limitedBody{
 			rc:          resp.Body,
 			max:         rt.maxBytes,
-			eventStream: strings.HasPrefix(ct, "text/event-stream"),
+			eventStream: eventStream,
 			flag:        &rt.tooLarge,
 		}
+	}
+	// A relaying call's own stream (relay.go): only on the streamable transport, where the
+	// POST's response carries the notifications of that request and no other.
+	if sink := sinkFrom(req.Context()); sink != nil && !rt.sse && eventStream && resp.StatusCode/100 == 2 {
+		resp.Body = &sseTap{rc: resp.Body, sink: sink}
 	}
 	return resp, nil
 }

@@ -184,6 +184,9 @@ func (g *Gateway) forward(ctx context.Context, st *requestState, c *catalog.Conn
 	if len(req.Params.Arguments) > 0 {
 		params.Arguments = req.Params.Arguments
 	}
+	if r := relayFor(st, req); r != nil {
+		return g.o.Upstreams.CallToolRelay(ctx, target, params, r)
+	}
 	return g.o.Upstreams.CallTool(ctx, target, params)
 }
 

@@ -8,6 +8,10 @@
 // workspace, catalog ETag, role class, toolsets, chat resolution, endpoint) → serve the
 // one JSON-RPC message. Tool calls run the seed's layers: instrument → access → validate
 // → default project → handler → classify → seal → audit.
+//
+// Answers are JSON, except a single-server tools/call during which the upstream sent log
+// or progress notifications: that answer is a buffered text/event-stream holding the
+// relayed notifications and then the response (relay.go).
 package gateway
 
 import (

@@ -35,9 +35,13 @@ type requestState struct {
 	deadline  time.Time
 	// newProtocol is set for 2026-07-28 (sessionless) requests.
 	newProtocol bool
-	key         string
-	server      *mcp.Server // memoised: go-sdk calls getServer twice per POST
-	item        *serverItem // server's cache item
+	// acceptsSSE: the client accepts text/event-stream; relay collects the notifications
+	// relayed from upstreams for this request (relay.go).
+	acceptsSSE bool
+	relay      *relayed
+	key        string
+	server     *mcp.Server // memoised: go-sdk calls getServer twice per POST
+	item       *serverItem // server's cache item
 }
 
 type stateKey struct{}
@@ -94,8 +98,15 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		st.deadline = dl
 	}
 	ctx = context.WithValue(ctx, stateKey{}, st)
+	st.acceptsSSE = acceptsEventStream(r.Header.Values("Accept"))
+	if st.single != nil {
+		st.relay = &relayed{}
+	}
 	rw := &limitedWriter{ResponseWriter: w, limit: maxResponseBytes}
 	g.serveSDK(rw, r.WithContext(ctx), st)
+	if st.relay != nil {
+		rw.relay(st.relay.take())
+	}
 	rw.finish()
 }
 

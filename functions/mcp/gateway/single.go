@@ -19,7 +19,8 @@ import (
 // upstream names (from the catalog snapshot, like the aggregate endpoint), and its
 // resources, resource templates, prompts and completions passed through to the upstream
 // on each request. Auth, workspace access, the protocol guard, metrics and audit are the
-// aggregate endpoint's.
+// aggregate endpoint's. The upstream's log and progress notifications during a tools/call
+// are relayed to the caller (relay.go).
 
 // passThroughMethods are the methods the single-server endpoint forwards to the upstream.
 var passThroughMethods = map[string]bool{

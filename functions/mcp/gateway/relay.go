@@ -1,0 +1,153 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Notification relay (single-server endpoint). An upstream may send notifications/progress
+// and notifications/message while a tools/call runs. The gateway is stateless and its
+// responses are buffered, so it relays them the one way a buffered Streamable HTTP
+// response can: a text/event-stream body holding the notification events in the order the
+// upstream sent them, followed by the response event. The rule:
+//
+//   - only on the single-server endpoint, for a tools/call of a proxied tool, when the
+//     client accepts text/event-stream (go-sdk requires that of every POST anyway);
+//   - progress only when the request carries _meta.progressToken; it is relayed under that
+//     token (upstream, the pool uses a per-call token of its own: mcpclient.Relay);
+//   - log messages at level info and above — the level go-sdk's stateless servers give a
+//     client at initialize-era versions, where a logging/setLevel request cannot outlive
+//     its own POST — or, at 2026-07-28, at the request's _meta log level and only when it
+//     names one;
+//   - the answer stays application/json, byte for byte as before, when nothing was
+//     relayed: the aggregate endpoint, lists, and calls without notifications (the tools/call
+//     fast path and the tools/list replay included) are unchanged. The conversion happens
+//     on the buffered answer (limitedWriter.relay), so both the fast path and go-sdk's
+//     path produce the same bytes.
+//
+// Notifications are attributed by the upstream stream they arrive on (mcpclient.Relay),
+// never by timing, so a concurrent call by another principal or on another connection,
+// even on the same pooled upstream session, never sees them.
+
+// relayed collects one request's relayed notifications, encoded as JSON-RPC messages.
+type relayed struct {
+	mu     sync.Mutex
+	events [][]byte
+}
+
+func (r *relayed) add(method string, params any) {
+	b, err := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	r.events = append(r.events, b)
+	r.mu.Unlock()
+}
+
+func (r *relayed) take() [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ev := r.events
+	r.events = nil
+	return ev
+}
+
+// logLevels are MCP's logging levels, least severe first (RFC 5424 order).
+var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// relayFor returns the mcpclient.Relay for a proxied call of req under st, or nil when
+// nothing is to be relayed (see the rule above).
+func relayFor(st *requestState, req *mcp.CallToolRequest) *mcpclient.Relay {
+	if st.single == nil || !st.acceptsSSE || st.relay == nil {
+		return nil
+	}
+	var meta mcp.Meta
+	if req.Params != nil {
+		meta = req.Params.Meta
+	}
+	r := &mcpclient.Relay{}
+	if tok := meta[progressTokenKey]; tok != nil {
+		r.Progress = func(p *mcp.ProgressNotificationParams) {
+			c := *p
+			c.ProgressToken = tok
+			st.relay.add("notifications/progress", &c)
+		}
+	}
+	least := mcp.LoggingLevel("info")
+	if st.newProtocol {
+		s, _ := meta[mcp.MetaKeyLogLevel].(string)
+		least = mcp.LoggingLevel(s)
+	}
+	if floor := slices.Index(logLevels, least); floor >= 0 {
+		r.Log = func(m *mcp.LoggingMessageParams) {
+			if slices.Index(logLevels, m.Level) >= floor {
+				st.relay.add("notifications/message", m)
+			}
+		}
+	}
+	if r.Progress == nil && r.Log == nil {
+		return nil
+	}
+	return r
+}
+
+// progressTokenKey is the _meta key of a request's progress token.
+const progressTokenKey = "progressToken"
+
+// acceptsEventStream reports whether an Accept header list admits text/event-stream.
+func acceptsEventStream(values []string) bool {
+	for _, v := range values {
+		for _, raw := range strings.Split(v, ",") {
+			base, _, _ := strings.Cut(raw, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "text/event-stream", "text/*", "*/*":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// relay turns a buffered 200 application/json answer into a text/event-stream body: one
+// "message" event per relayed notification, then the answer's own event. Nothing changes
+// when events is empty, the answer is not such a JSON body, or the result would pass the
+// size limit (the notifications are then dropped, the answer kept).
+func (w *limitedWriter) relay(events [][]byte) {
+	if len(events) == 0 || w.tooBig || w.flushed || w.status != http.StatusOK || w.buf.Len() == 0 ||
+		w.Header().Get("Content-Type") != "application/json" {
+		return
+	}
+	var out bytes.Buffer
+	for _, ev := range events {
+		writeEvent(&out, ev)
+	}
+	writeEvent(&out, bytes.TrimSpace(w.buf.Bytes()))
+	if out.Len() > w.limit {
+		return
+	}
+	w.buf = out
+	w.Header().Set("Content-Type", "text/event-stream")
+}
+
+// writeEvent writes data as one SSE "message" event (a data line per line of data).
+func writeEvent(out *bytes.Buffer, data []byte) {
+	out.WriteString("event: message\n")
+	for line := range bytes.Lines(data) {
+		out.WriteString("data: ")
+		out.Write(bytes.TrimRight(line, "\r\n"))
+		out.WriteByte('\n')
+	}
+	out.WriteByte('\n')
+}
