@@ -27,8 +27,11 @@ type HealthCandidate struct {
 }
 
 // HealthCandidateList returns one candidate per catalog entry that has at least one
-// installed, enabled connection (marketplace installs and manual connections with a
-// catalog_entry_id, any scope): one check per entry per run. The connection chosen is the
+// installed, enabled connection (marketplace installs only, seed "conexões instaladas"):
+// one check per entry per run. A manual connection that merely links an entry is not a
+// probe: its URL and headers are whatever its workspace's admin chose, so probing it
+// would let one workspace set the shared entry's health (and last_health_error, shown to
+// every workspace) from its own private upstream. The connection chosen is the
 // most recently successful one (last_connected_at), then the oldest, so the choice is
 // deterministic. Entries never checked come first, then the least recently checked, so
 // that a pass cut short by the function timeout reaches the others next time.
@@ -37,7 +40,7 @@ func HealthCandidateList(ctx context.Context, q Querier) ([]HealthCandidate, err
 			e.health_status AS entry_health_status, e.last_health_check AS entry_last_health_check, c.*
 		FROM mcp_catalog_entries e
 		JOIN LATERAL (SELECT `+connectionCols+` FROM mcp_connections c
-			WHERE c.catalog_entry_id = e.id AND c.enabled
+			WHERE c.catalog_entry_id = e.id AND c.enabled AND c.source = 'marketplace'
 			ORDER BY c.last_connected_at DESC NULLS LAST, c.created_at, c.id LIMIT 1) c ON true
 		ORDER BY e.last_health_check ASC NULLS FIRST, e.name`)
 }

@@ -492,20 +492,41 @@ func TestDeadline(t *testing.T) {
 	})
 }
 
-// TestCandidates: one check per entry; only enabled connections with a catalog entry;
-// the most recently successful connection is the one probed.
+// TestCandidates: one check per entry; only enabled marketplace installs of a catalog
+// entry (a manual connection linking the entry is another workspace's private upstream,
+// never a probe of the shared entry); the most recently successful install is probed.
 func TestCandidates(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := t.Context()
 	id := w.entry(t, "multi", "http://127.0.0.1:1/first")
-	// A second (manual) connection to the same entry that last connected successfully.
-	c2, err := db.ConnectionCreate(ctx, w.pool, &db.ConnectionNew{Name: "second", URL: "http://127.0.0.1:1/second",
+	// A manual connection linking the same entry, the most recently successful of all:
+	// never chosen.
+	manual, err := db.ConnectionCreate(ctx, w.pool, &db.ConnectionNew{Name: "manual", URL: "http://127.0.0.1:1/mine",
 		TransportType: "streamable-http", Enabled: true, Source: "manual", CatalogEntryID: &id, WorkspaceID: &w.ws})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A second install of the entry, in another workspace, that last connected successfully.
+	ws2 := uuid.NewString()
+	if err := db.WorkspaceUpsert(ctx, w.pool, ws2, "W2"); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := db.ConnectionCreate(ctx, w.pool, &db.ConnectionNew{Name: "second", URL: "http://127.0.0.1:1/second",
+		TransportType: "streamable-http", Enabled: true, Source: "marketplace", CatalogEntryID: &id, WorkspaceID: &ws2})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := db.ConnectionRecordState(ctx, w.pool, c2.ID, db.ConnectionState{OK: true}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	if err := db.ConnectionRecordState(ctx, w.pool, manual.ID, db.ConnectionState{OK: true}); err != nil {
+		t.Fatal(err)
+	}
+	// An entry linked only by a manual connection has no candidate.
+	w.entry(t, "manual-only", "http://127.0.0.1:1/z")
+	if _, err := w.pool.Exec(ctx, `UPDATE mcp_connections SET source = 'manual' WHERE name = 'manual-only'`); err != nil {
 		t.Fatal(err)
 	}
 	// A disabled connection of another entry, and a connection without an entry.
