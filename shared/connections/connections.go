@@ -13,6 +13,7 @@ package connections
 import (
 	"context"
 	"log/slog"
+	"sort"
 	"strings"
 	"time"
 
@@ -217,7 +218,9 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 	tools, info, lerr := s.Upstreams.ListTools(ctx, TargetOf(c))
 	res := &RefreshResult{Info: info}
 	if lerr != nil {
-		res.Error = apperr.Public(lerr).Message
+		// The message may quote the upstream (a JSON-RPC error text): an upstream that echoes
+		// the API key it was sent must not get it into last_error, event_log or the answer.
+		res.Error = scrubHeaderValues(apperr.Public(lerr).Message, c.Headers)
 		s.logger().WarnContext(ctx, "upstream connect failed", "connection_id", c.ID, "err", lerr)
 		err := db.ConnectionRecordState(context.WithoutCancel(ctx), s.Pool, c.ID, db.ConnectionState{OK: false, Error: res.Error})
 		return res, err
@@ -247,4 +250,21 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 	}
 	res.OK, res.ToolCount = true, len(defs)
 	return res, nil
+}
+
+// scrubHeaderValues replaces every header value of h found in msg by "[redacted]"
+// (longest first, so that a value containing another goes whole). Header values are
+// secrets (DESIGN §9); upstream error texts can quote them.
+func scrubHeaderValues(msg string, h map[string]string) string {
+	vals := make([]string, 0, len(h))
+	for _, v := range h {
+		if v = strings.TrimSpace(v); v != "" {
+			vals = append(vals, v)
+		}
+	}
+	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
+	for _, v := range vals {
+		msg = strings.ReplaceAll(msg, v, "[redacted]")
+	}
+	return msg
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -339,5 +340,48 @@ func TestRefreshAndPublish(t *testing.T) {
 	}
 	if n := w.count(t, `SELECT count(*) FROM event_log WHERE entity_id = $1 AND action = 'mcp.tool_drift' AND actor = 'healthcheck'`, id); n != 1 {
 		t.Errorf("%d drift events by healthcheck", n)
+	}
+}
+
+// TestConnectErrorScrubsHeaderValues: an upstream whose error text quotes the API key it
+// was sent must not get that key into the test answer or the stored lastError (§9).
+func TestConnectErrorScrubsHeaderValues(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	const secret = "sk-echoed-secret-0123456789"
+	up := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		if len(req.ID) == 0 {
+			rw.WriteHeader(http.StatusAccepted)
+			return
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(rw).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID,
+			"error": map[string]any{"code": -32001, "message": "invalid key " + r.Header.Get("X-Api-Key")}})
+	}))
+	t.Cleanup(up.Close)
+	status, body := w.do(t, "POST", "/api/mcp-connections", w.adminA, map[string]any{
+		"name": "echo", "url": up.URL, "workspaceId": w.wsA, "headers": map[string]string{"X-Api-Key": secret}})
+	want(t, "create", status, http.StatusCreated, body)
+	raw, _ := json.Marshal(body)
+	if strings.Contains(string(raw), secret) {
+		t.Fatalf("create answer leaks the header value: %s", raw)
+	}
+	if !strings.Contains(string(raw), "[redacted]") {
+		t.Fatalf("the upstream's echo did not reach the error (test not exercising the path): %s", raw)
+	}
+	id := body["id"].(string)
+	status, body = w.do(t, "POST", "/api/mcp-connections/"+id+"/test", w.adminA, nil)
+	want(t, "test", status, http.StatusOK, body)
+	status, got := w.do(t, "GET", "/api/mcp-connections/"+id, w.adminA, nil)
+	want(t, "get", status, http.StatusOK, got)
+	for _, v := range []any{body, got} {
+		raw, _ := json.Marshal(v)
+		if strings.Contains(string(raw), secret) {
+			t.Fatalf("answer leaks the header value: %s", raw)
+		}
 	}
 }
