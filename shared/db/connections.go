@@ -43,11 +43,15 @@ func ConnectionCreate(ctx context.Context, q Querier, n *ConnectionNew) (*Connec
 			(name, handle, url, transport_type, headers, enabled, source, catalog_entry_id, workspace_id, project_id, created_by)
 			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
 			WHERE NOT EXISTS (SELECT 1 FROM mcp_connections WHERE handle = $2)
+			ON CONFLICT (handle) DO NOTHING
 			RETURNING `+connectionCols,
 			n.Name, handle, n.URL, n.TransportType, hj, n.Enabled, n.Source, n.CatalogEntryID,
 			n.WorkspaceID, n.ProjectID, n.CreatedBy)
 		if apperr.CodeOf(err) == apperr.NotFound {
-			continue // handle taken: try the next candidate
+			// handle taken (also by a concurrent insert: ON CONFLICT keeps that race from
+			// surfacing as a unique violation, i.e. a false CONFLICT "already installed",
+			// and from aborting the caller's transaction): try the next candidate
+			continue
 		}
 		return c, err
 	}

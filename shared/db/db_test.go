@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
+	"github.com/jackc/pgx/v5"
 )
 
 func mustWorkspace(t *testing.T, pool *db.Pool, id string) {
@@ -135,5 +137,50 @@ func TestConnectionToolsSyncFreezesNamesAndDetectsDrift(t *testing.T) {
 	}
 	if res, err = db.ConnectionToolsSync(ctx, pool, c.ID, c.Handle, defs[1:], false); err != nil || len(res.Removed) != 1 {
 		t.Fatalf("removal: %+v, %v", res, err)
+	}
+}
+
+// TestConnectionCreateHandleRace: two transactions creating connections with the same
+// name at once both succeed with different handles; the second must not see the
+// handle's unique violation (which InstallFlow would report as "already installed").
+func TestConnectionCreateHandleRace(t *testing.T) {
+	pool, _ := dbtest.Fresh(t)
+	ctx := t.Context()
+	mustWorkspace(t, pool, wsA)
+	ws := wsA
+	n := &db.ConnectionNew{Name: "Racer", URL: "http://x", TransportType: "streamable-http", Source: "manual", Enabled: true, WorkspaceID: &ws}
+	tx1, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx1.Rollback(ctx)
+	c1, err := db.ConnectionCreate(ctx, tx1, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type res struct {
+		c   *db.Connection
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		var c *db.Connection
+		err := db.InTx(ctx, pool, func(tx pgx.Tx) error {
+			var err error
+			c, err = db.ConnectionCreate(ctx, tx, n)
+			return err
+		})
+		done <- res{c, err}
+	}()
+	time.Sleep(200 * time.Millisecond) // let the second insert block on tx1's handle
+	if err := tx1.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("concurrent create: %v", r.err)
+	}
+	if r.c.Handle == c1.Handle {
+		t.Fatalf("both got handle %q", c1.Handle)
 	}
 }
