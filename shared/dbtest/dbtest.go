@@ -90,6 +90,11 @@ func ensureTemplate(t testing.TB, base string) string {
 	if exists {
 		return name
 	}
+	// A run killed between CREATE and RENAME leaves name_build behind; without this drop
+	// every later run on the same cluster would fail with "already exists".
+	if _, err := c.Exec(ctx, `DROP DATABASE IF EXISTS `+name+`_build WITH (FORCE)`); err != nil {
+		t.Fatalf("dbtest: drop stale template build: %v", err)
+	}
 	if _, err := c.Exec(ctx, `CREATE DATABASE `+name+`_build`); err != nil {
 		t.Fatalf("dbtest: create template: %v", err)
 	}
