@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentpack/gateway/shared/db"
 )
@@ -24,6 +25,9 @@ import (
 // maxAuditBatch bounds the rows of one INSERT (9 parameters each, far below Postgres's
 // 65,535).
 const maxAuditBatch = 256
+
+// auditTimeout bounds one batch INSERT.
+const auditTimeout = 10 * time.Second
 
 // auditWriter batches audit rows; the zero value is not usable (see newAuditWriter).
 type auditWriter struct {
@@ -81,7 +85,11 @@ func (a *auditWriter) flush() {
 
 // insert writes batch in one statement.
 func (a *auditWriter) insert(batch []*auditReq) error {
-	ctx := context.Background()
+	// Never the callers' contexts (a caller going away must not cancel the others' rows),
+	// but bounded: a hung connection would otherwise keep running set for good and block
+	// every later audited call of the process. A timed-out batch fails its callers.
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
 	if len(batch) == 1 {
 		return db.AuditEventInsert(ctx, a.pool, batch[0].ev)
 	}

@@ -37,6 +37,8 @@ func (g *Gateway) callBuiltin(ctx context.Context, b *compiledBuiltin, req *mcp.
 		return nil, errors.New("gateway: request state missing")
 	}
 	start := time.Now()
+	ctx, cancel := withRequestDeadline(ctx, st)
+	defer cancel()
 	data, err := g.runBuiltin(ctx, st, b, req.Params.Arguments)
 	var fail *EnvelopeError
 	outcome := "ok"
@@ -174,12 +176,12 @@ func (g *Gateway) callProxied(ctx context.Context, c *catalog.Connection, t *cat
 }
 
 func (g *Gateway) forward(ctx context.Context, st *requestState, c *catalog.Connection, t *catalog.Tool, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	target, err := g.targets.get(ctx, g.o.Pool, c)
+	ctx, cancel := g.callContext(ctx, st)
+	defer cancel()
+	target, err := g.targets.get(ctx, g.o.Pool, c) // under the call's deadline too
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := g.callContext(ctx, st)
-	defer cancel()
 	params := &mcp.CallToolParams{Name: t.UpstreamName}
 	if len(req.Params.Arguments) > 0 {
 		params.Arguments = req.Params.Arguments
@@ -206,6 +208,20 @@ func (g *Gateway) callContext(ctx context.Context, st *requestState) (context.Co
 	up, cancel := context.WithTimeout(logx.WithRequestID(context.Background(), st.requestID), timeout)
 	stop := context.AfterFunc(ctx, cancel)
 	return up, func() { stop(); cancel() }
+}
+
+// withRequestDeadline re-applies the request's deadline (less 1 s, as for upstream calls),
+// which go-sdk does not pass to tool handlers, so that a built-in's Postgres queries end
+// with the request instead of outliving it.
+func withRequestDeadline(ctx context.Context, st *requestState) (context.Context, context.CancelFunc) {
+	if st.deadline.IsZero() {
+		return ctx, func() {}
+	}
+	dl := st.deadline.Add(-time.Second)
+	if time.Until(dl) < 100*time.Millisecond {
+		dl = time.Now().Add(100 * time.Millisecond)
+	}
+	return context.WithDeadline(ctx, dl)
 }
 
 // audit writes one audit_events row (DESIGN §4) and returns once it is committed. The argument digest is a SHA-256 of the

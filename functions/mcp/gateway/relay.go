@@ -40,7 +40,13 @@ import (
 type relayed struct {
 	mu     sync.Mutex
 	events [][]byte
+	size   int // bytes held in events
 }
+
+// maxRelayedBytes bounds what one request keeps of relayed notifications: an upstream
+// may send notifications without end while a call runs (up to the call timeout), and
+// more than the response limit could never be sent anyway (limitedWriter.relay).
+const maxRelayedBytes = maxResponseBytes
 
 func (r *relayed) add(method string, params any) {
 	b, err := json.Marshal(struct {
@@ -52,15 +58,19 @@ func (r *relayed) add(method string, params any) {
 		return
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.size+len(b) > maxRelayedBytes {
+		return // dropped, as limitedWriter.relay would drop them all
+	}
+	r.size += len(b)
 	r.events = append(r.events, b)
-	r.mu.Unlock()
 }
 
 func (r *relayed) take() [][]byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ev := r.events
-	r.events = nil
+	r.events, r.size = nil, 0
 	return ev
 }
 

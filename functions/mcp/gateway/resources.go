@@ -71,6 +71,11 @@ func (g *Gateway) addResourcesAndPrompts(s *mcp.Server) {
 }
 
 func (g *Gateway) readCatalogResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if st := stateFrom(ctx); st != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = withRequestDeadline(ctx, st)
+		defer cancel()
+	}
 	entries, err := db.CatalogEntryList(ctx, g.o.Pool, db.CatalogFilter{})
 	if err != nil {
 		return nil, err

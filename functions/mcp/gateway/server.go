@@ -90,10 +90,15 @@ var aggregateCapabilities = &mcp.ServerCapabilities{
 // protocol guard (outermost) and then extra.
 func (g *Gateway) newMCPServer(caps *mcp.ServerCapabilities, extra ...mcp.Middleware) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentpack-gateway", Title: "Agentpack MCP Gateway", Version: Version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: g.log, Capabilities: caps})
+		&mcp.ServerOptions{Instructions: instructions, Logger: g.log, Capabilities: caps, SetCacheable: privateCache})
 	s.AddReceivingMiddleware(append([]mcp.Middleware{g.guard}, extra...)...)
 	return s
 }
+
+// privateCache marks every cacheable result (lists, resources/read, server/discover)
+// "private": what a server answers depends on the caller's workspace, role, chat and
+// project, so no intermediary may serve it to another user (go-sdk's default is "public").
+func privateCache(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" }
 
 // buildServer registers exactly what st may see.
 func (g *Gateway) buildServer(st *requestState) *mcp.Server {

@@ -79,17 +79,17 @@ func (g *Gateway) forwardMethod(ctx context.Context, c *catalog.Connection, meth
 		return nil, errors.New("gateway: request state missing")
 	}
 	start := time.Now()
-	target, err := g.targets.get(ctx, g.o.Pool, c)
+	callCtx, cancel := g.callContext(ctx, st)
+	target, err := g.targets.get(callCtx, g.o.Pool, c)
 	var res mcp.Result
 	if err == nil {
-		callCtx, cancel := g.callContext(ctx, st)
 		err = g.o.Upstreams.Do(callCtx, target, func(ctx context.Context, cs *mcp.ClientSession) error {
 			var err error
 			res, err = forwardOne(ctx, cs, req)
 			return err
 		})
-		cancel()
 	}
+	cancel()
 	if err == nil {
 		if st.newProtocol {
 			res = markComplete(res)
