@@ -132,6 +132,15 @@ func (s *Service) Update(ctx context.Context, p *auth.Principal, id string, in U
 		if c, err = db.ConnectionUpdateByID(ctx, tx, id, u); err != nil {
 			return err
 		}
+		if (in.URL != nil && url != old.URL) || (in.TransportType != nil && transport != old.TransportType) {
+			// Another server now answers: the old server's tool definitions (and their
+			// approvals) must not stay advertised while calls go to the new one. The
+			// refresh below lists the new server's tools; names stay deterministic.
+			if err := db.ConnectionToolsDelete(ctx, tx, id); err != nil {
+				return err
+			}
+			changed = append(changed, "tools_cleared")
+		}
 		return logEvent(ctx, tx, p, "mcp.connection_updated", c, map[string]any{"changed": changed})
 	})
 	if err != nil {

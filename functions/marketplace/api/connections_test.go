@@ -12,6 +12,7 @@ import (
 	"github.com/agentpack/gateway/functions/marketplace/api"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -383,5 +384,35 @@ func TestConnectErrorScrubsHeaderValues(t *testing.T) {
 		if strings.Contains(string(raw), secret) {
 			t.Fatalf("answer leaks the header value: %s", raw)
 		}
+	}
+}
+
+// TestUpdateURLClearsOldTools: when a connection is pointed at another server, the old
+// server's tool definitions must not stay advertised while calls go to the new URL — even
+// when the first connect to the new URL fails (found in review).
+func TestUpdateURLClearsOldTools(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	fx := fixture(t)
+	id, handle := w.connection(t, "Movable", fx.URL, w.wsA, nil)
+	if got := proxied(w.gatewayTools(t, w.wsA, w.adminA), handle); len(got) != 5 {
+		t.Fatalf("tools before the move: %v", got)
+	}
+	closed := testpeer.NewFixture(t, nil)
+	deadURL := closed.URL
+	closed.Close()
+	st, b := w.do(t, "PUT", "/api/mcp-connections/"+id, w.adminA, map[string]any{"url": deadURL})
+	want(t, "move to a dead URL", st, http.StatusOK, b)
+	if c := b["connect"].(map[string]any); c["success"] != false {
+		t.Fatalf("connect to a closed server succeeded: %v", c)
+	}
+	if got := proxied(w.gatewayTools(t, w.wsA, w.adminA), handle); len(got) != 0 {
+		t.Errorf("the old server's tools are still advertised after the URL changed: %v", got)
+	}
+	// Back to a live server: its tools return under the same (frozen, deterministic) names.
+	st, b = w.do(t, "PUT", "/api/mcp-connections/"+id, w.adminA, map[string]any{"url": fx.URL})
+	want(t, "move back", st, http.StatusOK, b)
+	if got := proxied(w.gatewayTools(t, w.wsA, w.adminA), handle); len(got) != 5 {
+		t.Errorf("tools after moving back: %v", got)
 	}
 }
