@@ -6,7 +6,6 @@ import (
 	"context"
 
 	"github.com/agentpack/gateway/functions/pins/api"
-	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 	"github.com/agentpack/gateway/shared/pins"
@@ -15,7 +14,7 @@ import (
 func main() {
 	deps.Main("pins", func(ctx context.Context, d *deps.Deps) error {
 		a := &api.API{Pins: &pins.Service{Pool: d.Pool, Logger: d.Logger},
-			Catalog: catalog.NewCache(d.Store, d.Config.CatalogTTL, d.Logger), Verifier: d.Verifier, Logger: d.Logger}
+			Catalog: d.CatalogCache(), Verifier: d.Verifier, Logger: d.Logger}
 		return lambdaapp.Start(ctx, a.Handler(), "127.0.0.1:"+d.Config.Port, d.Logger)
 	})
 }

@@ -2,6 +2,9 @@ package catalog
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -54,12 +57,18 @@ func NewSnapshot(doc *Document, etag string) *Snapshot {
 // Cache serves workspace snapshots from memory, revalidating against the store with a
 // conditional GET (ETag) at most every TTL (DESIGN §6, CATALOG_TTL). A document is parsed
 // once per ETag. When the store fails, the last good snapshot is served and the failure
-// logged; a workspace with no document yet is an empty catalog.
+// logged. A workspace with no document yet (created after the last rebuild) is built by
+// Missing when set — so it still sees the global connections — else it is an empty catalog.
 type Cache struct {
 	store  Store
 	ttl    time.Duration
 	logger *slog.Logger
 	now    func() time.Time
+
+	// Missing, when set, builds the document of a workspace the store has none for (e.g.
+	// Build on the database). Its snapshot's ETag is a content hash, so an unchanged result
+	// reuses the previous snapshot (and the servers cached for it).
+	Missing func(ctx context.Context, ws string) (*Document, error)
 
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
@@ -106,7 +115,26 @@ func (c *Cache) refresh(ctx context.Context, ws string, prev *cacheEntry) (*Snap
 	case errors.Is(err, ErrNotModified):
 		snap = prev.snap
 	case errors.Is(err, ErrNotFound):
-		snap = NewSnapshot(&Document{Version: SchemaVersion, WorkspaceID: ws, Connections: []Connection{}}, "")
+		doc := &Document{Version: SchemaVersion, WorkspaceID: ws, Connections: []Connection{}}
+		if c.Missing != nil {
+			built, berr := c.Missing(context.WithoutCancel(ctx), ws)
+			if berr != nil {
+				if prev != nil {
+					c.logger.WarnContext(ctx, "catalog document missing and build failed; serving last good copy",
+						"workspace_id", ws, "err", berr)
+					c.remember(ws, prev.snap)
+					return prev.snap, nil
+				}
+				return nil, berr
+			}
+			doc = built
+		}
+		tag := contentTag(doc)
+		if prev != nil && prev.snap.ETag == tag {
+			snap = prev.snap
+		} else {
+			snap = NewSnapshot(doc, tag)
+		}
 	case err != nil:
 		if prev != nil {
 			c.logger.WarnContext(ctx, "catalog store failed; serving last good copy",
@@ -129,6 +157,16 @@ func (c *Cache) refresh(ctx context.Context, ws string, prev *cacheEntry) (*Snap
 	}
 	c.remember(ws, snap)
 	return snap, nil
+}
+
+// contentTag is the ETag of a document built outside the store: "built-" and a hash of
+// its content without the generation time.
+func contentTag(d *Document) string {
+	cp := *d
+	cp.GeneratedAt = time.Time{}
+	b, _ := json.Marshal(&cp)
+	sum := sha256.Sum256(b)
+	return "built-" + hex.EncodeToString(sum[:12])
 }
 
 func (c *Cache) remember(ws string, s *Snapshot) {

@@ -86,3 +86,14 @@ func (d *Deps) Close() {
 		d.Pool.Close()
 	}
 }
+
+// CatalogCache returns a gateway-side catalog cache over d.Store (TTL CATALOG_TTL) that
+// builds a workspace's document from Postgres when the store has none yet (DESIGN §6: a
+// workspace created after the last rebuild still sees the global connections).
+func (d *Deps) CatalogCache() *catalog.Cache {
+	c := catalog.NewCache(d.Store, d.Config.CatalogTTL, d.Logger)
+	c.Missing = func(ctx context.Context, ws string) (*catalog.Document, error) {
+		return catalog.Build(ctx, d.Pool, ws)
+	}
+	return c
+}

@@ -4,7 +4,6 @@ import (
 	"io"
 
 	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/deps"
 )
 
@@ -12,7 +11,7 @@ import (
 // metrics (stdout in Lambda).
 func FromDeps(d *deps.Deps, metrics io.Writer) Options {
 	o := Options{
-		Pool: d.Pool, Catalog: catalog.NewCache(d.Store, d.Config.CatalogTTL, d.Logger),
+		Pool: d.Pool, Catalog: d.CatalogCache(),
 		Upstreams: d.Upstreams, Verifier: d.Verifier, Connections: d.Connections, Logger: d.Logger,
 		Metrics: metrics, PublicBaseURL: d.Config.PublicBaseURL, AuthServerURL: d.Config.AuthServerURL,
 		AllowedOrigins: d.Config.AllowedOrigins,
