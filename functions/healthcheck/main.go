@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/agentpack/gateway/functions/healthcheck/health"
+	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/lambdaapp"
@@ -19,7 +20,9 @@ func main() {
 			Refresh: func(ctx context.Context, conn *db.Connection) error {
 				_, err := d.Connections.RefreshAndPublish(ctx, "healthcheck", conn)
 				return err
-			}})
+			},
+			Reconcile: func(ctx context.Context) error { return catalog.Rebuild(ctx, d.Pool, d.Store, nil) },
+		})
 		if lambdaapp.InLambda() {
 			lambdaapp.StartEvent(c.Handle)
 			return nil

@@ -107,6 +107,12 @@ type Options struct {
 	// connections.Service.RefreshAndPublish). Its failure is logged and changes no health
 	// state.
 	Refresh func(ctx context.Context, c *db.Connection) error
+	// Reconcile, when set, runs after the checks while Reserve is left before the deadline:
+	// the deployed function rebuilds every workspace's catalog document with it, so a
+	// document left stale by a failed write (the database is the source of truth) converges
+	// within one schedule period (30 min). Its failure is logged and reported in
+	// Summary.Reconciled, and changes no health state.
+	Reconcile func(ctx context.Context) error
 }
 
 // Checker runs health-check passes. Safe for concurrent use, though passes are not meant
@@ -174,6 +180,7 @@ type Summary struct {
 	Stale      int      `json:"stale"`
 	Down       int      `json:"down"`
 	Skipped    int      `json:"skipped"`
+	Reconciled *bool    `json:"reconciled,omitempty"` // Reconcile ran: did it succeed
 	DurationMS int64    `json:"durationMs"`
 	Results    []Result `json:"results"`
 }
@@ -221,7 +228,16 @@ func (c *Checker) Run(ctx context.Context) (*Summary, error) {
 		results[i] = Result{EntryID: cands[i].EntryID, EntryName: cands[i].EntryName,
 			ConnectionID: cands[i].Connection.ID, Status: "skipped"}
 	}
-	s := &Summary{Results: results, DurationMS: c.o.Clock.Now().Sub(start).Milliseconds()}
+	s := &Summary{Results: results}
+	if c.o.Reconcile != nil && ctx.Err() == nil && c.hasReserve(ctx) {
+		ok := true
+		if err := c.o.Reconcile(ctx); err != nil {
+			ok = false
+			c.log.ErrorContext(ctx, "catalog reconcile failed", "err", err)
+		}
+		s.Reconciled = &ok
+	}
+	s.DurationMS = c.o.Clock.Now().Sub(start).Milliseconds()
 	for _, r := range results {
 		switch r.Status {
 		case "skipped":
@@ -238,6 +254,12 @@ func (c *Checker) Run(ctx context.Context) (*Summary, error) {
 	}
 	c.report(ctx, s)
 	return s, nil
+}
+
+// hasReserve reports whether ctx's deadline leaves at least Reserve.
+func (c *Checker) hasReserve(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return !ok || dl.Sub(c.o.Clock.Now()) >= c.o.Reserve
 }
 
 // hasTime reports whether ctx's deadline leaves room for a worst-case check + Reserve.

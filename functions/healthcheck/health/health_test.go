@@ -604,3 +604,46 @@ func TestScrub(t *testing.T) {
 		}
 	}
 }
+
+// TestReconcileRebuildsStaleDocuments: a pass ends by rebuilding every workspace's catalog
+// document, so a document left stale or missing by a failed write converges within one
+// schedule period; with no time left it does not run, and its failure changes no health
+// state.
+func TestReconcileRebuildsStaleDocuments(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.entry(t, "fixture", testpeer.NewFixture(t, nil).URL)
+	store := &catalog.DiskStore{Dir: t.TempDir()}
+	reconcile := func(ctx context.Context) error { return catalog.Rebuild(ctx, w.pool, store, nil) }
+	if _, _, err := store.Get(t.Context(), w.ws, ""); !errors.Is(err, catalog.ErrNotFound) {
+		t.Fatalf("document exists before the pass: %v", err)
+	}
+	s, err := health.New(health.Options{Pool: w.pool, Pinger: upstreams(t), Reconcile: reconcile}).Run(t.Context())
+	if err != nil || s.Reconciled == nil || !*s.Reconciled {
+		t.Fatalf("pass: %+v %v", s, err)
+	}
+	data, _, err := store.Get(t.Context(), w.ws, "")
+	if err != nil {
+		t.Fatalf("document not written by the pass: %v", err)
+	}
+	if doc, err := catalog.Decode(data); err != nil || len(doc.Connections) != 1 {
+		t.Fatalf("document: %v %v", doc, err)
+	}
+
+	failing := func(context.Context) error { return errors.New("store down") }
+	s, err = health.New(health.Options{Pool: w.pool, Pinger: upstreams(t), Reconcile: failing}).Run(t.Context())
+	if err != nil || s.Reconciled == nil || *s.Reconciled || s.Healthy != 1 {
+		t.Fatalf("failing reconcile: %+v %v", s, err)
+	}
+
+	// No time left before the deadline: skip it.
+	clock := newClock()
+	ctx, cancel := context.WithDeadline(t.Context(), clock.Now().Add(time.Second))
+	defer cancel()
+	ran := false
+	s, err = health.New(health.Options{Pool: w.pool, Pinger: upstreams(t), Clock: clock,
+		Reconcile: func(context.Context) error { ran = true; return nil }}).Run(ctx)
+	if err != nil || ran || s.Reconciled != nil {
+		t.Fatalf("reconcile ran without time left: %+v %v", s, err)
+	}
+}
