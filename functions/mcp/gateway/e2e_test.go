@@ -298,6 +298,14 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+	// Client-chosen selectors are part of the server cache key: only known toolsets and
+	// project ids are accepted (found in review: free text let a client churn the cache).
+	for _, hdr := range []map[string]string{{"X-MCP-Toolsets": "catalog,no-such-toolset"}, {"X-Project-Id": "not-a-uuid"}} {
+		resp, body := s.env.RPC(t, s.mcpA, s.adminA, list, hdr)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "-32600") {
+			t.Errorf("%v: %d %s, want 400 with a JSON-RPC error", hdr, resp.StatusCode, body)
+		}
+	}
 	// Still serving.
 	resp, body := s.env.RPC(t, s.mcpA, s.adminA, list, nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "agentpack_catalog_list") {

@@ -141,8 +141,19 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 		}
 		slices.Sort(st.toolsets)
 		st.toolsets = slices.Compact(st.toolsets)
+		// Only known names: the toolsets are part of the server cache key, which a client
+		// must not be able to grow at will.
+		for _, t := range st.toolsets {
+			if !g.knownToolset(t) {
+				return nil, apperr.New(apperr.Validation, "unknown toolset %q", clip(t, 64)).
+					WithHint("agentpack_toolsets_list lists the toolsets")
+			}
+		}
 	}
 	st.projectID = firstNonEmpty(r.Header.Get("X-Project-Id"), r.URL.Query().Get("project"))
+	if st.projectID != "" && !db.IsUUID(st.projectID) {
+		return nil, apperr.New(apperr.Validation, "X-Project-Id must be a project id (UUID)")
+	}
 	if st.snap, err = g.o.Catalog.Get(ctx, ws); err != nil {
 		return nil, apperr.Wrap(err, apperr.Unavailable, "catalog unavailable")
 	}
@@ -341,4 +352,21 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+func (g *Gateway) knownToolset(name string) bool {
+	for _, ts := range g.toolsets {
+		if ts.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// clip shortens s to at most n bytes for an error message.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }
