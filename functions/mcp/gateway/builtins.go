@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"context"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
@@ -227,7 +229,7 @@ func (g *Gateway) connectionsList(ctx context.Context, c *Call) (any, error) {
 		}
 		out = append(out, map[string]any{
 			"id": r.ID, "name": r.Name, "handle": r.Handle, "scope": r.Scope(), "enabled": r.Enabled,
-			"source": r.Source, "url": r.URL, "transportType": r.TransportType, "lastConnectedAt": r.LastConnectedAt,
+			"source": r.Source, "url": visibleURL(c.Principal, r.URL), "transportType": r.TransportType, "lastConnectedAt": r.LastConnectedAt,
 			"lastError": r.LastError, "catalogEntryId": r.CatalogEntryID, "tools": nonNilStrings(exposed[r.ID]),
 		})
 	}
@@ -370,4 +372,17 @@ func (g *Gateway) toolsSearch(_ context.Context, c *Call) (any, error) {
 		hits = []searchHit{}
 	}
 	return map[string]any{"tools": hits, "total": total}, nil
+}
+
+// visibleURL is a connection URL as principal p may see it: admins see it whole; members
+// see scheme, host and path only, because some servers take an API key in the query.
+func visibleURL(p *auth.Principal, raw string) string {
+	if p.IsAdmin() {
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }
