@@ -54,7 +54,7 @@ start() {
     echo "pg.sh: already running on 127.0.0.1:$port" >&2
   else
     as_pg "$BIN/pg_ctl" -D "$d/data" -l "$d/server.log" -w -t 30 start \
-      -o "-h 127.0.0.1 -p $port -k $d -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >/dev/null \
+      -o "-h 127.0.0.1 -p $port -c unix_socket_directories='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >/dev/null \
       || { cat "$d/server.log" >&2; exit 1; }
   fi
   if ! as_pg "$BIN/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atqc \

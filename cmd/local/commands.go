@@ -17,6 +17,7 @@ import (
 	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/functions/healthcheck/health"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
@@ -206,8 +207,12 @@ func ensureDemoConnection(ctx context.Context, d *deps.Deps, url string) error {
 			continue
 		}
 		if c.URL == url {
-			_, err := d.Connections.RefreshAndPublish(ctx, admin.Subject, c)
-			return err
+			if _, err := d.Connections.Refresh(ctx, admin.Subject, c); err != nil {
+				return err
+			}
+			// Always rewrite the document: .state/catalog may have been deleted while the
+			// database was kept.
+			return catalog.Rebuild(ctx, d.Pool, d.Store, []string{demoWorkspace})
 		}
 		if err := d.Connections.Uninstall(ctx, admin, entry.ID, demoWorkspace); err != nil {
 			return err
