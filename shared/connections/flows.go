@@ -47,8 +47,11 @@ type CreateInput struct {
 
 // Outcome is a written connection with the result of its first connect.
 type Outcome struct {
-	Connection *db.Connection `json:"connection"`
-	Connect    *RefreshResult `json:"connect,omitempty"`
+	// CatalogPending is true when the change was committed but the gateway's catalog
+	// document could not be rewritten yet (see publish).
+	CatalogPending bool           `json:"catalogPending,omitempty"`
+	Connection     *db.Connection `json:"connection"`
+	Connect        *RefreshResult `json:"connect,omitempty"`
 }
 
 // Create adds a manual connection (admin), connects to it when enabled and stores its
@@ -106,9 +109,7 @@ func (s *Service) afterWrite(ctx context.Context, p *auth.Principal, c *db.Conne
 			out.Connection = fresh
 		}
 	}
-	if err := s.rebuild(ctx, c.WorkspaceID); err != nil {
-		return nil, err
-	}
+	out.CatalogPending = s.publish(ctx, c.WorkspaceID)
 	return out, nil
 }
 

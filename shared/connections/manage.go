@@ -253,9 +253,9 @@ func (s *Service) remove(ctx context.Context, tx pgx.Tx, p *auth.Principal, c *d
 // afterRemove rebuilds the catalog first (so the gateway stops offering the tools) and
 // then closes the session, so nothing reconnects in between.
 func (s *Service) afterRemove(ctx context.Context, c *db.Connection) error {
-	err := s.rebuild(ctx, c.WorkspaceID)
+	s.publish(ctx, c.WorkspaceID)
 	s.Upstreams.Disconnect(c.ID)
-	return err
+	return nil
 }
 
 // Uninstall runs the seed's uninstall flow for catalog entry entryID in workspace ws
@@ -352,9 +352,7 @@ func (s *Service) probe(ctx context.Context, p *auth.Principal, id string, fresh
 	if err := logEvent(wctx, s.Pool, p, action, c, extra); err != nil {
 		return nil, err
 	}
-	if err := s.rebuild(wctx, c.WorkspaceID); err != nil {
-		return nil, err
-	}
+	s.publish(wctx, c.WorkspaceID)
 	return res, nil
 }
 
@@ -369,9 +367,7 @@ func (s *Service) RefreshAndPublish(ctx context.Context, actor string, c *db.Con
 	}
 	transportChanged := res.OK && (c.WorkingTransport == nil || *c.WorkingTransport != res.Info.Transport)
 	if (res.Sync != nil && res.Sync.Changed()) || transportChanged {
-		if err := s.rebuild(ctx, c.WorkspaceID); err != nil {
-			return nil, err
-		}
+		s.publish(ctx, c.WorkspaceID)
 	}
 	return res, nil
 }
@@ -423,9 +419,7 @@ func (s *Service) ApproveTool(ctx context.Context, p *auth.Principal, id, tool s
 	if err != nil {
 		return nil, err
 	}
-	if err := s.rebuild(ctx, c.WorkspaceID); err != nil {
-		return nil, err
-	}
+	s.publish(ctx, c.WorkspaceID)
 	return t, nil
 }
 

@@ -133,7 +133,7 @@ func (a *API) install(w http.ResponseWriter, r *http.Request, p *auth.Principal)
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusCreated, connectionView(out.Connection, out.Connect))
+	httpapi.JSON(w, http.StatusCreated, outcomeView(out))
 	return nil
 }
 
@@ -190,7 +190,7 @@ func (a *API) connectionCreate(w http.ResponseWriter, r *http.Request, p *auth.P
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusCreated, connectionView(out.Connection, out.Connect))
+	httpapi.JSON(w, http.StatusCreated, outcomeView(out))
 	return nil
 }
 
@@ -218,7 +218,7 @@ func (a *API) connectionUpdate(w http.ResponseWriter, r *http.Request, p *auth.P
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, connectionView(out.Connection, out.Connect))
+	httpapi.JSON(w, http.StatusOK, outcomeView(out))
 	return nil
 }
 
@@ -235,7 +235,7 @@ func (a *API) connectionToggle(w http.ResponseWriter, r *http.Request, p *auth.P
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, connectionView(out.Connection, out.Connect))
+	httpapi.JSON(w, http.StatusOK, outcomeView(out))
 	return nil
 }
 
@@ -280,6 +280,16 @@ func (a *API) toolApprove(w http.ResponseWriter, r *http.Request, p *auth.Princi
 
 // connectionView is a connection as REST returns it: header values redacted, scope
 // spelled out, and the first connect's outcome when there was one.
+// outcomeView is connectionView of a write's outcome, with catalogPending when the
+// change was committed but the gateway's catalog document could not be rewritten yet.
+func outcomeView(out *connections.Outcome) map[string]any {
+	v := connectionView(out.Connection, out.Connect)
+	if out.CatalogPending {
+		v["catalogPending"] = true
+	}
+	return v
+}
+
 func connectionView(c *db.Connection, connect *connections.RefreshResult) map[string]any {
 	v := map[string]any{
 		"id": c.ID, "name": c.Name, "handle": c.Handle, "url": c.URL, "transportType": c.TransportType,

@@ -1,16 +1,21 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/functions/marketplace/api"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -414,5 +419,47 @@ func TestUpdateURLClearsOldTools(t *testing.T) {
 	want(t, "move back", st, http.StatusOK, b)
 	if got := proxied(w.gatewayTools(t, w.wsA, w.adminA), handle); len(got) != 5 {
 		t.Errorf("tools after moving back: %v", got)
+	}
+}
+
+// putFailingStore is a real disk store whose writes can be made to fail (fault injection).
+type putFailingStore struct {
+	catalog.Store
+	fail atomic.Bool
+}
+
+func (s *putFailingStore) Put(ctx context.Context, ws string, data []byte) (string, error) {
+	if s.fail.Load() {
+		return "", errors.New("injected: catalog store refuses writes")
+	}
+	return s.Store.Put(ctx, ws, data)
+}
+
+// TestCommittedWriteSurvivesCatalogFailure: when the catalog store fails after a change
+// was committed, the request still succeeds (a 5xx would make the client retry a write
+// that happened — an install would answer 409) and says catalogPending; the next rebuild
+// publishes it (found in review).
+func TestCommittedWriteSurvivesCatalogFailure(t *testing.T) {
+	t.Parallel()
+	store := &putFailingStore{Store: &catalog.DiskStore{Dir: t.TempDir()}}
+	w := newWorld(t, &stacktest.Options{Store: store})
+	fx := fixture(t)
+	store.fail.Store(true)
+	st, b := w.do(t, "POST", "/api/mcp-connections", w.adminA, map[string]any{
+		"name": "Pending", "url": fx.URL, "workspaceId": w.wsA})
+	want(t, "create with the store failing", st, http.StatusCreated, b)
+	if b["catalogPending"] != true {
+		t.Errorf("catalogPending not reported: %v", b)
+	}
+	if n := w.count(t, `SELECT count(*) FROM mcp_connections WHERE name = 'Pending'`); n != 1 {
+		t.Fatalf("connection rows = %d, want 1", n)
+	}
+	store.fail.Store(false)
+	if err := catalog.Rebuild(t.Context(), w.env.Pool, store, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.env.Stack.Catalog.Invalidate(w.wsA)
+	if got := proxied(w.gatewayTools(t, w.wsA, w.adminA), b["handle"].(string)); len(got) != 5 {
+		t.Errorf("tools after the rebuild: %v", got)
 	}
 }
