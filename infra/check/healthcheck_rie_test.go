@@ -24,13 +24,7 @@ import (
 // skipped, leaving the state untouched.
 func TestHealthCheckUnderEmulator(t *testing.T) {
 	root := repoRoot(t)
-	emulator := rie.Binary(root)
-	if emulator == "" {
-		if os.Getenv("REQUIRE_INFRA") == "1" {
-			t.Fatal("aws-lambda-rie not found: run `make rie-install` (or set RIE)")
-		}
-		t.Skip("aws-lambda-rie not found: run `make rie-install` (REQUIRE_INFRA=1 makes this a failure)")
-	}
+	emulator := requireEmulator(t, root)
 	pool, dbURL := dbtest.Fresh(t)
 	ctx := t.Context()
 	up := testpeer.NewFixture(t, nil)

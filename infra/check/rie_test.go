@@ -108,13 +108,7 @@ var emulatorCases = map[string][]invokeCase{
 // start to the first answered invoke, the emulator's Init Duration, and a warm invoke.
 func TestEmulator(t *testing.T) {
 	root := repoRoot(t)
-	emulator := rie.Binary(root)
-	if emulator == "" {
-		if os.Getenv("REQUIRE_INFRA") == "1" {
-			t.Fatal("aws-lambda-rie not found: run `make rie-install` (or set RIE)")
-		}
-		t.Skip("aws-lambda-rie not found: run `make rie-install` (REQUIRE_INFRA=1 makes this a failure)")
-	}
+	emulator := requireEmulator(t, root)
 	_, dbURL := dbtest.Fresh(t)
 	seedEventRows(t, dbURL)
 	token, err := auth.Mint(testJWTSecret, auth.Principal{Subject: "infra-check", Role: auth.RoleAdmin,
@@ -248,4 +242,18 @@ func goarch() string {
 		return v
 	}
 	return runtimeGOARCH
+}
+
+// requireEmulator returns the aws-lambda-rie binary, or skips t (fails it when
+// REQUIRE_INFRA=1) when it is not installed.
+func requireEmulator(t *testing.T, root string) string {
+	t.Helper()
+	emulator := rie.Binary(root)
+	if emulator == "" {
+		if os.Getenv("REQUIRE_INFRA") == "1" {
+			t.Fatal("aws-lambda-rie not found: run `make rie-install` (or set RIE)")
+		}
+		t.Skip("aws-lambda-rie not found: run `make rie-install` (REQUIRE_INFRA=1 makes this a failure)")
+	}
+	return emulator
 }

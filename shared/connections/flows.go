@@ -142,14 +142,8 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 	var c *db.Connection
 	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
 		ws := in.WorkspaceID
-		if err := s.authorizeScope(ctx, tx, p, &ws, nil); err != nil {
-			return err
-		}
-		entry, err := db.CatalogEntryGet(ctx, tx, entryID)
+		entry, err := s.lockedEntry(ctx, tx, p, ws, entryID)
 		if err != nil {
-			return err
-		}
-		if err := db.CatalogEntryLock(ctx, tx, entry.ID); err != nil {
 			return err
 		}
 		h := in.Headers
@@ -183,6 +177,22 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 		return nil, err
 	}
 	return s.afterWrite(ctx, p, c)
+}
+
+// lockedEntry authorizes admin p in workspace ws and returns catalog entry entryID under
+// its row lock (installs and uninstalls of one entry serialise on it).
+func (s *Service) lockedEntry(ctx context.Context, tx pgx.Tx, p *auth.Principal, ws, entryID string) (*db.CatalogEntry, error) {
+	if err := s.authorizeScope(ctx, tx, p, &ws, nil); err != nil {
+		return nil, err
+	}
+	entry, err := db.CatalogEntryGet(ctx, tx, entryID)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.CatalogEntryLock(ctx, tx, entry.ID); err != nil {
+		return nil, err
+	}
+	return entry, nil
 }
 
 // Get returns connection id if p may see it (NOT_FOUND otherwise).

@@ -271,14 +271,8 @@ func (s *Service) Uninstall(ctx context.Context, p *auth.Principal, entryID, ws 
 	}
 	var c *db.Connection
 	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
-		if err := s.authorizeScope(ctx, tx, p, &ws, nil); err != nil {
-			return err
-		}
-		entry, err := db.CatalogEntryGet(ctx, tx, entryID)
+		entry, err := s.lockedEntry(ctx, tx, p, ws, entryID)
 		if err != nil {
-			return err
-		}
-		if err := db.CatalogEntryLock(ctx, tx, entry.ID); err != nil {
 			return err
 		}
 		c, err = db.ConnectionGetInstall(ctx, tx, entry.ID, ws)
