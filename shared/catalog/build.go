@@ -3,11 +3,13 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
 )
 
 // Build reads workspace ws's document from Postgres: its enabled connections (global ones
@@ -61,7 +63,9 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 // Rebuild rewrites the documents of the given workspaces; a nil or empty list means
 // every workspace (a global connection changed). Each workspace's read-and-write runs
 // under a transaction-scoped advisory lock so that two rebuilds of one workspace never
-// interleave and the last writer saw the last committed state.
+// interleave and the last writer saw the last committed state. Up to four workspaces are
+// rebuilt at once (fewer with a smaller pool); every one is tried, and the result joins
+// the errors of those that failed (the others are written).
 func Rebuild(ctx context.Context, pool *db.Pool, store Store, workspaces []string) error {
 	if len(workspaces) == 0 {
 		all, err := db.WorkspaceList(ctx, pool)
@@ -72,29 +76,40 @@ func Rebuild(ctx context.Context, pool *db.Pool, store Store, workspaces []strin
 			workspaces = append(workspaces, w.ID)
 		}
 	}
-	for _, ws := range workspaces {
-		err := db.InTx(ctx, pool, func(tx pgx.Tx) error {
-			if err := db.LockKey(ctx, tx, "catalog", ws); err != nil {
-				return err
-			}
-			doc, err := Build(ctx, tx, ws)
-			if err != nil {
-				return err
-			}
-			data, err := json.Marshal(doc)
-			if err != nil {
-				return err
-			}
-			if _, err := store.Put(ctx, ws, data); err != nil {
-				return fmt.Errorf("catalog: rebuild %s: %w", ws, err)
-			}
+	// Workspaces are independent (one transaction and advisory lock each): rebuild a few
+	// at once, bounded by the pool (Lambda: 2 connections), and try every one even when
+	// another fails, so that one bad workspace does not leave the rest stale.
+	var g errgroup.Group
+	g.SetLimit(max(1, min(4, int(pool.Config().MaxConns))))
+	errs := make([]error, len(workspaces))
+	for i, ws := range workspaces {
+		g.Go(func() error {
+			errs[i] = rebuildOne(ctx, pool, store, ws)
 			return nil
 		})
+	}
+	_ = g.Wait()
+	return errors.Join(errs...)
+}
+
+func rebuildOne(ctx context.Context, pool *db.Pool, store Store, ws string) error {
+	return db.InTx(ctx, pool, func(tx pgx.Tx) error {
+		if err := db.LockKey(ctx, tx, "catalog", ws); err != nil {
+			return err
+		}
+		doc, err := Build(ctx, tx, ws)
 		if err != nil {
 			return err
 		}
-	}
-	return nil
+		data, err := json.Marshal(doc)
+		if err != nil {
+			return err
+		}
+		if _, err := store.Put(ctx, ws, data); err != nil {
+			return fmt.Errorf("catalog: rebuild %s: %w", ws, err)
+		}
+		return nil
+	})
 }
 
 // ScopeWorkspaces returns the workspaces whose documents a change to a connection with

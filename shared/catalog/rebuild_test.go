@@ -1,0 +1,57 @@
+package catalog_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/dbtest"
+)
+
+// refusingStore is a real disk store that refuses writes for one workspace.
+type refusingStore struct {
+	catalog.Store
+	refuse string
+}
+
+func (s *refusingStore) Put(ctx context.Context, ws string, data []byte) (string, error) {
+	if ws == s.refuse {
+		return "", errors.New("injected: refused")
+	}
+	return s.Store.Put(ctx, ws, data)
+}
+
+// TestRebuildAllTriesEveryWorkspace: a global change rebuilds every workspace; one
+// failing workspace does not leave the others stale, and its error is returned.
+func TestRebuildAllTriesEveryWorkspace(t *testing.T) {
+	pool, _ := dbtest.Fresh(t)
+	ctx := context.Background()
+	ids := []string{"10000000-0000-4000-8000-000000000001", "20000000-0000-4000-8000-000000000002",
+		"30000000-0000-4000-8000-000000000003", "40000000-0000-4000-8000-000000000004",
+		"50000000-0000-4000-8000-000000000005", "60000000-0000-4000-8000-000000000006"}
+	for _, id := range ids {
+		if err := db.WorkspaceUpsert(ctx, pool, id, "w"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := &refusingStore{Store: &catalog.DiskStore{Dir: t.TempDir()}, refuse: ids[2]}
+	err := catalog.Rebuild(ctx, pool, store, nil)
+	if err == nil || !strings.Contains(err.Error(), ids[2]) {
+		t.Fatalf("err = %v, want the refused workspace named", err)
+	}
+	for _, id := range ids {
+		_, _, gerr := store.Get(ctx, id, "")
+		if id == ids[2] {
+			if !errors.Is(gerr, catalog.ErrNotFound) {
+				t.Errorf("refused workspace has a document: %v", gerr)
+			}
+			continue
+		}
+		if gerr != nil {
+			t.Errorf("workspace %s not rebuilt: %v", id, gerr)
+		}
+	}
+}
