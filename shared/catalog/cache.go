@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -70,9 +71,10 @@ type Cache struct {
 	// reuses the previous snapshot (and the servers cached for it).
 	Missing func(ctx context.Context, ws string) (*Document, error)
 
-	mu      sync.Mutex
-	entries map[string]*cacheEntry
-	group   singleflight.Group
+	mu            sync.Mutex
+	entries       map[string]*cacheEntry
+	storeFailures atomic.Int64
+	group         singleflight.Group
 }
 
 type cacheEntry struct {
@@ -136,6 +138,7 @@ func (c *Cache) refresh(ctx context.Context, ws string, prev *cacheEntry) (*Snap
 			snap = NewSnapshot(doc, tag)
 		}
 	case err != nil:
+		c.storeFailures.Add(1)
 		if prev != nil {
 			c.logger.WarnContext(ctx, "catalog store failed; serving last good copy",
 				"workspace_id", ws, "etag", prev.snap.ETag, "err", err)
@@ -185,16 +188,28 @@ func (c *Cache) Invalidate(ws string) {
 	c.mu.Unlock()
 }
 
-// Stats reports, per cached workspace, the ETag and the age of the last revalidation in
-// ms (for GET /health; no document content).
-func (c *Cache) Stats() map[string]any {
+// Health is the cache's aggregate state for GET /health. It names no workspace:
+// /health is unauthenticated.
+type Health struct {
+	CachedWorkspaces int   `json:"cachedWorkspaces"`
+	TTLMs            int64 `json:"ttlMs"`
+	// OldestAgeMs is the age of the least recently revalidated document, in ms: how stale
+	// the staleest catalog this process would serve is (bounded by TTL while the store is
+	// reachable and traffic flows).
+	OldestAgeMs int64 `json:"oldestAgeMs"`
+	// StoreFailures counts the times the store failed and the last good copy was served
+	// (or, with none, the request failed) since the process started.
+	StoreFailures int64 `json:"storeFailures"`
+}
+
+// Health returns the aggregate state.
+func (c *Cache) Health() Health {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]any, len(c.entries))
+	h := Health{CachedWorkspaces: len(c.entries), TTLMs: c.ttl.Milliseconds(), StoreFailures: c.storeFailures.Load()}
 	now := c.now()
-	for ws, e := range c.entries {
-		out[ws] = map[string]any{"etag": e.snap.ETag, "ageMs": now.Sub(e.checked).Milliseconds(),
-			"connections": len(e.snap.Doc.Connections), "tools": len(e.snap.byName)}
+	for _, e := range c.entries {
+		h.OldestAgeMs = max(h.OldestAgeMs, now.Sub(e.checked).Milliseconds())
 	}
-	return map[string]any{"workspaces": out, "ttlMs": c.ttl.Milliseconds()}
+	return h
 }

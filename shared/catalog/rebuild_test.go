@@ -55,3 +55,42 @@ func TestRebuildAllTriesEveryWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// failingGetStore is a real disk store whose reads can be made to fail.
+type failingGetStore struct {
+	catalog.Store
+	fail bool
+}
+
+func (s *failingGetStore) Get(ctx context.Context, ws, inm string) ([]byte, string, error) {
+	if s.fail {
+		return nil, "", errors.New("injected: store unreachable")
+	}
+	return s.Store.Get(ctx, ws, inm)
+}
+
+// TestCacheHealth: the aggregate health counts cached workspaces and store failures and
+// names no workspace.
+func TestCacheHealth(t *testing.T) {
+	ctx := context.Background()
+	store := &failingGetStore{Store: &catalog.DiskStore{Dir: t.TempDir()}}
+	const ws = "70000000-0000-4000-8000-000000000007"
+	if _, err := store.Put(ctx, ws, []byte(`{"version":1,"workspaceId":"`+ws+`","connections":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	c := catalog.NewCache(store, 0, nil)
+	if _, err := c.Get(ctx, ws); err != nil {
+		t.Fatal(err)
+	}
+	store.fail = true
+	if _, err := c.Get(ctx, ws); err != nil {
+		t.Fatalf("last good copy not served: %v", err)
+	}
+	if _, err := c.Get(ctx, "80000000-0000-4000-8000-000000000008"); err == nil {
+		t.Fatal("a never-loaded workspace was served while the store fails")
+	}
+	h := c.Health()
+	if h.CachedWorkspaces != 1 || h.StoreFailures != 2 || h.OldestAgeMs < 0 {
+		t.Fatalf("health = %+v", h)
+	}
+}

@@ -331,13 +331,8 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	} else {
 		out["database"] = "ok"
 	}
-	// Only aggregate figures: /health is unauthenticated, and the cache's per-workspace
-	// stats would list the ids (and sizes) of every workspace this process served.
-	cached := 0
-	if ws, ok := g.o.Catalog.Stats()["workspaces"].(map[string]any); ok {
-		cached = len(ws)
-	}
-	out["catalog"] = map[string]any{"cachedWorkspaces": cached}
+	// Only aggregate figures: /health is unauthenticated, so no workspace is named.
+	out["catalog"] = g.o.Catalog.Health()
 	status := http.StatusOK
 	if out["status"] != "ok" {
 		status = http.StatusServiceUnavailable

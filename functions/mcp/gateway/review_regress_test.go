@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -43,5 +44,20 @@ func TestListsArePrivateAndHealthNamesNoWorkspace(t *testing.T) {
 	resp.Body.Close()
 	if strings.Contains(string(b), ws) {
 		t.Fatalf("/health names workspace %s: %s", ws, b)
+	}
+	// It still reports catalog freshness and counts (issue 3 "Observability").
+	var h struct {
+		Status   string
+		Database string
+		Catalog  struct {
+			CachedWorkspaces int    `json:"cachedWorkspaces"`
+			TTLMs            int64  `json:"ttlMs"`
+			OldestAgeMs      *int64 `json:"oldestAgeMs"`
+			StoreFailures    *int64 `json:"storeFailures"`
+		}
+	}
+	if err := json.Unmarshal(b, &h); err != nil || h.Status != "ok" || h.Database != "ok" ||
+		h.Catalog.CachedWorkspaces != 1 || h.Catalog.OldestAgeMs == nil || h.Catalog.StoreFailures == nil {
+		t.Fatalf("/health = %s (%v)", b, err)
 	}
 }
