@@ -69,8 +69,7 @@ func main() {
 }
 
 type proc struct {
-	cmd  *exec.Cmd
-	addr string
+	cmd *exec.Cmd
 }
 
 func (p *proc) stop() {

@@ -140,6 +140,3 @@ func Interpret(err error) error {
 func isClosedPool(err error) bool {
 	return err != nil && (err.Error() == "closed pool" || errors.Is(err, net.ErrClosed))
 }
-
-// IsUnavailable reports whether err is a retryable database outage.
-func IsUnavailable(err error) bool { return apperr.CodeOf(err) == apperr.Unavailable }

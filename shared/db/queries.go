@@ -107,12 +107,3 @@ func EventInsert(ctx context.Context, q Querier, e *Event) error {
 		VALUES ($1, $2, $3, $4, $5, $6)`, e.EntityType, e.EntityID, e.Action, e.Actor, e.WorkspaceID, p)
 	return Interpret(err)
 }
-
-// EventList returns the newest limit events of entity type et (all types when "").
-func EventList(ctx context.Context, q Querier, et string, limit int) ([]Event, error) {
-	if limit <= 0 || limit > 500 {
-		limit = 100
-	}
-	return collect[Event](ctx, q, `SELECT id, occurred_at, entity_type, entity_id, action, actor, workspace_id, payload
-		FROM event_log WHERE ($1 = '' OR entity_type = $1) ORDER BY id DESC LIMIT $2`, et, limit)
-}

@@ -13,9 +13,6 @@ import (
 //go:embed openapi.json
 var openAPI []byte
 
-// OpenAPI returns the embedded OpenAPI document (read-only: do not modify).
-func OpenAPI() []byte { return openAPI }
-
 func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")

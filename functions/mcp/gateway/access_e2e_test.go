@@ -18,15 +18,15 @@ import (
 // demoWorld is a stack with two workspaces and the in-process demo upstream (echo, add,
 // slow, big, fail) installed in workspace A.
 type demoWorld struct {
-	env               *stacktest.Env
-	wsA, wsB, projA   string
-	projB             string
-	handle, connID    string
-	upstream          *httptest.Server
-	adminA            string
-	tokens            map[string]string // role → token for workspace A
-	superuser, adminB string
-	echo              string
+	env             *stacktest.Env
+	wsA, wsB, projA string
+	projB           string
+	handle, connID  string
+	upstream        *httptest.Server
+	adminA          string
+	tokens          map[string]string // role → token for workspace A
+	adminB          string
+	echo            string
 }
 
 func newDemoWorld(t *testing.T) *demoWorld {

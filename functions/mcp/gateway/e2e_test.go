@@ -78,14 +78,6 @@ func (s *skeleton) create(t *testing.T, name, url, transport string) (id, handle
 	return c.ID, c.Handle
 }
 
-func toolNames(ts []*mcp.Tool) []string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.Name)
-	}
-	return out
-}
-
 func listAll(t *testing.T, s *mcp.ClientSession) []string {
 	t.Helper()
 	var names []string

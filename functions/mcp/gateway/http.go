@@ -65,9 +65,6 @@ func (g *Gateway) Handler() http.Handler {
 	return httpapi.Recover(g.log, mux)
 }
 
-// ServeHTTP serves Handler's routes.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.Handler().ServeHTTP(w, r) }
-
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	reqID := httpapi.NewID()
 	w.Header().Set("X-Request-Id", reqID)
