@@ -28,7 +28,7 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 		byConn[t.ConnectionID] = append(byConn[t.ConnectionID], Tool{
 			ExposedName: t.ExposedName, UpstreamName: t.UpstreamName, Title: t.Title,
 			Description: t.Description, InputSchema: t.InputSchema,
-			OutputSchema: t.OutputSchema, Annotations: t.Annotations,
+			OutputSchema: t.OutputSchema, Annotations: t.Annotations, Definition: t.Definition,
 		})
 	}
 	doc := &Document{Version: SchemaVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(),

@@ -50,6 +50,9 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Definition is the upstream's whole tool object as listed (absent for tools listed
+	// before it was kept): the gateway serves it with only the name changed.
+	Definition json.RawMessage `json:"definition,omitempty"`
 }
 
 // Decode parses and checks a document: the version must be SchemaVersion, connection ids

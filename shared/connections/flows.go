@@ -2,31 +2,24 @@ package connections
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
+	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/jackc/pgx/v5"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ToolDefs converts listed upstream tools to stored definitions (schemas and
-// annotations as raw JSON).
-func ToolDefs(tools []*mcp.Tool) []db.ToolDef {
+// ToolDefs converts listed upstream tools to stored definitions (the whole definition and
+// the members the gateway reads, as the upstream's JSON).
+func ToolDefs(tools []mcpclient.Tool) []db.ToolDef {
 	out := make([]db.ToolDef, 0, len(tools))
 	for _, t := range tools {
-		d := db.ToolDef{Name: t.Name, Title: t.Title, Description: t.Description}
-		d.InputSchema, _ = json.Marshal(t.InputSchema)
-		if t.OutputSchema != nil {
-			d.OutputSchema, _ = json.Marshal(t.OutputSchema)
-		}
-		if t.Annotations != nil {
-			d.Annotations, _ = json.Marshal(t.Annotations)
-		}
-		out = append(out, d)
+		out = append(out, db.ToolDef{Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations,
+			Definition: t.Definition})
 	}
 	return out
 }

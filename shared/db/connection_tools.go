@@ -10,7 +10,7 @@ import (
 )
 
 const toolCols = `connection_id, upstream_name, exposed_name, title, description, input_schema, output_schema,
-	annotations, definition_digest, approved_digest, status, first_listed_at, listed_at`
+	annotations, definition, definition_digest, approved_digest, status, first_listed_at, listed_at`
 
 // ToolDef is an upstream tool definition as listed (the input of ConnectionToolsSync).
 type ToolDef struct {
@@ -20,11 +20,14 @@ type ToolDef struct {
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage // nil when absent
 	Annotations  json.RawMessage // nil when absent
+	// Definition is the upstream's whole tool object as listed (nil when unknown).
+	Definition json.RawMessage
 }
 
 // Digest is the definition digest of d (DESIGN §6): hex SHA-256 of the canonical JSON of
-// name, title, description, schemas and annotations (object keys sorted, so formatting
-// and key order do not count as a change).
+// the whole definition when known — every member, icons, execution and _meta included —
+// else of name, title, description, schemas and annotations (object keys sorted, so
+// formatting and key order do not count as a change).
 func (d *ToolDef) Digest() string {
 	canon := func(raw json.RawMessage) any {
 		if len(raw) == 0 {
@@ -35,6 +38,11 @@ func (d *ToolDef) Digest() string {
 			return string(raw)
 		}
 		return v
+	}
+	if v := canon(d.Definition); v != nil {
+		b, _ := json.Marshal(v)
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:])
 	}
 	b, _ := json.Marshal(map[string]any{
 		"name": d.Name, "title": d.Title, "description": d.Description,
@@ -101,10 +109,10 @@ func ConnectionToolsSync(ctx context.Context, q Querier, id, handle string, defs
 			}
 			_, err = q.Exec(ctx, `INSERT INTO mcp_connection_tools
 				(connection_id, upstream_name, exposed_name, title, description, input_schema, output_schema, annotations,
-				 definition_digest, approved_digest, status)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+				 definition_digest, approved_digest, status, definition)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 				id, d.Name, exposed, d.Title, d.Description, []byte(d.InputSchema),
-				nullJSON(d.OutputSchema), nullJSON(d.Annotations), digest, approved, status)
+				nullJSON(d.OutputSchema), nullJSON(d.Annotations), digest, approved, status, nullText(d.Definition))
 			res.Added = append(res.Added, d.Name)
 		default:
 			status := old.Status
@@ -120,10 +128,10 @@ func ConnectionToolsSync(ctx context.Context, q Querier, id, handle string, defs
 				res.Restored = append(res.Restored, d.Name)
 			}
 			_, err = q.Exec(ctx, `UPDATE mcp_connection_tools SET title = $3, description = $4, input_schema = $5,
-				output_schema = $6, annotations = $7, definition_digest = $8, status = $9, listed_at = now()
+				output_schema = $6, annotations = $7, definition_digest = $8, status = $9, definition = $10, listed_at = now()
 				WHERE connection_id = $1 AND upstream_name = $2`,
 				id, d.Name, d.Title, d.Description, []byte(d.InputSchema), nullJSON(d.OutputSchema),
-				nullJSON(d.Annotations), digest, status)
+				nullJSON(d.Annotations), digest, status, nullText(d.Definition))
 		}
 		if err != nil {
 			return nil, Interpret(err)
@@ -146,6 +154,14 @@ func nullJSON(raw json.RawMessage) any {
 		return nil
 	}
 	return []byte(raw)
+}
+
+// nullText passes a json column's value as text, so Postgres stores the bytes as sent.
+func nullText(raw json.RawMessage) any {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return string(raw)
 }
 
 // ConnectionToolList returns connection id's tools ordered by upstream name.
@@ -175,7 +191,7 @@ func ConnectionToolsDelete(ctx context.Context, q Querier, id string) error {
 // of ws lists.
 func ConnectionToolsVisible(ctx context.Context, q Querier, ws string) ([]ConnectionTool, error) {
 	return collect[ConnectionTool](ctx, q, `SELECT t.connection_id, t.upstream_name, t.exposed_name, t.title,
-		t.description, t.input_schema, t.output_schema, t.annotations, t.definition_digest, t.approved_digest,
+		t.description, t.input_schema, t.output_schema, t.annotations, t.definition, t.definition_digest, t.approved_digest,
 		t.status, t.first_listed_at, t.listed_at
 		FROM mcp_connection_tools t JOIN mcp_connections c ON c.id = t.connection_id
 		WHERE c.enabled AND (c.workspace_id IS NULL OR c.workspace_id = $1) AND t.status = 'active'

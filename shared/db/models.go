@@ -87,14 +87,17 @@ func (c *Connection) Scope() string {
 
 // ConnectionTool is one upstream tool as last listed (mcp_connection_tools).
 type ConnectionTool struct {
-	ConnectionID     string          `db:"connection_id" json:"connectionId"`
-	UpstreamName     string          `db:"upstream_name" json:"upstreamName"`
-	ExposedName      string          `db:"exposed_name" json:"exposedName"`
-	Title            string          `db:"title" json:"title,omitempty"`
-	Description      string          `db:"description" json:"description"`
-	InputSchema      json.RawMessage `db:"input_schema" json:"inputSchema"`
-	OutputSchema     json.RawMessage `db:"output_schema" json:"outputSchema,omitempty"`
-	Annotations      json.RawMessage `db:"annotations" json:"annotations,omitempty"`
+	ConnectionID string          `db:"connection_id" json:"connectionId"`
+	UpstreamName string          `db:"upstream_name" json:"upstreamName"`
+	ExposedName  string          `db:"exposed_name" json:"exposedName"`
+	Title        string          `db:"title" json:"title,omitempty"`
+	Description  string          `db:"description" json:"description"`
+	InputSchema  json.RawMessage `db:"input_schema" json:"inputSchema"`
+	OutputSchema json.RawMessage `db:"output_schema" json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `db:"annotations" json:"annotations,omitempty"`
+	// Definition is the upstream's whole tool object as listed, byte for byte (nil for rows
+	// listed before it was kept).
+	Definition       json.RawMessage `db:"definition" json:"definition,omitempty"`
 	DefinitionDigest string          `db:"definition_digest" json:"definitionDigest"`
 	ApprovedDigest   string          `db:"approved_digest" json:"approvedDigest"`
 	Status           string          `db:"status" json:"status"`

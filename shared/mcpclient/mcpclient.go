@@ -183,6 +183,10 @@ type session struct {
 	cs          *mcp.ClientSession
 	info        Info
 	rt          *roundTripper
+	url         string       // the upstream endpoint (forward.go posts to it)
+	http        *http.Client // the session's HTTP client (guarded dialer, declared headers)
+	maxEvent    int          // bound of one SSE event read by forward.go
+	raw         *rawConn     // legacy SSE only: the connection forwarded requests travel on
 	cancel      context.CancelFunc
 	connectedAt time.Time
 	lastUsed    atomic.Int64 // unix nanoseconds
@@ -237,16 +241,16 @@ func New(opts *Options) *Pool {
 }
 
 // ListTools lists the upstream's tools, following nextCursor (at most MaxPages pages; a
-// repeated cursor is an error), on the cached session. Tools whose inputSchema (or
-// outputSchema) is unusable — not a JSON object, root type not "object", not compilable —
-// and unnamed or duplicate tools are dropped with a logged reason and reported in
-// Info.Dropped; the rest are returned in upstream order (DESIGN §6). Errors: see the
-// package doc.
-func (p *Pool) ListTools(ctx context.Context, t Target) ([]*mcp.Tool, Info, error) {
-	var tools []*mcp.Tool
+// repeated cursor is an error), on the cached session. Each Tool keeps the upstream's whole
+// definition (Tool.Definition, byte for byte). Tools whose inputSchema (or outputSchema) is
+// unusable — not a JSON object, root type not "object", not compilable — and unnamed or
+// duplicate tools are dropped with a logged reason and reported in Info.Dropped; the rest
+// are returned in upstream order (DESIGN §6). Errors: see the package doc.
+func (p *Pool) ListTools(ctx context.Context, t Target) ([]Tool, Info, error) {
+	var tools []Tool
 	var info Info
 	err := p.do(ctx, t, func(ctx context.Context, s *session) error {
-		all, err := p.listAll(ctx, s.cs)
+		all, err := p.listAllRaw(ctx, s)
 		if err != nil {
 			return err
 		}
@@ -264,55 +268,13 @@ func (p *Pool) ListTools(ctx context.Context, t Target) ([]*mcp.Tool, Info, erro
 	return tools, info, nil
 }
 
-// listAll follows nextCursor with the loop guard.
-func (p *Pool) listAll(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
-	var all []*mcp.Tool
-	seen := map[string]bool{}
-	cursor := ""
-	for page := 0; ; page++ {
-		if page >= p.opts.MaxPages {
-			return nil, apperr.New(apperr.UpstreamError, "upstream tools/list did not end within %d pages", p.opts.MaxPages)
-		}
-		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, res.Tools...)
-		if res.NextCursor == "" {
-			return all, nil
-		}
-		if seen[res.NextCursor] {
-			return nil, apperr.New(apperr.UpstreamError, "upstream tools/list repeated a pagination cursor (page %d)", page+1)
-		}
-		seen[res.NextCursor] = true
-		cursor = res.NextCursor
-	}
-}
-
-// CallTool forwards one tools/call with the upstream's own tool name and returns the
-// upstream result intact (a tool error is a result with IsError, not an error). Per-call
-// timeout CallTimeout. A JSON-RPC error from the upstream (unknown tool, -32602, ...) comes
-// back as UPSTREAM_ERROR wrapping the *jsonrpc.Error: see RPCError.
-//
-// Like every call here it is retried once on a new session when the upstream says the
-// session is gone; an upstream that drops the connection mid-call may therefore run the
-// tool twice.
+// CallTool forwards one tools/call with the upstream's own tool name and decodes the
+// upstream result into go-sdk's type (a tool error is a result with IsError, not an
+// error): a convenience for callers that read the result. The gateway forwards bytes
+// with Forward instead. A JSON-RPC error from the upstream (unknown tool, -32602, ...)
+// comes back as UPSTREAM_ERROR wrapping the *jsonrpc.Error: see RPCError.
 func (p *Pool) CallTool(ctx context.Context, t Target, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	var res *mcp.CallToolResult
-	err := p.Do(ctx, t, func(ctx context.Context, cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.CallTool(ctx, params)
-		return err
-	})
-	return res, err
-}
-
-// Do runs fn on the target's cached (or new) session with the per-call timeout applied to
-// ctx, e.g. to pass resources/read or prompts/get through. If fn fails because the session
-// is gone, Do reconnects and calls fn once more, so fn must be safe to repeat. fn's error
-// is classified into an *apperr.Error (an *apperr.Error returned by fn is kept as is).
-func (p *Pool) Do(ctx context.Context, t Target, fn func(context.Context, *mcp.ClientSession) error) error {
-	return p.do(ctx, t, func(ctx context.Context, s *session) error { return fn(ctx, s.cs) })
+	return p.CallToolRelay(ctx, t, params, nil)
 }
 
 // Ping connects afresh (never the cached session, and without caching the new one), sends
@@ -654,8 +616,10 @@ func (p *Pool) connectOnce(ctx context.Context, t Target, transport string, dead
 	httpClient := &http.Client{Transport: rt, CheckRedirect: urlguard.NoRedirect}
 	maxEvent := int(p.opts.MaxResponseBytes) + 64<<10 // ours trips first, with a clear error
 	var tr mcp.Transport
+	var rawTr *rawTransport
 	if transport == TransportSSE {
-		tr = &mcp.SSEClientTransport{Endpoint: t.URL, HTTPClient: httpClient, MaxEventSize: maxEvent}
+		rawTr = &rawTransport{Transport: &mcp.SSEClientTransport{Endpoint: t.URL, HTTPClient: httpClient, MaxEventSize: maxEvent}}
+		tr = rawTr
 	} else {
 		tr = &mcp.StreamableClientTransport{
 			Endpoint: t.URL, HTTPClient: httpClient, MaxEventSize: maxEvent,
@@ -686,7 +650,11 @@ func (p *Pool) connectOnce(ctx context.Context, t Target, transport string, dead
 		return nil, st, isFallbackStatus(st) && !timedOut.Load() && ctx.Err() == nil,
 			p.classifyConnect(ctx, err, pr, rt, transport, timedOut.Load())
 	}
-	s := &session{cs: cs, rt: rt, cancel: cancel, connectedAt: time.Now(), key: configKey(t)}
+	s := &session{cs: cs, rt: rt, cancel: cancel, connectedAt: time.Now(), key: configKey(t),
+		url: t.URL, http: httpClient, maxEvent: maxEvent}
+	if rawTr != nil {
+		s.raw = rawTr.conn
+	}
 	s.lastUsed.Store(s.connectedAt.UnixNano())
 	s.info = Info{Transport: transport}
 	if ir := cs.InitializeResult(); ir != nil {

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -63,7 +64,7 @@ func echo(t *testing.T, p *Pool, tg Target, msg string) error {
 	return nil
 }
 
-func names(tools []*mcp.Tool) []string {
+func names(tools []Tool) []string {
 	var out []string
 	for _, tool := range tools {
 		out = append(out, tool.Name)
@@ -540,26 +541,18 @@ func TestRPCErrorPassThrough(t *testing.T) {
 	}
 }
 
-func TestDoPassThrough(t *testing.T) {
+func TestForwardPassThrough(t *testing.T) {
 	t.Parallel()
 	f := testpeer.NewFixture(t, &testpeer.FixtureOptions{Mode: testpeer.ModeStateful})
 	p := newPool(t, nil)
-	var text string
-	err := p.Do(t.Context(), Target{ConnectionID: "do", URL: f.URL}, func(ctx context.Context, cs *mcp.ClientSession) error {
-		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "demo://readme"})
-		if err != nil {
-			return err
-		}
-		text = res.Contents[0].Text
-		return nil
-	})
-	if err != nil || !strings.Contains(text, "demo upstream") {
-		t.Fatalf("Do = %q, %v", text, err)
+	raw, err := p.Forward(t.Context(), Target{ConnectionID: "do", URL: f.URL}, "resources/read",
+		json.RawMessage(`{"uri":"demo://readme"}`), nil)
+	if err != nil || !strings.Contains(string(raw), "demo upstream") {
+		t.Fatalf("Forward = %s, %v", raw, err)
 	}
-	sentinel := apperr.New(apperr.NotFound, "mine")
-	err = p.Do(t.Context(), Target{ConnectionID: "do", URL: f.URL}, func(context.Context, *mcp.ClientSession) error { return sentinel })
-	if !errors.Is(err, sentinel) {
-		t.Errorf("Do changed an *apperr.Error: %v", err)
+	_, err = p.Forward(t.Context(), Target{ConnectionID: "do", URL: f.URL}, "prompts/get", json.RawMessage(`{"name":"nope"}`), nil)
+	if rpc := RPCError(err); rpc == nil || rpc.Code >= 0 {
+		t.Errorf("unknown prompt: %v, want the upstream's JSON-RPC error passed through", err)
 	}
 }
 

@@ -1,13 +1,12 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"io"
 	"sync"
 
+	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,44 +42,22 @@ type Relay struct {
 // messages (the level go-sdk's stateless servers give their own clients).
 const RelayLogLevel mcp.LoggingLevel = "info"
 
-// maxRelayEvent bounds the data of one SSE event the relay decodes; larger events (a big
-// tool result, say) are passed through to go-sdk untouched and never buffered here.
-const maxRelayEvent = 256 << 10
-
 // CallToolRelay is CallTool with the call's upstream notifications handed to r (see
 // Relay). A nil r, or one with no callbacks, is CallTool.
 func (p *Pool) CallToolRelay(ctx context.Context, t Target, params *mcp.CallToolParams, r *Relay) (*mcp.CallToolResult, error) {
-	if r == nil || (r.Progress == nil && r.Log == nil) {
-		return p.CallTool(ctx, t, params)
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, apperr.Wrap(err, apperr.Validation, "tool call parameters are not JSON")
 	}
-	sink := &relaySink{r: r}
-	if r.Progress != nil {
-		sink.token = "agentpack-" + rand.Text()
+	res, err := p.Forward(ctx, t, "tools/call", raw, r)
+	if err != nil {
+		return nil, err
 	}
-	defer sink.close()
-	ctx = context.WithValue(ctx, sinkKey{}, sink)
-	var res *mcp.CallToolResult
-	err := p.do(ctx, t, func(ctx context.Context, s *session) error {
-		up := *params // go-sdk writes _meta into the params it sends: one copy per attempt
-		meta := map[string]any{}
-		if sink.token != "" {
-			meta["progressToken"] = sink.token
-		}
-		if r.Log != nil && s.logging() {
-			if s.info.ProtocolVersion >= statelessProtocolVersion {
-				meta[mcp.MetaKeyLogLevel] = RelayLogLevel
-			} else {
-				s.enableLogging(ctx, p)
-			}
-		}
-		if len(meta) > 0 {
-			up.Meta = meta
-		}
-		var err error
-		res, err = s.cs.CallTool(ctx, &up)
-		return err
-	})
-	return res, err
+	var out mcp.CallToolResult
+	if err := json.Unmarshal(res, &out); err != nil {
+		return nil, apperr.Wrap(err, apperr.UpstreamError, "upstream tools/call result is not valid: %s", clip(err.Error(), 120))
+	}
+	return &out, nil
 }
 
 // logging reports whether the upstream declared the logging capability.
@@ -99,13 +76,6 @@ func (s *session) enableLogging(ctx context.Context, p *Pool) {
 	})
 }
 
-type sinkKey struct{}
-
-func sinkFrom(ctx context.Context) *relaySink {
-	s, _ := ctx.Value(sinkKey{}).(*relaySink)
-	return s
-}
-
 // relaySink is one CallToolRelay's destination.
 type relaySink struct {
 	r     *Relay
@@ -121,28 +91,29 @@ func (s *relaySink) close() {
 	s.mu.Unlock()
 }
 
-// deliver decodes one SSE event's data and hands a matching notification to the Relay.
-func (s *relaySink) deliver(data []byte) {
-	if !bytes.Contains(data, []byte(`"notifications/`)) {
-		return
+// newSink returns the destination of one forwarded request's notifications.
+func newSink(r *Relay) *relaySink {
+	s := &relaySink{r: r}
+	if r.Progress != nil {
+		s.token = "agentpack-" + rand.Text()
 	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if json.Unmarshal(data, &msg) != nil || msg.ID != nil {
-		return
-	}
+	return s
+}
+
+// progressTokenKey is the _meta key of a request's progress token.
+const progressTokenKey = "progressToken"
+
+// deliver hands one notification met on the request's stream to the Relay.
+func (s *relaySink) deliver(method string, params json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
 		return
 	}
-	switch msg.Method {
+	switch method {
 	case "notifications/progress":
 		var p mcp.ProgressNotificationParams
-		if s.r.Progress == nil || s.token == "" || json.Unmarshal(msg.Params, &p) != nil {
+		if s.r.Progress == nil || s.token == "" || json.Unmarshal(params, &p) != nil {
 			return
 		}
 		if tok, ok := p.ProgressToken.(string); !ok || tok != s.token {
@@ -152,69 +123,8 @@ func (s *relaySink) deliver(data []byte) {
 		s.r.Progress(&p)
 	case "notifications/message":
 		var m mcp.LoggingMessageParams
-		if s.r.Log != nil && json.Unmarshal(msg.Params, &m) == nil && m.Level != "" {
+		if s.r.Log != nil && json.Unmarshal(params, &m) == nil && m.Level != "" {
 			s.r.Log(&m)
 		}
 	}
 }
-
-// sseTap passes an upstream's SSE response body through unchanged while parsing its
-// events, delivering each one's data to the sink before go-sdk reads the bytes that follow.
-type sseTap struct {
-	rc   io.ReadCloser
-	sink *relaySink
-
-	line    []byte // the current line, without its end
-	data    []byte // the current event's data lines, joined with '\n'
-	hasData bool
-	skip    bool // the current event's data passed maxRelayEvent
-	lineCR  bool // the previous byte was '\r' (a "\r\n" ends one line)
-}
-
-func (t *sseTap) Read(p []byte) (int, error) {
-	n, err := t.rc.Read(p)
-	for _, c := range p[:n] {
-		switch {
-		case c == '\n' && t.lineCR:
-			t.lineCR = false
-		case c == '\r' || c == '\n':
-			t.lineCR = c == '\r'
-			t.endLine()
-		default:
-			t.lineCR = false
-			if len(t.line) <= maxRelayEvent {
-				t.line = append(t.line, c)
-			}
-		}
-	}
-	return n, err
-}
-
-// endLine handles one complete line (SSE: a blank line dispatches the event).
-func (t *sseTap) endLine() {
-	line := t.line
-	t.line = t.line[:0]
-	if len(line) == 0 {
-		if t.hasData && !t.skip {
-			t.sink.deliver(t.data)
-		}
-		t.data, t.hasData, t.skip = t.data[:0], false, false
-		return
-	}
-	v, ok := bytes.CutPrefix(line, []byte("data:"))
-	if !ok || t.skip {
-		return
-	}
-	v = bytes.TrimPrefix(v, []byte(" "))
-	if t.hasData {
-		t.data = append(t.data, '\n')
-	}
-	t.hasData = true
-	if len(line) > maxRelayEvent || len(t.data)+len(v) > maxRelayEvent {
-		t.skip = true
-		return
-	}
-	t.data = append(t.data, v...)
-}
-
-func (t *sseTap) Close() error { return t.rc.Close() }

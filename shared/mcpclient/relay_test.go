@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -117,19 +116,22 @@ func TestCallToolRelay(t *testing.T) {
 	}
 }
 
-// TestSSETap: the tap passes the body through unchanged and finds the notifications in
-// any SSE framing (CRLF, "data:" without a space, multi-line data, comments, events split
-// across reads), skipping responses, foreign progress tokens and oversized events.
-func TestSSETap(t *testing.T) {
-	big := strings.Repeat("x", maxRelayEvent)
+// TestReadStream: an upstream's SSE answer in any framing (a priming event without data,
+// comments, CRLF line ends, "data:" without a space, multi-line data, bytes split across
+// reads) yields the result of the response whose id matches, byte for byte, and hands the
+// notifications met before it to the sink — not foreign progress tokens, not another id's
+// response, nothing after the call returned.
+func TestReadStream(t *testing.T) {
 	body := ": comment\r\n" +
+		"id: prime\r\ndata:\r\n\r\n" +
 		"event: message\r\nid: 1\r\ndata:{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"one\"}}\r\n\r\n" +
 		"data: {\"jsonrpc\":\"2.0\",\n" +
 		"data: \"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":1}}\n\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"other\",\"progress\":2}}\n\n" +
-		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"" + big + "\"}}\n\n" +
-		"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"notifications/message\"}]}}\n\n" +
-		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"warning\",\"data\":\"two\"}}\n\n"
+		"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"warning\",\"data\":\"two\"}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":1099511627777,\"result\":{\"content\":[{\"type\":\"future\",\"x\":1}], \"extra\": true}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"error\",\"data\":\"late\"}}\n\n"
 	var got []string
 	sink := &relaySink{token: "t", r: &Relay{
 		Log: func(m *mcp.LoggingMessageParams) { got = append(got, fmt.Sprintf("log %s %v", m.Level, m.Data)) },
@@ -137,18 +139,26 @@ func TestSSETap(t *testing.T) {
 			got = append(got, fmt.Sprintf("progress %v %g", p.ProgressToken, p.Progress))
 		},
 	}}
-	tap := &sseTap{rc: io.NopCloser(iotest.OneByteReader(strings.NewReader(body))), sink: sink}
-	out, err := io.ReadAll(tap)
-	if err != nil || string(out) != body {
-		t.Fatalf("body changed (%v)", err)
+	s := &session{maxEvent: 1 << 20}
+	jid := forwardJID(1099511627777)
+	res, err := s.readStream(iotest.OneByteReader(strings.NewReader(body)), jid, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"content":[{"type":"future","x":1}], "extra": true}`; string(res) != want {
+		t.Fatalf("result %s, want %s", res, want)
 	}
 	want := []string{"log info one", "progress <nil> 1", "log warning two"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("relayed %q, want %q", got, want)
 	}
+	// A stream that ends without the response is an error, not an empty result.
+	if _, err := s.readStream(strings.NewReader("data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n"), jid, nil); err == nil {
+		t.Fatal("stream without our response: no error")
+	}
 	sink.close()
 	got = nil
-	_, _ = io.ReadAll(&sseTap{rc: io.NopCloser(strings.NewReader(body)), sink: sink})
+	_, _ = s.readStream(strings.NewReader(body), jid, sink)
 	if len(got) != 0 {
 		t.Fatalf("relayed %q after the call returned", got)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -14,10 +13,12 @@ import (
 // (or an output schema, when present) that is not a JSON object with root "type": "object"
 // (go-sdk's Server.AddTool panics on those, NOTES.md) or that does not compile as JSON
 // Schema (draft 2020-12 unless $schema says otherwise; no remote $ref is fetched).
-func usableTools(all []*mcp.Tool) (kept []*mcp.Tool, dropped []DroppedTool) {
+func usableTools(all []json.RawMessage) (kept []Tool, dropped []DroppedTool) {
 	seen := make(map[string]bool, len(all))
-	for _, t := range all {
-		if t == nil {
+	for _, def := range all {
+		t, err := parseTool(def)
+		if err != nil {
+			dropped = append(dropped, DroppedTool{Name: "", Reason: "definition is not a valid tool object"})
 			continue
 		}
 		reason := ""
@@ -27,7 +28,7 @@ func usableTools(all []*mcp.Tool) (kept []*mcp.Tool, dropped []DroppedTool) {
 		case seen[t.Name]:
 			reason = "duplicate tool name"
 		default:
-			if r := schemaProblem(t.InputSchema, true); r != "" {
+			if r := schemaProblem(nonNull(t.InputSchema), true); r != "" {
 				reason = "inputSchema " + r
 			} else if t.OutputSchema != nil {
 				if r := schemaProblem(t.OutputSchema, false); r != "" {
@@ -46,19 +47,15 @@ func usableTools(all []*mcp.Tool) (kept []*mcp.Tool, dropped []DroppedTool) {
 }
 
 // schemaProblem returns "" for a usable schema, else why not.
-func schemaProblem(schema any, required bool) string {
-	if schema == nil {
+func schemaProblem(schema json.RawMessage, required bool) string {
+	if len(schema) == 0 {
 		if required {
 			return "is missing"
 		}
 		return ""
 	}
-	data, err := json.Marshal(schema)
-	if err != nil {
-		return "is not valid JSON"
-	}
 	var doc any
-	if err := json.Unmarshal(data, &doc); err != nil {
+	if err := json.Unmarshal(schema, &doc); err != nil {
 		return "is not valid JSON"
 	}
 	obj, ok := doc.(map[string]any)

@@ -62,8 +62,7 @@ func probeFrom(ctx context.Context) *probe {
 
 // roundTripper is the per-session HTTP layer between the go-sdk transports and the guarded
 // base transport: it adds the connection's declared headers (and only those: DESIGN §6),
-// records statuses into the request's probe, caps response sizes, and taps a relaying
-// call's event stream for its notifications (relay.go).
+// records statuses into the request's probe, and caps response sizes.
 type roundTripper struct {
 	base      http.RoundTripper
 	headers   map[string]string // validated by headers.Validate
@@ -96,11 +95,6 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			eventStream: eventStream,
 			flag:        &rt.tooLarge,
 		}
-	}
-	// A relaying call's own stream (relay.go): only on the streamable transport, where the
-	// POST's response carries the notifications of that request and no other.
-	if sink := sinkFrom(req.Context()); sink != nil && !rt.sse && eventStream && resp.StatusCode/100 == 2 {
-		resp.Body = &sseTap{rc: resp.Body, sink: sink}
 	}
 	return resp, nil
 }

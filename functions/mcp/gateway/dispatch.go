@@ -129,69 +129,6 @@ func (g *Gateway) defaultProject(ctx context.Context, st *requestState, args map
 	return pid, nil
 }
 
-func (g *Gateway) proxiedHandler(c *catalog.Connection, t *catalog.Tool) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return g.callProxied(ctx, c, t, req)
-	}
-}
-
-// callProxied forwards a call to the upstream under the upstream's own tool name and
-// returns its result intact. A gateway-side failure (unreachable, timeout, protocol
-// error) becomes an envelope error UPSTREAM_*; a JSON-RPC error from the upstream is
-// passed through as a JSON-RPC error. Every successful proxied call is audited as a write.
-func (g *Gateway) callProxied(ctx context.Context, c *catalog.Connection, t *catalog.Tool, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	st := stateFrom(ctx)
-	if st == nil {
-		return nil, errors.New("gateway: request state missing")
-	}
-	start := time.Now()
-	name := req.Params.Name
-	res, err := g.forward(ctx, st, c, t, req)
-	d := time.Since(start)
-	if err != nil {
-		if je := mcpclient.RPCError(err); je != nil {
-			g.metrics.toolCall("proxied", name, "error", st.requestID, d)
-			return nil, je
-		}
-		errorID := httpapi.NewID()
-		fail := toolError(err, errorID)
-		if fail.Code == apperr.Internal {
-			fail.Code, fail.Message, fail.Retryable = apperr.UpstreamError, "upstream call failed", false
-		}
-		g.log.WarnContext(ctx, "proxied call failed", "tool", name, "connection_id", c.ID, "error_id", errorID, "err", err)
-		g.metrics.toolCall("proxied", name, "error", st.requestID, d)
-		return seal(EnvelopeMeta{Tool: name, Version: "upstream"}, nil, fail), nil
-	}
-	outcome := "ok"
-	if res.IsError {
-		outcome = "tool_error"
-	}
-	g.metrics.toolCall("proxied", name, outcome, st.requestID, d)
-	if !res.IsError {
-		if err := g.audit(ctx, st, name, "", "proxied", c.ID, d, req.Params.Arguments); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
-}
-
-func (g *Gateway) forward(ctx context.Context, st *requestState, c *catalog.Connection, t *catalog.Tool, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ctx, cancel := g.callContext(ctx, st)
-	defer cancel()
-	target, err := g.targets.get(ctx, g.o.Pool, c) // under the call's deadline too
-	if err != nil {
-		return nil, err
-	}
-	params := &mcp.CallToolParams{Name: t.UpstreamName}
-	if len(req.Params.Arguments) > 0 {
-		params.Arguments = req.Params.Arguments
-	}
-	if r := relayFor(st, req); r != nil {
-		return g.o.Upstreams.CallToolRelay(ctx, target, params, r)
-	}
-	return g.o.Upstreams.CallTool(ctx, target, params)
-}
-
 // callContext is the context of an upstream call: bounded by CallTimeout and by the
 // request's own deadline (the Lambda deadline less 1 s), which go-sdk does not pass to
 // tool handlers, and cancelled with ctx — but carrying none of ctx's values except the

@@ -100,7 +100,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		st.relay = &relayed{}
 	}
 	rw := &limitedWriter{ResponseWriter: w, limit: maxResponseBytes}
-	g.serveSDK(rw, r.WithContext(ctx), st)
+	g.serveRPC(rw, r.WithContext(ctx), st)
 	if st.relay != nil {
 		rw.relay(st.relay.take())
 	}
@@ -217,10 +217,18 @@ func writeHTTPError(w http.ResponseWriter, status int, msg string) {
 }
 
 func writeHTTPErrorCode(w http.ResponseWriter, status, code int, msg string) {
+	writeHTTPErrorID(w, status, nil, code, msg)
+}
+
+// writeHTTPErrorID is writeHTTPErrorCode with the request's id (nil: null).
+func writeHTTPErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0", "id": nil,
+		"jsonrpc": "2.0", "id": id,
 		"error": map[string]any{"code": code, "message": msg},
 	})
 }

@@ -77,15 +77,16 @@ func (r *relayed) take() [][]byte {
 // logLevels are MCP's logging levels, least severe first (RFC 5424 order).
 var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
-// relayFor returns the mcpclient.Relay for a proxied call of req under st, or nil when
-// nothing is to be relayed (see the rule above).
-func relayFor(st *requestState, req *mcp.CallToolRequest) *mcpclient.Relay {
+// relayFor returns the mcpclient.Relay for a proxied call under st whose params carry
+// rawMeta (the request's _meta, nil when absent), or nil when nothing is to be relayed
+// (see the rule above).
+func relayFor(st *requestState, rawMeta json.RawMessage) *mcpclient.Relay {
 	if st.single == nil || !st.acceptsSSE || st.relay == nil {
 		return nil
 	}
-	var meta mcp.Meta
-	if req.Params != nil {
-		meta = req.Params.Meta
+	var meta map[string]any
+	if len(rawMeta) > 0 {
+		_ = json.Unmarshal(rawMeta, &meta)
 	}
 	r := &mcpclient.Relay{}
 	if tok := meta[progressTokenKey]; tok != nil {

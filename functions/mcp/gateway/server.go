@@ -16,7 +16,6 @@ import (
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sync/singleflight"
 )
 
 // getServer is go-sdk's per-request server hook. It returns the cached server for the
@@ -28,11 +27,22 @@ func (g *Gateway) getServer(r *http.Request) *mcp.Server {
 		return nil
 	}
 	if st.server == nil {
-		st.key = serverKey(st)
-		st.item = g.servers.get(st.key, func() *mcp.Server { return g.buildServer(st) })
-		st.server = st.item.s
+		it := g.serverItem(st)
+		it.once.Do(func() { it.s = g.buildServer(st) })
+		st.server = it.s
 	}
 	return st.server
+}
+
+// serverItem returns the cached item for st's key (memoised on st). Its go-sdk server is
+// built on first use by getServer; the edge's tables (tools/list answer, proxied tools by
+// name) are built on first use too, so a proxied call never builds a go-sdk server.
+func (g *Gateway) serverItem(st *requestState) *serverItem {
+	if st.item == nil {
+		st.key = serverKey(st)
+		st.item = g.servers.get(st.key)
+	}
+	return st.item
 }
 
 // serverKey identifies what a server holds: workspace, catalog ETag, role class,
@@ -111,28 +121,9 @@ func (g *Gateway) buildServer(st *requestState) *mcp.Server {
 			s.AddTool(b.tool, g.builtinHandler(b))
 		}
 	}
-	// Tools without an object schema are skipped (AddTool panics on them; the refresh
-	// already logged them). The tools/call fast path looks tools up in the same list.
-	proxiedTools(st, func(name string, c *catalog.Connection, t *catalog.Tool) {
-		s.AddTool(proxiedTool(t, name), g.proxiedHandler(c, t))
-	})
+	// Proxied tools are not registered: the edge lists and forwards them (forward.go).
 	g.addResourcesAndPrompts(s)
 	return s
-}
-
-// proxiedTool is the definition a client sees for an upstream tool, under name.
-func proxiedTool(t *catalog.Tool, name string) *mcp.Tool {
-	mt := &mcp.Tool{Name: name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
-	if len(t.OutputSchema) > 0 && schemaIsObject(t.OutputSchema) {
-		mt.OutputSchema = t.OutputSchema
-	}
-	if len(t.Annotations) > 0 {
-		var a mcp.ToolAnnotations
-		if json.Unmarshal(t.Annotations, &a) == nil {
-			mt.Annotations = &a
-		}
-	}
-	return mt
 }
 
 func schemaIsObject(raw json.RawMessage) bool {
@@ -182,52 +173,50 @@ func (g *Gateway) internalError(ctx context.Context, method string, err error, p
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error", Data: data}
 }
 
-// serverCache is a bounded LRU of built servers with per-key single flight.
+// serverCache is a bounded LRU of server items.
 type serverCache struct {
 	mu    sync.Mutex
 	max   int
 	ll    *list.List
 	items map[string]*list.Element
-	group singleflight.Group
 }
 
+// serverItem is what one server key holds: go-sdk's server for built-ins and protocol
+// methods, and the edge's tables for proxied tools. Every field is built once, on first
+// use.
 type serverItem struct {
-	key   string
-	s     *mcp.Server
-	lists listCache // go-sdk's own tools/list answers, replayed (list.go)
-	calls callTable // proxied tools by name and tools/call answer headers (call.go)
+	key  string
+	once sync.Once
+	s    *mcp.Server
+
+	callsOnce sync.Once
+	calls     map[string]proxiedRef // proxied tools by the name the client calls
+
+	listOnce sync.Once
+	list     []byte // the tools/list result
 }
 
 func newServerCache(max int) *serverCache {
 	return &serverCache{max: max, ll: list.New(), items: map[string]*list.Element{}}
 }
 
-func (c *serverCache) get(key string, build func() *mcp.Server) *serverItem {
+// get returns key's item, adding an empty one (and evicting the least recently used)
+// when absent.
+func (c *serverCache) get(key string) *serverItem {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if e, ok := c.items[key]; ok {
 		c.ll.MoveToFront(e)
-		it := e.Value.(*serverItem)
-		c.mu.Unlock()
-		return it
+		return e.Value.(*serverItem)
 	}
-	c.mu.Unlock()
-	v, _, _ := c.group.Do(key, func() (any, error) {
-		s := build()
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if e, ok := c.items[key]; ok {
-			return e.Value.(*serverItem), nil
-		}
-		it := &serverItem{key: key, s: s}
-		c.items[key] = c.ll.PushFront(it)
-		for c.ll.Len() > c.max {
-			old := c.ll.Back()
-			c.ll.Remove(old)
-			delete(c.items, old.Value.(*serverItem).key)
-		}
-		return it, nil
-	})
-	return v.(*serverItem)
+	it := &serverItem{key: key}
+	c.items[key] = c.ll.PushFront(it)
+	for c.ll.Len() > c.max {
+		old := c.ll.Back()
+		c.ll.Remove(old)
+		delete(c.items, old.Value.(*serverItem).key)
+	}
+	return it
 }
 
 func (c *serverCache) len() int {

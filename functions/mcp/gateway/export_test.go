@@ -1,4 +1,0 @@
-package gateway
-
-// FastCalls returns how many tools/call requests the fast path answered so far.
-func FastCalls() int64 { return fastCalls.Load() }

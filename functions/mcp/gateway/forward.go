@@ -1,0 +1,473 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The edge and the one forwarding path (docs/ARCHITECTURE.md "A proxied call").
+//
+// Every MCP POST is read once here. The edge checks the JSON-RPC envelope (an id of a
+// type JSON-RPC allows, tools/call arguments that are an object) and then routes:
+//
+//   - tools/list: answered from the request's server item (server.go): the visible
+//     built-ins' definitions and each proxied tool's upstream definition as listed, with
+//     only its name changed;
+//   - tools/call of a proxied tool, and on the single-server endpoint resources/*,
+//     prompts/* and completion/complete: forwarded (forwardCall, forwardMethod). The
+//     upstream's result, or its JSON-RPC error, goes back to the client as the upstream's
+//     bytes under the client's own id; the gateway changes only the id, and the tool name
+//     (and the downstream exchange's _meta fields) on the way up;
+//   - everything else (initialize, server/discover, ping, built-in tools, the gateway's
+//     own resources and prompts, and any request the edge does not fully understand):
+//     go-sdk's server, unchanged.
+
+// rpcRequest is one JSON-RPC request as the edge reads it.
+type rpcRequest struct {
+	id     json.RawMessage // exactly as sent
+	method string
+	params json.RawMessage // nil when absent
+}
+
+// edgeRefusal is a JSON-RPC error the edge answers without going further.
+type edgeRefusal struct {
+	id   json.RawMessage // nil: answered with id null
+	code int
+	msg  string
+}
+
+// readRequest decodes body when it is one JSON-RPC request object that the edge can route.
+// It returns (nil, nil) when go-sdk should serve the body as it is (notifications,
+// batches, unparsable JSON, missing members: go-sdk's own errors are precise), and a
+// refusal for the inputs JSON-RPC 2.0 §4–§5 and MCP rule out that go-sdk would answer
+// wrongly: an empty batch ("[]": -32600, id null), an id that is not a string or an
+// integer (true, {}, [1], 1.5, 1e3, null: -32600, id null — the id is never guessed), and a
+// tools/call whose arguments are not an object (-32602, MCP "tools/call": arguments is an
+// object; absent means {}).
+func readRequest(body []byte) (*rpcRequest, *edgeRefusal) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return nil, nil
+	}
+	if trimmed[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(trimmed, &batch) == nil && len(batch) == 0 {
+			return nil, &edgeRefusal{code: jsonrpc.CodeInvalidRequest, msg: "invalid request: empty batch"}
+		}
+		return nil, nil
+	}
+	if !utf8.Valid(trimmed) {
+		return nil, nil
+	}
+	m, ok := members(trimmed)
+	if !ok {
+		return nil, nil
+	}
+	id, hasID := m["id"]
+	if hasID && !validID(id) {
+		return nil, &edgeRefusal{code: jsonrpc.CodeInvalidRequest,
+			msg: "invalid request: id must be a string or an integer"}
+	}
+	var method string
+	if json.Unmarshal(m["method"], &method) != nil || !hasID || string(m["jsonrpc"]) != `"2.0"` {
+		return nil, nil // a notification, or not a request go-sdk would accept either
+	}
+	req := &rpcRequest{id: id, method: method, params: m["params"]}
+	if method == "tools/call" {
+		p, ok := members(req.params)
+		if !ok {
+			return nil, nil
+		}
+		if a, has := p["arguments"]; has && (len(a) == 0 || a[0] != '{') {
+			return nil, &edgeRefusal{id: id, code: jsonrpc.CodeInvalidParams,
+				msg: "invalid params: tools/call arguments must be an object"}
+		}
+	}
+	return req, nil
+}
+
+// validID reports whether raw is a JSON string or an integer (no fraction, no exponent):
+// the ids MCP allows (JSON-RPC 2.0 §4: numbers should not have fractional parts; MCP: not
+// null). Such an id is echoed byte for byte, so any length of integer round-trips.
+func validID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		var s string
+		return json.Unmarshal(raw, &s) == nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		digits := raw
+		if c == '-' {
+			digits = raw[1:]
+		}
+		if len(digits) == 0 || (digits[0] == '0' && len(digits) > 1) {
+			return false
+		}
+		for _, d := range digits {
+			if d < '0' || d > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// members decodes one JSON object into its members, refusing duplicate keys and trailing
+// data (go-sdk's decoder and encoding/json could disagree on those).
+func members(raw []byte) (map[string]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	m := make(map[string]json.RawMessage, 4)
+	for dec.More() {
+		k, err := dec.Token()
+		key, isStr := k.(string)
+		if err != nil || !isStr {
+			return nil, false
+		}
+		if _, dup := m[key]; dup {
+			return nil, false
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return nil, false
+		}
+		m[key] = v
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return m, true
+}
+
+// serveRPC serves one authenticated MCP POST (see the top of this file).
+func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
+	if err != nil {
+		writeHTTPError(w, http.StatusBadRequest, "could not read the request body")
+		return
+	}
+	if len(body) > maxRequestBytes {
+		// Read (and drop) the rest first, bounded: a server that answers while the client is
+		// still sending makes the client see a reset instead of this answer.
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxDrainBytes))
+		writeHTTPErrorID(w, http.StatusRequestEntityTooLarge, requestID(body), jsonrpc.CodeInvalidRequest,
+			"request body exceeds the gateway's "+strconv.Itoa(maxRequestBytes)+"-byte limit")
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	req, refusal := readRequest(body)
+	if refusal != nil {
+		writeRPC(w, refusal.id, nil, &jsonrpc.Error{Code: int64(refusal.code), Message: refusal.msg})
+		return
+	}
+	if req == nil || !g.edgeRoutes(w, r, st, req) {
+		g.mcp.ServeHTTP(w, r)
+	}
+}
+
+// maxDrainBytes bounds what the edge reads of an oversized body before answering 413.
+const maxDrainBytes = 64 << 20
+
+// edgeRoutes answers req itself when it is one of the edge's methods and reports whether
+// it did; false leaves the request to go-sdk (nothing written).
+func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
+	if st.newProtocol && !newProtocolHeadersMatch(r, req) {
+		return false // go-sdk answers the precise 400 / -32020
+	}
+	it := g.serverItem(st)
+	switch {
+	case req.method == "tools/list":
+		var p struct {
+			Cursor string `json:"cursor"`
+		}
+		if len(req.params) > 0 && string(req.params) != "null" {
+			if err := json.Unmarshal(req.params, &p); err != nil {
+				return false
+			}
+		}
+		if p.Cursor != "" {
+			writeRPC(w, req.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"})
+			return true
+		}
+		writeRPC(w, req.id, it.toolsList(g, st), nil)
+		return true
+	case req.method == "tools/call":
+		p, _ := members(req.params)
+		var name string
+		if json.Unmarshal(p["name"], &name) != nil {
+			return false
+		}
+		ref, ok := it.lookup(st, name)
+		if !ok || g.byName[name] != nil {
+			return false
+		}
+		res, rerr := g.forwardCall(r.Context(), st, ref, req.params, p)
+		writeRPC(w, req.id, res, rerr)
+		return true
+	case st.single != nil && passThroughMethods[req.method]:
+		res, rerr := g.forwardMethod(r.Context(), st, st.single, req.method, req.params)
+		writeRPC(w, req.id, res, rerr)
+		return true
+	}
+	return false
+}
+
+// newProtocolHeadersMatch reports whether a 2026-07-28 request's Mcp-Method / Mcp-Name
+// headers and its _meta protocol version agree with the body, as that revision requires;
+// go-sdk answers the precise error when they do not.
+func newProtocolHeadersMatch(r *http.Request, req *rpcRequest) bool {
+	if r.Header.Get("Mcp-Method") != req.method {
+		return false
+	}
+	var p struct {
+		Name string         `json:"name"`
+		URI  string         `json:"uri"`
+		Meta map[string]any `json:"_meta"`
+	}
+	if len(req.params) > 0 && json.Unmarshal(req.params, &p) != nil {
+		return false
+	}
+	if v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string); v != r.Header.Get("Mcp-Protocol-Version") {
+		return false
+	}
+	switch req.method {
+	case "tools/call", "prompts/get":
+		return r.Header.Get("Mcp-Name") == p.Name
+	case "resources/read":
+		return r.Header.Get("Mcp-Name") == p.URI
+	}
+	return true
+}
+
+// writeRPC writes a JSON-RPC response with id (null when nil): result as given (bytes, or
+// a value encoded here), else rerr (a *jsonrpc.Error passes through; anything else is a
+// bug and is answered as -32603).
+func writeRPC(w *limitedWriter, id json.RawMessage, result any, rerr error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	if len(id) == 0 {
+		buf.WriteString("null")
+	} else {
+		buf.Write(id)
+	}
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if rerr != nil {
+		var je *jsonrpc.Error
+		if !errors.As(rerr, &je) {
+			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+		}
+		buf.WriteString(`,"error":`)
+		_ = enc.Encode(je)
+	} else {
+		buf.WriteString(`,"result":`)
+		switch v := result.(type) {
+		case json.RawMessage:
+			buf.Write(v)
+		case []byte:
+			buf.Write(v)
+		default:
+			if err := enc.Encode(v); err != nil {
+				buf.Truncate(0)
+				writeRPC(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"})
+				return
+			}
+		}
+	}
+	out := bytes.TrimRight(buf.Bytes(), "\n")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(out, '}'))
+}
+
+// requestID returns the id of a body too large to decode, when it can be read from the
+// first bytes (a top-level "id" member before "params"), or nil.
+func requestID(body []byte) json.RawMessage {
+	id := responseID(body[:min(len(body), 4096)])
+	if id != nil && !validID(id) {
+		return nil
+	}
+	return id
+}
+
+// forwardCall is a proxied tools/call: metrics, forward, audit, and the envelope for a
+// gateway-side failure. params is the client's params object (p its members). The result
+// is the upstream's bytes; an upstream JSON-RPC error is returned as the *jsonrpc.Error to
+// pass through. Exactly one audit row is written for a result without isError: true.
+func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxiedRef, params json.RawMessage, p map[string]json.RawMessage) (json.RawMessage, error) {
+	start := time.Now()
+	name := ref.name
+	up, err := upstreamParams(params, ref.t.UpstreamName)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+	}
+	var res json.RawMessage
+	callCtx, cancel := g.callContext(ctx, st)
+	target, err := g.targets.get(callCtx, g.o.Pool, ref.c) // under the call's deadline too
+	if err == nil {
+		res, err = g.o.Upstreams.Forward(callCtx, target, "tools/call", up, relayFor(st, p["_meta"]))
+	}
+	cancel()
+	d := time.Since(start)
+	if err != nil {
+		if je := mcpclient.RPCError(err); je != nil {
+			g.metrics.toolCall("proxied", name, "error", st.requestID, d)
+			return nil, je
+		}
+		errorID := httpapi.NewID()
+		fail := toolError(err, errorID)
+		if fail.Code == apperr.Internal {
+			fail.Code, fail.Message, fail.Retryable = apperr.UpstreamError, "upstream call failed", false
+		}
+		g.log.WarnContext(ctx, "proxied call failed", "tool", name, "connection_id", ref.c.ID, "error_id", errorID, "err", err)
+		g.metrics.toolCall("proxied", name, "error", st.requestID, d)
+		b, merr := json.Marshal(seal(EnvelopeMeta{Tool: name, Version: "upstream"}, nil, fail))
+		if merr != nil {
+			return nil, g.internalError(ctx, "tools/call", merr, nil)
+		}
+		return b, nil
+	}
+	outcome := "ok"
+	if resultIsError(res) {
+		outcome = "tool_error"
+	}
+	g.metrics.toolCall("proxied", name, outcome, st.requestID, d)
+	if outcome == "ok" {
+		if err := g.audit(ctx, st, name, "", "proxied", ref.c.ID, d, p["arguments"]); err != nil {
+			return nil, g.internalError(ctx, "tools/call", err, nil)
+		}
+	}
+	return res, nil
+}
+
+// resultIsError reports whether a tools/call result says isError: true.
+func resultIsError(res json.RawMessage) bool {
+	if !bytes.Contains(res, []byte(`"isError"`)) {
+		return false
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(res, &r) == nil && r.IsError
+}
+
+// upstreamParams is the client's tools/call params with the upstream's tool name and the
+// downstream exchange's _meta fields left out (see downstreamMeta); every other member
+// keeps its bytes.
+func upstreamParams(params json.RawMessage, upstreamName string) (json.RawMessage, error) {
+	nb, _ := json.Marshal(upstreamName)
+	out, err := mcpclient.SetMember(params, "name", nb)
+	if err != nil {
+		return nil, err
+	}
+	return withoutDownstreamMeta(out)
+}
+
+// withoutDownstreamMeta removes from params._meta what describes the client's exchange
+// with the gateway rather than the request: the progress token (the pool asks the upstream
+// for progress with a token of its own when it relays) and the io.modelcontextprotocol/*
+// protocol fields of 2026-07-28 (the pool sets its own for its upstream session). Other
+// _meta keys are the request's and go upstream.
+func withoutDownstreamMeta(params json.RawMessage) (json.RawMessage, error) {
+	if !bytes.Contains(params, []byte(`"_meta"`)) {
+		return params, nil
+	}
+	p, ok := members(params)
+	if !ok {
+		return nil, errors.New("params is not a JSON object")
+	}
+	raw, has := p["_meta"]
+	if !has {
+		return params, nil
+	}
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return nil, errors.New("_meta is not an object")
+	}
+	changed := false
+	for k := range meta {
+		if k == progressTokenKey || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			delete(meta, k)
+			changed = true
+		}
+	}
+	if !changed {
+		return params, nil
+	}
+	mb, _ := json.Marshal(meta)
+	return mcpclient.SetMember(params, "_meta", mb)
+}
+
+// passThroughMethods are the methods the single-server endpoint forwards to the upstream.
+var passThroughMethods = map[string]bool{
+	"resources/list":           true,
+	"resources/templates/list": true,
+	"resources/read":           true,
+	"resources/subscribe":      true,
+	"resources/unsubscribe":    true,
+	"prompts/list":             true,
+	"prompts/get":              true,
+	"completion/complete":      true,
+}
+
+// forwardMethod sends one pass-through request of the single-server endpoint upstream and
+// returns the upstream's result bytes. A JSON-RPC error from the upstream reaches the
+// client unchanged; a gateway-side failure (unreachable, timeout) is a JSON-RPC internal
+// error whose data carries the envelope code, retryable flag and an errorId that is
+// logged. The params go without the downstream exchange's _meta fields.
+func (g *Gateway) forwardMethod(ctx context.Context, st *requestState, c *catalog.Connection, method string, params json.RawMessage) (json.RawMessage, error) {
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage("{}")
+	}
+	up, err := withoutDownstreamMeta(params)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+	}
+	start := time.Now()
+	callCtx, cancel := g.callContext(ctx, st)
+	target, err := g.targets.get(callCtx, g.o.Pool, c)
+	var res json.RawMessage
+	if err == nil {
+		res, err = g.o.Upstreams.Forward(callCtx, target, method, up, nil)
+	}
+	cancel()
+	if err == nil {
+		g.log.DebugContext(ctx, "passed through", "method", method, "connection_id", c.ID,
+			"duration_ms", float64(time.Since(start).Microseconds())/1000)
+		return res, nil
+	}
+	if je := mcpclient.RPCError(err); je != nil {
+		return nil, je
+	}
+	errorID := httpapi.NewID()
+	fail := toolError(err, errorID)
+	if fail.Code == apperr.Internal {
+		fail.Code, fail.Message, fail.Retryable = apperr.UpstreamError, "upstream request failed", false
+	}
+	g.log.WarnContext(ctx, "pass-through failed", "method", method, "connection_id", c.ID, "error_id", errorID, "err", err)
+	data, _ := json.Marshal(map[string]any{"code": fail.Code, "retryable": fail.Retryable, "errorId": errorID})
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fail.Message, Data: data}
+}
