@@ -129,11 +129,7 @@ func (s *session) forward(ctx context.Context, p *Pool, method string, params js
 // post is the streamable HTTP exchange of one forwarded request.
 func (s *session) post(ctx context.Context, id int64, method string, params json.RawMessage, sink *relaySink) (json.RawMessage, error) {
 	jid := forwardJID(id)
-	body, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: jid, Method: method, Params: params})
-	if err != nil {
-		return nil, err
-	}
-	req, err := s.newPost(ctx, body, method, params)
+	req, err := s.newPost(ctx, requestBytes(id, method, params), method, params)
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +240,21 @@ func resultOf(r *jsonrpc.Response) (json.RawMessage, error) {
 		return nil, errors.New("upstream response has neither result nor error")
 	}
 	return r.Result, nil
+}
+
+// requestBytes frames one JSON-RPC request around params as given: go-sdk's encoder would
+// compact them and escape '<', '>' and '&' inside strings, and the upstream should receive
+// the client's arguments as the client wrote them.
+func requestBytes(id int64, method string, params json.RawMessage) []byte {
+	mb, _ := json.Marshal(method)
+	b := make([]byte, 0, 48+len(mb)+len(params))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":`...)
+	b = append(b, mb...)
+	b = append(b, `,"params":`...)
+	b = append(b, params...)
+	return append(b, '}')
 }
 
 // newPost builds the POST of one message on the session: the session's Mcp-Session-Id and

@@ -172,11 +172,16 @@ func TestUpstreamFaults(t *testing.T) {
 		{"upstream answers 503", "mcp_" + fh + "_echo", "UPSTREAM_UNAVAILABLE", 5 * time.Second},
 		{"slow past the call timeout", "mcp_" + hh + "_slow", "UPSTREAM_TIMEOUT", callTimeout + 3*time.Second},
 		{"malformed JSON-RPC", "mcp_" + hh + "_malformed", "UPSTREAM_ERROR", 5 * time.Second},
-		{"result of the wrong shape", "mcp_" + hh + "_wrongshape", "UPSTREAM_ERROR", 5 * time.Second},
+		// The gateway forwards the upstream's result bytes without decoding them (the
+		// pass-through rule): a result of a shape no revision defines reaches the client as
+		// sent, and judging it is the client's part.
+		{"result of the wrong shape passes through", "mcp_" + hh + "_wrongshape", "ok", 5 * time.Second},
 		// A truncated body is a protocol error (go-sdk reports the broken read, not a network error).
 		{"connection closed mid-response", "mcp_" + hh + "_hangup", "UPSTREAM_ERROR", 5 * time.Second},
 		{"result over the upstream size limit", "mcp_" + hh + "_oversize", "UPSTREAM_ERROR", 10 * time.Second},
-		{"result over the gateway's response limit", "mcp_" + hh + "_escaped", "rpc: response exceeds the gateway's 5242880-byte limit", 10 * time.Second},
+		// 1 MiB of '<': re-encoding used to escape each to \u003c (6 MiB, past the
+		// response limit); forwarded bytes stay 1 MiB.
+		{"result full of HTML characters is not re-escaped", "mcp_" + hh + "_escaped", "ok", 10 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,18 +211,18 @@ func TestUpstreamFaults(t *testing.T) {
 			t.Errorf("%d new initialize requests, want 1", n)
 		}
 	})
-	t.Run("a go-sdk client gets the size error for its call", func(t *testing.T) {
+	t.Run("a go-sdk client gets the HTML characters intact", func(t *testing.T) {
 		sess := env.MCP(t, path, admin, "", nil)
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
-		_, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_" + hh + "_escaped", Arguments: map[string]any{}})
-		if err == nil || !strings.Contains(err.Error(), "exceeds the gateway") {
-			t.Errorf("CallTool = %v, want the gateway's size error (not a timeout)", err)
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "mcp_" + hh + "_escaped", Arguments: map[string]any{}})
+		if err != nil || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != strings.Repeat("<", 1<<20) {
+			t.Errorf("CallTool = %v, want 1 MiB of '<'", err)
 		}
 	})
-	// The upstream executed the escaped call (only the answer was too big to send back):
-	// it is a write the audit must show, like every proxied call that reached a result.
-	audited += 2
+	// wrongshape, and escaped twice: results the upstream answered, audited like every
+	// proxied call that reached a result without isError.
+	audited += 3
 	if n := w.count(t, `SELECT count(*) FROM audit_events`); n != audited {
 		t.Errorf("%d audit rows, want %d (one per successful proxied call, none for failures)", n, audited)
 	}

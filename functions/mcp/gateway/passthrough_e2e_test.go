@@ -1,0 +1,230 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/testpeer"
+)
+
+// resultOf returns the "result" member of a JSON-RPC answer as sent (JSON or a one-event
+// SSE body), failing the test on anything else.
+func resultOf(t *testing.T, resp *http.Response, body []byte) json.RawMessage {
+	t.Helper()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		msgs := sseMessages(t, body)
+		body = []byte(msgs[len(msgs)-1])
+	}
+	var m struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil || m.Result == nil {
+		t.Fatalf("not a result (%v): %s", err, body)
+	}
+	return m.Result
+}
+
+// jsonEqual reports whether a and b are the same JSON value.
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, a)
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, b)
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// upstreamTools decodes testpeer.RawToolsList into its definitions by name.
+func upstreamTools(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	var l struct{ Tools []map[string]any }
+	if err := json.Unmarshal([]byte(testpeer.RawToolsList), &l); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]any{}
+	for _, d := range l.Tools {
+		out[d["name"].(string)] = d
+	}
+	return out
+}
+
+// TestPassThroughIntact is the differential test of the forwarding path: an upstream of the
+// project's own (testpeer.RawUpstream) sends fixed bytes holding every content type of
+// 2025-11-25 plus an unknown kind, unknown members and _meta at every level, and tool
+// definitions with icons, title, annotations, outputSchema, execution and _meta. Through
+// the aggregate and the single-server endpoint, at 2025-06-18, 2025-11-25 and 2026-07-28,
+// and with the upstream answering as JSON and as an awkwardly framed event stream:
+//   - the tools/call and resources/read results the client receives are byte-equal to
+//     what the upstream sent;
+//   - every listed tool definition is JSON-equal to the upstream's, with only the name
+//     changed on the aggregate endpoint;
+//   - the upstream received the upstream tool name and the client's arguments, byte for
+//     byte.
+func TestPassThroughIntact(t *testing.T) {
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Intact")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	want := upstreamTools(t)
+	for _, mode := range []struct {
+		name string
+		sse  bool
+	}{{"json", false}, {"sse", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			up := testpeer.NewRawUpstream(t, mode.sse)
+			status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
+				"name": "Raw " + mode.name, "url": up.URL, "workspaceId": ws})
+			if status != http.StatusCreated {
+				t.Fatalf("create: %d %s", status, out)
+			}
+			var c struct{ ID, Handle string }
+			_ = json.Unmarshal(out, &c)
+			agg, single := "/mcp/"+ws, "/mcp/"+ws+"/servers/"+c.ID
+			for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
+				t.Run(version, func(t *testing.T) {
+					rpc := func(t *testing.T, path, method, name, params string) json.RawMessage {
+						t.Helper()
+						hdr := map[string]string{"Mcp-Protocol-Version": version}
+						if version >= "2026-07-28" {
+							hdr["Mcp-Method"] = method
+							if name != "" {
+								hdr["Mcp-Name"] = name
+							}
+							meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version +
+								`","io.modelcontextprotocol/clientCapabilities":{}}`
+							if params == "{}" {
+								params = "{" + meta + "}"
+							} else {
+								params = strings.Replace(params, "{", "{"+meta+",", 1)
+							}
+						}
+						resp, body := env.RPC(t, path, admin, `{"jsonrpc":"2.0","id":"req-1","method":"`+method+`","params":`+params+`}`, hdr)
+						return resultOf(t, resp, body)
+					}
+					for _, ep := range []struct{ name, path, prefix string }{
+						{"aggregate", agg, "mcp_" + c.Handle + "_"},
+						{"single", single, ""},
+					} {
+						t.Run(ep.name, func(t *testing.T) {
+							var got struct{ Tools []map[string]any }
+							if err := json.Unmarshal(rpc(t, ep.path, "tools/list", "", "{}"), &got); err != nil {
+								t.Fatal(err)
+							}
+							seen := 0
+							for _, def := range got.Tools {
+								name, _ := def["name"].(string)
+								upName, ok := strings.CutPrefix(name, ep.prefix)
+								if !ok || want[upName] == nil {
+									continue
+								}
+								seen++
+								exp := map[string]any{}
+								for k, v := range want[upName] {
+									exp[k] = v
+								}
+								exp["name"] = name
+								if !reflect.DeepEqual(def, exp) {
+									gb, _ := json.Marshal(def)
+									eb, _ := json.Marshal(exp)
+									t.Errorf("tool %s:\n got %s\nwant %s", name, gb, eb)
+								}
+							}
+							if seen != len(want) {
+								t.Fatalf("listed %d of the upstream's %d tools: %v", seen, len(want), got.Tools)
+							}
+							res := rpc(t, ep.path, "tools/call", ep.prefix+"report",
+								`{"name":"`+ep.prefix+`report","arguments":{"q": "x",  "n":1.50}}`)
+							if string(res) != testpeer.RawCallResult {
+								t.Errorf("tools/call result changed:\n got %s\nwant %s", res, testpeer.RawCallResult)
+							}
+							calls := up.Received("tools/call")
+							var sent struct {
+								Name      string
+								Arguments json.RawMessage
+							}
+							_ = json.Unmarshal(calls[len(calls)-1].Params, &sent)
+							if sent.Name != "report" || string(sent.Arguments) != `{"q": "x",  "n":1.50}` {
+								t.Errorf("upstream received name %q arguments %s", sent.Name, sent.Arguments)
+							}
+							if ep.name == "single" {
+								res := rpc(t, ep.path, "resources/read", "ui://report/view.html", `{"uri":"ui://report/view.html"}`)
+								if string(res) != testpeer.RawReadResult {
+									t.Errorf("resources/read result changed:\n got %s\nwant %s", res, testpeer.RawReadResult)
+								}
+							}
+						})
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestMCPAppsThroughGateway: the official TypeScript SDK client sees a tool's
+// _meta.ui.resourceUri through both endpoints, and reads the ui:// view through the
+// single-server endpoint with its text/html;profile=mcp-app content unchanged.
+func TestMCPAppsThroughGateway(t *testing.T) {
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Apps")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := testpeer.NewRawUpstream(t, false)
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
+		"name": "Apps", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ ID, Handle string }
+	_ = json.Unmarshal(out, &c)
+	var view struct{ Contents []map[string]any }
+	_ = json.Unmarshal([]byte(testpeer.RawReadResult), &view)
+	for _, ep := range []struct{ path, tool string }{
+		{"/mcp/" + ws, "mcp_" + c.Handle + "_report"},
+		{"/mcp/" + ws + "/servers/" + c.ID, "report"},
+	} {
+		plan := []map[string]any{{"op": "listTools"}}
+		single := strings.Contains(ep.path, "/servers/")
+		if single {
+			plan = append(plan, map[string]any{"op": "readResource", "uri": "ui://report/view.html"})
+		}
+		res := testpeer.TSClient(t, testpeer.TSClientOptions{URL: env.URL + ep.path, Authorization: "Bearer " + admin, Plan: plan})
+		if res.ConnectError != nil {
+			t.Fatalf("%s: connect: %+v", ep.path, res.ConnectError)
+		}
+		var listed struct {
+			Tools []struct {
+				Name string
+				Meta struct {
+					UI struct{ ResourceURI string } `json:"ui"`
+				} `json:"_meta"`
+			}
+		}
+		_ = json.Unmarshal(res.Steps[0].Result, &listed)
+		found := false
+		for _, tool := range listed.Tools {
+			if tool.Name == ep.tool {
+				found = tool.Meta.UI.ResourceURI == "ui://report/view.html"
+			}
+		}
+		if !found {
+			t.Errorf("%s: the TS client does not see %s's _meta.ui.resourceUri: %s", ep.path, ep.tool, res.Steps[0].Result)
+		}
+		if single {
+			var got struct{ Contents []map[string]any }
+			_ = json.Unmarshal(res.Steps[1].Result, &got)
+			if len(got.Contents) != 1 || !reflect.DeepEqual(got.Contents[0], view.Contents[0]) {
+				t.Errorf("ui:// view as the TS client read it: %s", res.Steps[1].Result)
+			}
+		}
+	}
+}

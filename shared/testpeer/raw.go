@@ -1,0 +1,169 @@
+package testpeer
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+)
+
+// RawUpstream is an MCP server of the project's own that answers with fixed JSON bytes
+// instead of encoding typed values: what it sends is exactly RawToolsList and
+// RawCallResult (and RawReadResult), so a test can compare what reaches an MCP client
+// through the gateway with what the upstream sent, byte for byte. It speaks streamable
+// HTTP (initialize at any version it is offered up to 2025-11-25; server/discover is
+// refused, so clients fall back to initialize), statelessly, and answers either as a JSON
+// body or, with SSE set, as an event stream framed the awkward ways real servers frame
+// it: a priming event without data, a comment, CRLF line ends, and the message split over
+// several data lines.
+type RawUpstream struct {
+	URL    string
+	Server *httptest.Server
+
+	mu       sync.Mutex
+	sse      bool
+	received []RawRequest
+}
+
+// RawRequest is one JSON-RPC message the RawUpstream received.
+type RawRequest struct {
+	Method string
+	Params json.RawMessage
+	Header http.Header
+}
+
+// RawToolsList is the tools/list result RawUpstream sends: definitions with every member
+// protocol 2025-11-25 defines (title, icons, annotations with a member no revision
+// defines, outputSchema, execution, _meta incl. an MCP Apps ui.resourceUri) and members
+// no revision defines, with spacing and member order a re-encoder would change.
+const RawToolsList = `{"tools": [
+  {"name": "report", "title": "Quarterly report", "description": "Builds a <b>report</b> & more",
+   "icons": [{"src": "https://example.com/i.png", "mimeType": "image/png", "sizes": ["48x48"], "theme": "dark"}],
+   "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"], "x-vendor": 1},
+   "outputSchema": {"type": "object", "properties": {"n": {"type": "number"}}},
+   "annotations": {"title": "Report", "readOnlyHint": true, "futureHint": "kept"},
+   "execution": {"taskSupport": "optional"},
+   "_meta": {"ui": {"resourceUri": "ui://report/view.html"}, "vendor/flag": [1, 2.50, "x"]},
+   "unknownMember": {"nested": true}},
+  {"name": "plain", "inputSchema": {"type": "object"}}
+], "_meta": {"page": 1}, "unknownTop": "kept"}`
+
+// RawCallResult is the tools/call result RawUpstream sends: every content type of
+// 2025-11-25 (text, image, audio, resource_link, embedded resource) plus a kind no
+// revision defines, with unknown members and _meta at the result, content-item and
+// annotation levels, structuredContent, and a number spelled the way JSON allows but a
+// re-encoder changes.
+const RawCallResult = `{"content": [
+  {"type": "text", "text": "hello <world> & \u00e9", "annotations": {"audience": ["user"], "priority": 0.50, "lastModified": "2025-01-01T00:00:00Z", "futureAnn": 1}, "_meta": {"k": "v"}, "extraItem": true},
+  {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png", "_meta": {"i": 1}},
+  {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+  {"type": "resource_link", "uri": "file:///a.txt", "name": "a", "title": "A", "mimeType": "text/plain", "size": 12, "icons": [{"src": "https://example.com/a.png"}]},
+  {"type": "resource", "resource": {"uri": "file:///b.txt", "mimeType": "text/plain", "text": "b", "_meta": {"r": true}}},
+  {"type": "hologram", "frames": [1, 2, 3], "_meta": {"future": "kind"}}
+], "structuredContent": {"n": 1.0e2, "list": []}, "isError": false, "_meta": {"trace": "t-1"}, "unknownResultMember": {"a": [null]}}`
+
+// RawReadResult is the resources/read result RawUpstream sends for any URI: an MCP Apps
+// view (text/html;profile=mcp-app) with _meta.
+const RawReadResult = `{"contents": [{"uri": "ui://report/view.html", "mimeType": "text/html;profile=mcp-app", "text": "<!doctype html><html><body><div id=\"app\">report & co</div><script>1<2</script></body></html>", "_meta": {"ui": {"prefersBorder": true}}}]}`
+
+// NewRawUpstream starts a RawUpstream on 127.0.0.1, closed in t.Cleanup. With sse, every
+// answer to a request is an event stream.
+func NewRawUpstream(t TB, sse bool) *RawUpstream {
+	u := &RawUpstream{sse: sse}
+	u.Server = httptest.NewServer(http.HandlerFunc(u.serve))
+	u.URL = u.Server.URL + "/mcp"
+	t.Cleanup(u.Server.Close)
+	return u
+}
+
+// Received returns the messages received so far with method (all when "").
+func (u *RawUpstream) Received(method string) []RawRequest {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []RawRequest
+	for _, r := range u.received {
+		if method == "" || r.Method == method {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	u.mu.Lock()
+	u.received = append(u.received, RawRequest{Method: msg.Method, Params: msg.Params, Header: r.Header.Clone()})
+	u.mu.Unlock()
+	if msg.ID == nil { // a notification
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	var result string
+	switch msg.Method {
+	case "initialize":
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		v := p.ProtocolVersion
+		if v == "" || v > "2025-11-25" {
+			v = "2025-11-25"
+		}
+		result = `{"protocolVersion":"` + v + `","capabilities":{"tools":{},"resources":{}},"serverInfo":{"name":"raw-upstream","version":"1.0.0"}}`
+	case "ping":
+		result = `{}`
+	case "tools/list":
+		result = RawToolsList
+	case "tools/call":
+		result = RawCallResult
+	case "resources/read":
+		result = RawReadResult
+	default:
+		u.write(w, msg.ID, "", `{"code":-32601,"message":"Method not found"}`)
+		return
+	}
+	u.write(w, msg.ID, result, "")
+}
+
+// write answers id with result (or errObj), as JSON or as an awkwardly framed stream.
+func (u *RawUpstream) write(w http.ResponseWriter, id json.RawMessage, result, errObj string) {
+	var msg bytes.Buffer
+	msg.WriteString(`{"jsonrpc":"2.0","id":`)
+	msg.Write(id)
+	if errObj != "" {
+		msg.WriteString(`,"error":` + errObj + `}`)
+	} else {
+		msg.WriteString(`,"result":` + result + `}`)
+	}
+	if !u.sse {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(msg.Bytes())
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	var out strings.Builder
+	out.WriteString("id: prime-1\r\ndata:\r\n\r\n") // priming event: no data
+	out.WriteString(": keep-alive\r\n")
+	out.WriteString("event: message\r\nid: 2\r\n")
+	for _, line := range strings.Split(msg.String(), "\n") {
+		out.WriteString("data: " + line + "\r\n")
+	}
+	out.WriteString("\r\n")
+	_, _ = io.WriteString(w, out.String())
+}
