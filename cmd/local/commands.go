@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway"
+
 	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/functions/healthcheck/health"
 	"github.com/agentpack/gateway/shared/auth"
@@ -115,6 +117,7 @@ func cmdToken(w io.Writer) error {
 }
 
 func cmdServe(ctx context.Context) error {
+	gateway.TuneRuntime() // the deployed function's GC settings, so local numbers match
 	cfg, err := config.Load()
 	if err != nil {
 		return err

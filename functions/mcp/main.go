@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime/debug"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway"
 	"github.com/agentpack/gateway/shared/config"
@@ -21,26 +20,8 @@ func main() {
 	}
 }
 
-// gcPercent is the gateway's GOGC unless the environment sets one. go-sdk v1.8.0's JSON
-// decoder allocates a 32 KiB buffer per message decoded (segmentio/encoding's
-// minBufferSize), ~0.5 MB of short-lived garbage per proxied call, so at the default 100
-// the collector runs every few requests on a heap of a few MB. 400 took the in-process
-// proxied echo from 1.63 to 1.22 ms p50 (BenchmarkProxiedEcho, GOGC=100 vs 400, same run)
-// and keeps peak RSS under the proxied load within the 40 MB target (make bench).
-const gcPercent = 400
-
-// memoryLimit is the soft heap limit unless GOMEMLIMIT is set: with GOGC 400 alone the
-// gateway's RSS under the proxied load reached 57 MB (make bench); the limit makes the
-// collector run earlier once the heap nears it, well under any Lambda memory size.
-const memoryLimit = 24 << 20
-
 func run(ctx context.Context) error {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit)
-	}
+	gateway.TuneRuntime()
 	cfg, err := config.Load()
 	if err != nil {
 		return err

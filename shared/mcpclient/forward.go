@@ -79,8 +79,12 @@ func (p *Pool) Forward(ctx context.Context, t Target, method string, params json
 	}
 	var out json.RawMessage
 	err := p.do(ctx, t, func(ctx context.Context, s *session) error {
+		start := time.Now()
 		res, err := s.forward(ctx, p, method, params, sink)
 		out = res
+		if err == nil && method == "tools/call" {
+			p.observeCall(t.ConnectionID, s, time.Since(start))
+		}
 		return err
 	})
 	return out, err

@@ -173,9 +173,10 @@ type Pool struct {
 // entry is one connection id's slot: sem serialises connects, sess is the live session.
 type entry struct {
 	sem     chan struct{}
-	sess    *session // guarded by Pool.mu
-	lastKey string   // configKey of the last session that connected; guarded by Pool.mu
-	last    Info     // what worked for it, reused on reconnect; guarded by Pool.mu
+	sess    *session     // guarded by Pool.mu
+	lastKey string       // configKey of the last session that connected; guarded by Pool.mu
+	last    Info         // what worked for it, reused on reconnect; guarded by Pool.mu
+	tune    *versionTune // protocol version by measurement (tune.go); guarded by Pool.mu
 }
 
 type session struct {
@@ -436,6 +437,11 @@ func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 		return old, nil
 	}
 	e.sess = nil
+	if e.lastKey != key {
+		e.tune = nil // a new configuration is measured afresh
+	} else if e.tune != nil && e.tune.offer() != "" {
+		t.ProtocolVersion = e.tune.offer()
+	}
 	if e.lastKey == key {
 		// Reconnecting the same configuration: go straight to what worked last time.
 		if t.Remembered == "" {
