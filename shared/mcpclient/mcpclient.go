@@ -151,6 +151,9 @@ type Options struct {
 	MaxPages int
 	// UserAgent is sent upstream; default "agentpack-gateway/1.0".
 	UserAgent string
+	// FixedVersion turns off the protocol version measurement (tune.go): every session
+	// stays on the version negotiated at connect.
+	FixedVersion bool
 	// ClientInfo is the MCP clientInfo; default {Name: "agentpack-gateway", Version: "1.0.0"}.
 	ClientInfo *mcp.Implementation
 }

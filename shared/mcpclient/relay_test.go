@@ -53,7 +53,7 @@ func chattyUpstream(t *testing.T) string {
 // receive nothing; and no callback runs after CallToolRelay returned.
 func TestCallToolRelay(t *testing.T) {
 	url := chattyUpstream(t)
-	p := newPool(t, nil)
+	p := newPool(t, &Options{FixedVersion: true}) // one session throughout: no version measurement
 	tg := Target{ConnectionID: "shared", URL: url, Transport: TransportStreamable}
 	const callers, n = 8, 5
 	var wg sync.WaitGroup

@@ -46,7 +46,7 @@ func (vt *versionTune) offer() string {
 // observeCall records one successful forwarded tools/call of d on session s of connection
 // id, and moves the measurement on (dropping s when the next phase needs another session).
 func (p *Pool) observeCall(id string, s *session, d time.Duration) {
-	if id == "" || s.raw != nil {
+	if id == "" || s.raw != nil || p.opts.FixedVersion {
 		return
 	}
 	p.mu.Lock()
