@@ -7,5 +7,5 @@ BENCH_N ?= 2000
 BENCH_TIME ?= 2s
 
 .PHONY: bench
-bench: rie-install ## Benchmarks: tools/list by catalog size, built-in read, proxied echo vs direct, cold start, RSS, sizes (one table)
+bench: rie-install npm-deps ## Benchmarks: tools/list by catalog size, built-in read, proxied echo vs direct, cold start, RSS, sizes (one table)
 	scripts/with-db.sh $(GO) run ./cmd/bench -n $(BENCH_N) -benchtime $(BENCH_TIME)

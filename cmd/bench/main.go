@@ -46,6 +46,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/seed"
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -83,6 +84,55 @@ func (p *proc) stop() {
 			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		}
 	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// benchTB lets the bench start the npm peers with testpeer (which takes a testing.TB-like
+// value): failures end the run, cleanups run at the end.
+type benchTB struct{ cleanups []func() }
+
+func (b *benchTB) Helper()                         {}
+func (b *benchTB) Cleanup(f func())                { b.cleanups = append(b.cleanups, f) }
+func (b *benchTB) Logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+func (b *benchTB) Fatalf(format string, args ...any) {
+	b.cleanup()
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	os.Exit(1)
+}
+func (b *benchTB) Skipf(format string, args ...any) { b.Fatalf(format, args...) }
+func (b *benchTB) cleanup() {
+	for i := len(b.cleanups) - 1; i >= 0; i-- {
+		b.cleanups[i]()
+	}
+	b.cleanups = nil
+}
+
+// install adds a manual connection to url in workspace ws and rewrites its catalog document.
+func install(ctx context.Context, dbURL, ws, catDir, name, url string) (handle string, err error) {
+	pool, err := db.Open(ctx, dbURL, 2)
+	if err != nil {
+		return "", err
+	}
+	defer pool.Close()
+	guard := urlguard.New(&urlguard.Options{AllowPrivate: true})
+	up := mcpclient.New(&mcpclient.Options{Guard: guard})
+	defer up.Close()
+	svc := &connections.Service{Pool: pool, Store: &catalog.DiskStore{Dir: catDir}, Upstreams: up, Guard: guard}
+	out, err := svc.Create(ctx, &auth.Principal{Subject: "bench", Role: auth.RoleAdmin, Workspaces: []string{ws}},
+		connections.CreateInput{Name: name, URL: url, WorkspaceID: &ws})
+	if err != nil {
+		return "", err
+	}
+	if out.Connect == nil || !out.Connect.OK {
+		return "", fmt.Errorf("install %s: %+v", name, out.Connect)
+	}
+	return out.Connection.Handle, nil
 }
 
 func freePort() string {
@@ -178,10 +228,44 @@ func waitHTTP(addr string, d time.Duration) error {
 }
 
 type leg struct {
-	name  string
-	url   string
-	token string
-	body  []byte
+	name    string
+	url     string
+	token   string
+	body    []byte
+	version string // Mcp-Protocol-Version ("" = protocolVersion)
+	session string // Mcp-Session-Id of a stateful upstream's session (see initSession)
+}
+
+// initSession opens a session on a stateful upstream at l.version (initialize, then
+// notifications/initialized) for the direct leg, as any client of it would once.
+func (l *leg) initSession() error {
+	body := l.body
+	l.body = []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + l.version +
+		`","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	req, _ := http.NewRequest(http.MethodPost, l.url, bytes.NewReader(l.body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	l.session = resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || l.session == "" {
+		return fmt.Errorf("initialize: status %d, session %q", resp.StatusCode, l.session)
+	}
+	req, _ = http.NewRequest(http.MethodPost, l.url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", l.session)
+	req.Header.Set("Mcp-Protocol-Version", l.version)
+	if resp, err = client.Do(req); err != nil {
+		return err
+	}
+	resp.Body.Close()
+	l.body = body
+	return nil
 }
 
 var client = &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute}}
@@ -190,7 +274,14 @@ func (l *leg) do() error {
 	req, _ := http.NewRequest(http.MethodPost, l.url, bytes.NewReader(l.body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", protocolVersion)
+	v := l.version
+	if v == "" {
+		v = protocolVersion
+	}
+	req.Header.Set("Mcp-Protocol-Version", v)
+	if l.session != "" {
+		req.Header.Set("Mcp-Session-Id", l.session)
+	}
 	if l.token != "" {
 		req.Header.Set("Authorization", "Bearer "+l.token)
 	}
@@ -206,6 +297,9 @@ func (l *leg) do() error {
 	if resp.StatusCode != 200 {
 		return fmt.Errorf("status %d: %.200s", resp.StatusCode, b)
 	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b = lastEventData(b)
+	}
 	// Only the top level counts: tool schemas in a tools/list mention "error" too.
 	var msg struct {
 		Error  json.RawMessage `json:"error"`
@@ -220,6 +314,23 @@ func (l *leg) do() error {
 		return fmt.Errorf("error answer: %.200s", b)
 	}
 	return nil
+}
+
+// lastEventData returns the data of the last event of an SSE body that has data.
+func lastEventData(b []byte) []byte {
+	var last []byte
+	for _, ev := range bytes.Split(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n\n")) {
+		var data [][]byte
+		for _, line := range bytes.Split(ev, []byte("\n")) {
+			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				data = append(data, bytes.TrimPrefix(v, []byte(" ")))
+			}
+		}
+		if d := bytes.Join(data, []byte("\n")); len(bytes.TrimSpace(d)) > 0 {
+			last = d
+		}
+	}
+	return last
 }
 
 type result struct {
@@ -437,6 +548,15 @@ func run(n, warm int, concList, benchtime string) error {
 	if err != nil {
 		return err
 	}
+	// The npm reference server (server-everything, pinned in test/npm), installed next to
+	// the demo upstream: a stateful TypeScript server nobody here wrote.
+	tb := &benchTB{}
+	defer tb.cleanup()
+	evURL := testpeer.Everything(tb, "streamable")
+	evHandle, err := install(ctx, dbURL, ws, catDir, "Everything", evURL)
+	if err != nil {
+		return err
+	}
 	token, _ := auth.Mint(secret, auth.Principal{Subject: "bench", Role: auth.RoleAdmin, Workspaces: []string{ws}}, time.Hour)
 	gwEnv := []string{"DATABASE_URL=" + dbURL, "JWT_SECRET=" + secret, "CATALOG_DIR=" + catDir,
 		"PORT=" + gwPort, "LOG_LEVEL=warn", "APP_ENV=local", "ALLOW_PRIVATE_UPSTREAMS=true"}
@@ -511,27 +631,41 @@ func run(n, warm int, concList, benchtime string) error {
 			concs = append(concs, c)
 		}
 	}
+	evDirect := func(version string) (*leg, error) {
+		l := &leg{name: "direct (session at " + version + ")", url: evURL, body: echo("echo"), version: version}
+		return l, l.initSession()
+	}
+	ev0325, err := evDirect("2025-03-26")
+	if err != nil {
+		return err
+	}
+	ev1125, err := evDirect("2025-11-25")
+	if err != nil {
+		return err
+	}
 	pairs := []struct {
 		what string
-		legs [2]*leg
+		legs []*leg
 	}{
-		{"proxied echo tools/call", [2]*leg{{name: "direct", url: upURL, body: echo("echo")},
+		{"proxied echo tools/call (demo upstream)", []*leg{{name: "direct", url: upURL, body: echo("echo")},
 			{name: "gateway", url: gwURL, token: token, body: echo("mcp_" + handle + "_echo")}}},
-		{"tools/list", [2]*leg{{name: "direct", url: upURL, body: list},
+		{"proxied echo tools/call (server-everything)", []*leg{ev0325, ev1125,
+			{name: "gateway", url: gwURL, token: token, body: echo("mcp_" + evHandle + "_echo")}}},
+		{"tools/list", []*leg{{name: "direct", url: upURL, body: list},
 			{name: "gateway", url: gwURL, token: token, body: list}}},
 	}
 	fmt.Fprintln(os.Stderr, "bench: loads…")
 	for pi, pair := range pairs {
 		for _, c := range concs {
-			var rs [2]result
+			rs := make([]result, len(pair.legs))
 			for i, l := range pair.legs {
 				l.load(warm, c)
 				rs[i] = l.load(n, c)
 			}
 			for i, r := range rs {
-				note := fmt.Sprintf("%d requests over loopback HTTP, protocol %s", n, protocolVersion)
-				if i == 1 {
-					note = fmt.Sprintf("p50 %+.3f ms over direct, %.2f× direct req/s", float64((r.p50-rs[0].p50).Microseconds())/1000, r.rps/rs[0].rps)
+				note := fmt.Sprintf("%d requests over loopback HTTP, protocol %s", n, cmpOr(pair.legs[i].version, protocolVersion))
+				if pair.legs[i].token != "" {
+					note = fmt.Sprintf("p50 %+.3f ms over the first direct leg, %.2f× its req/s", float64((r.p50-rs[0].p50).Microseconds())/1000, r.rps/rs[0].rps)
 				}
 				if r.errors > 0 {
 					note += fmt.Sprintf("; first error: %.120s", r.firstErr)

@@ -208,11 +208,12 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 				return false
 			}
 		}
-		if p.Cursor != "" {
+		page, ok := it.toolsList(g, st, p.Cursor)
+		if !ok {
 			writeRPC(w, req.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"})
 			return true
 		}
-		writeRPC(w, req.id, it.toolsList(g, st), nil)
+		writeRPC(w, req.id, page, nil)
 		return true
 	case req.method == "tools/call":
 		p, _ := members(req.params)

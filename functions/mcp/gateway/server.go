@@ -193,7 +193,7 @@ type serverItem struct {
 	calls     map[string]proxiedRef // proxied tools by the name the client calls
 
 	listOnce sync.Once
-	list     []byte // the tools/list result
+	pages    [][]byte // the tools/list result pages
 }
 
 func newServerCache(max int) *serverCache {

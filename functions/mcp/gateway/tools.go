@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/mcpclient"
@@ -57,13 +60,18 @@ func (it *serverItem) lookup(st *requestState, name string) (proxiedRef, bool) {
 	return ref, ok
 }
 
-// toolsList returns the tools/list result for st: the built-ins st may see and every
-// visible proxied tool, ordered by name. A proxied tool is the upstream's definition as
-// listed with only "name" changed (every other member, known or not, kept as sent).
-// The result carries ttlMs 0 and cacheScope "private" (as go-sdk's own lists do, in every
+// toolsPageSize is how many tools one tools/list page holds (go-sdk's server pages at the
+// same size).
+const toolsPageSize = 1000
+
+// toolsList returns the tools/list result page for st at cursor ("" = the first): the
+// built-ins st may see and every visible proxied tool, ordered by name, toolsPageSize a
+// page with nextCursor naming the next. A proxied tool is the upstream's definition as
+// listed with only "name" changed (every other member, known or not, kept as sent). The
+// result carries ttlMs 0 and cacheScope "private" (as go-sdk's own lists do, in every
 // revision): the list depends on the caller's workspace, role, chat and project, and can
-// change with any install.
-func (it *serverItem) toolsList(g *Gateway, st *requestState) json.RawMessage {
+// change with any install. ok is false for a cursor this list never issued.
+func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (result json.RawMessage, ok bool) {
 	it.listOnce.Do(func() {
 		type named struct {
 			name string
@@ -88,18 +96,45 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState) json.RawMessage {
 			}
 		})
 		slices.SortStableFunc(all, func(a, b named) int { return cmp.Compare(a.name, b.name) })
-		var buf bytes.Buffer
-		buf.WriteString(`{"tools":[`)
-		for i, n := range all {
-			if i > 0 {
-				buf.WriteByte(',')
+		for start := 0; start == 0 || start < len(all); start += toolsPageSize {
+			page := all[start:min(start+toolsPageSize, len(all))]
+			var buf bytes.Buffer
+			buf.WriteString(`{"tools":[`)
+			for i, n := range page {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				buf.Write(n.def)
 			}
-			buf.Write(n.def)
+			buf.WriteString(`]`)
+			if start+toolsPageSize < len(all) {
+				buf.WriteString(`,"nextCursor":`)
+				c, _ := json.Marshal(pageCursor(len(it.pages) + 1))
+				buf.Write(c)
+			}
+			buf.WriteString(`,"ttlMs":0,"cacheScope":"private"}`)
+			it.pages = append(it.pages, buf.Bytes())
 		}
-		buf.WriteString(`],"ttlMs":0,"cacheScope":"private"}`)
-		it.list = buf.Bytes()
 	})
-	return it.list
+	n := 0
+	if cursor != "" {
+		var err error
+		if n, err = pageOf(cursor); err != nil || n <= 0 || n >= len(it.pages) {
+			return nil, false
+		}
+	}
+	return it.pages[n], true
+}
+
+// pageCursor is the opaque cursor of page n (1-based pages after the first).
+func pageCursor(n int) string { return "page-" + strconv.Itoa(n) }
+
+func pageOf(cursor string) (int, error) {
+	s, ok := strings.CutPrefix(cursor, "page-")
+	if !ok {
+		return 0, errors.New("not a page cursor")
+	}
+	return strconv.Atoi(s)
 }
 
 // toolDefinition is t's definition under name: the stored upstream definition with its
