@@ -195,8 +195,27 @@ type session struct {
 	connectedAt time.Time
 	lastUsed    atomic.Int64 // unix nanoseconds
 	dead        atomic.Bool  // the connection ended (upstream closed it or it failed)
+	inflight    atomic.Int32 // calls running on the session (do)
+	retired     atomic.Bool  // replaced while calls ran: closed when the last one ends
 	closeOnce   sync.Once
 	logOnce     sync.Once // logging/setLevel sent for a relaying call (relay.go)
+}
+
+// retire closes s once no call runs on it (now, if none does): a session replaced by the
+// version measurement keeps serving the calls already sent on it.
+func (s *session) retire() {
+	s.retired.Store(true)
+	if s.inflight.Load() == 0 {
+		s.close()
+	}
+}
+
+// begin and end bracket one call on s (see retire).
+func (s *session) begin() { s.inflight.Add(1) }
+func (s *session) end() {
+	if s.inflight.Add(-1) == 0 && s.retired.Load() {
+		s.close()
+	}
 }
 
 func (s *session) close() {
@@ -382,7 +401,9 @@ func (p *Pool) do(ctx context.Context, t Target, fn func(context.Context, *sessi
 		}
 		callCtx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
 		pr := &probe{}
+		s.begin()
 		err = fn(withProbe(callCtx, pr), s)
+		s.end()
 		if err == nil {
 			cancel()
 			s.lastUsed.Store(time.Now().UnixNano())

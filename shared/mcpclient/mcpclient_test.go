@@ -378,7 +378,7 @@ func TestHeadersGoUpstream(t *testing.T) {
 func TestSessionCache(t *testing.T) {
 	t.Parallel()
 	f := testpeer.NewFixture(t, &testpeer.FixtureOptions{Mode: testpeer.ModeStateful})
-	p := newPool(t, nil)
+	p := newPool(t, &Options{FixedVersion: true}) // counts connects: no version measurement
 	tg := Target{ConnectionID: "k", URL: f.URL, Headers: map[string]string{"X-Key": "a"}}
 
 	var wg sync.WaitGroup

@@ -93,7 +93,7 @@ func (p *Pool) observeCall(id string, s *session, d time.Duration) {
 	}
 	p.mu.Unlock()
 	if drop {
-		go s.close()
+		s.retire() // closed once the calls running on it (this one included) end
 	}
 }
 

@@ -178,14 +178,76 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if g.cancelled(w, r, st, body) {
+		return
+	}
 	req, refusal := readRequest(body)
 	if refusal != nil {
+		if refusal.code == jsonrpc.CodeInvalidRequest {
+			writeHTTPErrorID(w, http.StatusBadRequest, refusal.id, refusal.code, refusal.msg)
+			return
+		}
 		writeRPC(w, refusal.id, nil, &jsonrpc.Error{Code: int64(refusal.code), Message: refusal.msg})
 		return
 	}
-	if req == nil || !g.edgeRoutes(w, r, st, req) {
-		g.mcp.ServeHTTP(w, r)
+	if req != nil && g.edgeRoutes(w, r, st, req) {
+		return
 	}
+	if req != nil {
+		// go-sdk decodes a numeric id as a float64 (an integer past 2^53 would come back
+		// rounded): it sees a stand-in id and the client gets its own id back, byte for byte.
+		if swapped, err := mcpclient.SetMember(body, "id", standInID); err == nil {
+			r.Body = io.NopCloser(bytes.NewReader(swapped))
+			r.ContentLength = int64(len(swapped))
+			defer w.restoreID(req.id)
+		}
+	}
+	g.mcp.ServeHTTP(w, r)
+}
+
+// standInID is the id go-sdk sees in place of the client's (see serveRPC).
+var standInID = json.RawMessage(`1`)
+
+// track registers a forwarded request of st under its JSON-RPC id so that the same
+// caller's notifications/cancelled can cancel it (see cancelled); done unregisters it.
+func (g *Gateway) track(ctx context.Context, st *requestState, id json.RawMessage) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	key, c := inflightKey(st, id), &cancel // a pointer: func values cannot be compared
+	g.inflight.Store(key, c)
+	return ctx, func() { g.inflight.CompareAndDelete(key, c); cancel() }
+}
+
+func inflightKey(st *requestState, id json.RawMessage) string {
+	return st.principal.Subject + "\x00" + st.workspace + "\x00" + string(id)
+}
+
+// cancelled handles a client's notifications/cancelled (MCP "Cancellation"): when it names
+// a request of the same principal and workspace that this process is forwarding, that
+// request's context is cancelled — the upstream then receives notifications/cancelled for
+// the forwarded request and the gateway stops waiting. It answers 202 like any accepted
+// notification and reports true; false leaves the body to the rest of the edge. A process
+// only knows its own requests: behind API Gateway each concurrent request may run in
+// another Lambda instance, where the notification finds nothing (README "Protocol").
+func (g *Gateway) cancelled(w *limitedWriter, r *http.Request, st *requestState, body []byte) bool {
+	if !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+		return false
+	}
+	m, ok := members(bytes.TrimSpace(body))
+	if !ok || string(m["method"]) != `"notifications/cancelled"` || m["id"] != nil {
+		return false
+	}
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(m["params"], &p) != nil || !validID(p.RequestID) {
+		return false
+	}
+	if c, ok := g.inflight.Load(inflightKey(st, p.RequestID)); ok {
+		(*c.(*context.CancelFunc))()
+		g.log.DebugContext(r.Context(), "request cancelled by the client", "request", string(p.RequestID))
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return true
 }
 
 // maxDrainBytes bounds what the edge reads of an oversized body before answering 413.
@@ -225,11 +287,15 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		if !ok || g.byName[name] != nil {
 			return false
 		}
-		res, rerr := g.forwardCall(r.Context(), st, ref, req.params, p)
+		ctx, done := g.track(r.Context(), st, req.id)
+		res, rerr := g.forwardCall(ctx, st, ref, req.params, p)
+		done()
 		writeRPC(w, req.id, res, rerr)
 		return true
 	case st.single != nil && passThroughMethods[req.method]:
-		res, rerr := g.forwardMethod(r.Context(), st, st.single, req.method, req.params)
+		ctx, done := g.track(r.Context(), st, req.id)
+		res, rerr := g.forwardMethod(ctx, st, st.single, req.method, req.params)
+		done()
 		writeRPC(w, req.id, res, rerr)
 		return true
 	}

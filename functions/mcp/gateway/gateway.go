@@ -17,6 +17,7 @@ package gateway
 import (
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/agentpack/gateway/shared/auth"
@@ -70,6 +71,7 @@ type Gateway struct {
 	metrics  *metrics
 	auditor  *auditWriter
 	mcp      *mcp.StreamableHTTPHandler
+	inflight sync.Map // inflightKey → *context.CancelFunc of a forwarded request (forward.go)
 }
 
 // New builds a gateway. It compiles every built-in definition once; an invalid

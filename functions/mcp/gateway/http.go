@@ -84,6 +84,13 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, "this endpoint is stateless: use POST")
 		return
 	}
+	okJSON, okSSE := acceptable(r.Header.Values("Accept"))
+	if !okJSON && !okSSE {
+		writeHTTPError(w, http.StatusNotAcceptable, "Accept must allow application/json or text/event-stream")
+		return
+	}
+	// go-sdk requires both types listed; the gateway answers in the one the client allows.
+	r.Header.Set("Accept", "application/json, text/event-stream")
 	st, err := g.resolve(ctx, r)
 	if err != nil {
 		g.writeResolveError(w, r, err)
@@ -95,15 +102,17 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		st.deadline = dl
 	}
 	ctx = context.WithValue(ctx, stateKey{}, st)
-	st.acceptsSSE = acceptsEventStream(r.Header.Values("Accept"))
+	st.acceptsSSE = okSSE
 	if st.single != nil {
 		st.relay = &relayed{}
 	}
 	rw := &limitedWriter{ResponseWriter: w, limit: maxResponseBytes}
 	g.serveRPC(rw, r.WithContext(ctx), st)
+	var events [][]byte
 	if st.relay != nil {
-		rw.relay(st.relay.take())
+		events = st.relay.take()
 	}
+	rw.relay(events, okSSE && !okJSON)
 	rw.finish()
 }
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentpack/gateway/shared/mcpclient"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -59,6 +61,25 @@ func responseID(head []byte) json.RawMessage {
 		}
 	}
 	return nil
+}
+
+// restoreID puts the client's id back into a buffered go-sdk answer that carries the
+// stand-in id (serveRPC), and into the id of a too-large answer's error.
+func (w *limitedWriter) restoreID(id json.RawMessage) {
+	if w.tooBig {
+		if bytes.Equal(w.id, standInID) {
+			w.id = id
+		}
+		return
+	}
+	b := w.buf.Bytes()
+	if got := responseID(b[:min(len(b), 1024)]); !bytes.Equal(got, standInID) {
+		return
+	}
+	if out, err := mcpclient.SetMember(b, "id", id); err == nil {
+		w.buf.Reset()
+		w.buf.Write(out)
+	}
 }
 
 func (w *limitedWriter) WriteHeader(status int) {

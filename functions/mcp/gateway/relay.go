@@ -3,8 +3,10 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -117,26 +119,55 @@ func relayFor(st *requestState, rawMeta json.RawMessage) *mcpclient.Relay {
 // progressTokenKey is the _meta key of a request's progress token.
 const progressTokenKey = "progressToken"
 
-// acceptsEventStream reports whether an Accept header list admits text/event-stream.
-func acceptsEventStream(values []string) bool {
+// acceptable reports which answer types an Accept header list allows (RFC 9110 §12.5.1:
+// a missing header allows any; */*, application/* and text/* ranges count; q=0 excludes).
+// The gateway answers JSON when allowed, else a one-event text/event-stream (MCP
+// Streamable HTTP allows either for a POST); only a list allowing neither is refused (406).
+func acceptable(values []string) (jsonOK, sseOK bool) {
+	if len(values) == 0 {
+		return true, true
+	}
+	seen := false
 	for _, v := range values {
 		for _, raw := range strings.Split(v, ",") {
-			base, _, _ := strings.Cut(raw, ";")
-			switch strings.ToLower(strings.TrimSpace(base)) {
-			case "text/event-stream", "text/*", "*/*":
-				return true
+			if strings.TrimSpace(raw) == "" {
+				continue
+			}
+			seen = true
+			mt, params, err := mime.ParseMediaType(raw)
+			if err != nil {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+					continue
+				}
+			}
+			switch mt {
+			case "*/*":
+				jsonOK, sseOK = true, true
+			case "application/*", "application/json":
+				jsonOK = true
+			case "text/*", "text/event-stream":
+				sseOK = true
 			}
 		}
 	}
-	return false
+	if !seen {
+		return true, true
+	}
+	return jsonOK, sseOK
 }
 
 // relay turns a buffered 200 application/json answer into a text/event-stream body: one
 // "message" event per relayed notification, then the answer's own event. Nothing changes
 // when events is empty, the answer is not such a JSON body, or the result would pass the
 // size limit (the notifications are then dropped, the answer kept).
-func (w *limitedWriter) relay(events [][]byte) {
-	if len(events) == 0 || w.tooBig || w.flushed || w.status != http.StatusOK || w.buf.Len() == 0 ||
+//
+// force makes the conversion happen without events too: the client allows only
+// text/event-stream.
+func (w *limitedWriter) relay(events [][]byte, force bool) {
+	if (len(events) == 0 && !force) || w.tooBig || w.flushed || w.status != http.StatusOK || w.buf.Len() == 0 ||
 		w.Header().Get("Content-Type") != "application/json" {
 		return
 	}

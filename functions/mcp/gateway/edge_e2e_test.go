@@ -1,0 +1,255 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/testpeer"
+)
+
+// edgeEnv is a stack with one workspace, an admin token, and a stateful Go fixture
+// installed as a connection.
+type edgeEnv struct {
+	env            *stacktest.Env
+	ws, admin      string
+	connID, handle string
+	up             *testpeer.Fixture
+}
+
+func newEdgeEnv(t *testing.T) *edgeEnv {
+	t.Helper()
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Edge")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := testpeer.NewFixture(t, &testpeer.FixtureOptions{Mode: testpeer.ModeStateful})
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Edge", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ ID, Handle string }
+	_ = json.Unmarshal(out, &c)
+	return &edgeEnv{env: env, ws: ws, admin: admin, connID: c.ID, handle: c.Handle, up: up}
+}
+
+// post sends body to the aggregate endpoint with the given Accept ("-" for none).
+func (e *edgeEnv) post(t *testing.T, body, accept string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.env.URL+"/mcp/"+e.ws, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if accept != "-" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// rpcError decodes a JSON-RPC error answer: its raw id and error code.
+func rpcError(t *testing.T, body []byte) (id string, code int) {
+	t.Helper()
+	var m struct {
+		ID    json.RawMessage
+		Error *struct{ Code int }
+	}
+	if err := json.Unmarshal(body, &m); err != nil || m.Error == nil {
+		t.Fatalf("not a JSON-RPC error (%v): %s", err, body)
+	}
+	return string(m.ID), m.Error.Code
+}
+
+// TestJSONRPCFidelity (issue 14 item 1): an empty batch and ids of types JSON-RPC does not
+// allow are refused with -32600 and id null, never answered under an id the client did not
+// send; integers of any length and strings with escapes come back byte for byte, on the
+// edge's own methods and on those go-sdk serves.
+func TestJSONRPCFidelity(t *testing.T) {
+	e := newEdgeEnv(t)
+	for _, body := range []string{
+		`[]`, ` [ ] `,
+		`{"jsonrpc":"2.0","id":true,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":{},"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":[1],"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1e3,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+	} {
+		resp, b := e.post(t, body, "application/json, text/event-stream")
+		id, code := rpcError(t, b)
+		if resp.StatusCode != http.StatusBadRequest || code != -32600 || id != "null" {
+			t.Errorf("%s: %d id %s code %d, want 400 -32600 id null (%s)", body, resp.StatusCode, id, code, b)
+		}
+	}
+	for _, id := range []string{`12345678901234567890123`, `9007199254740993`, `-7`, `0`, `"a\u00e9\"b"`, `"x"`} {
+		for _, method := range []string{"tools/list", "ping", "initialize"} {
+			params := `{}`
+			if method == "initialize" {
+				params = `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`
+			}
+			resp, b := e.post(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+method+`","params":`+params+`}`, "application/json, text/event-stream")
+			if resp.StatusCode != 200 || !bytes.HasPrefix(b, []byte(`{"jsonrpc":"2.0","id":`+id+`,"result"`)) {
+				t.Errorf("%s id %s: %d %.200s", method, id, resp.StatusCode, b)
+			}
+		}
+	}
+}
+
+// TestArgumentsMustBeAnObject (issue 14 item 3): tools/call arguments that are not an
+// object get -32602 for proxied tools and built-ins alike, and nothing reaches the
+// upstream; absent arguments are forwarded as the client sent them.
+func TestArgumentsMustBeAnObject(t *testing.T) {
+	e := newEdgeEnv(t)
+	for _, args := range []string{`[]`, `"x"`, `null`, `1`, `true`} {
+		for _, tool := range []string{"mcp_" + e.handle + "_echo", "agentpack_catalog_list"} {
+			before := e.up.CountRequests("POST", `"tools/call"`)
+			resp, b := e.post(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`, "application/json")
+			id, code := rpcError(t, b)
+			if resp.StatusCode != 200 || code != -32602 || id != "3" {
+				t.Errorf("%s arguments %s: %d id %s code %d", tool, args, resp.StatusCode, id, code)
+			}
+			if n := e.up.CountRequests("POST", `"tools/call"`) - before; n != 0 {
+				t.Errorf("%s arguments %s: %d tools/call reached the upstream", tool, args, n)
+			}
+		}
+	}
+	resp, b := e.post(t, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp_`+e.handle+`_echo"}}`, "application/json")
+	if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"result"`)) {
+		t.Errorf("absent arguments: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestLenientAccept (issue 14 item 2): a POST whose Accept lists only application/json,
+// only text/event-stream, */* or nothing is served — as JSON, or as a one-event stream
+// when text/event-stream is the only type allowed; only an Accept that allows neither
+// gets 406.
+func TestLenientAccept(t *testing.T) {
+	e := newEdgeEnv(t)
+	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp_` + e.handle + `_echo","arguments":{"message":"acc"}}}`
+	list := `{"jsonrpc":"2.0","id":6,"method":"ping"}`
+	for _, tc := range []struct {
+		accept, wantType string
+		wantStatus       int
+	}{
+		{"application/json", "application/json", 200},
+		{"text/event-stream", "text/event-stream", 200},
+		{"*/*", "application/json", 200},
+		{"-", "application/json", 200},
+		{"application/json, text/event-stream", "application/json", 200},
+		{"text/event-stream;q=1, application/json;q=0", "text/event-stream", 200},
+		{"text/html", "", 406},
+		{"application/json;q=0", "", 406},
+	} {
+		for _, body := range []string{call, list} {
+			resp, b := e.post(t, body, tc.accept)
+			if resp.StatusCode != tc.wantStatus {
+				t.Errorf("Accept %q: status %d, want %d (%s)", tc.accept, resp.StatusCode, tc.wantStatus, b)
+				continue
+			}
+			if tc.wantStatus != 200 {
+				continue
+			}
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, tc.wantType) {
+				t.Errorf("Accept %q: Content-Type %q, want %s", tc.accept, ct, tc.wantType)
+			}
+			if tc.wantType == "text/event-stream" {
+				msgs := sseMessages(t, b)
+				b = []byte(msgs[len(msgs)-1])
+			}
+			if !bytes.Contains(b, []byte(`"result"`)) {
+				t.Errorf("Accept %q: %s", tc.accept, b)
+			}
+		}
+	}
+}
+
+// TestOversizedRequest (issue 14 item 10): a 7 MiB body gets 413 with a JSON-RPC error
+// carrying the request's id, which the client reads in full (no reset while it is still
+// sending); a 256 KiB body is served.
+func TestOversizedRequest(t *testing.T) {
+	e := newEdgeEnv(t)
+	big := `{"jsonrpc":"2.0","id":"big-1","method":"tools/call","params":{"name":"mcp_` + e.handle + `_echo","arguments":{"message":"` + strings.Repeat("x", 7<<20) + `"}}}`
+	resp, b := e.post(t, big, "application/json")
+	id, code := rpcError(t, b)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || id != `"big-1"` || code != -32600 {
+		t.Errorf("7 MiB: %d id %s code %d", resp.StatusCode, id, code)
+	}
+	ok := `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"mcp_` + e.handle + `_echo","arguments":{"message":"` + strings.Repeat("y", 256<<10) + `"}}}`
+	resp, b = e.post(t, ok, "application/json")
+	if resp.StatusCode != 200 || !bytes.Contains(b, []byte(strings.Repeat("y", 1000))) {
+		t.Errorf("256 KiB: %d %.200s", resp.StatusCode, b)
+	}
+}
+
+// TestCancellation (issue 14 item 4): a client that disconnects, or that sends
+// notifications/cancelled for its request, makes the gateway send notifications/cancelled
+// upstream for the forwarded request and stop waiting.
+func TestCancellation(t *testing.T) {
+	e := newEdgeEnv(t)
+	slow := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"mcp_` + e.handle + `_slow","arguments":{"ms":20000}}}`
+	}
+	waitCancelled := func(t *testing.T, since int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if e.up.CountRequests("POST", `"notifications/cancelled"`) > since {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatal("the upstream received no notifications/cancelled")
+	}
+	t.Run("client disconnects", func(t *testing.T) {
+		before := e.up.CountRequests("POST", `"notifications/cancelled"`)
+		ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.env.URL+"/mcp/"+e.ws, strings.NewReader(slow("11")))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("Authorization", "Bearer "+e.admin)
+		start := time.Now()
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			t.Fatalf("the slow call answered %d", resp.StatusCode)
+		}
+		waitCancelled(t, before)
+		if d := time.Since(start); d > 6*time.Second {
+			t.Errorf("cancellation reached the upstream after %v", d)
+		}
+	})
+	t.Run("notifications/cancelled", func(t *testing.T) {
+		before := e.up.CountRequests("POST", `"notifications/cancelled"`)
+		done := make(chan []byte, 1)
+		start := time.Now()
+		go func() {
+			_, b := e.post(t, slow(`"slow-2"`), "application/json")
+			done <- b
+		}()
+		time.Sleep(500 * time.Millisecond)
+		resp, _ := e.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-2","reason":"user"}}`, "application/json")
+		if resp.StatusCode != http.StatusAccepted {
+			t.Errorf("notifications/cancelled: %d, want 202", resp.StatusCode)
+		}
+		waitCancelled(t, before)
+		select {
+		case b := <-done:
+			if d := time.Since(start); d > 6*time.Second {
+				t.Errorf("the cancelled call answered after %v: %s", d, b)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the cancelled call kept waiting")
+		}
+	})
+}
