@@ -38,7 +38,7 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 		cc := Connection{
 			ID: c.ID, Name: c.Name, Handle: c.Handle, Scope: c.Scope(), Source: c.Source,
 			URL: c.URL, TransportType: c.TransportType, UpdatedAt: c.UpdatedAt,
-			Tools: byConn[c.ID],
+			Tools: byConn[c.ID], Capabilities: c.Capabilities,
 		}
 		if cc.Tools == nil {
 			cc.Tools = []Tool{}

@@ -26,19 +26,21 @@ type Document struct {
 // Connection is one connection as the gateway needs it: identity, scope, where it is and
 // how it was last reached — no header values.
 type Connection struct {
-	ID               string    `json:"id"`
-	Name             string    `json:"name"`
-	Handle           string    `json:"handle"`
-	Scope            string    `json:"scope"` // global | workspace | project
-	ProjectID        string    `json:"projectId,omitempty"`
-	Source           string    `json:"source"`
-	CatalogEntryID   string    `json:"catalogEntryId,omitempty"`
-	URL              string    `json:"url"`
-	TransportType    string    `json:"transportType"`
-	WorkingTransport string    `json:"workingTransport,omitempty"`
-	ProtocolVersion  string    `json:"protocolVersion,omitempty"`
-	UpdatedAt        time.Time `json:"updatedAt"`
-	Tools            []Tool    `json:"tools"`
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	Handle           string `json:"handle"`
+	Scope            string `json:"scope"` // global | workspace | project
+	ProjectID        string `json:"projectId,omitempty"`
+	Source           string `json:"source"`
+	CatalogEntryID   string `json:"catalogEntryId,omitempty"`
+	URL              string `json:"url"`
+	TransportType    string `json:"transportType"`
+	WorkingTransport string `json:"workingTransport,omitempty"`
+	ProtocolVersion  string `json:"protocolVersion,omitempty"`
+	// Capabilities are the upstream's declared capabilities (absent: not known yet).
+	Capabilities json.RawMessage `json:"capabilities,omitempty"`
+	UpdatedAt    time.Time       `json:"updatedAt"`
+	Tools        []Tool          `json:"tools"`
 }
 
 // Tool is one proxied tool: the name exposed to clients and the upstream's own name.

@@ -258,7 +258,7 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 			}
 		}
 		return db.ConnectionRecordState(ctx, tx, c.ID, db.ConnectionState{OK: true,
-			WorkingTransport: info.Transport, ProtocolVersion: info.ProtocolVersion})
+			WorkingTransport: info.Transport, ProtocolVersion: info.ProtocolVersion, Capabilities: info.Capabilities})
 	})
 	if err != nil {
 		return nil, err

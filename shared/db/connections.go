@@ -11,7 +11,7 @@ import (
 
 const connectionCols = `id, name, handle, url, transport_type, working_transport, protocol_version, headers,
 	enabled, source, catalog_entry_id, workspace_id, project_id, last_connected_at, last_error,
-	created_by, created_at, updated_at`
+	created_by, created_at, updated_at, capabilities`
 
 // ConnectionNew is what ConnectionCreate writes.
 type ConnectionNew struct {
@@ -178,6 +178,9 @@ type ConnectionState struct {
 	Error            string // client-safe error text (no header values) when !OK
 	WorkingTransport string // the transport that worked, when OK
 	ProtocolVersion  string // negotiated protocol version, when OK
+	// Capabilities are the capabilities the upstream declared, as JSON, when OK (nil:
+	// unknown, kept as stored).
+	Capabilities json.RawMessage
 }
 
 // ConnectionRecordState records a connect attempt: on success last_connected_at, the
@@ -187,8 +190,9 @@ func ConnectionRecordState(ctx context.Context, q Querier, id string, s Connecti
 	var err error
 	if s.OK {
 		_, err = q.Exec(ctx, `UPDATE mcp_connections SET last_connected_at = now(), last_error = NULL,
-			working_transport = NULLIF($2, ''), protocol_version = NULLIF($3, '') WHERE id = $1`,
-			id, s.WorkingTransport, s.ProtocolVersion)
+			working_transport = NULLIF($2, ''), protocol_version = NULLIF($3, ''),
+			capabilities = COALESCE($4::json, capabilities) WHERE id = $1`,
+			id, s.WorkingTransport, s.ProtocolVersion, nullText(s.Capabilities))
 	} else {
 		_, err = q.Exec(ctx, `UPDATE mcp_connections SET last_error = $2 WHERE id = $1`, id, s.Error)
 	}

@@ -53,24 +53,27 @@ type CatalogEntry struct {
 // Connection is an upstream MCP server connection (mcp_connections). Headers may hold
 // secrets (DESIGN §9): never return or log them unredacted.
 type Connection struct {
-	ID               string            `db:"id" json:"id"`
-	Name             string            `db:"name" json:"name"`
-	Handle           string            `db:"handle" json:"handle"`
-	URL              string            `db:"url" json:"url"`
-	TransportType    string            `db:"transport_type" json:"transportType"`
-	WorkingTransport *string           `db:"working_transport" json:"workingTransport"`
-	ProtocolVersion  *string           `db:"protocol_version" json:"protocolVersion"`
-	Headers          map[string]string `db:"headers" json:"-"`
-	Enabled          bool              `db:"enabled" json:"enabled"`
-	Source           string            `db:"source" json:"source"`
-	CatalogEntryID   *string           `db:"catalog_entry_id" json:"catalogEntryId"`
-	WorkspaceID      *string           `db:"workspace_id" json:"workspaceId"`
-	ProjectID        *string           `db:"project_id" json:"projectId"`
-	LastConnectedAt  *time.Time        `db:"last_connected_at" json:"lastConnectedAt"`
-	LastError        *string           `db:"last_error" json:"lastError"`
-	CreatedBy        string            `db:"created_by" json:"createdBy"`
-	CreatedAt        time.Time         `db:"created_at" json:"createdAt"`
-	UpdatedAt        time.Time         `db:"updated_at" json:"updatedAt"`
+	ID               string  `db:"id" json:"id"`
+	Name             string  `db:"name" json:"name"`
+	Handle           string  `db:"handle" json:"handle"`
+	URL              string  `db:"url" json:"url"`
+	TransportType    string  `db:"transport_type" json:"transportType"`
+	WorkingTransport *string `db:"working_transport" json:"workingTransport"`
+	ProtocolVersion  *string `db:"protocol_version" json:"protocolVersion"`
+	// Capabilities are the upstream's declared capabilities at its last connect (nil:
+	// not known yet).
+	Capabilities    json.RawMessage   `db:"capabilities" json:"capabilities,omitempty"`
+	Headers         map[string]string `db:"headers" json:"-"`
+	Enabled         bool              `db:"enabled" json:"enabled"`
+	Source          string            `db:"source" json:"source"`
+	CatalogEntryID  *string           `db:"catalog_entry_id" json:"catalogEntryId"`
+	WorkspaceID     *string           `db:"workspace_id" json:"workspaceId"`
+	ProjectID       *string           `db:"project_id" json:"projectId"`
+	LastConnectedAt *time.Time        `db:"last_connected_at" json:"lastConnectedAt"`
+	LastError       *string           `db:"last_error" json:"lastError"`
+	CreatedBy       string            `db:"created_by" json:"createdBy"`
+	CreatedAt       time.Time         `db:"created_at" json:"createdAt"`
+	UpdatedAt       time.Time         `db:"updated_at" json:"updatedAt"`
 }
 
 // Scope is "global", "workspace" or "project" (DESIGN §3).

@@ -51,6 +51,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -113,6 +114,8 @@ type Info struct {
 	ProtocolVersion string // negotiated, e.g. "2025-11-25"
 	ServerName      string // the upstream's serverInfo.name ("" if it sent none)
 	ServerVersion   string // the upstream's serverInfo.version
+	// Capabilities are the capabilities the upstream declared, as JSON (nil if none).
+	Capabilities json.RawMessage
 	// Dropped lists the tools ListTools left out because their schemas are unusable
 	// (filled by ListTools only).
 	Dropped []DroppedTool
@@ -691,6 +694,9 @@ func (p *Pool) connectOnce(ctx context.Context, t Target, transport string, dead
 		s.info.ProtocolVersion = ir.ProtocolVersion
 		if ir.ServerInfo != nil {
 			s.info.ServerName, s.info.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
+		}
+		if ir.Capabilities != nil {
+			s.info.Capabilities, _ = json.Marshal(ir.Capabilities)
 		}
 	}
 	go func() {

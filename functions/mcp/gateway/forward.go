@@ -260,6 +260,9 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		return false // go-sdk answers the precise 400 / -32020
 	}
 	it := g.serverItem(st)
+	if st.single != nil && strings.HasPrefix(req.method, "tools/") && !singleAllows(st.single, req.method) {
+		return false // an upstream without tools: go-sdk answers as the capabilities say
+	}
 	switch {
 	case req.method == "tools/list":
 		var p struct {
@@ -291,6 +294,11 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		res, rerr := g.forwardCall(ctx, st, ref, req.params, p)
 		done()
 		writeRPC(w, req.id, res, rerr)
+		return true
+	case st.single != nil && passThroughMethods[req.method] && !singleAllows(st.single, req.method):
+		// Consistent with the capabilities advertised (go-sdk would answer an empty list).
+		writeRPC(w, req.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+			Message: "method not found: this server does not declare the capability"})
 		return true
 	case st.single != nil && passThroughMethods[req.method]:
 		ctx, done := g.track(r.Context(), st, req.id)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -226,5 +227,58 @@ func TestMCPAppsThroughGateway(t *testing.T) {
 				t.Errorf("ui:// view as the TS client read it: %s", res.Steps[1].Result)
 			}
 		}
+	}
+}
+
+// TestSingleServerCapabilitiesAreHonest (issue 14 item 5): the single-server endpoint of
+// an upstream that declares tools and resources only advertises exactly those, forwards
+// resources/* to it, and answers prompts/list and completion/complete -32601 without
+// asking the upstream; the aggregate endpoint keeps its own capabilities.
+func TestSingleServerCapabilitiesAreHonest(t *testing.T) {
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Caps")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := testpeer.NewRawUpstream(t, false) // declares {"tools":{},"resources":{}}
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Caps", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ ID string }
+	_ = json.Unmarshal(out, &c)
+	single := "/mcp/" + ws + "/servers/" + c.ID
+	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	resp, body := env.RPC(t, single, admin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, hdr)
+	var init struct {
+		Capabilities map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(resultOf(t, resp, body), &init); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for k := range init.Capabilities {
+		got = append(got, k)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"resources", "tools"}) {
+		t.Errorf("advertised %v, want exactly the upstream's [resources tools]", got)
+	}
+	for _, method := range []string{"prompts/list", "completion/complete"} {
+		before := len(up.Received(method))
+		_, b := env.RPC(t, single, admin, `{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":{}}`, hdr)
+		if _, code := rpcError(t, b); code != -32601 {
+			t.Errorf("%s: code %d, want -32601", method, code)
+		}
+		if len(up.Received(method)) != before {
+			t.Errorf("%s reached the upstream", method)
+		}
+	}
+	before := len(up.Received("resources/read"))
+	resp, body = env.RPC(t, single, admin, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"ui://report/view.html"}}`, hdr)
+	if string(resultOf(t, resp, body)) != testpeer.RawReadResult || len(up.Received("resources/read")) != before+1 {
+		t.Errorf("resources/read not forwarded: %s", body)
+	}
+	resp, body = env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, hdr)
+	if !strings.Contains(string(resultOf(t, resp, body)), `"prompts"`) {
+		t.Errorf("aggregate endpoint lost its own prompts capability: %s", body)
 	}
 }

@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,6 +31,68 @@ var singleServerCapabilities = &mcp.ServerCapabilities{
 // buildSingleServer is the go-sdk server of connection c's endpoint: initialize,
 // server/discover and ping. Its tools/list, tools/call and pass-through methods are the
 // edge's (forward.go).
-func (g *Gateway) buildSingleServer(_ *catalog.Connection) *mcp.Server {
-	return g.newMCPServer(singleServerCapabilities)
+func (g *Gateway) buildSingleServer(c *catalog.Connection) *mcp.Server {
+	return g.newMCPServer(singleCapabilities(c))
+}
+
+// upstreamCaps is which capabilities an upstream declared (members present or not).
+type upstreamCaps struct {
+	Tools, Resources, Prompts, Completions, Logging json.RawMessage
+}
+
+func capsOf(c *catalog.Connection) (upstreamCaps, bool) {
+	var u upstreamCaps
+	if len(c.Capabilities) == 0 || json.Unmarshal(c.Capabilities, &u) != nil {
+		return u, false
+	}
+	return u, true
+}
+
+// singleCapabilities are what connection c's endpoint advertises: exactly the
+// capabilities the upstream declared at its last connect (tools, resources, prompts,
+// completions, logging), with listChanged and subscribe off — a stateless endpoint sends
+// no notifications. Before the first connect recorded them, singleServerCapabilities.
+func singleCapabilities(c *catalog.Connection) *mcp.ServerCapabilities {
+	u, ok := capsOf(c)
+	if !ok {
+		return singleServerCapabilities
+	}
+	caps := &mcp.ServerCapabilities{}
+	if u.Tools != nil {
+		caps.Tools = &mcp.ToolCapabilities{}
+	}
+	if u.Resources != nil {
+		caps.Resources = &mcp.ResourceCapabilities{}
+	}
+	if u.Prompts != nil {
+		caps.Prompts = &mcp.PromptCapabilities{}
+	}
+	if u.Completions != nil {
+		caps.Completions = &mcp.CompletionCapabilities{}
+	}
+	if u.Logging != nil {
+		caps.Logging = &mcp.LoggingCapabilities{}
+	}
+	return caps
+}
+
+// singleAllows reports whether connection c's endpoint forwards method: the upstream
+// declared the capability the method belongs to (or its capabilities are not known yet).
+// The edge answers the others -32601, as the advertised capabilities say.
+func singleAllows(c *catalog.Connection, method string) bool {
+	u, ok := capsOf(c)
+	if !ok {
+		return true
+	}
+	switch {
+	case strings.HasPrefix(method, "resources/"):
+		return u.Resources != nil
+	case strings.HasPrefix(method, "prompts/"):
+		return u.Prompts != nil
+	case method == "completion/complete":
+		return u.Completions != nil
+	case strings.HasPrefix(method, "tools/"):
+		return u.Tools != nil
+	}
+	return true
 }
