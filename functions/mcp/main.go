@@ -31,9 +31,16 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer d.Close()
-	g, err := gateway.New(gateway.FromDeps(d, os.Stdout))
+	o := gateway.FromDeps(d, os.Stdout)
+	if lambdaapp.InLambda() {
+		// Tasks run in an asynchronous invocation of this function (tasks.go).
+		if o.StartTask, err = selfInvoker(ctx); err != nil {
+			return err
+		}
+	}
+	g, err := gateway.New(o)
 	if err != nil {
 		return err
 	}
-	return lambdaapp.Start(ctx, g.Handler(), "127.0.0.1:"+cfg.Port, d.Logger)
+	return lambdaapp.StartWithEvents(ctx, g.Handler(), "127.0.0.1:"+cfg.Port, d.Logger, taskEventKey, runTaskEvent(g))
 }

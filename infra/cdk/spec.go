@@ -25,6 +25,9 @@ type FunctionSpec struct {
 	Routes         []Route
 	// Schedule is an EventBridge schedule expression, empty for HTTP functions.
 	Schedule string
+	// InvokeSelf grants lambda:InvokeFunction on the function itself (the MCP gateway runs
+	// tasks in asynchronous invocations of itself).
+	InvokeSelf bool
 }
 
 // Functions is the stack's function table (DESIGN §2, §4, §7, §9a).
@@ -33,7 +36,8 @@ var Functions = []FunctionSpec{
 		LogicalID:      "McpFunction",
 		Dir:            "mcp",
 		Description:    "MCP gateway (Streamable HTTP, stateless; DESIGN §4)",
-		TimeoutSeconds: 29,
+		TimeoutSeconds: 900, // the asynchronous task path; synchronous requests keep 25 s
+		InvokeSelf:     true,
 		MemoryMB:       512,
 		CatalogActions: []string{"s3:GetObject"},
 		Routes: []Route{

@@ -266,6 +266,16 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 			Resources:  jsii.Strings(*bucket.BucketArn()),
 			Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": "catalog/*"}},
 		}))
+		if spec.InvokeSelf {
+			// As in template.yaml: the function's generated name (a reference to its own ARN
+			// would be a circular dependency).
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:     jsii.String("InvokeSelfForTasks"),
+				Actions: jsii.Strings("lambda:InvokeFunction"),
+				Resources: jsii.Strings(*awscdk.Fn_Sub(jsii.String(
+					"arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${AWS::StackName}-"+spec.LogicalID+"-*"), nil)),
+			}))
+		}
 		if useRDS {
 			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       jsii.String("DatabaseSecretRead"),

@@ -204,7 +204,9 @@ func TestSAMTemplateFacts(t *testing.T) {
 		if fn.Runtime != "provided.al2023" || fn.Architecture != "arm64" || fn.Handler != "bootstrap" {
 			t.Errorf("%s: runtime %s/%s handler %s, want provided.al2023/arm64 bootstrap", id, fn.Runtime, fn.Architecture, fn.Handler)
 		}
-		if id != "HealthCheckFunction" && fn.Timeout > 30 {
+		// McpFunction also runs tasks in asynchronous invocations of itself (docs/TASKS.md);
+		// its synchronous requests keep their own budget under API Gateway's limit.
+		if id != "HealthCheckFunction" && id != "McpFunction" && fn.Timeout > 30 {
 			t.Errorf("%s: timeout %d s is over API Gateway's 30 s integration limit", id, fn.Timeout)
 		}
 		if fn.MemorySize < 128 || fn.MemorySize > 1024 {

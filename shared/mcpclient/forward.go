@@ -392,6 +392,34 @@ func SetMember(obj json.RawMessage, key string, value json.RawMessage) (json.Raw
 	return append(out, '}'), nil
 }
 
+// DeleteMember returns obj (a JSON object) without its top-level member key (obj itself
+// when absent); every other byte is kept.
+func DeleteMember(obj json.RawMessage, key string) (json.RawMessage, error) {
+	start, end, found, err := memberSpan(obj, key)
+	if err != nil || !found {
+		return obj, err
+	}
+	// Widen [start, end) from the value to the whole member and one adjacent comma.
+	i := start - 1
+	for i >= 0 && obj[i] != ',' && obj[i] != '{' {
+		i--
+	}
+	// obj[i] is the ',' before the member or the object's '{'.
+	j := end
+	for j < len(obj) && (obj[j] == ' ' || obj[j] == '\t' || obj[j] == '\r' || obj[j] == '\n') {
+		j++
+	}
+	out := make([]byte, 0, len(obj))
+	if obj[i] == ',' {
+		out = append(append(out, obj[:i]...), obj[j:]...) // drop ",<member>"
+	} else if j < len(obj) && obj[j] == ',' {
+		out = append(append(out, obj[:i+1]...), obj[j+1:]...) // first member: drop "<member>,"
+	} else {
+		out = append(append(out, obj[:i+1]...), obj[j:]...) // the only member
+	}
+	return out, nil
+}
+
 // memberSpan finds the byte span of the value of top-level member key in obj.
 func memberSpan(obj json.RawMessage, key string) (start, end int, found bool, err error) {
 	dec := json.NewDecoder(bytes.NewReader(obj))

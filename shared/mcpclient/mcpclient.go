@@ -402,7 +402,11 @@ func (p *Pool) do(ctx context.Context, t Target, fn func(context.Context, *sessi
 		if err != nil {
 			return err
 		}
-		callCtx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+		timeout := p.opts.CallTimeout
+		if d, ok := ctx.Value(callTimeoutKey{}).(time.Duration); ok && d > 0 {
+			timeout = d
+		}
+		callCtx, cancel := context.WithTimeout(ctx, timeout)
 		pr := &probe{}
 		s.begin()
 		err = fn(withProbe(callCtx, pr), s)
@@ -431,6 +435,15 @@ func (p *Pool) do(ctx context.Context, t Target, fn func(context.Context, *sessi
 		cancel()
 		return err
 	}
+}
+
+type callTimeoutKey struct{}
+
+// WithCallTimeout returns ctx with the per-call timeout d in place of Options.CallTimeout
+// for calls made under it (a task run outlives the synchronous call budget). A deadline of
+// ctx itself still wins.
+func WithCallTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, callTimeoutKey{}, d)
 }
 
 // session returns the cached live session for t, or connects one under t's lock.

@@ -163,3 +163,26 @@ func TestReadStream(t *testing.T) {
 		t.Fatalf("relayed %q after the call returned", got)
 	}
 }
+
+// TestMemberEdits: SetMember and DeleteMember change one member and keep every other byte.
+func TestMemberEdits(t *testing.T) {
+	for _, tc := range []struct{ in, key, val, set, del string }{
+		{`{"a":1, "task": {"ttl":5},"b" :[2]}`, "task", `null`, `{"a":1, "task": null,"b" :[2]}`, `{"a":1,"b" :[2]}`},
+		{`{"task":{},"a":"x"}`, "task", `1`, `{"task":1,"a":"x"}`, `{"a":"x"}`},
+		{`{ "task" : 3 }`, "task", `"y"`, `{ "task" : "y" }`, `{}`},
+		{`{"a":"<&>"}`, "name", `"n"`, `{"a":"<&>","name":"n"}`, `{"a":"<&>"}`},
+		{`{}`, "name", `"n"`, `{"name":"n"}`, `{}`},
+	} {
+		got, err := SetMember(json.RawMessage(tc.in), tc.key, json.RawMessage(tc.val))
+		if err != nil || string(got) != tc.set {
+			t.Errorf("SetMember(%s) = %s, %v; want %s", tc.in, got, err, tc.set)
+		}
+		got, err = DeleteMember(json.RawMessage(tc.in), tc.key)
+		if err != nil || string(got) != tc.del {
+			t.Errorf("DeleteMember(%s) = %s, %v; want %s", tc.in, got, err, tc.del)
+		}
+	}
+	if _, err := SetMember(json.RawMessage(`[1]`), "a", json.RawMessage(`1`)); err == nil {
+		t.Error("SetMember on an array: no error")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"time"
 )
 
 // RawUpstream is an MCP server of the project's own that answers with fixed JSON bytes
@@ -65,9 +66,17 @@ const RawCallResult = `{"content": [
   {"type": "hologram", "frames": [1, 2, 3], "_meta": {"future": "kind"}}
 ], "structuredContent": {"n": 1.0e2, "list": []}, "isError": false, "_meta": {"trace": "t-1"}, "unknownResultMember": {"a": [null]}}`
 
+// RawPlainResult is the tools/call result of the tool "plain": content every SDK's
+// schema accepts (the official TypeScript client refuses RawCallResult's unknown content
+// kind), spelled with spacing a re-encoder would change.
+const RawPlainResult = `{"content": [{"type": "text", "text": "plain <done>"}], "_meta": {"k": 1}}`
+
 // RawReadResult is the resources/read result RawUpstream sends for any URI: an MCP Apps
 // view (text/html;profile=mcp-app) with _meta.
 const RawReadResult = `{"contents": [{"uri": "ui://report/view.html", "mimeType": "text/html;profile=mcp-app", "text": "<!doctype html><html><body><div id=\"app\">report & co</div><script>1<2</script></body></html>", "_meta": {"ui": {"prefersBorder": true}}}]}`
+
+// A tools/call whose arguments hold delayMs (at most MaxSlowMS) is answered that much later
+// (a long-running tool, for tasks); the client going away ends the wait.
 
 // NewRawUpstream starts a RawUpstream on 127.0.0.1, closed in t.Cleanup. With sse, every
 // answer to a request is an event stream.
@@ -131,7 +140,24 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	case "tools/list":
 		result = RawToolsList
 	case "tools/call":
+		var p struct {
+			Name      string `json:"name"`
+			Arguments struct {
+				DelayMS int `json:"delayMs"`
+			} `json:"arguments"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		if d := time.Duration(min(p.Arguments.DelayMS, MaxSlowMS)) * time.Millisecond; d > 0 {
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return
+			}
+		}
 		result = RawCallResult
+		if p.Name == "plain" {
+			result = RawPlainResult
+		}
 	case "resources/read":
 		result = RawReadResult
 	default:

@@ -16,12 +16,15 @@
 // Steps: {"op":"listTools"} (follows nextCursor) | {"op":"callTool","name":"echo","arguments":{…}}
 //        | {"op":"listResources"} | {"op":"readResource","uri":"…"} | {"op":"listPrompts"}
 //        | {"op":"getPrompt","name":"…","arguments":{…}} | {"op":"ping"}
+//        | {"op":"callToolTask","name":"…","arguments":{…},"ttl":ms} (the SDK's task API:
+//          records every stream message — taskCreated, taskStatus, result, error — with atMs)
 //
 // Output: {"serverInfo":{…},"protocolVersion":"…","steps":[{"op":"…","result":…} |
 //          {"op":"…","error":{"code":…,"message":"…","data":…}}]}
 // A failing step does not stop the plan.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const url = process.argv[2] || process.env.MCP_URL;
 const plan = JSON.parse(process.argv[3] || process.env.MCP_PLAN || '[{"op":"listTools"}]');
@@ -77,6 +80,20 @@ async function runStep(step) {
       return client.getPrompt({ name: step.name, arguments: step.arguments ?? {} });
     case 'ping':
       return client.ping();
+    case 'callToolTask': {
+      // The SDK's task API (experimental in 2025-11-25): a task-augmented tools/call, then
+      // tasks/get polling and tasks/result. Every message of the stream is recorded with
+      // the milliseconds since the call started.
+      const t0 = Date.now();
+      const messages = [];
+      const stream = client.experimental.tasks.callToolStream(
+        { name: step.name, arguments: step.arguments ?? {} }, CallToolResultSchema,
+        { task: { ttl: step.ttl ?? 60000 }, timeout: step.timeout ?? 120000 });
+      for await (const m of stream) {
+        messages.push({ ...m, error: m.error ? errorJSON(m.error) : undefined, atMs: Date.now() - t0 });
+      }
+      return { messages };
+    }
     default:
       throw new Error(`unknown op ${JSON.stringify(step.op)}`);
   }

@@ -175,14 +175,16 @@ type Result struct {
 // lists the entries left for the next run (not enough time left, or the pass was
 // cancelled).
 type Summary struct {
-	Checked    int      `json:"checked"`
-	Healthy    int      `json:"healthy"`
-	Stale      int      `json:"stale"`
-	Down       int      `json:"down"`
-	Skipped    int      `json:"skipped"`
-	Reconciled *bool    `json:"reconciled,omitempty"` // Reconcile ran: did it succeed
-	DurationMS int64    `json:"durationMs"`
-	Results    []Result `json:"results"`
+	Checked    int   `json:"checked"`
+	Healthy    int   `json:"healthy"`
+	Stale      int   `json:"stale"`
+	Down       int   `json:"down"`
+	Skipped    int   `json:"skipped"`
+	Reconciled *bool `json:"reconciled,omitempty"` // Reconcile ran: did it succeed
+	// TasksExpired is how many expired tasks (MCP Tasks, mcp_tasks) the pass deleted.
+	TasksExpired int64    `json:"tasksExpired"`
+	DurationMS   int64    `json:"durationMs"`
+	Results      []Result `json:"results"`
 }
 
 // Handle is the Lambda handler for the EventBridge scheduled event: it runs one pass
@@ -236,6 +238,13 @@ func (c *Checker) Run(ctx context.Context) (*Summary, error) {
 			c.log.ErrorContext(ctx, "catalog reconcile failed", "err", err)
 		}
 		s.Reconciled = &ok
+	}
+	// Expired tasks (their results included) go with each pass: a task's TTL is at most a
+	// day, so a 30-minute schedule keeps them at most half an hour past it.
+	if n, err := db.TasksDeleteExpired(ctx, c.o.Pool); err != nil {
+		c.log.ErrorContext(ctx, "expired task cleanup failed", "err", err)
+	} else {
+		s.TasksExpired = n
 	}
 	s.DurationMS = c.o.Clock.Now().Sub(start).Milliseconds()
 	for _, r := range results {

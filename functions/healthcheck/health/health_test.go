@@ -647,3 +647,32 @@ func TestReconcileRebuildsStaleDocuments(t *testing.T) {
 		t.Fatalf("reconcile ran without time left: %+v %v", s, err)
 	}
 }
+
+// TestPassDeletesExpiredTasks: each pass deletes the tasks past their expiry (MCP Tasks
+// results included) and keeps the live ones.
+func TestPassDeletesExpiredTasks(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	for _, tk := range []struct {
+		id  string
+		ttl int64
+	}{{"expiredtask00000001", 1}, {"livetask000000000001", 3_600_000}} {
+		if _, err := db.TaskInsert(ctx, w.pool, &db.Task{ID: tk.id, WorkspaceID: w.ws, Principal: "p", Tool: "t",
+			TTLMS: tk.ttl, PollIntervalMS: 1000, Status: db.TaskCompleted, Result: []byte(`{"content":[]}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	s, err := health.New(health.Options{Pool: w.pool, Pinger: upstreams(t)}).Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TasksExpired != 1 {
+		t.Errorf("TasksExpired = %d, want 1", s.TasksExpired)
+	}
+	for id, want := range map[string]string{"expiredtask00000001": "", "livetask000000000001": db.TaskCompleted} {
+		if got, err := db.TaskStatusOf(ctx, w.pool, id); err != nil || got != want {
+			t.Errorf("%s: status %q (%v), want %q", id, got, err, want)
+		}
+	}
+}

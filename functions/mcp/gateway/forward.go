@@ -203,6 +203,9 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 		}
 	}
 	g.mcp.ServeHTTP(w, r)
+	if req != nil && (req.method == "initialize" || req.method == "server/discover") {
+		w.withTaskCapability()
+	}
 }
 
 // standInID is the id go-sdk sees in place of the client's (see serveRPC).
@@ -286,6 +289,25 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		if json.Unmarshal(p["name"], &name) != nil {
 			return false
 		}
+		if p["task"] != nil && tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")) {
+			if string(p["task"]) == "null" || p["task"][0] != '{' {
+				writeRPC(w, req.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: task must be an object"})
+				return true
+			}
+			ref, proxied := it.lookup(st, name)
+			b := g.byName[name]
+			switch {
+			case b != nil && st.single == nil:
+				res, rerr := g.createTask(r.Context(), st, name, nil, b, req.params, p)
+				writeRPC(w, req.id, res, rerr)
+			case proxied:
+				res, rerr := g.createTask(r.Context(), st, name, &ref, nil, req.params, p)
+				writeRPC(w, req.id, res, rerr)
+			default:
+				return false // unknown tool: go-sdk's answer
+			}
+			return true
+		}
 		ref, ok := it.lookup(st, name)
 		if !ok || g.byName[name] != nil {
 			return false
@@ -295,6 +317,14 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		done()
 		writeRPC(w, req.id, res, rerr)
 		return true
+	case strings.HasPrefix(req.method, "tasks/") && tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")):
+		switch req.method {
+		case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+			res, rerr := g.serveTasks(r.Context(), st, req.method, req.params)
+			writeRPC(w, req.id, res, rerr)
+			return true
+		}
+		return false
 	case st.single != nil && passThroughMethods[req.method] && !singleAllows(st.single, req.method):
 		// Consistent with the capabilities advertised (go-sdk would answer an empty list).
 		writeRPC(w, req.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
@@ -416,6 +446,9 @@ func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxied
 		fail := toolError(err, errorID)
 		if fail.Code == apperr.Internal {
 			fail.Code, fail.Message, fail.Retryable = apperr.UpstreamError, "upstream call failed", false
+		}
+		if fail.Code == apperr.UpstreamTimeout {
+			fail.Hint = taskTimeoutHint
 		}
 		g.log.WarnContext(ctx, "proxied call failed", "tool", name, "connection_id", ref.c.ID, "error_id", errorID, "err", err)
 		g.metrics.toolCall("proxied", name, "error", st.requestID, d)

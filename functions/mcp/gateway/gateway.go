@@ -15,6 +15,7 @@
 package gateway
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"sync"
@@ -57,6 +58,12 @@ type Options struct {
 	UnauthenticatedPrincipal *auth.Principal
 	// MaxServers bounds the server cache (default 256 servers).
 	MaxServers int
+	// StartTask starts a gateway task's worker out of the request (tasks.go); nil runs it on
+	// a goroutine of this process (make run, tests). In Lambda: an asynchronous invocation
+	// of the same function whose handler calls RunTask.
+	StartTask func(ctx context.Context, job TaskJob) error
+	// TaskTimeout bounds a task's run (default 14 min, under Lambda's 15-minute maximum).
+	TaskTimeout time.Duration
 }
 
 // Gateway serves the MCP endpoints.
@@ -72,6 +79,8 @@ type Gateway struct {
 	auditor  *auditWriter
 	mcp      *mcp.StreamableHTTPHandler
 	inflight sync.Map // inflightKey → *context.CancelFunc of a forwarded request (forward.go)
+	// taskCancels: task id → *context.CancelFunc of a task this process runs (tasks.go)
+	taskCancels sync.Map
 }
 
 // New builds a gateway. It compiles every built-in definition once; an invalid
@@ -85,6 +94,9 @@ func New(o Options) (*Gateway, error) {
 	}
 	if o.MaxServers == 0 {
 		o.MaxServers = 256
+	}
+	if o.TaskTimeout == 0 {
+		o.TaskTimeout = 14 * time.Minute
 	}
 	g := &Gateway{o: o, log: o.Logger, byName: map[string]*compiledBuiltin{}, metrics: &metrics{w: o.Metrics}}
 	for _, b := range builtinDefinitions(g) {

@@ -70,7 +70,8 @@ func upstreamTools(t *testing.T) map[string]map[string]any {
 //   - the tools/call and resources/read results the client receives are byte-equal to
 //     what the upstream sent;
 //   - every listed tool definition is JSON-equal to the upstream's, with only the name
-//     changed on the aggregate endpoint;
+//     changed on the aggregate endpoint (and execution.taskSupport "optional" added to a
+//     definition without execution: the gateway runs any tool as a task);
 //   - the upstream received the upstream tool name and the client's arguments, byte for
 //     byte.
 func TestPassThroughIntact(t *testing.T) {
@@ -135,6 +136,10 @@ func TestPassThroughIntact(t *testing.T) {
 									exp[k] = v
 								}
 								exp["name"] = name
+								if exp["execution"] == nil {
+									// The one member the gateway adds: it runs any tool as a task.
+									exp["execution"] = map[string]any{"taskSupport": "optional"}
+								}
 								if !reflect.DeepEqual(def, exp) {
 									gb, _ := json.Marshal(def)
 									eb, _ := json.Marshal(exp)

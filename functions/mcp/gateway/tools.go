@@ -83,14 +83,14 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 				if canSee(st.principal, b, st.toolsets) {
 					def, err := json.Marshal(b.tool)
 					if err == nil {
-						all = append(all, named{b.Name, def})
+						all = append(all, named{b.Name, withTaskExecution(def)})
 					}
 				}
 			}
 		}
 		proxiedTools(st, func(name string, _ *catalog.Connection, t *catalog.Tool) {
 			if def, err := toolDefinition(t, name); err == nil {
-				all = append(all, named{name, def})
+				all = append(all, named{name, withTaskExecution(def)})
 			} else {
 				g.log.Warn("tool definition unusable", "tool", name, "err", err)
 			}

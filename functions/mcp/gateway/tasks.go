@@ -1,0 +1,395 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tasks (MCP 2025-11-25 "Tasks", docs/TASKS.md). API Gateway gives up on a request after
+// about 29 s; a task-augmented tools/call ("task" in its params) answers at once with a
+// task, and the client polls tasks/get and fetches tasks/result. The gateway runs the call
+// itself: a row in mcp_tasks (db/tasks.go) and a worker started out of the request
+// (Options.StartTask: in Lambda an asynchronous invocation of the same function, locally a
+// goroutine) that forwards the call through the same path as a synchronous one (Forward,
+// metrics, the audit row for a result without isError) under TaskTimeout, and stores the
+// result. Built-ins run as tasks too, synchronously: their task is complete when created.
+//
+// Task ids are 128 random bits; every read is scoped to the caller's workspace and
+// principal, and another owner's id answers exactly like an unknown one.
+
+// taskCapability is advertised in initialize / server/discover results of revisions that
+// define tasks (2025-11-25 on).
+var taskCapability = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
+
+// taskMinVersion is the first protocol revision with tasks.
+const taskMinVersion = "2025-11-25"
+
+// Task defaults: how long a task is kept (the client may ask for less, never more), and
+// the poll interval hint.
+const (
+	defaultTaskTTL   = time.Hour
+	maxTaskTTL       = 24 * time.Hour
+	taskPollInterval = time.Second
+	tasksPageSize    = 50
+)
+
+// TaskJob is what a worker needs to run a gateway task: the row's id and owner, the
+// connection, and the tools/call params to forward (upstream tool name set, "task"
+// removed). It travels in the asynchronous invocation's event, so arguments are never
+// stored.
+type TaskJob struct {
+	TaskID       string          `json:"taskId"`
+	WorkspaceID  string          `json:"workspaceId"`
+	Principal    string          `json:"principal"`
+	RequestID    string          `json:"requestId"`
+	ConnectionID string          `json:"connectionId"`
+	Tool         string          `json:"tool"`
+	Params       json.RawMessage `json:"params"`
+}
+
+// newTaskID returns 128 random bits, base64url.
+func newTaskID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// taskObject is the wire Task of row t.
+func taskObject(t *db.Task) map[string]any {
+	o := map[string]any{
+		"taskId": t.ID, "status": t.Status, "ttl": t.TTLMS,
+		"createdAt":     t.CreatedAt.UTC().Format(time.RFC3339Nano),
+		"lastUpdatedAt": t.LastUpdatedAt.UTC().Format(time.RFC3339Nano),
+		"pollInterval":  t.PollIntervalMS,
+	}
+	if t.StatusMessage != nil {
+		o["statusMessage"] = *t.StatusMessage
+	}
+	return o
+}
+
+// taskParams reads a task-augmented request's "task" member: requested ttl (ms).
+func taskTTL(raw json.RawMessage) time.Duration {
+	var p struct {
+		TTL *float64 `json:"ttl"`
+	}
+	if json.Unmarshal(raw, &p) != nil || p.TTL == nil || *p.TTL <= 0 {
+		return defaultTaskTTL
+	}
+	return min(time.Duration(*p.TTL)*time.Millisecond, maxTaskTTL)
+}
+
+// tasksEnabled reports whether the request's protocol revision defines tasks.
+func tasksEnabled(st *requestState, version string) bool {
+	return st.newProtocol || version >= taskMinVersion
+}
+
+var errUnknownTask = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown task"}
+
+// createTask answers a task-augmented tools/call of ref (proxied) or b (built-in).
+func (g *Gateway) createTask(ctx context.Context, st *requestState, name string, ref *proxiedRef, b *compiledBuiltin, params json.RawMessage, p map[string]json.RawMessage) (any, error) {
+	ttl := taskTTL(p["task"])
+	plain, err := mcpclient.DeleteMember(params, "task")
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
+	}
+	row := &db.Task{ID: newTaskID(), WorkspaceID: st.workspace, Principal: st.principal.Subject, Tool: name,
+		TTLMS: ttl.Milliseconds(), PollIntervalMS: int(taskPollInterval.Milliseconds())}
+	if b != nil {
+		// A built-in answers quickly: run it now and store the complete task.
+		res, err := g.callBuiltin(ctx, b, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: p["arguments"]}})
+		if err != nil {
+			return nil, err
+		}
+		if row.Result, err = json.Marshal(res); err != nil {
+			return nil, g.internalError(ctx, "tools/call", err, nil)
+		}
+		row.Status = db.TaskCompleted
+		saved, err := db.TaskInsert(ctx, g.o.Pool, row)
+		if err != nil {
+			return nil, g.taskStoreError(ctx, err)
+		}
+		return map[string]any{"task": taskObject(saved)}, nil
+	}
+	if def := ref.t.Definition; len(def) > 0 && taskSupport(def) == "forbidden" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: "this tool does not support task-augmented calls (execution.taskSupport is forbidden)"}
+	}
+	up, err := upstreamParams(plain, ref.t.UpstreamName)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+	}
+	connID := ref.c.ID
+	row.ConnectionID = &connID
+	saved, err := db.TaskInsert(ctx, g.o.Pool, row)
+	if err != nil {
+		return nil, g.taskStoreError(ctx, err)
+	}
+	job := TaskJob{TaskID: saved.ID, WorkspaceID: st.workspace, Principal: st.principal.Subject,
+		RequestID: st.requestID, ConnectionID: connID, Tool: name, Params: up}
+	if err := g.startTask(ctx, job); err != nil {
+		errorID := httpapi.NewID()
+		g.log.ErrorContext(ctx, "task could not be started", "task_id", saved.ID, "error_id", errorID, "err", err)
+		msg, _ := json.Marshal(map[string]any{"code": -32603, "message": "the task could not be started (errorId " + errorID + ")"})
+		if saved, err = db.TaskFinish(context.WithoutCancel(ctx), g.o.Pool, saved.ID, db.TaskFailed, nil, msg, "the task could not be started"); err != nil {
+			return nil, g.taskStoreError(ctx, err)
+		}
+	}
+	return map[string]any{"task": taskObject(saved)}, nil
+}
+
+// taskSupport returns a tool definition's execution.taskSupport ("" when absent).
+func taskSupport(def json.RawMessage) string {
+	var d struct {
+		Execution struct {
+			TaskSupport string `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	_ = json.Unmarshal(def, &d)
+	return d.Execution.TaskSupport
+}
+
+// startTask hands job to Options.StartTask, or runs it on a goroutine of this process.
+func (g *Gateway) startTask(ctx context.Context, job TaskJob) error {
+	if g.o.StartTask != nil {
+		return g.o.StartTask(ctx, job)
+	}
+	go func() { _ = g.RunTask(context.Background(), job) }()
+	return nil
+}
+
+// RunTask runs a gateway task's call (the worker: a goroutine locally, an asynchronous
+// invocation in Lambda) and stores its outcome: completed with the upstream's result
+// (audited once when it is not isError), or failed with the upstream's JSON-RPC error or
+// the envelope of a gateway-side failure. A task cancelled meanwhile keeps its status.
+// It returns an error only when the outcome could not be stored.
+func (g *Gateway) RunTask(ctx context.Context, job TaskJob) error {
+	ctx, cancel := context.WithTimeout(ctx, g.o.TaskTimeout)
+	defer cancel()
+	g.taskCancels.Store(job.TaskID, &cancel)
+	defer g.taskCancels.Delete(job.TaskID)
+	start := time.Now()
+	var res json.RawMessage
+	row, err := db.ConnectionGet(ctx, g.o.Pool, job.ConnectionID)
+	if err == nil {
+		up := mcpclient.WithCallTimeout(logx.WithRequestID(ctx, job.RequestID), g.o.TaskTimeout)
+		res, err = g.o.Upstreams.Forward(up, connections.TargetOf(row), "tools/call", job.Params, nil)
+	}
+	d := time.Since(start)
+	store := context.WithoutCancel(ctx)
+	if status, _ := db.TaskStatusOf(store, g.o.Pool, job.TaskID); status != db.TaskWorking {
+		return nil // cancelled (or expired) meanwhile
+	}
+	if err != nil {
+		if je := mcpclient.RPCError(err); je != nil {
+			g.metrics.toolCall("proxied", job.Tool, "error", job.RequestID, d)
+			b, _ := json.Marshal(je)
+			_, err := db.TaskFinish(store, g.o.Pool, job.TaskID, db.TaskFailed, nil, b, je.Message)
+			return err
+		}
+		errorID := httpapi.NewID()
+		fail := toolError(err, errorID)
+		if fail.Code == apperr.Internal {
+			fail.Code, fail.Message, fail.Retryable = apperr.UpstreamError, "upstream call failed", false
+		}
+		g.log.WarnContext(ctx, "task call failed", "task_id", job.TaskID, "tool", job.Tool, "connection_id", job.ConnectionID, "error_id", errorID, "err", err)
+		g.metrics.toolCall("proxied", job.Tool, "error", job.RequestID, d)
+		b, _ := json.Marshal(seal(EnvelopeMeta{Tool: job.Tool, Version: "upstream"}, nil, fail))
+		_, err := db.TaskFinish(store, g.o.Pool, job.TaskID, db.TaskFailed, b, nil, fail.Message)
+		return err
+	}
+	outcome := "ok"
+	if resultIsError(res) {
+		outcome = "tool_error"
+	}
+	g.metrics.toolCall("proxied", job.Tool, outcome, job.RequestID, d)
+	if _, err := db.TaskFinish(store, g.o.Pool, job.TaskID, db.TaskCompleted, res, nil, ""); err != nil {
+		return err
+	}
+	if outcome == "ok" {
+		var args struct {
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		_ = json.Unmarshal(job.Params, &args)
+		st := &requestState{principal: &auth.Principal{Subject: job.Principal}, workspace: job.WorkspaceID, requestID: job.RequestID}
+		return g.audit(store, st, job.Tool, "", "proxied", job.ConnectionID, d, args.Arguments)
+	}
+	return nil
+}
+
+// serveTasks answers tasks/get, tasks/result, tasks/list and tasks/cancel for st's owner.
+func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method string, params json.RawMessage) (any, error) {
+	var p struct {
+		TaskID string `json:"taskId"`
+		Cursor string `json:"cursor"`
+	}
+	if len(params) > 0 && string(params) != "null" && json.Unmarshal(params, &p) != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
+	}
+	owner := st.principal.Subject
+	switch method {
+	case "tasks/list":
+		var before time.Time
+		var beforeID string
+		if p.Cursor != "" {
+			t, id, ok := parseTaskCursor(p.Cursor)
+			if !ok {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"}
+			}
+			before, beforeID = t, id
+		}
+		rows, err := db.TaskList(ctx, g.o.Pool, st.workspace, owner, tasksPageSize+1, before, beforeID)
+		if err != nil {
+			return nil, g.taskStoreError(ctx, err)
+		}
+		out := map[string]any{}
+		tasks := []map[string]any{}
+		for i := range rows {
+			if i == tasksPageSize {
+				last := rows[i-1]
+				out["nextCursor"] = last.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + last.ID
+				break
+			}
+			tasks = append(tasks, taskObject(&rows[i]))
+		}
+		out["tasks"] = tasks
+		return out, nil
+	case "tasks/cancel":
+		if c, ok := g.taskCancels.Load(p.TaskID); ok {
+			defer (*c.(*context.CancelFunc))()
+		}
+		row, err := db.TaskCancel(ctx, g.o.Pool, p.TaskID, st.workspace, owner)
+		if err != nil {
+			return nil, g.taskLookupError(ctx, err)
+		}
+		return taskObject(row), nil
+	}
+	row, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.workspace, owner)
+	if err != nil {
+		return nil, g.taskLookupError(ctx, err)
+	}
+	if method == "tasks/get" {
+		return taskObject(row), nil
+	}
+	// tasks/result: wait (polling the row) while the task works, within the request's
+	// budget; a client that gets "still working" polls tasks/get and asks again.
+	deadline := time.Now().Add(g.o.CallTimeout)
+	if dl := st.deadline.Add(-time.Second); !st.deadline.IsZero() && dl.Before(deadline) {
+		deadline = dl
+	}
+	for !row.Terminal() && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+		if row, err = db.TaskGet(ctx, g.o.Pool, p.TaskID, st.workspace, owner); err != nil {
+			return nil, g.taskLookupError(ctx, err)
+		}
+	}
+	switch {
+	case !row.Terminal():
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task is still working: poll tasks/get and ask again"}
+	case row.Status == db.TaskCancelled:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task was cancelled"}
+	case len(row.Error) > 0:
+		var je jsonrpc.Error
+		if json.Unmarshal(row.Error, &je) != nil {
+			je = jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "task failed"}
+		}
+		return nil, &je
+	}
+	return json.RawMessage(row.Result), nil
+}
+
+func parseTaskCursor(c string) (time.Time, string, bool) {
+	ts, id, ok := strings.Cut(c, "|")
+	if !ok {
+		return time.Time{}, "", false
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	return t, id, err == nil && id != ""
+}
+
+// taskLookupError maps a lookup failure: not found (or another owner's) → unknown task.
+func (g *Gateway) taskLookupError(ctx context.Context, err error) error {
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return errUnknownTask
+	}
+	return g.taskStoreError(ctx, err)
+}
+
+// taskStoreError is a database failure while reading or writing a task: -32603 with an
+// errorId, logged under the same id.
+func (g *Gateway) taskStoreError(ctx context.Context, err error) error {
+	return g.internalError(ctx, "tasks", err, nil)
+}
+
+// withTaskCapability adds the tasks capability to a buffered initialize or
+// server/discover answer of a revision that defines tasks.
+func (w *limitedWriter) withTaskCapability() {
+	if w.tooBig || w.status != 200 {
+		return
+	}
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(w.buf.Bytes(), &msg) != nil || msg["result"] == nil {
+		return
+	}
+	var res map[string]json.RawMessage
+	if json.Unmarshal(msg["result"], &res) != nil {
+		return
+	}
+	var v string
+	_ = json.Unmarshal(res["protocolVersion"], &v)
+	if v != "" && v < taskMinVersion {
+		return
+	}
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(res["capabilities"], &caps) != nil || caps == nil {
+		return
+	}
+	caps["tasks"] = taskCapability
+	res["capabilities"], _ = json.Marshal(caps)
+	msg["result"], _ = json.Marshal(res)
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return
+	}
+	w.buf.Reset()
+	w.buf.Write(out)
+}
+
+// withTaskExecution adds execution.taskSupport "optional" to a tool definition that has no
+// execution member: the gateway runs any such tool as a task. Definitions that say
+// anything about execution are kept as sent.
+func withTaskExecution(def []byte) []byte {
+	if bytes.Contains(def, []byte(`"execution"`)) {
+		var d map[string]json.RawMessage
+		if json.Unmarshal(def, &d) == nil && d["execution"] != nil {
+			return def
+		}
+	}
+	out, err := mcpclient.SetMember(def, "execution", json.RawMessage(`{"taskSupport":"optional"}`))
+	if err != nil {
+		return def
+	}
+	return out
+}
+
+// taskTimeoutHint is the hint on a synchronous call that ran out of its budget.
+const taskTimeoutHint = "the call ran past the gateway's synchronous budget; a task-capable client can run it as a task (a task-augmented tools/call) to wait longer"

@@ -1,0 +1,333 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentpack/gateway/cmd/local/stack"
+	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/functions/mcp/gateway"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/testpeer"
+)
+
+// taskEnv is a stack with a RawUpstream (its tools/call waits arguments.delayMs) installed
+// in workspace ws, and a second workspace.
+type taskEnv struct {
+	env               *stacktest.Env
+	ws, ws2           string
+	admin, member     string
+	other             string // a member of ws2
+	tool, connID      string
+	up                *testpeer.RawUpstream
+	hdr               map[string]string
+	deadConnTool      string
+	deadWorkspaceTool string
+}
+
+func newTaskEnv(t *testing.T, callTimeout time.Duration) *taskEnv {
+	t.Helper()
+	var o *stacktest.Options
+	if callTimeout > 0 {
+		o = &stacktest.Options{Stack: &stack.Options{Gateway: func(g *gateway.Options) { g.CallTimeout = callTimeout }}}
+	}
+	env := stacktest.New(t, o)
+	ws, _, _ := env.Workspace(t, "Tasks")
+	ws2, _, _ := env.Workspace(t, "Other")
+	e := &taskEnv{env: env, ws: ws, ws2: ws2,
+		admin:  stacktest.Token(t, "alice", auth.RoleAdmin, ws),
+		member: stacktest.Token(t, "mallory", auth.RoleMember, ws),
+		other:  stacktest.Token(t, "oscar", auth.RoleAdmin, ws2),
+		up:     testpeer.NewRawUpstream(t, false),
+		hdr:    map[string]string{"Mcp-Protocol-Version": "2025-11-25"}}
+	status, out := env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Long", "url": e.up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ ID, Handle string }
+	_ = json.Unmarshal(out, &c)
+	e.tool, e.connID = "mcp_"+c.Handle+"_report", c.ID
+	return e
+}
+
+// rpc posts one request to ws's aggregate endpoint as token and returns the raw result or
+// the error code.
+func (e *taskEnv) rpc(t *testing.T, token, method, params string) (json.RawMessage, int) {
+	t.Helper()
+	resp, body := e.env.RPC(t, "/mcp/"+e.wsOf(token), token, `{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`, e.hdr)
+	var m struct {
+		Result json.RawMessage
+		Error  *struct{ Code int }
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &m) != nil {
+		t.Fatalf("%s: %d %s", method, resp.StatusCode, body)
+	}
+	if m.Error != nil {
+		return nil, m.Error.Code
+	}
+	return m.Result, 0
+}
+
+func (e *taskEnv) wsOf(token string) string {
+	if token == e.other {
+		return e.ws2
+	}
+	return e.ws
+}
+
+type wireTask struct {
+	TaskID, Status, StatusMessage, CreatedAt, LastUpdatedAt string
+	TTL, PollInterval                                       int64
+}
+
+func (e *taskEnv) create(t *testing.T, token, tool, args string, ttl int) wireTask {
+	t.Helper()
+	res, code := e.rpc(t, token, "tools/call", `{"name":"`+tool+`","arguments":`+args+`,"task":{"ttl":`+itoa(ttl)+`}}`)
+	var ct struct{ Task wireTask }
+	if code != 0 || json.Unmarshal(res, &ct) != nil || ct.Task.TaskID == "" {
+		t.Fatalf("task-augmented call: code %d, %s", code, res)
+	}
+	return ct.Task
+}
+
+func (e *taskEnv) get(t *testing.T, token, id string) (wireTask, int) {
+	t.Helper()
+	res, code := e.rpc(t, token, "tasks/get", `{"taskId":"`+id+`"}`)
+	var w wireTask
+	_ = json.Unmarshal(res, &w)
+	return w, code
+}
+
+func (e *taskEnv) waitStatus(t *testing.T, id, want string, within time.Duration) wireTask {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		w, code := e.get(t, e.admin, id)
+		if code == 0 && w.Status == want {
+			return w
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: status %q (code %d), want %q within %v", id, w.Status, code, want, within)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func (e *taskEnv) auditRows(t *testing.T, tool string) int {
+	t.Helper()
+	var n int
+	if err := e.env.Pool.QueryRow(t.Context(), `SELECT count(*) FROM audit_events WHERE tool = $1`, tool).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestTasks: a task-augmented tools/call of a proxied tool answers at once with a working
+// task; tasks/get shows working then completed; tasks/result is the upstream's result byte
+// for byte; one audit row. Cancel while working ends the upstream call; a failing
+// upstream gives failed with the envelope; built-ins run as complete tasks; another
+// principal's or workspace's task answers like an unknown id; an expired task is gone and
+// the cleanup deletes it; capabilities and tool execution hints are advertised from
+// 2025-11-25 on.
+func TestTasks(t *testing.T) {
+	e := newTaskEnv(t, 0)
+	t.Run("completes", func(t *testing.T) {
+		start := time.Now()
+		tk := e.create(t, e.admin, e.tool, `{"delayMs":2500,"q":"a"}`, 60000)
+		if d := time.Since(start); d > time.Second || tk.Status != "working" || tk.TTL != 60000 || tk.PollInterval <= 0 || len(tk.TaskID) < 20 {
+			t.Fatalf("created %+v after %v", tk, d)
+		}
+		if w, _ := e.get(t, e.admin, tk.TaskID); w.Status != "working" {
+			t.Fatalf("tasks/get right after creation: %+v", w)
+		}
+		e.waitStatus(t, tk.TaskID, "completed", 15*time.Second)
+		res, code := e.rpc(t, e.admin, "tasks/result", `{"taskId":"`+tk.TaskID+`"}`)
+		if code != 0 || string(res) != testpeer.RawCallResult {
+			t.Fatalf("tasks/result: code %d\n got %s\nwant %s", code, res, testpeer.RawCallResult)
+		}
+		if n := e.auditRows(t, e.tool); n != 1 {
+			t.Errorf("%d audit rows, want 1", n)
+		}
+	})
+	t.Run("tasks/result waits for the outcome", func(t *testing.T) {
+		tk := e.create(t, e.admin, e.tool, `{"delayMs":1500}`, 60000)
+		res, code := e.rpc(t, e.admin, "tasks/result", `{"taskId":"`+tk.TaskID+`"}`)
+		if code != 0 || string(res) != testpeer.RawCallResult {
+			t.Fatalf("tasks/result on a working task: code %d %s", code, res)
+		}
+	})
+	t.Run("cancel while working", func(t *testing.T) {
+		before := len(e.up.Received("notifications/cancelled"))
+		tk := e.create(t, e.admin, e.tool, `{"delayMs":60000}`, 60000)
+		time.Sleep(300 * time.Millisecond)
+		res, code := e.rpc(t, e.admin, "tasks/cancel", `{"taskId":"`+tk.TaskID+`"}`)
+		var w wireTask
+		_ = json.Unmarshal(res, &w)
+		if code != 0 || w.Status != "cancelled" {
+			t.Fatalf("tasks/cancel: %d %s", code, res)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for len(e.up.Received("notifications/cancelled")) == before {
+			if time.Now().After(deadline) {
+				t.Fatal("the upstream call was not cancelled")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if _, code := e.rpc(t, e.admin, "tasks/result", `{"taskId":"`+tk.TaskID+`"}`); code != -32602 {
+			t.Errorf("tasks/result of a cancelled task: code %d", code)
+		}
+		if w, _ := e.get(t, e.admin, tk.TaskID); w.Status != "cancelled" {
+			t.Errorf("after cancel: %+v", w)
+		}
+	})
+	t.Run("failing upstream", func(t *testing.T) {
+		dead := testpeer.NewRawUpstream(t, false)
+		status, out := e.env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Dead", "url": dead.URL, "workspaceId": e.ws})
+		if status != http.StatusCreated {
+			t.Fatalf("create: %d %s", status, out)
+		}
+		var c struct{ Handle string }
+		_ = json.Unmarshal(out, &c)
+		dead.Server.Close()
+		tk := e.create(t, e.admin, "mcp_"+c.Handle+"_report", `{}`, 60000)
+		w := e.waitStatus(t, tk.TaskID, "failed", 15*time.Second)
+		if w.StatusMessage == "" {
+			t.Error("failed task without statusMessage")
+		}
+		res, code := e.rpc(t, e.admin, "tasks/result", `{"taskId":"`+tk.TaskID+`"}`)
+		if code != 0 || !strings.Contains(string(res), `"isError":true`) || !strings.Contains(string(res), "UPSTREAM_UNAVAILABLE") {
+			t.Errorf("tasks/result of the failed task: %d %s", code, res)
+		}
+	})
+	t.Run("built-in", func(t *testing.T) {
+		tk := e.create(t, e.member, "agentpack_toolsets_list", `{}`, 60000)
+		if tk.Status != "completed" {
+			t.Fatalf("built-in task: %+v", tk)
+		}
+		res, code := e.rpc(t, e.member, "tasks/result", `{"taskId":"`+tk.TaskID+`"}`)
+		if code != 0 || !strings.Contains(string(res), `"ok":true`) {
+			t.Errorf("built-in tasks/result: %d %s", code, res)
+		}
+	})
+	t.Run("isolation", func(t *testing.T) {
+		tk := e.create(t, e.admin, e.tool, `{"delayMs":100}`, 60000)
+		for _, token := range []string{e.member, e.other} {
+			for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+				_, code := e.rpc(t, token, method, `{"taskId":"`+tk.TaskID+`"}`)
+				_, unknown := e.rpc(t, token, method, `{"taskId":"AAAAAAAAAAAAAAAAAAAAAA"}`)
+				if code == 0 || code != unknown {
+					t.Errorf("%s of another's task: code %d, an unknown id gives %d", method, code, unknown)
+				}
+			}
+			res, _ := e.rpc(t, token, "tasks/list", `{}`)
+			if strings.Contains(string(res), tk.TaskID) {
+				t.Errorf("tasks/list of another principal shows the task: %s", res)
+			}
+		}
+		res, _ := e.rpc(t, e.admin, "tasks/list", `{}`)
+		if !strings.Contains(string(res), tk.TaskID) {
+			t.Errorf("the owner's tasks/list lacks the task: %s", res)
+		}
+	})
+	t.Run("expiry and cleanup", func(t *testing.T) {
+		tk := e.create(t, e.admin, "agentpack_toolsets_list", `{}`, 1)
+		time.Sleep(50 * time.Millisecond)
+		if _, code := e.get(t, e.admin, tk.TaskID); code != -32602 {
+			t.Errorf("expired task: code %d, want unknown", code)
+		}
+		n, err := db.TasksDeleteExpired(t.Context(), e.env.Pool)
+		if err != nil || n < 1 {
+			t.Errorf("cleanup deleted %d (%v)", n, err)
+		}
+	})
+	t.Run("capabilities", func(t *testing.T) {
+		for _, v := range []struct {
+			version string
+			want    bool
+		}{{"2025-11-25", true}, {"2025-06-18", false}} {
+			resp, body := e.env.RPC(t, "/mcp/"+e.ws, e.admin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+v.version+`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, map[string]string{"Mcp-Protocol-Version": v.version})
+			if got := strings.Contains(string(resultOf(t, resp, body)), `"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`); got != v.want {
+				t.Errorf("%s: tasks capability advertised %v, want %v: %s", v.version, got, v.want, body)
+			}
+		}
+		res, _ := e.rpc(t, e.admin, "tools/list", `{}`)
+		var l struct {
+			Tools []struct {
+				Name      string
+				Execution struct{ TaskSupport string }
+			}
+		}
+		_ = json.Unmarshal(res, &l)
+		for _, tool := range l.Tools {
+			if tool.Execution.TaskSupport != "optional" {
+				t.Errorf("%s: execution.taskSupport %q", tool.Name, tool.Execution.TaskSupport)
+			}
+		}
+	})
+}
+
+// TestSyncBudget: a plain tools/call that runs past the synchronous budget answers an
+// isError envelope (UPSTREAM_TIMEOUT, naming tasks) within the budget plus a second —
+// never a gateway 504.
+func TestSyncBudget(t *testing.T) {
+	e := newTaskEnv(t, 2*time.Second)
+	start := time.Now()
+	res, code := e.rpc(t, e.admin, "tools/call", `{"name":"`+e.tool+`","arguments":{"delayMs":40000}}`)
+	d := time.Since(start)
+	if code != 0 || !strings.Contains(string(res), `"isError":true`) || !strings.Contains(string(res), "UPSTREAM_TIMEOUT") || !strings.Contains(string(res), "task") {
+		t.Fatalf("code %d %s", code, res)
+	}
+	if d > 3*time.Second {
+		t.Errorf("answered after %v, want within the 2 s budget + 1 s", d)
+	}
+}
+
+// TestTasksTypeScriptClient: the official TypeScript SDK's task API against an upstream tool
+// that takes 40 s: the task is created at once, polling shows working then completed, the
+// result is the upstream's, and one audit row is written.
+func TestTasksTypeScriptClient(t *testing.T) {
+	t.Parallel()
+	e := newTaskEnv(t, 0)
+	plain := strings.TrimSuffix(e.tool, "report") + "plain"
+	res := testpeer.TSClient(t, testpeer.TSClientOptions{URL: e.env.URL + "/mcp/" + e.ws, Authorization: "Bearer " + e.admin,
+		Timeout: 120 * time.Second,
+		Plan:    []map[string]any{{"op": "callToolTask", "name": plain, "arguments": map[string]any{"delayMs": 40000}, "ttl": 120000}}})
+	if res.ConnectError != nil || res.Steps[0].Error != nil {
+		t.Fatalf("TS client: %+v %+v", res.ConnectError, res.Steps[0].Error)
+	}
+	var out struct {
+		Messages []struct {
+			Type   string
+			AtMs   int `json:"atMs"`
+			Task   wireTask
+			Result json.RawMessage
+			Error  *testpeer.TSError
+		}
+	}
+	_ = json.Unmarshal(res.Steps[0].Result, &out)
+	msgs := out.Messages
+	if len(msgs) < 3 || msgs[0].Type != "taskCreated" || msgs[0].AtMs > 3000 {
+		t.Fatalf("stream %+v", msgs)
+	}
+	sawWorking := false
+	for _, m := range msgs {
+		sawWorking = sawWorking || (m.Type == "taskStatus" && m.Task.Status == "working")
+	}
+	last := msgs[len(msgs)-1]
+	prev := msgs[len(msgs)-2]
+	if !sawWorking || prev.Type != "taskStatus" || prev.Task.Status != "completed" || last.Type != "result" || last.AtMs < 40000 {
+		t.Fatalf("stream ends with %+v (error %+v) after %+v", last, last.Error, prev)
+	}
+	if !jsonEqual(t, last.Result, []byte(testpeer.RawPlainResult)) {
+		t.Errorf("result %s, want the upstream's %s", last.Result, testpeer.RawPlainResult)
+	}
+	if n := e.auditRows(t, plain); n != 1 {
+		t.Errorf("%d audit rows, want 1", n)
+	}
+}

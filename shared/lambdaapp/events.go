@@ -1,0 +1,43 @@
+package lambdaapp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+)
+
+// StartWithEvents is Start for a function that also receives events of its own: under
+// Lambda, an invocation whose payload is a JSON object with the member key (e.g.
+// {"agentpackTask": {...}}, the asynchronous invocation the MCP gateway sends itself to run
+// a task) goes to onEvent with that member's value; every other payload is an API Gateway
+// HTTP API v2 request served by h as in Start. Locally it is Start (events are handled in
+// process by the caller).
+func StartWithEvents(ctx context.Context, h http.Handler, addr string, logger *slog.Logger,
+	key string, onEvent func(ctx context.Context, payload json.RawMessage) error) error {
+	if !InLambda() {
+		return Start(ctx, h, addr, logger)
+	}
+	adapter := httpadapter.NewV2(StripProxyHeaders(h))
+	marker := []byte(`"` + key + `"`)
+	handler := func(ctx context.Context, raw json.RawMessage) (any, error) {
+		if bytes.Contains(raw, marker) {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(raw, &m) == nil && m[key] != nil {
+				return map[string]bool{"ok": true}, onEvent(ctx, m[key])
+			}
+		}
+		var req events.APIGatewayV2HTTPRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, err
+		}
+		return adapter.ProxyWithContext(ctx, req)
+	}
+	lambda.StartWithOptions(handler, lambda.WithContext(ctx))
+	return nil
+}
