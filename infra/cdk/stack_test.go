@@ -51,12 +51,13 @@ func TestFunctions(t *testing.T) {
 		"Handler":       "bootstrap",
 		"VpcConfig":     assertions.Match_ObjectLike(&map[string]any{"SubnetIds": assertions.Match_AnyValue()}),
 	})
-	for _, id := range []string{"McpFunction", "MarketplaceFunction", "PinsFunction"} {
+	for id, want := range map[string]int{"McpFunction": 900, "MarketplaceFunction": 29, "PinsFunction": 29} {
+		// McpFunction: 900 s for the asynchronous task path (docs/TASKS.md).
 		props := tpl.FindResources(jsii.String("AWS::Lambda::Function"), map[string]any{
-			"Properties": map[string]any{"Timeout": 29},
+			"Properties": map[string]any{"Timeout": want},
 		})
 		if _, ok := (*props)[id]; !ok {
-			t.Errorf("%s: timeout is not 29 s", id)
+			t.Errorf("%s: timeout is not %d s", id, want)
 		}
 	}
 	tpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{

@@ -92,6 +92,28 @@ func TaskFinish(ctx context.Context, q Querier, id, status string, result, rpcEr
 		WHERE id = $1 RETURNING `+taskCols, id, status, nullText(result), nullText(rpcError), message)
 }
 
+// TaskSetStatus records the status an upstream reported for its own task (a routed task)
+// unless the row is already terminal, and returns the row.
+func TaskSetStatus(ctx context.Context, q Querier, id, status, message string) (*Task, error) {
+	return one[Task](ctx, q, `UPDATE mcp_tasks SET
+		status = CASE WHEN status IN ('working', 'input_required') THEN $2 ELSE status END,
+		status_message = CASE WHEN status IN ('working', 'input_required') THEN NULLIF($3, '') ELSE status_message END,
+		last_updated_at = CASE WHEN status IN ('working', 'input_required') AND status <> $2 THEN now() ELSE last_updated_at END
+		WHERE id = $1 RETURNING `+taskCols, id, status, message)
+}
+
+// TaskKeepResult stores a routed task's result the first time it is fetched and reports
+// whether this call stored it (false: it was stored before).
+func TaskKeepResult(ctx context.Context, q Querier, id string, result json.RawMessage) (bool, error) {
+	tag, err := q.Exec(ctx, `UPDATE mcp_tasks SET result = $2::json,
+		status = CASE WHEN status IN ('working', 'input_required') THEN 'completed' ELSE status END,
+		last_updated_at = now() WHERE id = $1 AND result IS NULL`, id, nullText(result))
+	if err != nil {
+		return false, Interpret(err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // TaskCancel marks the owner's working task cancelled and returns the row (a terminal
 // task is returned unchanged); NOT_FOUND for an unknown or foreign id.
 func TaskCancel(ctx context.Context, q Querier, id, ws, principal string) (*Task, error) {

@@ -708,8 +708,8 @@ func (p *Pool) connectOnce(ctx context.Context, t Target, transport string, dead
 		if ir.ServerInfo != nil {
 			s.info.ServerName, s.info.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
 		}
-		if ir.Capabilities != nil {
-			s.info.Capabilities, _ = json.Marshal(ir.Capabilities)
+		if s.info.Capabilities = rt.capabilities(); s.info.Capabilities == nil && ir.Capabilities != nil {
+			s.info.Capabilities, _ = json.Marshal(ir.Capabilities) // go-sdk's reading of them
 		}
 	}
 	go func() {

@@ -1,13 +1,17 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	sse "github.com/tmaxmax/go-sse"
 )
 
 // errTooLarge is what a response body read returns once it passes MaxResponseBytes.
@@ -70,7 +74,86 @@ type roundTripper struct {
 	maxBytes  int64
 	sse       bool        // the session uses the legacy SSE transport
 	tooLarge  atomic.Bool // set once any response of this session passed maxBytes
+	// initAnswer keeps the body of the answer to the session's initialize (or
+	// server/discover) request: go-sdk's typed result drops capabilities it does not know
+	// (tasks), and the gateway needs the upstream's own.
+	initMu     sync.Mutex
+	initAnswer *bytes.Buffer
+	initDone   bool // the capabilities were read: stop copying
 }
+
+// capabilities returns the capabilities member of the handshake's answer as the upstream
+// sent it (a JSON body, or the event carrying it), or nil; it stops the copying.
+func (rt *roundTripper) capabilities() json.RawMessage {
+	rt.initMu.Lock()
+	defer rt.initMu.Unlock()
+	rt.initDone = true
+	if rt.initAnswer == nil {
+		return nil
+	}
+	b := rt.initAnswer.Bytes()
+	rt.initAnswer = nil
+	find := func(data []byte) json.RawMessage {
+		var m struct {
+			Result struct {
+				ProtocolVersion string          `json:"protocolVersion"`
+				Capabilities    json.RawMessage `json:"capabilities"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(data, &m) != nil || m.Result.ProtocolVersion == "" {
+			return nil
+		}
+		return m.Result.Capabilities
+	}
+	if c := find(b); c != nil {
+		return c
+	}
+	for ev, err := range sse.Read(bytes.NewReader(b), &sse.ReadConfig{MaxEventSize: maxInitAnswer}) {
+		if err != nil {
+			break
+		}
+		if c := find([]byte(ev.Data)); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// maxInitAnswer bounds what initAnswer keeps.
+const maxInitAnswer = 256 << 10
+
+// handshake reports whether req carries an initialize or server/discover request.
+func handshake(req *http.Request) bool {
+	if req.Method != http.MethodPost || req.GetBody == nil {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	b, _ := io.ReadAll(io.LimitReader(body, 4096))
+	return bytes.Contains(b, []byte(`"method":"initialize"`)) || bytes.Contains(b, []byte(`"method":"server/discover"`))
+}
+
+// teeBody copies what is read from rc into buf (up to maxInitAnswer bytes).
+type teeBody struct {
+	rc  io.ReadCloser
+	rt  *roundTripper
+	buf *bytes.Buffer
+}
+
+func (t *teeBody) Read(p []byte) (int, error) {
+	n, err := t.rc.Read(p)
+	t.rt.initMu.Lock()
+	if room := maxInitAnswer - t.buf.Len(); room > 0 && !t.rt.initDone {
+		t.buf.Write(p[:min(n, room)])
+	}
+	t.rt.initMu.Unlock()
+	return n, err
+}
+
+func (t *teeBody) Close() error { return t.rc.Close() }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := req.Clone(req.Context())
@@ -88,6 +171,14 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	eventStream := strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
+	if resp.StatusCode/100 == 2 && (handshake(r) || (rt.sse && eventStream && rt.initAnswer == nil)) {
+		// The handshake's answer (for legacy SSE: the start of the stream, which carries it).
+		buf := &bytes.Buffer{}
+		rt.initMu.Lock()
+		rt.initAnswer = buf
+		rt.initMu.Unlock()
+		resp.Body = &teeBody{rc: resp.Body, rt: rt, buf: buf}
+	}
 	if rt.maxBytes > 0 {
 		resp.Body = &limitedBody{
 			rc:          resp.Body,

@@ -80,7 +80,7 @@ func (p *Pool) observeCall(id string, s *session, d time.Duration) {
 		if len(vt.samples[1]) >= tuneSamples {
 			vt.phase, vt.chosen = 2, vt.first
 			a, b := median(vt.samples[0]), median(vt.samples[1])
-			if gain := a - b; gain >= tuneMinGain && float64(gain) >= tuneMinGainRatio*float64(a) {
+			if altIsBetter(a, b) {
 				vt.chosen = tuneAltVersion
 			}
 			drop = vt.chosen != s.info.ProtocolVersion
@@ -95,6 +95,13 @@ func (p *Pool) observeCall(id string, s *session, d time.Duration) {
 	if drop {
 		s.retire() // closed once the calls running on it (this one included) end
 	}
+}
+
+// altIsBetter reports whether the older revision, at median b, is clearly faster than the
+// newer at median a: by tuneMinGain and by tuneMinGainRatio of a.
+func altIsBetter(a, b time.Duration) bool {
+	gain := a - b
+	return gain >= tuneMinGain && float64(gain) >= tuneMinGainRatio*float64(a)
 }
 
 func median(d []time.Duration) time.Duration {

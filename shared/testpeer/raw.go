@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,24 @@ type RawUpstream struct {
 	mu       sync.Mutex
 	sse      bool
 	received []RawRequest
+	tasks    map[string]*rawTask // with WithTasks: the upstream's own tasks
+	nextTask int
+}
+
+// rawTask is one of the upstream's own tasks.
+type rawTask struct {
+	status string
+	done   chan struct{}
+	cancel chan struct{}
+}
+
+// WithTasks makes u a task-capable upstream (MCP 2025-11-25 Tasks): it declares the tasks
+// capability, and a tools/call with a "task" member answers at once with its own task
+// ("up-task-N") and finishes after arguments.delayMs; tasks/get, tasks/result (which
+// waits) and tasks/cancel are served. Call before any request.
+func (u *RawUpstream) WithTasks() *RawUpstream {
+	u.tasks = map[string]*rawTask{}
+	return u
 }
 
 // RawRequest is one JSON-RPC message the RawUpstream received.
@@ -134,19 +153,80 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		if v == "" || v > "2025-11-25" {
 			v = "2025-11-25"
 		}
-		result = `{"protocolVersion":"` + v + `","capabilities":{"tools":{},"resources":{}},"serverInfo":{"name":"raw-upstream","version":"1.0.0"}}`
+		caps := `{"tools":{},"resources":{}}`
+		if u.tasks != nil {
+			caps = `{"tools":{},"resources":{},"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}}`
+		}
+		result = `{"protocolVersion":"` + v + `","capabilities":` + caps + `,"serverInfo":{"name":"raw-upstream","version":"1.0.0"}}`
 	case "ping":
 		result = `{}`
 	case "tools/list":
 		result = RawToolsList
+	case "tasks/get", "tasks/result", "tasks/cancel":
+		var p struct {
+			TaskID string `json:"taskId"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		u.mu.Lock()
+		tk := u.tasks[p.TaskID]
+		u.mu.Unlock()
+		if tk == nil {
+			u.write(w, msg.ID, "", `{"code":-32602,"message":"unknown task"}`)
+			return
+		}
+		switch msg.Method {
+		case "tasks/cancel":
+			u.mu.Lock()
+			if tk.status == "working" {
+				tk.status = "cancelled"
+				close(tk.cancel)
+			}
+			u.mu.Unlock()
+		case "tasks/result":
+			select {
+			case <-tk.done:
+			case <-r.Context().Done():
+				return
+			}
+			u.write(w, msg.ID, RawCallResult, "")
+			return
+		}
+		u.mu.Lock()
+		status := tk.status
+		u.mu.Unlock()
+		u.write(w, msg.ID, `{"taskId":"`+p.TaskID+`","status":"`+status+`","ttl":60000,"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","pollInterval":500}`, "")
+		return
 	case "tools/call":
 		var p struct {
-			Name      string `json:"name"`
+			Name      string          `json:"name"`
+			Task      json.RawMessage `json:"task"`
 			Arguments struct {
 				DelayMS int `json:"delayMs"`
 			} `json:"arguments"`
 		}
 		_ = json.Unmarshal(msg.Params, &p)
+		if u.tasks != nil && p.Task != nil {
+			u.mu.Lock()
+			u.nextTask++
+			id := "up-task-" + strconv.Itoa(u.nextTask)
+			tk := &rawTask{status: "working", done: make(chan struct{}), cancel: make(chan struct{})}
+			u.tasks[id] = tk
+			u.mu.Unlock()
+			go func() {
+				select {
+				case <-time.After(time.Duration(min(p.Arguments.DelayMS, MaxSlowMS)) * time.Millisecond):
+					u.mu.Lock()
+					if tk.status == "working" {
+						tk.status = "completed"
+					}
+					u.mu.Unlock()
+				case <-tk.cancel:
+				}
+				close(tk.done)
+			}()
+			u.write(w, msg.ID, `{"task":{"taskId":"`+id+`","status":"working","ttl":60000,"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","pollInterval":500}}`, "")
+			return
+		}
 		if d := time.Duration(min(p.Arguments.DelayMS, MaxSlowMS)) * time.Millisecond; d > 0 {
 			select {
 			case <-time.After(d):

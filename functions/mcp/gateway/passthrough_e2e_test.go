@@ -264,8 +264,9 @@ func TestSingleServerCapabilitiesAreHonest(t *testing.T) {
 		got = append(got, k)
 	}
 	slices.Sort(got)
-	if !slices.Equal(got, []string{"resources", "tools"}) {
-		t.Errorf("advertised %v, want exactly the upstream's [resources tools]", got)
+	// The upstream's own, plus tasks: the gateway runs any tool call as a task.
+	if !slices.Equal(got, []string{"resources", "tasks", "tools"}) {
+		t.Errorf("advertised %v, want exactly the upstream's [resources tools] and the gateway's tasks", got)
 	}
 	for _, method := range []string{"prompts/list", "completion/complete"} {
 		before := len(up.Received(method))

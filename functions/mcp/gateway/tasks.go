@@ -6,11 +6,13 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
@@ -126,6 +128,9 @@ func (g *Gateway) createTask(ctx context.Context, st *requestState, name string,
 		}
 		return map[string]any{"task": taskObject(saved)}, nil
 	}
+	if ts := taskSupport(ref.t.Definition); (ts == "optional" || ts == "required") && upstreamRunsTasks(ref.c) {
+		return g.createUpstreamTask(ctx, st, ref, params, row)
+	}
 	if def := ref.t.Definition; len(def) > 0 && taskSupport(def) == "forbidden" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: "this tool does not support task-augmented calls (execution.taskSupport is forbidden)"}
@@ -151,6 +156,123 @@ func (g *Gateway) createTask(ctx context.Context, st *requestState, name string,
 		}
 	}
 	return map[string]any{"task": taskObject(saved)}, nil
+}
+
+// upstreamRunsTasks reports whether connection c's upstream declared task-augmented
+// tools/call (capabilities.tasks.requests.tools.call).
+func upstreamRunsTasks(c *catalog.Connection) bool {
+	var caps struct {
+		Tasks struct {
+			Requests struct {
+				Tools struct {
+					Call json.RawMessage `json:"call"`
+				} `json:"tools"`
+			} `json:"requests"`
+		} `json:"tasks"`
+	}
+	return json.Unmarshal(c.Capabilities, &caps) == nil && caps.Tasks.Requests.Tools.Call != nil
+}
+
+// createUpstreamTask forwards a task-augmented call to an upstream that runs tasks itself
+// and records its task under a gateway task id (naming the connection), so that tasks/*
+// can be routed back statelessly.
+func (g *Gateway) createUpstreamTask(ctx context.Context, st *requestState, ref *proxiedRef, params json.RawMessage, row *db.Task) (any, error) {
+	up, err := upstreamParams(params, ref.t.UpstreamName)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+	}
+	res, err := g.forwardRaw(ctx, st, ref.c.ID, "tools/call", up)
+	if err != nil {
+		return nil, err
+	}
+	var ct struct {
+		Task struct {
+			TaskID        string `json:"taskId"`
+			Status        string `json:"status"`
+			StatusMessage string `json:"statusMessage"`
+		} `json:"task"`
+	}
+	if json.Unmarshal(res, &ct) != nil || ct.Task.TaskID == "" {
+		return nil, g.internalError(ctx, "tools/call", errors.New("upstream answered a task-augmented call without a task"), nil)
+	}
+	connID, upID := ref.c.ID, ct.Task.TaskID
+	row.ConnectionID, row.UpstreamTaskID, row.Status = &connID, &upID, ct.Task.Status
+	if row.Status == "" {
+		row.Status = db.TaskWorking
+	}
+	saved, err := db.TaskInsert(ctx, g.o.Pool, row)
+	if err != nil {
+		return nil, g.taskStoreError(ctx, err)
+	}
+	return map[string]any{"task": taskObject(saved)}, nil
+}
+
+// forwardRaw sends one request to connection id's upstream under the synchronous budget;
+// an upstream JSON-RPC error is returned as is, a gateway-side failure as -32603 carrying
+// the envelope code and an errorId.
+func (g *Gateway) forwardRaw(ctx context.Context, st *requestState, connID, method string, params json.RawMessage) (json.RawMessage, error) {
+	callCtx, cancel := g.callContext(ctx, st)
+	defer cancel()
+	row, err := db.ConnectionGet(callCtx, g.o.Pool, connID)
+	var res json.RawMessage
+	if err == nil {
+		res, err = g.o.Upstreams.Forward(callCtx, connections.TargetOf(row), method, params, nil)
+	}
+	if err == nil {
+		return res, nil
+	}
+	if je := mcpclient.RPCError(err); je != nil {
+		return nil, je
+	}
+	errorID := httpapi.NewID()
+	fail := toolError(err, errorID)
+	g.log.WarnContext(ctx, "task routing failed", "method", method, "connection_id", connID, "error_id", errorID, "err", err)
+	data, _ := json.Marshal(map[string]any{"code": fail.Code, "retryable": fail.Retryable, "errorId": errorID})
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fail.Message, Data: data}
+}
+
+// serveUpstreamTask answers tasks/get, tasks/result and tasks/cancel for a routed task by
+// asking its upstream (under the upstream's own task id) and keeping the row in step:
+// status on every answer, the result once (with the audit row for a result without
+// isError) when tasks/result first returns it.
+func (g *Gateway) serveUpstreamTask(ctx context.Context, st *requestState, method string, row *db.Task) (any, error) {
+	if row.ConnectionID == nil {
+		return nil, errUnknownTask // the connection was deleted
+	}
+	idParams, _ := json.Marshal(map[string]string{"taskId": *row.UpstreamTaskID})
+	start := time.Now()
+	res, err := g.forwardRaw(ctx, st, *row.ConnectionID, method, idParams)
+	if err != nil {
+		return nil, err
+	}
+	store := context.WithoutCancel(ctx)
+	if method == "tasks/result" {
+		first, err := db.TaskKeepResult(store, g.o.Pool, row.ID, res)
+		if err != nil {
+			return nil, g.taskStoreError(ctx, err)
+		}
+		if first {
+			if !resultIsError(res) {
+				// The arguments went to the upstream when the task was created and are not
+				// kept: the row's digest is that of no arguments.
+				if err := g.audit(store, st, row.Tool, "", "proxied", *row.ConnectionID, time.Since(start), nil); err != nil {
+					return nil, g.internalError(ctx, "tasks/result", err, nil)
+				}
+			}
+		}
+		return res, nil
+	}
+	var up struct {
+		Status        string `json:"status"`
+		StatusMessage string `json:"statusMessage"`
+	}
+	_ = json.Unmarshal(res, &up)
+	if up.Status != "" {
+		if row, err = db.TaskSetStatus(store, g.o.Pool, row.ID, up.Status, up.StatusMessage); err != nil {
+			return nil, g.taskStoreError(ctx, err)
+		}
+	}
+	return taskObject(row), nil
 }
 
 // taskSupport returns a tool definition's execution.taskSupport ("" when absent).
@@ -270,6 +392,9 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 		out["tasks"] = tasks
 		return out, nil
 	case "tasks/cancel":
+		if row, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.workspace, owner); err == nil && row.UpstreamTaskID != nil {
+			return g.serveUpstreamTask(ctx, st, method, row)
+		}
 		if c, ok := g.taskCancels.Load(p.TaskID); ok {
 			defer (*c.(*context.CancelFunc))()
 		}
@@ -282,6 +407,9 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 	row, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.workspace, owner)
 	if err != nil {
 		return nil, g.taskLookupError(ctx, err)
+	}
+	if row.UpstreamTaskID != nil {
+		return g.serveUpstreamTask(ctx, st, method, row)
 	}
 	if method == "tasks/get" {
 		return taskObject(row), nil
@@ -359,14 +487,15 @@ func (w *limitedWriter) withTaskCapability() {
 	if v != "" && v < taskMinVersion {
 		return
 	}
-	var caps map[string]json.RawMessage
-	if json.Unmarshal(res["capabilities"], &caps) != nil || caps == nil {
+	caps, err := mcpclient.SetMember(res["capabilities"], "tasks", taskCapability)
+	if err != nil {
 		return
 	}
-	caps["tasks"] = taskCapability
-	res["capabilities"], _ = json.Marshal(caps)
-	msg["result"], _ = json.Marshal(res)
-	out, err := json.Marshal(msg)
+	result, err := mcpclient.SetMember(msg["result"], "capabilities", caps)
+	if err != nil {
+		return
+	}
+	out, err := mcpclient.SetMember(w.buf.Bytes(), "result", result)
 	if err != nil {
 		return
 	}

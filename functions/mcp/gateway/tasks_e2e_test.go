@@ -205,6 +205,40 @@ func TestTasks(t *testing.T) {
 			t.Errorf("tasks/result of the failed task: %d %s", code, res)
 		}
 	})
+	t.Run("upstream runs tasks itself", func(t *testing.T) {
+		native := testpeer.NewRawUpstream(t, false).WithTasks()
+		status, out := e.env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Native", "url": native.URL, "workspaceId": e.ws})
+		if status != http.StatusCreated {
+			t.Fatalf("create: %d %s", status, out)
+		}
+		var c struct{ Handle string }
+		_ = json.Unmarshal(out, &c)
+		tool := "mcp_" + c.Handle + "_report"
+		tk := e.create(t, e.admin, tool, `{"delayMs":1500}`, 60000)
+		calls := native.Received("tools/call")
+		if len(calls) != 1 || !strings.Contains(string(calls[0].Params), `"task"`) || strings.HasPrefix(tk.TaskID, "up-task") {
+			t.Fatalf("task %+v; upstream received %d calls: %v", tk, len(calls), calls)
+		}
+		if w, _ := e.get(t, e.admin, tk.TaskID); w.Status != "working" || w.TaskID != tk.TaskID {
+			t.Fatalf("tasks/get: %+v", w)
+		}
+		e.waitStatus(t, tk.TaskID, "completed", 10*time.Second)
+		res, code := e.rpc(t, e.admin, "tasks/result", `{"taskId":"`+tk.TaskID+`"}`)
+		if code != 0 || string(res) != testpeer.RawCallResult {
+			t.Fatalf("tasks/result: %d %s", code, res)
+		}
+		if n := e.auditRows(t, tool); n != 1 {
+			t.Errorf("%d audit rows, want 1", n)
+		}
+		if gets := native.Received("tasks/get"); len(gets) == 0 || !strings.Contains(string(gets[0].Params), `"up-task-`) {
+			t.Errorf("tasks/get did not reach the upstream under its own id: %v", gets)
+		}
+		tk2 := e.create(t, e.admin, tool, `{"delayMs":30000}`, 60000)
+		res, code = e.rpc(t, e.admin, "tasks/cancel", `{"taskId":"`+tk2.TaskID+`"}`)
+		if code != 0 || !strings.Contains(string(res), `"cancelled"`) || len(native.Received("tasks/cancel")) != 1 {
+			t.Errorf("tasks/cancel: %d %s", code, res)
+		}
+	})
 	t.Run("built-in", func(t *testing.T) {
 		tk := e.create(t, e.member, "agentpack_toolsets_list", `{}`, 60000)
 		if tk.Status != "completed" {
