@@ -13,7 +13,6 @@ package connections
 import (
 	"context"
 	"log/slog"
-	"sort"
 	"strings"
 	"time"
 
@@ -174,7 +173,7 @@ func (s *Service) writable(ctx context.Context, q db.Querier, p *auth.Principal,
 // ---- events and catalog ----
 
 func logEvent(ctx context.Context, q db.Querier, p *auth.Principal, action string, c *db.Connection, extra map[string]any) error {
-	payload := map[string]any{"name": c.Name, "url": c.URL, "transportType": c.TransportType,
+	payload := map[string]any{"name": c.Name, "url": headers.RedactURL(c.URL), "transportType": c.TransportType,
 		"source": c.Source, "headers": headers.Redact(c.Headers)}
 	if c.CatalogEntryID != nil {
 		payload["catalogEntryId"] = *c.CatalogEntryID
@@ -235,7 +234,7 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 	if lerr != nil {
 		// The message may quote the upstream (a JSON-RPC error text): an upstream that echoes
 		// the API key it was sent must not get it into last_error, event_log or the answer.
-		res.Error = scrubHeaderValues(apperr.Public(lerr).Message, c.Headers)
+		res.Error = headers.Scrub(apperr.Public(lerr).Message, c.URL, c.Headers)
 		s.logger().WarnContext(ctx, "upstream connect failed", "connection_id", c.ID, "err", lerr)
 		err := db.ConnectionRecordState(context.WithoutCancel(ctx), s.Pool, c.ID, db.ConnectionState{OK: false, Error: res.Error})
 		return res, err
@@ -265,21 +264,4 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 	}
 	res.OK, res.ToolCount = true, len(defs)
 	return res, nil
-}
-
-// scrubHeaderValues replaces every header value of h found in msg by "[redacted]"
-// (longest first, so that a value containing another goes whole). Header values are
-// secrets (DESIGN §9); upstream error texts can quote them.
-func scrubHeaderValues(msg string, h map[string]string) string {
-	vals := make([]string, 0, len(h))
-	for _, v := range h {
-		if v = strings.TrimSpace(v); v != "" {
-			vals = append(vals, v)
-		}
-	}
-	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
-	for _, v := range vals {
-		msg = strings.ReplaceAll(msg, v, "[redacted]")
-	}
-	return msg
 }

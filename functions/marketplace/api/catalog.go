@@ -136,7 +136,7 @@ func (b *CatalogEntryBody) input() *db.CatalogEntryInput {
 }
 
 func entryEvent(ctx context.Context, q db.Querier, p *auth.Principal, action string, e *db.CatalogEntry, extra map[string]any) error {
-	payload := map[string]any{"name": e.Name, "url": e.URL, "transportType": e.TransportType,
+	payload := map[string]any{"name": e.Name, "url": headers.RedactURL(e.URL), "transportType": e.TransportType,
 		"headers": headers.Redact(e.Headers), "category": e.Category}
 	for k, v := range extra {
 		payload[k] = v
