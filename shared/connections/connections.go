@@ -256,6 +256,9 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 				return err
 			}
 		}
+		if err := db.ConnectionSchemaNotesSet(ctx, tx, c.ID, schemaNotes(info)); err != nil {
+			return err
+		}
 		return db.ConnectionRecordState(ctx, tx, c.ID, db.ConnectionState{OK: true,
 			WorkingTransport: info.Transport, ProtocolVersion: info.ProtocolVersion})
 	})

@@ -269,7 +269,11 @@ func (a *API) connectionTools(w http.ResponseWriter, r *http.Request, p *auth.Pr
 	if tools == nil {
 		tools = []db.ConnectionTool{}
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"tools": tools})
+	notes, err := a.Connections.SchemaNotes(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"tools": tools, "schemaNotes": notes})
 	return nil
 }
 
