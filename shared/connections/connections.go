@@ -222,6 +222,9 @@ type RefreshResult struct {
 	Error     string         `json:"error,omitempty"`
 	Sync      *db.SyncResult `json:"changes,omitempty"`
 	Info      mcpclient.Info `json:"-"`
+	// Failure says where a failed connect failed (stage, HTTP status, hint; issue 14 item
+	// 8); nil on success or when the failure was not the upstream's (e.g. a refused URL).
+	Failure *mcpclient.Failure `json:"-"`
 }
 
 // Refresh connects to connection c's upstream, lists its tools, stores them
@@ -235,6 +238,9 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 		// The message may quote the upstream (a JSON-RPC error text): an upstream that echoes
 		// the API key it was sent must not get it into last_error, event_log or the answer.
 		res.Error = headers.Scrub(apperr.Public(lerr).Message, c.URL, c.Headers)
+		if f := mcpclient.FailureOf(lerr); f != nil {
+			res.Failure = &mcpclient.Failure{Stage: f.Stage, HTTPStatus: f.HTTPStatus, Hint: headers.Scrub(f.Hint, c.URL, c.Headers)}
+		}
 		s.logger().WarnContext(ctx, "upstream connect failed", "connection_id", c.ID, "err", lerr)
 		err := db.ConnectionRecordState(context.WithoutCancel(ctx), s.Pool, c.ID, db.ConnectionState{OK: false, Error: res.Error})
 		return res, err

@@ -262,7 +262,7 @@ func (g *Gateway) catalogInstall(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return builtinOutcome(c, out), nil
 }
 
 func (g *Gateway) catalogUninstall(ctx context.Context, c *Call) (any, error) {
@@ -299,7 +299,24 @@ func (g *Gateway) connectionToggle(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return g.o.Connections.Toggle(ctx, c.Principal, id)
+	out, err := g.o.Connections.Toggle(ctx, c.Principal, id)
+	if err != nil {
+		return nil, err
+	}
+	return builtinOutcome(c, out), nil
+}
+
+// builtinOutcome is a write's outcome as a built-in answers it: the connection's URL as
+// visibleURL shows it (a query may hold an API key; only the REST detail shows it whole).
+func builtinOutcome(c *Call, out *connections.Outcome) *connections.Outcome {
+	if out == nil || out.Connection == nil {
+		return out
+	}
+	cp := *out
+	conn := *out.Connection
+	conn.URL = visibleURL(c.Principal, conn.URL)
+	cp.Connection = &conn
+	return &cp
 }
 
 func (g *Gateway) connectionTest(ctx context.Context, c *Call) (any, error) {
