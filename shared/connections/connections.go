@@ -81,6 +81,9 @@ func (s *Service) validateTarget(ctx context.Context, url, transport string, h m
 	if err := s.Guard.CheckURL(url); err != nil {
 		return err
 	}
+	if err := headers.CheckURLNotRedacted(url); err != nil {
+		return err
+	}
 	if transport != TransportStreamable && transport != TransportSSE {
 		return apperr.New(apperr.Validation, "transportType must be %q or %q", TransportStreamable, TransportSSE)
 	}

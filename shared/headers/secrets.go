@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/agentpack/gateway/shared/apperr"
 )
 
 // Secrets in upstream URLs (issue 14 item 7). Some MCP servers take their API key in the
@@ -177,4 +179,20 @@ func Scrub(msg, rawURL string, h map[string]string) string {
 		msg = strings.ReplaceAll(msg, v, RedactedValue)
 	}
 	return msg
+}
+
+// CheckURLNotRedacted refuses a URL that carries RedactedValue (as written or
+// percent-encoded): a client that sent back a URL it read from a redacted view (the
+// connection list, a built-in, an event) would otherwise store "[REDACTED]" as the API key.
+// It returns nil or an *apperr.Error with code VALIDATION_ERROR.
+func CheckURLNotRedacted(raw string) error {
+	decoded, err := url.PathUnescape(raw)
+	if err != nil {
+		decoded = raw
+	}
+	if strings.Contains(raw, RedactedValue) || strings.Contains(decoded, RedactedValue) {
+		return apperr.New(apperr.Validation, "url contains %s: send the full URL (a redacted view hides query values)", RedactedValue).
+			WithHint("read the URL from the connection detail (GET /api/mcp-connections/{id})")
+	}
+	return nil
 }

@@ -79,3 +79,15 @@ func TestScrub(t *testing.T) {
 		t.Errorf("Scrub did not keep the redacted URL's shape: %q", got)
 	}
 }
+
+func TestCheckURLNotRedacted(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{"https://h/mcp?api_key=[REDACTED]", "https://h/mcp?api_key=%5BREDACTED%5D", "https://h/mcp#[REDACTED]"} {
+		if err := headers.CheckURLNotRedacted(raw); err == nil {
+			t.Errorf("%s accepted", raw)
+		}
+	}
+	if err := headers.CheckURLNotRedacted("https://h/mcp?api_key=sk-1"); err != nil {
+		t.Errorf("a real URL refused: %v", err)
+	}
+}

@@ -149,6 +149,28 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 	if _, raw := w.env.Do(t, "GET", "/api/mcp-connections/"+qconn, a.admin, nil); !strings.Contains(string(raw), querySecret) {
 		t.Errorf("the connection detail does not show the admin the URL: %s", raw)
 	}
+	// A catalog entry shows its URL whole to the superuser who edits it, to no one else.
+	if _, raw := w.env.Do(t, "GET", "/api/mcp-marketplace/"+keyedEntry, w.su, nil); !strings.Contains(string(raw), deadSecret) {
+		t.Errorf("the catalog entry does not show the superuser its URL: %s", raw)
+	}
+	for _, p := range []string{"/api/mcp-marketplace/" + keyedEntry, "/api/mcp-marketplace?search=Keyed"} {
+		_, raw := w.env.Do(t, "GET", p, a.admin, nil)
+		check("GET "+p, string(raw))
+	}
+	// A URL read from a redacted view cannot be written back: its key would become "[REDACTED]".
+	_, lb := w.do(t, "GET", "/api/mcp-connections?workspaceId="+a.id, a.admin, nil)
+	var listed string
+	for _, c := range lb["connections"].([]any) {
+		if m := c.(map[string]any); m["id"] == qconn {
+			listed = m["url"].(string)
+		}
+	}
+	if !strings.Contains(listed, "api_key=[REDACTED]") {
+		t.Errorf("the list shows the keyed URL as %q", listed)
+	}
+	if st, ub := w.do(t, "PUT", "/api/mcp-connections/"+qconn, a.admin, map[string]any{"url": listed}); st != http.StatusBadRequest {
+		t.Errorf("PUT with the redacted URL: %d %v, want 400", st, ub)
+	}
 	_, m := w.rpc(t, "/mcp/"+a.id, a.admin, "tools/call", map[string]any{"name": "agentpack_audit_list", "arguments": map[string]any{}}, nil)
 	_, m2 := w.rpc(t, "/mcp/"+a.id, a.admin, "tools/call", map[string]any{"name": "agentpack_connections_list", "arguments": map[string]any{}}, nil)
 	_, m3 := w.rpc(t, "/mcp/"+a.id, a.admin, "resources/read", map[string]any{"uri": "agentpack://catalog"}, nil)
