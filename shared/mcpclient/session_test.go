@@ -93,11 +93,40 @@ func (u *tsStyleUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, answer)
 		return
 	}
-	h.ServeHTTP(w, r)
-	if id := w.Header().Get("Mcp-Session-Id"); id != "" {
-		u.mu.Lock()
-		u.sessions[id] = true
-		u.mu.Unlock()
+	// The session id is known from the moment its header is written: the client may send
+	// its next request (notifications/initialized) before ServeHTTP returns.
+	h.ServeHTTP(&sidRecorder{ResponseWriter: w, u: u}, r)
+}
+
+// sidRecorder remembers the Mcp-Session-Id a response issues when its header is written.
+type sidRecorder struct {
+	http.ResponseWriter
+	u    *tsStyleUpstream
+	done bool
+}
+
+func (s *sidRecorder) WriteHeader(code int) {
+	if !s.done {
+		s.done = true
+		if id := s.Header().Get("Mcp-Session-Id"); id != "" {
+			s.u.mu.Lock()
+			s.u.sessions[id] = true
+			s.u.mu.Unlock()
+		}
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *sidRecorder) Write(b []byte) (int, error) {
+	if !s.done {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *sidRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
 	}
 }
 
@@ -167,7 +196,7 @@ func TestStatefulUpstreamSessionKeepsFailing(t *testing.T) {
 			t.Errorf("%d initialize requests, want 2 (exactly one reconnect)", n)
 		}
 		if n := u.count("POST tools/call 400"); n != 2 {
-			t.Errorf("%d refused calls, want 2 (the call and its one retry)", n)
+			t.Errorf("%d refused calls, want 2 (the call and its one retry): %v; err %v", n, u.seen, err)
 		}
 	})
 	t.Run("other 400 not retried", func(t *testing.T) {
@@ -182,11 +211,12 @@ func TestStatefulUpstreamSessionKeepsFailing(t *testing.T) {
 		u.mu.Lock()
 		u.always = true
 		u.mu.Unlock()
-		if err := echo(t, p, tg, "two"); err == nil {
+		err := echo(t, p, tg, "two")
+		if err == nil {
 			t.Fatal("no error")
 		}
 		if n := u.count("POST initialize"); n != 1 {
-			t.Errorf("%d initialize requests, want 1 (no reconnect)", n)
+			t.Errorf("%d initialize requests, want 1 (no reconnect): %v; err %v", n, u.seen, err)
 		}
 	})
 }
