@@ -5,8 +5,10 @@
 # What runs (functions/mcp/gateway/conformance): @modelcontextprotocol/conformance 0.1.16 on
 # Node 22 (both pinned in test/npm) against (1) the aggregate endpoint's protocol-level
 # scenarios and (2) every server scenario through the single-server endpoint in front of a Go
-# fixture upstream, with expected-failures.yaml as the baseline; then the 2026-07-28 scenarios
-# of 0.2.0-alpha.12, reported in the test log. A loopback proxy adds the bearer token.
+# fixture upstream, with expected-failures.yaml as the baseline; then every 2026-07-28 scenario
+# of 0.2.0-alpha.12 (`--spec-version 2026-07-28 --suite all`): gating on the single-server
+# endpoint with expected-failures-2026-07-28.yaml as the baseline, reported on the aggregate
+# endpoint. A loopback proxy adds the bearer token.
 
 .PHONY: conformance
 conformance: npm-deps ## Run the MCP conformance suite against the gateway (aggregate + single-server endpoints)

@@ -165,7 +165,7 @@ Try it:
 
 Ctrl-C stops the server.
 `, base, demoWorkspace, demoURL, demoConnName, admin, member)
-	return lambdaapp.Start(ctx, st.Handler, addr, d.Logger)
+	return lambdaapp.Start(ctx, st.Handler, addr, d.Logger, d.EndUpstreamSessions)
 }
 
 // startDemoUpstream serves the project's demo MCP server on 127.0.0.1:port.

@@ -42,5 +42,8 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return lambdaapp.StartWithEvents(ctx, g.Handler(), "127.0.0.1:"+cfg.Port, d.Logger, taskEventKey, runTaskEvent(g))
+	// Sessions the gateway opened upstream are ended (DELETE) when the process stops; under
+	// Lambda that needs the SIGTERM of a registered extension (see lambdaapp.Start).
+	return lambdaapp.StartWithEvents(ctx, g.Handler(), "127.0.0.1:"+cfg.Port, d.Logger, taskEventKey, runTaskEvent(g),
+		d.EndUpstreamSessions)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/headers"
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 )
@@ -37,7 +38,7 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 		c := &conns[i]
 		cc := Connection{
 			ID: c.ID, Name: c.Name, Handle: c.Handle, Scope: c.Scope(), Source: c.Source,
-			URL: c.URL, TransportType: c.TransportType, UpdatedAt: c.UpdatedAt,
+			URL: headers.RedactURL(c.URL), TransportType: c.TransportType, UpdatedAt: c.UpdatedAt,
 			Tools: byConn[c.ID], Capabilities: c.Capabilities,
 		}
 		if cc.Tools == nil {

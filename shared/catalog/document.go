@@ -33,7 +33,7 @@ type Connection struct {
 	ProjectID        string `json:"projectId,omitempty"`
 	Source           string `json:"source"`
 	CatalogEntryID   string `json:"catalogEntryId,omitempty"`
-	URL              string `json:"url"`
+	URL              string `json:"url"` // query values, userinfo, fragment redacted (headers.RedactURL); the gateway connects with the row's URL
 	TransportType    string `json:"transportType"`
 	WorkingTransport string `json:"workingTransport,omitempty"`
 	ProtocolVersion  string `json:"protocolVersion,omitempty"`

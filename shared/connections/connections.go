@@ -13,7 +13,6 @@ package connections
 import (
 	"context"
 	"log/slog"
-	"sort"
 	"strings"
 	"time"
 
@@ -80,6 +79,9 @@ func TargetOf(c *db.Connection) mcpclient.Target {
 // name resolves to now (checkResolved). The same checks run again at connect time.
 func (s *Service) validateTarget(ctx context.Context, url, transport string, h map[string]string) error {
 	if err := s.Guard.CheckURL(url); err != nil {
+		return err
+	}
+	if err := headers.CheckURLNotRedacted(url); err != nil {
 		return err
 	}
 	if transport != TransportStreamable && transport != TransportSSE {
@@ -174,7 +176,7 @@ func (s *Service) writable(ctx context.Context, q db.Querier, p *auth.Principal,
 // ---- events and catalog ----
 
 func logEvent(ctx context.Context, q db.Querier, p *auth.Principal, action string, c *db.Connection, extra map[string]any) error {
-	payload := map[string]any{"name": c.Name, "url": c.URL, "transportType": c.TransportType,
+	payload := map[string]any{"name": c.Name, "url": headers.RedactURL(c.URL), "transportType": c.TransportType,
 		"source": c.Source, "headers": headers.Redact(c.Headers)}
 	if c.CatalogEntryID != nil {
 		payload["catalogEntryId"] = *c.CatalogEntryID
@@ -223,6 +225,9 @@ type RefreshResult struct {
 	Error     string         `json:"error,omitempty"`
 	Sync      *db.SyncResult `json:"changes,omitempty"`
 	Info      mcpclient.Info `json:"-"`
+	// Failure says where a failed connect failed (stage, HTTP status, hint; issue 14 item
+	// 8); nil on success or when the failure was not the upstream's (e.g. a refused URL).
+	Failure *mcpclient.Failure `json:"-"`
 }
 
 // Refresh connects to connection c's upstream, lists its tools, stores them
@@ -235,7 +240,10 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 	if lerr != nil {
 		// The message may quote the upstream (a JSON-RPC error text): an upstream that echoes
 		// the API key it was sent must not get it into last_error, event_log or the answer.
-		res.Error = scrubHeaderValues(apperr.Public(lerr).Message, c.Headers)
+		res.Error = headers.Scrub(apperr.Public(lerr).Message, c.URL, c.Headers)
+		if f := mcpclient.FailureOf(lerr); f != nil {
+			res.Failure = &mcpclient.Failure{Stage: f.Stage, HTTPStatus: f.HTTPStatus, Hint: headers.Scrub(f.Hint, c.URL, c.Headers)}
+		}
 		s.logger().WarnContext(ctx, "upstream connect failed", "connection_id", c.ID, "err", lerr)
 		err := db.ConnectionRecordState(context.WithoutCancel(ctx), s.Pool, c.ID, db.ConnectionState{OK: false, Error: res.Error})
 		return res, err
@@ -257,6 +265,9 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 				return err
 			}
 		}
+		if err := db.ConnectionSchemaNotesSet(ctx, tx, c.ID, schemaNotes(info)); err != nil {
+			return err
+		}
 		return db.ConnectionRecordState(ctx, tx, c.ID, db.ConnectionState{OK: true,
 			WorkingTransport: info.Transport, ProtocolVersion: info.ProtocolVersion, Capabilities: info.Capabilities})
 	})
@@ -265,21 +276,4 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 	}
 	res.OK, res.ToolCount = true, len(defs)
 	return res, nil
-}
-
-// scrubHeaderValues replaces every header value of h found in msg by "[redacted]"
-// (longest first, so that a value containing another goes whole). Header values are
-// secrets (DESIGN §9); upstream error texts can quote them.
-func scrubHeaderValues(msg string, h map[string]string) string {
-	vals := make([]string, 0, len(h))
-	for _, v := range h {
-		if v = strings.TrimSpace(v); v != "" {
-			vals = append(vals, v)
-		}
-	}
-	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
-	for _, v := range vals {
-		msg = strings.ReplaceAll(msg, v, "[redacted]")
-	}
-	return msg
 }

@@ -17,16 +17,24 @@ import (
 const DefaultTestTimeout = 10 * time.Second
 
 // MarshalJSON writes r as the seed's test answer {success, toolCount?, error?}, plus the
-// tool-list changes and the transport that worked when there are any.
+// tool-list changes and the transport that worked when there are any, and on a failure
+// where it failed: stage (dns, connect, tls, http, protocol), httpStatus when the upstream
+// answered, and a hint (issue 14 item 8).
 func (r RefreshResult) MarshalJSON() ([]byte, error) {
 	v := struct {
-		Success   bool           `json:"success"`
-		ToolCount *int           `json:"toolCount,omitempty"`
-		Error     string         `json:"error,omitempty"`
-		Transport string         `json:"transport,omitempty"`
-		Changes   *db.SyncResult `json:"changes,omitempty"`
-		Dropped   []droppedView  `json:"droppedTools,omitempty"`
+		Success    bool           `json:"success"`
+		ToolCount  *int           `json:"toolCount,omitempty"`
+		Error      string         `json:"error,omitempty"`
+		Stage      string         `json:"stage,omitempty"`
+		HTTPStatus int            `json:"httpStatus,omitempty"`
+		Hint       string         `json:"hint,omitempty"`
+		Transport  string         `json:"transport,omitempty"`
+		Changes    *db.SyncResult `json:"changes,omitempty"`
+		Dropped    []droppedView  `json:"droppedTools,omitempty"`
 	}{Success: r.OK, Error: r.Error}
+	if !r.OK && r.Failure != nil {
+		v.Stage, v.HTTPStatus, v.Hint = r.Failure.Stage, r.Failure.HTTPStatus, r.Failure.Hint
+	}
 	if r.Sync != nil && r.Sync.Changed() {
 		v.Changes = r.Sync
 	}

@@ -87,6 +87,15 @@ func (d *Deps) Close() {
 	}
 }
 
+// EndUpstreamSessions ends the upstream MCP sessions this process opened — an HTTP DELETE
+// with its Mcp-Session-Id to each stateful upstream (mcpclient.Pool.Close) — for use as a
+// lambdaapp.Start shutdown hook. Later upstream calls fail with UPSTREAM_UNAVAILABLE.
+func (d *Deps) EndUpstreamSessions(context.Context) {
+	if d.Upstreams != nil {
+		_ = d.Upstreams.Close()
+	}
+}
+
 // CatalogCache returns a gateway-side catalog cache over d.Store (TTL CATALOG_TTL) that
 // builds a workspace's document from Postgres when the store has none yet (DESIGN §6: a
 // workspace created after the last rebuild still sees the global connections).

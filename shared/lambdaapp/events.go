@@ -18,10 +18,12 @@ import (
 // a task) goes to onEvent with that member's value; every other payload is an API Gateway
 // HTTP API v2 request served by h as in Start. Locally it is Start (events are handled in
 // process by the caller).
+//
+// onShutdown hooks run as in Start.
 func StartWithEvents(ctx context.Context, h http.Handler, addr string, logger *slog.Logger,
-	key string, onEvent func(ctx context.Context, payload json.RawMessage) error) error {
+	key string, onEvent func(ctx context.Context, payload json.RawMessage) error, onShutdown ...func(context.Context)) error {
 	if !InLambda() {
-		return Start(ctx, h, addr, logger)
+		return Start(ctx, h, addr, logger, onShutdown...)
 	}
 	adapter := httpadapter.NewV2(StripProxyHeaders(h))
 	marker := []byte(`"` + key + `"`)
@@ -38,6 +40,12 @@ func StartWithEvents(ctx context.Context, h http.Handler, addr string, logger *s
 		}
 		return adapter.ProxyWithContext(ctx, req)
 	}
-	lambda.StartWithOptions(handler, lambda.WithContext(ctx))
+	opts := []lambda.Option{lambda.WithContext(ctx)}
+	if len(onShutdown) > 0 {
+		opts = append(opts, lambda.WithEnableSIGTERM(func() {
+			runHooks(context.WithoutCancel(ctx), LambdaShutdownBudget, onShutdown, logger)
+		}))
+	}
+	lambda.StartWithOptions(handler, opts...)
 	return nil
 }

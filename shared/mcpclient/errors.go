@@ -28,25 +28,49 @@ func RPCError(err error) *jsonrpc.Error {
 // codeRejected is go-sdk's internal jsonrpc2.ErrRejected code (not exported).
 const codeRejected = -32005
 
-// classifyConnect turns a failed connect attempt into an *apperr.Error.
+// classifyConnect turns a failed connect attempt into an *apperr.Error whose Details is a
+// *Failure (stage, HTTP status, hint: FailureOf).
 func (p *Pool) classifyConnect(ctx context.Context, err error, pr *probe, rt *roundTripper, transport string, timedOut bool) *apperr.Error {
-	status, method, netErr, _ := pr.snapshot()
+	status, _, netErr, _ := pr.snapshot()
 	name := transportLabel(transport)
 	switch {
 	case timedOut:
-		return apperr.Wrap(err, apperr.UpstreamTimeout, "upstream did not complete the MCP handshake (%s) within %s",
+		e := apperr.Wrap(err, apperr.UpstreamTimeout, "upstream did not complete the MCP handshake (%s) within %s",
 			name, p.opts.ConnectTimeout.Round(time.Millisecond))
+		stage := StageProtocol
+		if status == 0 {
+			netStage, _, _, host, _ := pr.where()
+			stage = StageHTTP
+			if netErr != nil && netStage != "" && netStage != StageHTTP {
+				stage = netStage
+			}
+			if stage == StageHTTP && host != "" {
+				e.Message += ": the server at " + quote(host) + " did not answer"
+			}
+		} else if status/100 != 2 {
+			stage = StageHTTP
+		}
+		return withFailure(e, stage, httpStatusOf(status))
 	case ctx.Err() != nil:
 		return ctxError(ctx, "connecting to the upstream")
 	}
-	if e := p.classifyHTTP(err, status, method, netErr, rt, "the MCP handshake ("+name+")"); e != nil {
+	if e := p.classifyHTTP(err, pr, rt, "the MCP handshake ("+name+")"); e != nil {
 		return e
 	}
 	if rpc := RPCError(err); rpc != nil {
-		return apperr.Wrap(err, apperr.UpstreamError, "upstream refused the MCP handshake (%s): JSON-RPC error %d: %s",
-			name, rpc.Code, clip(rpc.Message, 200))
+		return withFailure(apperr.Wrap(err, apperr.UpstreamError, "upstream refused the MCP handshake (%s): JSON-RPC error %d: %s",
+			name, rpc.Code, clip(rpc.Message, 200)), StageProtocol, httpStatusOf(status))
 	}
-	return apperr.Wrap(err, apperr.UpstreamError, "upstream did not complete the MCP handshake (%s): protocol error", name)
+	return withFailure(apperr.Wrap(err, apperr.UpstreamError, "upstream did not complete the MCP handshake (%s): protocol error", name).
+		WithHint("the URL answers HTTP but not as an MCP server: check the URL and the transport"), StageProtocol, httpStatusOf(status))
+}
+
+// httpStatusOf is status when it is an HTTP status worth reporting, else 0.
+func httpStatusOf(status int) int {
+	if status < 100 {
+		return 0
+	}
+	return status
 }
 
 // classify turns a failed call into an *apperr.Error. callCtx is the context with the call
@@ -55,7 +79,7 @@ func (p *Pool) classify(ctx, callCtx context.Context, err error, pr *probe, s *s
 	if e := apperr.As(err); e != nil {
 		return err
 	}
-	status, method, netErr, gone := pr.snapshot()
+	status, _, _, gone := pr.snapshot()
 	switch {
 	case ctx.Err() != nil:
 		return ctxError(ctx, "calling the upstream")
@@ -70,7 +94,7 @@ func (p *Pool) classify(ctx, callCtx context.Context, err error, pr *probe, s *s
 		status != http.StatusTooManyRequests && status < 500 {
 		return apperr.Wrap(err, apperr.UpstreamError, "upstream returned JSON-RPC error %d: %s", rpc.Code, clip(rpc.Message, 200))
 	}
-	if e := p.classifyHTTP(err, status, method, netErr, s.rt, "the "+what); e != nil {
+	if e := p.classifyHTTP(err, pr, s.rt, "the "+what); e != nil {
 		return e
 	}
 	if gone || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) {
@@ -80,36 +104,60 @@ func (p *Pool) classify(ctx, callCtx context.Context, err error, pr *probe, s *s
 }
 
 // classifyHTTP maps what the HTTP layer saw (too large, blocked, network error, status) to
-// an error, or returns nil when it explains nothing.
-func (p *Pool) classifyHTTP(err error, status int, method string, netErr error, rt *roundTripper, what string) *apperr.Error {
+// an error with a *Failure in its Details, or returns nil when it explains nothing. The
+// message names the stage's cause in our words (never the network error's text) and the
+// host, never the URL's query.
+func (p *Pool) classifyHTTP(err error, pr *probe, rt *roundTripper, what string) *apperr.Error {
+	status, _, netErr, _ := pr.snapshot()
+	netStage, location, scheme, host, path := pr.where()
 	if rt != nil && rt.tooLarge.Load() {
-		return apperr.Wrap(err, apperr.UpstreamError, "upstream response is larger than the %d-byte limit", p.opts.MaxResponseBytes)
+		return withFailure(apperr.Wrap(err, apperr.UpstreamError, "upstream response is larger than the %d-byte limit", p.opts.MaxResponseBytes),
+			StageProtocol, httpStatusOf(status))
 	}
 	var blocked *urlguard.BlockedError
 	if errors.As(netErr, &blocked) || errors.As(err, &blocked) {
-		return apperr.Wrap(err, apperr.UpstreamError, "upstream address is not allowed (%s)", blocked.Reason).
-			WithHint("the URL resolves to a private or reserved address")
+		return withFailure(apperr.Wrap(err, apperr.UpstreamError, "upstream address is not allowed (%s)", blocked.Reason).
+			WithHint("the URL resolves to a private or reserved address"), StageConnect, 0)
 	}
 	if netErr != nil && (status == 0 || status/100 == 2) {
-		return apperr.Wrap(err, apperr.UpstreamUnavailable, "upstream is unreachable")
+		if netStage == "" {
+			netStage = StageConnect
+		}
+		msg, hint := describeNetErr(netErr, netStage, host)
+		return withFailure(apperr.Wrap(err, apperr.UpstreamUnavailable, "upstream is unreachable: %s", msg).WithHint(hint), netStage, 0)
 	}
 	if status == 0 || status/100 == 2 {
 		return nil
 	}
+	var e *apperr.Error
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return apperr.Wrap(err, apperr.UpstreamError, "upstream answered %d: check the connection's headers", status).
+		e = apperr.Wrap(err, apperr.UpstreamError, "upstream answered %d: check the connection's headers", status).
 			WithHint("the upstream refused the connection's credentials")
 	case status == http.StatusTooManyRequests:
-		return apperr.Wrap(err, apperr.UpstreamUnavailable, "upstream answered 429: rate limited")
+		e = apperr.Wrap(err, apperr.UpstreamUnavailable, "upstream answered 429: rate limited").
+			WithHint("wait and try again")
 	case status >= 500:
-		return apperr.Wrap(err, apperr.UpstreamUnavailable, "upstream answered %d to %s", status, what)
+		e = apperr.Wrap(err, apperr.UpstreamUnavailable, "upstream answered %d to %s", status, what).
+			WithHint("the upstream server has a problem: try again later")
 	case status >= 300 && status < 400:
-		return apperr.Wrap(err, apperr.UpstreamError, "upstream answered a redirect (%d); redirects are not followed", status).
-			WithHint("use the final URL of the MCP endpoint")
+		to := ""
+		if location != "" {
+			to = " to " + location
+		}
+		e = apperr.Wrap(err, apperr.UpstreamError, "upstream answered %d, a redirect%s; the redirect was not followed", status, to).
+			WithHint("set the connection's URL to the final URL of the MCP endpoint")
+	case status == http.StatusNotFound:
+		e = apperr.Wrap(err, apperr.UpstreamError, "upstream answered 404 to %s: no MCP endpoint at this URL", what)
+		if h := mcpPathHint(scheme, host, path); h != "" {
+			e = e.WithHint(h)
+		} else {
+			e = e.WithHint("check the connection's URL")
+		}
 	default:
-		return apperr.Wrap(err, apperr.UpstreamError, "upstream answered %d to %s", status, what)
+		e = apperr.Wrap(err, apperr.UpstreamError, "upstream answered %d to %s", status, what)
 	}
+	return withFailure(e, StageHTTP, status)
 }
 
 // ctxError is the error for a caller whose context ended: UPSTREAM_TIMEOUT for a deadline,

@@ -119,6 +119,9 @@ type Info struct {
 	// Dropped lists the tools ListTools left out because their schemas are unusable
 	// (filled by ListTools only).
 	Dropped []DroppedTool
+	// Normalized lists the tools ListTools kept with a normalised inputSchema, and why
+	// (filled by ListTools only).
+	Normalized []DroppedTool
 }
 
 // DroppedTool is an upstream tool that ListTools left out, and why.
@@ -281,9 +284,13 @@ func (p *Pool) ListTools(ctx context.Context, t Target) ([]Tool, Info, error) {
 			return err
 		}
 		info = s.info
-		tools, info.Dropped = usableTools(all)
+		tools, info.Dropped, info.Normalized = usableTools(all)
 		for _, d := range info.Dropped {
 			p.log.WarnContext(ctx, "mcpclient: dropping upstream tool",
+				"connection_id", t.ConnectionID, "tool", d.Name, "reason", d.Reason)
+		}
+		for _, d := range info.Normalized {
+			p.log.InfoContext(ctx, "mcpclient: normalised an upstream tool's inputSchema",
 				"connection_id", t.ConnectionID, "tool", d.Name, "reason", d.Reason)
 		}
 		return nil

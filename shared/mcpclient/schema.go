@@ -9,11 +9,13 @@ import (
 
 // usableTools keeps the tools the gateway can expose and reports the others (DESIGN §6: "an
 // upstream tool whose inputSchema is unusable is dropped — never the whole connection").
-// A tool is dropped when it has no name, repeats an earlier name, or has an input schema
-// (or an output schema, when present) that is not a JSON object with root "type": "object"
-// (go-sdk's Server.AddTool panics on those, NOTES.md) or that does not compile as JSON
-// Schema (draft 2020-12 unless $schema says otherwise; no remote $ref is fetched).
-func usableTools(all []json.RawMessage) (kept []Tool, dropped []DroppedTool) {
+// An input schema that is missing, {}, $schema-only or otherwise loose about the root type
+// is normalised to describe an object (NormalizeToolSchema): the tool is kept with the
+// normalised schema (also written into its Definition) and reported in normalized. A tool
+// is dropped when it has no name, repeats an earlier name, has an input schema that cannot
+// describe an object, or an output schema (when present) that is not an object schema that
+// compiles (draft 2020-12 unless $schema says otherwise; no remote $ref is fetched).
+func usableTools(all []json.RawMessage) (kept []Tool, dropped, normalized []DroppedTool) {
 	seen := make(map[string]bool, len(all))
 	for _, def := range all {
 		t, err := parseTool(def)
@@ -28,9 +30,19 @@ func usableTools(all []json.RawMessage) (kept []Tool, dropped []DroppedTool) {
 		case seen[t.Name]:
 			reason = "duplicate tool name"
 		default:
-			if r := schemaProblem(nonNull(t.InputSchema), true); r != "" {
-				reason = "inputSchema " + r
-			} else if t.OutputSchema != nil {
+			norm, changed, why, ok := NormalizeToolSchema(nonNull(t.InputSchema))
+			switch {
+			case !ok:
+				reason = "inputSchema " + why
+			case changed:
+				if d, err := SetMember(t.Definition, "inputSchema", norm); err == nil {
+					t.InputSchema, t.Definition = norm, d
+					normalized = append(normalized, DroppedTool{Name: clip(t.Name, 128), Reason: why})
+				} else {
+					reason = "definition is not a valid tool object"
+				}
+			}
+			if reason == "" && t.OutputSchema != nil {
 				if r := schemaProblem(t.OutputSchema, false); r != "" {
 					reason = "outputSchema " + r
 				}
@@ -43,7 +55,7 @@ func usableTools(all []json.RawMessage) (kept []Tool, dropped []DroppedTool) {
 		seen[t.Name] = true
 		kept = append(kept, t)
 	}
-	return kept, dropped
+	return kept, dropped, normalized
 }
 
 // schemaProblem returns "" for a usable schema, else why not.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,29 +22,44 @@ var errTooLarge = errors.New("mcpclient: upstream response too large")
 // probe records what the HTTP layer saw for the requests made under one context (one
 // connect attempt, or one call). go-sdk does not expose the HTTP status of a failed connect
 // or call (NOTES.md), and it often formats lower errors with %v; the probe is how the pool
-// decides on fallback and error codes without matching message text.
+// decides on fallback, reconnects and error codes without matching message text of our
+// own dependencies. It also keeps what a failure report needs (Failure): the stage the
+// last request reached, the redirect target, and the URL's scheme, host and path (never
+// its query).
 type probe struct {
 	mu          sync.Mutex
 	status      int // status of the last response (0: none)
 	method      string
 	netErr      error // last transport error (dial, TLS, reset, guard refusal)
-	sessionGone bool  // a request carrying Mcp-Session-Id was answered 404
+	netStage    string
+	sessionGone bool // the upstream forgot the session: see sessionGoneAnswer
+	location    string
+	scheme      string
+	host        string
+	path        string
 }
 
-func (p *probe) record(req *http.Request, resp *http.Response, err error, sse bool) {
+func (p *probe) record(req *http.Request, resp *http.Response, err error, sse bool, tr *reqTrace, goneBody bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.scheme, p.host, p.path = req.URL.Scheme, req.URL.Host, req.URL.Path
 	if err != nil {
 		p.netErr = err
+		p.netStage = tr.stage(req.URL.Scheme, err)
 		return
 	}
 	p.status = resp.StatusCode
 	p.method = req.Method
+	p.location = ""
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		p.location = redirectTarget(req.URL, resp.Header.Get("Location"))
+	}
 	// A stateful streamable upstream answers 404 to a forgotten Mcp-Session-Id (MCP
 	// 2025-11-25 §2.5.3); a legacy SSE upstream answers 404 to a POST for a session whose
-	// stream it no longer has.
-	if resp.StatusCode == http.StatusNotFound &&
-		(req.Header.Get("Mcp-Session-Id") != "" || (sse && req.Method == http.MethodPost)) {
+	// stream it no longer has; and a restarted stateful server often answers 400 with a
+	// text that says so (goneBody, sessionGoneAnswer).
+	if (resp.StatusCode == http.StatusNotFound &&
+		(req.Header.Get("Mcp-Session-Id") != "" || (sse && req.Method == http.MethodPost))) || goneBody {
 		p.sessionGone = true
 	}
 }
@@ -51,6 +68,67 @@ func (p *probe) snapshot() (status int, method string, netErr error, sessionGone
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.status, p.method, p.netErr, p.sessionGone
+}
+
+// where returns the stage of the last transport error, the redirect target of the last
+// response, and the scheme, host and path of the last request.
+func (p *probe) where() (netStage, location, scheme, host, path string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.netStage, p.location, p.scheme, p.host, p.path
+}
+
+// sessionGoneTexts are what stateful servers answer, with HTTP 400 (or 404), to a request
+// on a session they no longer have: the TypeScript SDK's "Bad Request: Server not
+// initialized" (a restarted process whose transport never saw initialize) and "Session not
+// found", and "Bad Request: No valid session ID provided" of the SDK's examples and
+// server-everything. Matched case-insensitively in the first 4 KiB of the body; there is
+// no error code for this in the protocol (MCP 2025-11-25 §2.5.3 only says 404).
+var sessionGoneTexts = []string{"not initialized", "session not found", "no valid session", "unknown session", "invalid session", "session expired"}
+
+// sessionGoneAnswer reports whether resp, the answer to a request carrying an
+// Mcp-Session-Id, says that the session is gone: status 400 or 404 and one of
+// sessionGoneTexts in the body. It reads at most 4 KiB of the body and puts them back, so
+// the caller still reads the whole body.
+func sessionGoneAnswer(req *http.Request, resp *http.Response) bool {
+	if req.Header.Get("Mcp-Session-Id") == "" || req.Method == http.MethodDelete ||
+		(resp.StatusCode != http.StatusBadRequest && resp.StatusCode != http.StatusNotFound) || resp.Body == nil {
+		return false
+	}
+	head, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	resp.Body = &replayBody{r: io.MultiReader(bytes.NewReader(head), resp.Body), c: resp.Body}
+	if err != nil {
+		return false
+	}
+	text := strings.ToLower(string(head))
+	for _, s := range sessionGoneTexts {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// replayBody is a response body whose first bytes were read and are served again.
+type replayBody struct {
+	r io.Reader
+	c io.Closer
+}
+
+func (b *replayBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (b *replayBody) Close() error               { return b.c.Close() }
+
+// redirectTarget is the absolute redirect target of a Location value, without its query
+// and fragment (they may carry a key), or "" when there is none.
+func redirectTarget(base *url.URL, loc string) string {
+	if loc == "" {
+		return ""
+	}
+	u, err := base.Parse(loc)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }
 
 type probeKey struct{}
@@ -163,9 +241,12 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rt.userAgent != "" {
 		r.Header.Set("User-Agent", rt.userAgent)
 	}
+	tr := &reqTrace{}
+	r = r.WithContext(httptrace.WithClientTrace(r.Context(), tr.clientTrace()))
 	resp, err := rt.base.RoundTrip(r)
+	goneBody := err == nil && sessionGoneAnswer(r, resp)
 	if p := probeFrom(req.Context()); p != nil {
-		p.record(r, resp, err, rt.sse)
+		p.record(r, resp, err, rt.sse, tr, goneBody)
 	}
 	if err != nil {
 		return nil, err

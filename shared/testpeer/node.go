@@ -98,6 +98,14 @@ func Everything(t TB, mode string) string {
 // kills (SIGKILL) and reaps. The last lines of its output are logged if it fails to start.
 func StartNode(t TB, dir string, env []string, args ...string) string {
 	t.Helper()
+	addr, _ := startNode(t, dir, env, args...)
+	return addr
+}
+
+// startNode is StartNode that also returns a stop function (SIGKILL to the process group,
+// then reap; safe to call more than once, and called by t.Cleanup anyway).
+func startNode(t TB, dir string, env []string, args ...string) (string, func()) {
+	t.Helper()
 	cmd := exec.Command("node", append([]string{"--require", filepath.Join(dir, "bind-loopback.cjs")}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
@@ -141,7 +149,7 @@ func StartNode(t TB, dir string, env []string, args ...string) string {
 	select {
 	case addr, ok := <-found:
 		if ok {
-			return addr
+			return addr, stop
 		}
 		stop()
 		t.Fatalf("testpeer: node %s exited before listening; output:\n%s", strings.Join(args, " "), out)
@@ -149,7 +157,7 @@ func StartNode(t TB, dir string, env []string, args ...string) string {
 		stop()
 		t.Fatalf("testpeer: node %s did not listen within %s; output:\n%s", strings.Join(args, " "), peerStartTimeout, out)
 	}
-	return ""
+	return "", stop
 }
 
 // TSClientOptions configures TSClient.

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agentpack/gateway/functions/healthcheck/health"
 	"github.com/agentpack/gateway/shared/catalog"
 )
 
@@ -41,7 +43,50 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 	w.do(t, "POST", "/api/mcp-connections/"+a.conn+"/refresh", a.admin, nil)
 	w.fx.SetStatus("POST", 0)
 
-	secrets := map[string]string{"header value": secretHeader, "tool argument": argSecret}
+	// Issue 14 item 7: an API key in the upstream URL's query (and fragment). One
+	// connection works (its key reaches the upstream), one points at a closed port (the
+	// connect failure is logged, recorded in last_error, tested), and a catalog entry with a
+	// keyed URL is installed and health-checked.
+	const querySecret, deadSecret, userSecret, fragSecret = "qs-live-4b1d9e", "qs-dead-90ac2f", "qs-sess-5e7d", "frag-key-c3a1"
+	keyed := w.fx.URL + "?api_key=" + querySecret + "#" + fragSecret
+	st, qb := w.do(t, "POST", "/api/mcp-connections", a.admin, map[string]any{"name": "Keyed", "url": keyed,
+		"transportType": "streamable-http", "workspaceId": a.id})
+	mustStatus(t, "create keyed connection", st, http.StatusCreated, qb)
+	qconn, qhandle := qb["id"].(string), qb["handle"].(string)
+	if st, _, out := w.call(t, "/mcp/"+a.id, a.admin, "mcp_"+qhandle+"_echo", map[string]any{"message": "hi"}, nil); st != 200 || out != "ok" {
+		t.Fatalf("echo through the keyed connection: %d %s", st, out)
+	}
+	calls++
+	if n := w.fx.CountRequests("", ""); n == 0 {
+		t.Fatal("the fixture saw no request")
+	}
+	// (userinfo is refused on write by the URL guard, so it cannot be planted here.)
+	dead := "http://127.0.0.1:1/mcp?api_key=" + deadSecret + "&session=" + userSecret
+	st, db := w.do(t, "POST", "/api/mcp-connections", a.admin, map[string]any{"name": "Dead keyed", "url": dead,
+		"transportType": "streamable-http", "workspaceId": a.id})
+	mustStatus(t, "create dead keyed connection", st, http.StatusCreated, db)
+	dconn := db["id"].(string)
+	w.do(t, "POST", "/api/mcp-connections/"+dconn+"/test", a.admin, nil)
+	w.call(t, "/mcp/"+a.id, a.admin, "agentpack_connection_test", map[string]any{"connectionId": dconn}, nil)
+	st, eb := w.do(t, "POST", "/api/mcp-marketplace", w.su, map[string]any{"name": "Keyed Dead Entry", "url": dead,
+		"transportType": "streamable-http", "category": "testing"})
+	mustStatus(t, "create keyed entry", st, http.StatusCreated, eb)
+	keyedEntry := eb["id"].(string)
+	st, ib := w.do(t, "POST", "/api/mcp-marketplace/"+keyedEntry+"/install", a.admin, map[string]any{"workspaceId": a.id})
+	mustStatus(t, "install keyed entry", st, http.StatusCreated, ib)
+	hc := health.New(health.Options{Pool: w.env.Pool, Pinger: w.env.Deps.Upstreams, Logger: w.env.Deps.Logger,
+		Retries: []time.Duration{}, AttemptTimeout: 2 * time.Second})
+	sum, err := hc.Run(t.Context())
+	if err != nil {
+		t.Fatalf("health check: %v", err)
+	}
+	healthText := fmt.Sprint(sum)
+	if !strings.Contains(healthText, "Keyed Dead Entry") {
+		t.Errorf("the health check did not check the keyed entry: %s", healthText)
+	}
+
+	secrets := map[string]string{"header value": secretHeader, "tool argument": argSecret,
+		"URL query secret": querySecret, "dead URL query secret": deadSecret, "second query secret": userSecret, "URL fragment": fragSecret}
 	for name, tok := range map[string]string{"member A": a.member, "admin A": a.admin, "member B": b.member, "admin B": b.admin, "superuser": w.su} {
 		secrets[name+" token"] = tok
 		// The signature alone is enough to matter.
@@ -63,6 +108,10 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 		t.Errorf("the logs do not show the failures: is the log captured? %.300s", logs)
 	}
 	check("logs", logs)
+	if !strings.Contains(logs, "api_key=[REDACTED]") {
+		t.Errorf("no log line shows the redacted keyed URL: was the connect failure logged?")
+	}
+	check("health summary", healthText)
 	check("metrics", w.env.Metrics.String())
 	var rows string
 	if err := w.env.Pool.QueryRow(t.Context(), `SELECT coalesce((SELECT string_agg(row_to_json(a)::text, E'\n') FROM audit_events a), '') || E'\n' ||
@@ -70,6 +119,15 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("audit and event rows", rows)
+	var states string
+	if err := w.env.Pool.QueryRow(t.Context(), `SELECT coalesce((SELECT string_agg(coalesce(last_error, ''), E'\n') FROM mcp_connections), '') || E'\n' ||
+		coalesce((SELECT string_agg(coalesce(last_health_error, ''), E'\n') FROM mcp_catalog_entries), '')`).Scan(&states); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(states, "refused") && !strings.Contains(states, "unreachable") {
+		t.Errorf("no last_error / last_health_error recorded for the dead keyed upstream: %q", states)
+	}
+	check("last_error and last_health_error", states)
 	if n := w.count(t, `SELECT count(*) FROM audit_events WHERE kind = 'proxied' AND workspace_id = $1`, a.id); n != calls {
 		t.Errorf("%d audit rows for %d successful proxied calls", n, calls)
 	}
@@ -82,14 +140,43 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 		return nil
 	})
 	for _, p := range []string{"/api/mcp-connections/" + a.conn, "/api/mcp-connections?workspaceId=" + a.id, "/api/mcp-connections/" + a.conn + "/tools",
-		"/api/chats/" + a.chat + "/tools", "/api/mcp-marketplace/" + w.entry} {
+		"/api/chats/" + a.chat + "/tools", "/api/mcp-marketplace/" + w.entry, "/api/mcp-connections/statuses?workspaceId=" + a.id,
+		"/api/mcp-connections/" + qconn + "/tools"} {
 		_, raw := w.env.Do(t, "GET", p, a.admin, nil)
 		check("GET "+p, string(raw))
+	}
+	// The REST connection detail is the one place that shows an admin the URL whole.
+	if _, raw := w.env.Do(t, "GET", "/api/mcp-connections/"+qconn, a.admin, nil); !strings.Contains(string(raw), querySecret) {
+		t.Errorf("the connection detail does not show the admin the URL: %s", raw)
+	}
+	// A catalog entry shows its URL whole to the superuser who edits it, to no one else.
+	if _, raw := w.env.Do(t, "GET", "/api/mcp-marketplace/"+keyedEntry, w.su, nil); !strings.Contains(string(raw), deadSecret) {
+		t.Errorf("the catalog entry does not show the superuser its URL: %s", raw)
+	}
+	for _, p := range []string{"/api/mcp-marketplace/" + keyedEntry, "/api/mcp-marketplace?search=Keyed"} {
+		_, raw := w.env.Do(t, "GET", p, a.admin, nil)
+		check("GET "+p, string(raw))
+	}
+	// A URL read from a redacted view cannot be written back: its key would become "[REDACTED]".
+	_, lb := w.do(t, "GET", "/api/mcp-connections?workspaceId="+a.id, a.admin, nil)
+	var listed string
+	for _, c := range lb["connections"].([]any) {
+		if m := c.(map[string]any); m["id"] == qconn {
+			listed = m["url"].(string)
+		}
+	}
+	if !strings.Contains(listed, "api_key=[REDACTED]") {
+		t.Errorf("the list shows the keyed URL as %q", listed)
+	}
+	if st, ub := w.do(t, "PUT", "/api/mcp-connections/"+qconn, a.admin, map[string]any{"url": listed}); st != http.StatusBadRequest {
+		t.Errorf("PUT with the redacted URL: %d %v, want 400", st, ub)
 	}
 	_, m := w.rpc(t, "/mcp/"+a.id, a.admin, "tools/call", map[string]any{"name": "agentpack_audit_list", "arguments": map[string]any{}}, nil)
 	_, m2 := w.rpc(t, "/mcp/"+a.id, a.admin, "tools/call", map[string]any{"name": "agentpack_connections_list", "arguments": map[string]any{}}, nil)
 	_, m3 := w.rpc(t, "/mcp/"+a.id, a.admin, "resources/read", map[string]any{"uri": "agentpack://catalog"}, nil)
-	for _, x := range []map[string]any{m, m2, m3} {
+	_, m4 := w.rpc(t, "/mcp/"+a.id, a.admin, "tools/call", map[string]any{"name": "agentpack_catalog_list", "arguments": map[string]any{}}, nil)
+	_, m5 := w.rpc(t, "/mcp/"+a.id, a.member, "tools/call", map[string]any{"name": "agentpack_connections_list", "arguments": map[string]any{}}, nil)
+	for _, x := range []map[string]any{m, m2, m3, m4, m5} {
 		if x["result"] == nil {
 			t.Errorf("gateway read failed: %v", x)
 		}

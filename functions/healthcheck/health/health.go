@@ -31,14 +31,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/cenkalti/backoff/v5"
@@ -294,7 +293,7 @@ func (c *Checker) check(ctx context.Context, cand *db.HealthCandidate) Result {
 	}
 	failure := ""
 	if err != nil {
-		failure = Scrub(apperr.Public(err).Message, cand.Connection.Headers)
+		failure = Scrub(apperr.Public(err).Message, cand.Connection.URL, cand.Connection.Headers)
 	} else {
 		r.Transport = info.Transport
 	}
@@ -403,21 +402,11 @@ func (c *Checker) attempt(ctx context.Context, t mcpclient.Target) (mcpclient.In
 // attemptGrace is how long attempt waits past the deadline for the client's own error.
 const attemptGrace = 50 * time.Millisecond
 
-// Scrub makes an error text safe for last_health_error: every header value of the
-// connection (secrets, DESIGN §9) is replaced by "[redacted]", and the text is clipped
-// to 500 bytes.
-func Scrub(msg string, headers map[string]string) string {
-	vals := make([]string, 0, len(headers))
-	for _, v := range headers {
-		if v = strings.TrimSpace(v); v != "" {
-			vals = append(vals, v)
-		}
-	}
-	// Longest first, so that a value containing another is redacted whole.
-	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
-	for _, v := range vals {
-		msg = strings.ReplaceAll(msg, v, "[redacted]")
-	}
+// Scrub makes an error text safe for last_health_error: the secrets of the connection —
+// header values (DESIGN §9) and the URL's query values, userinfo and fragment — and any
+// URL quoted in it are redacted with headers.Scrub, and the text is clipped to 500 bytes.
+func Scrub(msg, rawURL string, h map[string]string) string {
+	msg = headers.Scrub(msg, rawURL, h)
 	if len(msg) > 500 {
 		msg = msg[:500] + "…"
 	}

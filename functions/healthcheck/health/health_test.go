@@ -23,6 +23,7 @@ import (
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
+	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/testpeer"
@@ -406,7 +407,7 @@ func TestRetrySchedule(t *testing.T) {
 					t.Fatalf("attempt budget %v, want ≈ 10 s", b)
 				}
 			}
-			if tc.status == "stale" && (strings.Contains(r.Error, secretValue) || !strings.Contains(r.Error, "[redacted]")) {
+			if tc.status == "stale" && (strings.Contains(r.Error, secretValue) || !strings.Contains(r.Error, headers.RedactedValue)) {
 				t.Fatalf("error not scrubbed: %q", r.Error)
 			}
 		})
@@ -593,13 +594,15 @@ func TestScrub(t *testing.T) {
 	t.Parallel()
 	h := map[string]string{"A": "abc", "B": "abcdef", "C": "  ", "D": ""}
 	tests := []struct{ name, in, want string }{
-		{"longest value first", "got abcdef and abc", "got [redacted] and [redacted]"},
+		{"longest value first", "got abcdef and abc", "got [REDACTED] and [REDACTED]"},
+		{"query value", "upstream said: bad key sk-query-777", "upstream said: bad key [REDACTED]"},
+		{"quoted URL", `Post "http://h/mcp?api_key=sk-query-777": refused`, `Post "http://h/mcp?api_key=[REDACTED]": refused`},
 		{"blank values ignored", "a  b", "a  b"},
 		{"empty message", "", "health check failed"},
 		{"clipped", strings.Repeat("x", 600), strings.Repeat("x", 500) + "…"},
 	}
 	for _, tc := range tests {
-		if got := health.Scrub(tc.in, h); got != tc.want {
+		if got := health.Scrub(tc.in, "http://h/mcp?api_key=sk-query-777", h); got != tc.want {
 			t.Errorf("%s: Scrub = %q, want %q", tc.name, got, tc.want)
 		}
 	}

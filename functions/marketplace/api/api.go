@@ -163,7 +163,11 @@ func (a *API) connectionList(w http.ResponseWriter, r *http.Request, p *auth.Pri
 	}
 	out := make([]map[string]any, 0, len(rows))
 	for i := range rows {
-		out = append(out, connectionView(&rows[i], nil))
+		v := connectionView(&rows[i], nil)
+		// Only the detail (and a write's answer to the admin who sent the URL) shows the URL
+		// whole: a query may hold the upstream's API key (issue 14 item 7).
+		v["url"] = headers.RedactURL(rows[i].URL)
+		out = append(out, v)
 	}
 	httpapi.JSON(w, http.StatusOK, map[string]any{"connections": out})
 	return nil
@@ -265,7 +269,11 @@ func (a *API) connectionTools(w http.ResponseWriter, r *http.Request, p *auth.Pr
 	if tools == nil {
 		tools = []db.ConnectionTool{}
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"tools": tools})
+	notes, err := a.Connections.SchemaNotes(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"tools": tools, "schemaNotes": notes})
 	return nil
 }
 

@@ -18,15 +18,20 @@ import (
 const catalogEntityType = "mcp_catalog_entry"
 
 // entryView is a catalog entry as REST returns it: header templates redacted (an admin
-// may have put a real secret in one), plus, when the list was asked for a workspace, the
-// "Installed" badge (seed "Como se usa" 3).
+// may have put a real secret in one), the URL's query values, userinfo and fragment
+// redacted except for a superuser (who edits entries) reading one entry or writing it
+// (issue 14 item 7), plus, when the list was asked for a workspace, the "Installed" badge
+// (seed "Como se usa" 3).
 type entryView struct {
 	db.CatalogEntry
 	Installed    *bool   `json:"installed,omitempty"`
 	ConnectionID *string `json:"connectionId,omitempty"`
 }
 
-func viewEntry(e db.CatalogEntry) entryView {
+func viewEntry(e db.CatalogEntry, fullURL bool) entryView {
+	if !fullURL {
+		e.URL = headers.RedactURL(e.URL)
+	}
 	e.Headers = headers.Redact(e.Headers)
 	if e.Headers == nil {
 		e.Headers = map[string]string{}
@@ -55,7 +60,7 @@ func (a *API) catalogList(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	}
 	out := make([]entryView, 0, len(entries))
 	for _, e := range entries {
-		v := viewEntry(e)
+		v := viewEntry(e, false)
 		if installs != nil {
 			id, ok := installs[e.ID]
 			v.Installed = &ok
@@ -69,12 +74,12 @@ func (a *API) catalogList(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	return nil
 }
 
-func (a *API) catalogGet(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+func (a *API) catalogGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	e, err := db.CatalogEntryGet(r.Context(), a.Pool, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, viewEntry(*e))
+	httpapi.JSON(w, http.StatusOK, viewEntry(*e, p.IsSuperuser()))
 	return nil
 }
 
@@ -113,6 +118,9 @@ func (a *API) validateEntry(b *CatalogEntryBody, create bool) error {
 		if err := a.Connections.Guard.CheckURL(*b.URL); err != nil {
 			return err
 		}
+		if err := headers.CheckURLNotRedacted(*b.URL); err != nil {
+			return err
+		}
 	}
 	if b.TransportType != nil && *b.TransportType != "streamable-http" && *b.TransportType != "sse" {
 		return apperr.New(apperr.Validation, `transportType must be "streamable-http" or "sse"`)
@@ -136,7 +144,7 @@ func (b *CatalogEntryBody) input() *db.CatalogEntryInput {
 }
 
 func entryEvent(ctx context.Context, q db.Querier, p *auth.Principal, action string, e *db.CatalogEntry, extra map[string]any) error {
-	payload := map[string]any{"name": e.Name, "url": e.URL, "transportType": e.TransportType,
+	payload := map[string]any{"name": e.Name, "url": headers.RedactURL(e.URL), "transportType": e.TransportType,
 		"headers": headers.Redact(e.Headers), "category": e.Category}
 	for k, v := range extra {
 		payload[k] = v
@@ -169,7 +177,7 @@ func (a *API) catalogCreate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusCreated, viewEntry(*e))
+	httpapi.JSON(w, http.StatusCreated, viewEntry(*e, true))
 	return nil
 }
 
@@ -204,7 +212,7 @@ func (a *API) catalogUpdate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, viewEntry(*e))
+	httpapi.JSON(w, http.StatusOK, viewEntry(*e, true))
 	return nil
 }
 

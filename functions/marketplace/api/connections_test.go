@@ -17,6 +17,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -376,7 +377,7 @@ func TestConnectErrorScrubsHeaderValues(t *testing.T) {
 	if strings.Contains(string(raw), secret) {
 		t.Fatalf("create answer leaks the header value: %s", raw)
 	}
-	if !strings.Contains(string(raw), "[redacted]") {
+	if !strings.Contains(string(raw), headers.RedactedValue) {
 		t.Fatalf("the upstream's echo did not reach the error (test not exercising the path): %s", raw)
 	}
 	id := body["id"].(string)

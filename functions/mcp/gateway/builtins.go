@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -171,7 +170,9 @@ func viewEntry(e *db.CatalogEntry) catalogEntryView {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	return catalogEntryView{CatalogEntry: *e, Headers: headers.Redact(e.Headers), HeaderNames: names}
+	v := catalogEntryView{CatalogEntry: *e, Headers: headers.Redact(e.Headers), HeaderNames: names}
+	v.URL = headers.RedactURL(e.URL) // a query may hold a key: values redacted (issue 14 item 7)
+	return v
 }
 
 func (g *Gateway) catalogList(ctx context.Context, c *Call) (any, error) {
@@ -261,7 +262,7 @@ func (g *Gateway) catalogInstall(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return builtinOutcome(c, out), nil
 }
 
 func (g *Gateway) catalogUninstall(ctx context.Context, c *Call) (any, error) {
@@ -298,7 +299,24 @@ func (g *Gateway) connectionToggle(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return g.o.Connections.Toggle(ctx, c.Principal, id)
+	out, err := g.o.Connections.Toggle(ctx, c.Principal, id)
+	if err != nil {
+		return nil, err
+	}
+	return builtinOutcome(c, out), nil
+}
+
+// builtinOutcome is a write's outcome as a built-in answers it: the connection's URL as
+// visibleURL shows it (a query may hold an API key; only the REST detail shows it whole).
+func builtinOutcome(c *Call, out *connections.Outcome) *connections.Outcome {
+	if out == nil || out.Connection == nil {
+		return out
+	}
+	cp := *out
+	conn := *out.Connection
+	conn.URL = visibleURL(c.Principal, conn.URL)
+	cp.Connection = &conn
+	return &cp
 }
 
 func (g *Gateway) connectionTest(ctx context.Context, c *Call) (any, error) {
@@ -374,15 +392,14 @@ func (g *Gateway) toolsSearch(_ context.Context, c *Call) (any, error) {
 	return map[string]any{"tools": hits, "total": total}, nil
 }
 
-// visibleURL is a connection URL as principal p may see it: admins see it whole; members
-// see scheme, host and path only, because some servers take an API key in the query.
+// visibleURL is a connection URL as principal p may see it in a built-in's answer: admins
+// see scheme, host, path and the query's parameter names with every value, the userinfo and
+// the fragment redacted (headers.RedactURL); members see scheme, host and path only. Some
+// servers take an API key in the query, and only the REST connection detail shows the URL
+// whole, to an admin (issue 14 item 7).
 func visibleURL(p *auth.Principal, raw string) string {
 	if p.IsAdmin() {
-		return raw
+		return headers.RedactURL(raw)
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+	return headers.PublicURL(raw)
 }

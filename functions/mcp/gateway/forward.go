@@ -278,10 +278,10 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		}
 		page, ok := it.toolsList(g, st, p.Cursor)
 		if !ok {
-			writeRPC(w, req.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"})
+			g.reply(w, st, req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"})
 			return true
 		}
-		writeRPC(w, req.id, page, nil)
+		g.reply(w, st, req, page, nil)
 		return true
 	case req.method == "tools/call":
 		p, _ := members(req.params)
@@ -291,7 +291,7 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		}
 		if p["task"] != nil && tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")) {
 			if string(p["task"]) == "null" || p["task"][0] != '{' {
-				writeRPC(w, req.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: task must be an object"})
+				g.reply(w, st, req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: task must be an object"})
 				return true
 			}
 			ref, proxied := it.lookup(st, name)
@@ -299,10 +299,10 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 			switch {
 			case b != nil && st.single == nil:
 				res, rerr := g.createTask(r.Context(), st, name, nil, b, req.params, p)
-				writeRPC(w, req.id, res, rerr)
+				g.reply(w, st, req, res, rerr)
 			case proxied:
 				res, rerr := g.createTask(r.Context(), st, name, &ref, nil, req.params, p)
-				writeRPC(w, req.id, res, rerr)
+				g.reply(w, st, req, res, rerr)
 			default:
 				return false // unknown tool: go-sdk's answer
 			}
@@ -315,29 +315,79 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		ctx, done := g.track(r.Context(), st, req.id)
 		res, rerr := g.forwardCall(ctx, st, ref, req.params, p)
 		done()
-		writeRPC(w, req.id, res, rerr)
+		g.reply(w, st, req, res, rerr)
 		return true
 	case strings.HasPrefix(req.method, "tasks/") && tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")):
 		switch req.method {
 		case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
 			res, rerr := g.serveTasks(r.Context(), st, req.method, req.params)
-			writeRPC(w, req.id, res, rerr)
+			g.reply(w, st, req, res, rerr)
 			return true
 		}
 		return false
 	case st.single != nil && passThroughMethods[req.method] && !singleAllows(st.single, req.method):
 		// Consistent with the capabilities advertised (go-sdk would answer an empty list).
-		writeRPC(w, req.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+		g.reply(w, st, req, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: "method not found: this server does not declare the capability"})
 		return true
 	case st.single != nil && passThroughMethods[req.method]:
 		ctx, done := g.track(r.Context(), st, req.id)
 		res, rerr := g.forwardMethod(ctx, st, st.single, req.method, req.params)
 		done()
-		writeRPC(w, req.id, res, rerr)
+		g.reply(w, st, req, res, rerr)
 		return true
 	}
 	return false
+}
+
+// reply writes the edge's answer to req (see writeRPC). For a 2026-07-28 client a result
+// gets what that revision requires of every result: "resultType" ("complete" when the
+// upstream, speaking an older revision, sent none), and on list results "cacheScope"
+// "private" and a "ttlMs" when absent — the answer depends on the caller's credentials, so
+// no intermediary may share it, whatever the upstream said. Results for older clients are
+// written as they are.
+func (g *Gateway) reply(w *limitedWriter, st *requestState, req *rpcRequest, result any, rerr error) {
+	if rerr != nil || !st.newProtocol {
+		writeRPC(w, req.id, result, rerr)
+		return
+	}
+	raw, ok := result.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(result)
+		if err != nil {
+			writeRPC(w, req.id, nil, g.internalError(context.Background(), req.method, err, nil))
+			return
+		}
+		raw = b
+	}
+	writeRPC(w, req.id, newEraResult(req.method, raw), nil)
+}
+
+// newEraResult adds the members a 2026-07-28 result must have (see reply); a result that is
+// not a JSON object is returned as it is.
+func newEraResult(method string, raw json.RawMessage) json.RawMessage {
+	m, ok := members(raw)
+	if !ok {
+		return raw
+	}
+	out := raw
+	set := func(k, v string) {
+		if o, err := mcpclient.SetMember(out, k, json.RawMessage(v)); err == nil {
+			out = o
+		}
+	}
+	if m["resultType"] == nil {
+		set("resultType", `"complete"`)
+	}
+	if strings.HasSuffix(method, "/list") {
+		if string(m["cacheScope"]) != `"private"` {
+			set("cacheScope", `"private"`)
+		}
+		if m["ttlMs"] == nil {
+			set("ttlMs", `0`)
+		}
+	}
+	return out
 }
 
 // newProtocolHeadersMatch reports whether a 2026-07-28 request's Mcp-Method / Mcp-Name

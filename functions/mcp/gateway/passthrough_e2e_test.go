@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -45,6 +46,21 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 		t.Fatalf("not JSON: %v: %s", err, b)
 	}
 	return reflect.DeepEqual(va, vb)
+}
+
+// revisionResult is what a client of version receives for the upstream result raw: raw
+// itself, or at 2026-07-28 raw with "resultType":"complete" appended (that revision
+// requires it; the upstream speaks an older one) and every other byte kept.
+func revisionResult(t *testing.T, version, raw string) string {
+	t.Helper()
+	if version < "2026-07-28" {
+		return raw
+	}
+	out, err := mcpclient.SetMember(json.RawMessage(raw), "resultType", json.RawMessage(`"complete"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
 
 // upstreamTools decodes testpeer.RawToolsList into its definitions by name.
@@ -151,8 +167,8 @@ func TestPassThroughIntact(t *testing.T) {
 							}
 							res := rpc(t, ep.path, "tools/call", ep.prefix+"report",
 								`{"name":"`+ep.prefix+`report","arguments":{"q": "x",  "n":1.50}}`)
-							if string(res) != testpeer.RawCallResult {
-								t.Errorf("tools/call result changed:\n got %s\nwant %s", res, testpeer.RawCallResult)
+							if want := revisionResult(t, version, testpeer.RawCallResult); string(res) != want {
+								t.Errorf("tools/call result changed:\n got %s\nwant %s", res, want)
 							}
 							calls := up.Received("tools/call")
 							var sent struct {
@@ -165,8 +181,8 @@ func TestPassThroughIntact(t *testing.T) {
 							}
 							if ep.name == "single" {
 								res := rpc(t, ep.path, "resources/read", "ui://report/view.html", `{"uri":"ui://report/view.html"}`)
-								if string(res) != testpeer.RawReadResult {
-									t.Errorf("resources/read result changed:\n got %s\nwant %s", res, testpeer.RawReadResult)
+								if want := revisionResult(t, version, testpeer.RawReadResult); string(res) != want {
+									t.Errorf("resources/read result changed:\n got %s\nwant %s", res, want)
 								}
 							}
 						})

@@ -13,7 +13,7 @@ func TestVisibleURL(t *testing.T) {
 	if got := visibleURL(member, raw); got != "https://mcp.example.com/v1/mcp" {
 		t.Errorf("member sees %q", got)
 	}
-	if got := visibleURL(admin, raw); got != raw {
+	if got := visibleURL(admin, raw); got != "https://mcp.example.com/v1/mcp?api_key=[REDACTED]#[REDACTED]" {
 		t.Errorf("admin sees %q", got)
 	}
 	if got := visibleURL(member, "%zz"); got != "" {
