@@ -33,7 +33,7 @@ func usableTools(all []json.RawMessage) (kept []Tool, dropped, normalized []Drop
 			norm, changed, why, ok := NormalizeToolSchema(nonNull(t.InputSchema))
 			switch {
 			case !ok:
-				reason = "inputSchema " + why
+				reason = why
 			case changed:
 				if d, err := SetMember(t.Definition, "inputSchema", norm); err == nil {
 					t.InputSchema, t.Definition = norm, d
