@@ -1,7 +1,9 @@
 // Package lambdaapp runs an http.Handler the same way in AWS Lambda and locally
 // (DESIGN §2): when AWS_LAMBDA_RUNTIME_API is set the handler is wrapped with
 // aws-lambda-go-api-proxy for API Gateway HTTP API payload v2 and served by lambda.Start;
-// otherwise it listens on addr with net/http.
+// otherwise it listens on addr with net/http. Either way the handler runs inside Wrap:
+// forged proxy headers stripped, the Lambda and API Gateway request ids in the context,
+// one access log line and (when configured) one trace span per request.
 package lambdaapp
 
 import (
@@ -15,7 +17,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/telemetry"
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 )
 
@@ -26,9 +33,14 @@ func InLambda() bool { return os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" }
 // adapter, locally on addr (e.g. "127.0.0.1:8080") with graceful shutdown on SIGINT or
 // SIGTERM. It returns only on a listen error or after shutdown.
 func Start(ctx context.Context, h http.Handler, addr string, logger *slog.Logger) error {
-	h = StripProxyHeaders(h)
+	h = Wrap(h, logger)
 	if InLambda() {
-		lambda.StartWithOptions(httpadapter.NewV2(h).ProxyWithContext, lambda.WithContext(ctx))
+		adapter := httpadapter.NewV2(h)
+		lambda.StartWithOptions(func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			resp, err := adapter.ProxyWithContext(ctx, ev)
+			telemetry.Flush(ctx) // before the environment may freeze
+			return resp, err
+		}, lambda.WithContext(ctx))
 		return nil
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -51,8 +63,54 @@ func Start(ctx context.Context, h http.Handler, addr string, logger *slog.Logger
 }
 
 // StartEvent runs an event handler under Lambda (e.g. the EventBridge scheduled event of
-// the health check).
-func StartEvent(handler any) { lambda.Start(handler) }
+// the health check), flushing trace spans after each invocation. Log lines of the
+// invocation carry its Lambda request id (logx reads it from the Lambda context).
+func StartEvent[E, R any](handler func(context.Context, E) (R, error)) {
+	lambda.Start(func(ctx context.Context, ev E) (R, error) {
+		defer telemetry.Flush(ctx)
+		return handler(ctx, ev)
+	})
+}
+
+// Wrap is the middleware every HTTP function runs in (Start applies it; the local stack
+// and tests apply it to a composed mux), outermost first: StripProxyHeaders; the
+// invocation's ids (WithPlatformIDs); logx.AccessLog (one access line per request);
+// telemetry.Middleware (the request span, when tracing is on).
+func Wrap(h http.Handler, logger *slog.Logger) http.Handler {
+	return StripProxyHeaders(WithPlatformIDs(logx.AccessLog(logger, telemetry.Middleware(h))))
+}
+
+// WithPlatformIDs puts into the request context the invocation's Lambda request id (from
+// the Lambda context, lambdacontext) and the API Gateway request id and routeKey (from
+// the HTTP API v2 request context, core.GetAPIGatewayV2ContextFromContext — never from
+// a header): logx.RequestIDs returns them, every *Context log line carries them, and the
+// Lambda request id becomes the request id (request_id, X-Request-Id). Outside Lambda the
+// request passes through unchanged.
+func WithPlatformIDs(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		var lambdaID, apigwID string
+		if lc, ok := lambdacontext.FromContext(ctx); ok {
+			lambdaID = lc.AwsRequestID
+		}
+		rc, ok := core.GetAPIGatewayV2ContextFromContext(ctx)
+		if ok {
+			apigwID = rc.RequestID
+		}
+		if lambdaID == "" && apigwID == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx = logx.WithRequestIDs(ctx, lambdaID, apigwID)
+		if ok {
+			ctx = logx.WithRouteKey(ctx, rc.RouteKey)
+		}
+		if lambdaID != "" && logx.RequestID(ctx) == "" {
+			ctx = logx.WithRequestID(ctx, lambdaID)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
 
 // StripProxyHeaders removes inbound X-GoLambdaProxy-* headers, which the Lambda adapter
 // uses to pass the API Gateway context and which a client could forge (NOTES.md). Read

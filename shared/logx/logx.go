@@ -1,7 +1,9 @@
 // Package logx builds the JSON slog logger every function uses and carries request-scoped
-// attributes (request id) through contexts. Keys are stable: err, request_id, tool,
-// connection_id, duration_ms, error_id (STYLE.md). Header values and tokens are never
-// logged.
+// data through contexts: the request ids (the function's request id, the Lambda request id
+// and the API Gateway request id), which every *Context log call adds to its line, and the
+// access record that AccessLog writes as one line per request. Keys are stable: err,
+// request_id, lambda_request_id, apigw_request_id, trace_id, tool, connection_id,
+// duration_ms, error_id (docs/OPERATIONS.md). Header values and tokens are never logged.
 package logx
 
 import (
@@ -10,10 +12,17 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // New returns a JSON logger writing to w (os.Stdout when nil) at level ("debug", "info",
-// "warn", "error"; default info).
+// "warn", "error"; default info). Lines logged with a *Context call carry the request ids
+// of the context (request_id, lambda_request_id, apigw_request_id) and, when a sampled
+// OpenTelemetry span is active, its trace_id. go-sdk's per-request session lifecycle
+// lines ("server session connected", …) are dropped: in the gateway's stateless mode
+// every request opens and closes a session with an empty id, which is noise.
 func New(w io.Writer, level string) *slog.Logger {
 	if w == nil {
 		w = os.Stdout
@@ -33,8 +42,13 @@ func New(w io.Writer, level string) *slog.Logger {
 type requestIDKey struct{}
 
 // WithRequestID returns ctx carrying the request id that every log line made with a
-// *Context call will include as request_id.
+// *Context call will include as request_id. When ctx holds an access record (AccessLog),
+// the record's request_id becomes id too, so the access line and the handler's lines
+// agree.
 func WithRequestID(ctx context.Context, id string) context.Context {
+	if a := accessFrom(ctx); a != nil {
+		a.setRequestID(id)
+	}
 	return context.WithValue(ctx, requestIDKey{}, id)
 }
 
@@ -44,11 +58,63 @@ func RequestID(ctx context.Context) string {
 	return s
 }
 
+type platformIDsKey struct{}
+
+type platformIDs struct{ lambda, apigw string }
+
+// WithRequestIDs returns ctx carrying the Lambda request id (the invocation's
+// awsRequestId, as in the platform's START/END/REPORT lines) and the API Gateway request
+// id ($context.requestId, as in API Gateway's access logs). Either may be "" (locally
+// both are). Every *Context log line carries them as lambda_request_id and
+// apigw_request_id.
+func WithRequestIDs(ctx context.Context, lambdaID, apigwID string) context.Context {
+	if lambdaID == "" && apigwID == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, platformIDsKey{}, platformIDs{lambdaID, apigwID})
+}
+
+// RequestIDs returns the Lambda request id and the API Gateway request id carried by ctx
+// ("" for each one absent). shared/lambdaapp puts them there from the Lambda context and
+// the HTTP API v2 request context, never from request headers; without them the Lambda
+// context of an event invocation still gives the Lambda request id.
+func RequestIDs(ctx context.Context) (lambdaID, apigwID string) {
+	if v, ok := ctx.Value(platformIDsKey{}).(platformIDs); ok {
+		return v.lambda, v.apigw
+	}
+	if lc, ok := lambdacontext.FromContext(ctx); ok { // event functions (health check)
+		return lc.AwsRequestID, ""
+	}
+	return "", ""
+}
+
+// noise are go-sdk's session lifecycle messages (mcp/server.go, v1.8.0), logged at info
+// for every stateless request.
+var noise = map[string]bool{
+	"server session connected":    true,
+	"server session disconnected": true,
+	"session initialized":         true,
+}
+
 type ctxHandler struct{ slog.Handler }
 
 func (h *ctxHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelInfo && noise[r.Message] {
+		return nil
+	}
 	if id := RequestID(ctx); id != "" {
 		r.AddAttrs(slog.String("request_id", id))
+	}
+	if l, a := RequestIDs(ctx); l != "" || a != "" {
+		if l != "" {
+			r.AddAttrs(slog.String("lambda_request_id", l))
+		}
+		if a != "" {
+			r.AddAttrs(slog.String("apigw_request_id", a))
+		}
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()))
 	}
 	return h.Handler.Handle(ctx, r)
 }
