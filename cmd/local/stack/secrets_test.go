@@ -69,6 +69,10 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 		t.Errorf("the logs do not show the failures: is the log captured? %.300s", logs)
 	}
 	check("logs", logs)
+	// go-sdk's per-request session lifecycle lines are dropped (shared/logx).
+	if strings.Contains(logs, "server session connected") || strings.Contains(logs, "server session disconnected") {
+		t.Error("the logs hold go-sdk's session connect/disconnect noise")
+	}
 	// Every request wrote its access line.
 	if n := strings.Count(logs, `"msg":"access"`); n < calls+8 {
 		t.Errorf("%d access lines for more than %d requests", n, calls+8)
