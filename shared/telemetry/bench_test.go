@@ -15,7 +15,8 @@ import (
 )
 
 // BenchmarkMiddleware: the cost per request of the functions' middleware around a
-// trivial handler. "bare" is the handler alone; "off" is lambdaapp.Wrap (ids, the JSON
+// trivial handler. "bare" is the handler alone; "middleware-off" is telemetry.Middleware
+// alone with tracing off (one atomic load); "off" is lambdaapp.Wrap (ids, the JSON
 // access line written to io.Discard, telemetry middleware) with tracing off; "on" adds a real
 // SDK tracer provider with a batch span processor (exporter discarding the batches).
 // `go test ./shared/telemetry -run '^$' -bench Middleware -benchmem`
@@ -33,6 +34,7 @@ func BenchmarkMiddleware(b *testing.B) {
 		}
 	}
 	b.Run("bare", func(b *testing.B) { run(b, mux) })
+	b.Run("middleware-off", func(b *testing.B) { run(b, telemetry.Middleware(mux)) })
 	b.Run("off", func(b *testing.B) { run(b, lambdaapp.Wrap(mux, logger)) })
 	b.Run("on", func(b *testing.B) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
