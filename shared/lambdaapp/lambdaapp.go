@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // InLambda reports whether the process runs under a Lambda runtime (or the emulator).
@@ -63,13 +64,30 @@ func Start(ctx context.Context, h http.Handler, addr string, logger *slog.Logger
 }
 
 // StartEvent runs an event handler under Lambda (e.g. the EventBridge scheduled event of
-// the health check), flushing trace spans after each invocation. Log lines of the
-// invocation carry its Lambda request id (logx reads it from the Lambda context).
-func StartEvent[E, R any](handler func(context.Context, E) (R, error)) {
+// the health check). With tracing on, each invocation is one span named name (attribute
+// faas.invocation_id, failed when the handler returns an error) whose spans are flushed
+// before the invocation returns. Log lines of the invocation carry its Lambda request id
+// (logx reads it from the Lambda context).
+func StartEvent[E, R any](name string, handler func(context.Context, E) (R, error)) {
 	lambda.Start(func(ctx context.Context, ev E) (R, error) {
 		defer telemetry.Flush(ctx)
-		return handler(ctx, ev)
+		return InvokeEvent(ctx, name, handler, ev)
 	})
+}
+
+// InvokeEvent calls handler with ev inside the invocation's span (see StartEvent).
+func InvokeEvent[E, R any](ctx context.Context, name string, handler func(context.Context, E) (R, error), ev E) (R, error) {
+	var attrs []attribute.KeyValue
+	if lambdaID, _ := logx.RequestIDs(ctx); lambdaID != "" {
+		attrs = append(attrs, attribute.String("faas.invocation_id", lambdaID))
+	}
+	ctx, span := telemetry.Start(ctx, name, attrs...)
+	defer span.End()
+	r, err := handler(ctx, ev)
+	if err != nil {
+		telemetry.Fail(span, "invocation failed", err)
+	}
+	return r, err
 }
 
 // Wrap is the middleware every HTTP function runs in (Start applies it; the local stack

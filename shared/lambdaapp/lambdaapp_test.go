@@ -2,16 +2,22 @@ package lambdaapp_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/agentpack/gateway/shared/lambdaapp"
 	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/telemetry"
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // TestWrapUnderTheAdapter: through the real HTTP API v2 adapter (as lambdaapp.Start runs
@@ -93,3 +99,34 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.h }
 func (r *recorder) Write(p []byte) (int, error) { return len(p), nil }
 func (r *recorder) WriteHeader(s int)           { r.status = s }
+
+// TestInvokeEventSpan: an event invocation is one span carrying the Lambda request id,
+// the parent of the handler's spans, failed when the handler fails.
+func TestInvokeEventSpan(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	t.Cleanup(telemetry.Use(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
+	ctx := lambdacontext.NewContext(t.Context(), &lambdacontext.LambdaContext{AwsRequestID: "inv-1"})
+	_, err := lambdaapp.InvokeEvent(ctx, "healthcheck pass", func(ctx context.Context, ev string) (int, error) {
+		_, child := telemetry.Start(ctx, "check")
+		child.End()
+		return 0, errors.New("database down")
+	}, "event")
+	if err == nil {
+		t.Fatal("the handler's error was lost")
+	}
+	spans := rec.Ended()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	child, root := spans[0], spans[1]
+	if root.Name() != "healthcheck pass" || root.Status().Code != codes.Error || child.Parent().SpanID() != root.SpanContext().SpanID() {
+		t.Errorf("root %s %v, child parent %v", root.Name(), root.Status(), child.Parent().SpanID())
+	}
+	found := false
+	for _, kv := range root.Attributes() {
+		found = found || (kv.Key == "faas.invocation_id" && kv.Value.AsString() == "inv-1")
+	}
+	if !found {
+		t.Errorf("attributes %v", root.Attributes())
+	}
+}
