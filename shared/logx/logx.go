@@ -129,3 +129,20 @@ func (h *ctxHandler) WithGroup(name string) slog.Handler {
 
 // Discard is a logger that drops everything (for benchmarks).
 var Discard = slog.New(slog.DiscardHandler)
+
+// Carry returns dst carrying src's request-scoped logging data — the request id, the
+// Lambda and API Gateway request ids and the access record (so Annotate on the result
+// annotates src's request) — and nothing else of src. It is for contexts that must not
+// inherit src's other values or cancellation, e.g. the gateway's upstream call context.
+func Carry(dst, src context.Context) context.Context {
+	if id := RequestID(src); id != "" {
+		dst = context.WithValue(dst, requestIDKey{}, id)
+	}
+	if v, ok := src.Value(platformIDsKey{}).(platformIDs); ok {
+		dst = context.WithValue(dst, platformIDsKey{}, v)
+	}
+	if a := accessFrom(src); a != nil {
+		dst = context.WithValue(dst, accessKey{}, a)
+	}
+	return dst
+}

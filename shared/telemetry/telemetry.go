@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentpack/gateway/shared/logx"
 	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel"
@@ -191,4 +192,16 @@ func Inject(ctx context.Context, set func(key, value string)) {
 	for k, v := range c {
 		set(k, v)
 	}
+}
+
+// Carry returns dst carrying src's current span (so spans started from the result are
+// its children and Transport injects their traceparent) and src's request-scoped logging
+// data (logx.Carry), and nothing else of src. Use it where a context is rebuilt from
+// context.Background() on purpose, e.g. the gateway's upstream call context.
+func Carry(dst, src context.Context) context.Context {
+	dst = logx.Carry(dst, src)
+	if sp := trace.SpanFromContext(src); sp.SpanContext().IsValid() {
+		dst = trace.ContextWithSpan(dst, sp)
+	}
+	return dst
 }

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
@@ -258,5 +259,38 @@ func TestInject(t *testing.T) {
 	sc := span.SpanContext()
 	if want := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"; meta["traceparent"] != want {
 		t.Errorf("traceparent %q, want %q", meta["traceparent"], want)
+	}
+}
+
+type probeKey struct{}
+
+// TestCarry: the rebuilt context has the span, the ids and the access record of the
+// request, and none of its other values or its cancellation.
+func TestCarry(t *testing.T) {
+	t.Cleanup(telemetry.Use(sdktrace.NewTracerProvider()))
+	var carried context.Context
+	h := logx.AccessLog(logx.Discard, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, span := telemetry.Start(r.Context(), "dispatch")
+		defer span.End()
+		ctx, cancel := context.WithCancel(context.WithValue(ctx, probeKey{}, "sdk value"))
+		carried = telemetry.Carry(context.Background(), ctx)
+		cancel()
+		logx.Annotate(carried, logx.FieldConnectionID, "conn-9")
+		if logx.Annotated(r.Context(), logx.FieldConnectionID) != "conn-9" {
+			t.Error("annotation through the carried context lost")
+		}
+		if got := trace.SpanContextFromContext(carried); got.SpanID() != span.SpanContext().SpanID() {
+			t.Error("span not carried")
+		}
+	}))
+	req := httptest.NewRequest("GET", "/", nil)
+	req = req.WithContext(logx.WithRequestIDs(logx.WithRequestID(req.Context(), "rid"), "lid", "aid"))
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	l, a := logx.RequestIDs(carried)
+	if logx.RequestID(carried) != "rid" || l != "lid" || a != "aid" {
+		t.Errorf("ids: %q %q %q", logx.RequestID(carried), l, a)
+	}
+	if carried.Value(probeKey{}) != nil || carried.Err() != nil {
+		t.Error("carried another value or the cancellation")
 	}
 }
