@@ -9,7 +9,6 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
-	"github.com/agentpack/gateway/shared/logx"
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -209,7 +208,6 @@ func (s *Service) List(ctx context.Context, p *auth.Principal, ws string) ([]db.
 		if !p.InWorkspace(ws) {
 			return nil, apperr.New(apperr.NotFound, "workspace not found")
 		}
-		logx.Annotate(ctx, logx.FieldWorkspace, ws)
 		f = db.ConnectionFilter{WorkspaceIDs: []string{ws}}
 	}
 	return db.ConnectionList(ctx, s.Pool, f)
