@@ -24,7 +24,7 @@ func main() {
 			Reconcile: func(ctx context.Context) error { return catalog.Rebuild(ctx, d.Pool, d.Store, nil) },
 		})
 		if lambdaapp.InLambda() {
-			lambdaapp.StartEvent(c.Handle)
+			lambdaapp.StartEvent("healthcheck pass", c.Handle)
 			return nil
 		}
 		_, err := c.Run(ctx)

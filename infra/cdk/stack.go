@@ -66,6 +66,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 	awscdk.Tags_Of(stack).Add(jsii.String("env"), jsii.String(cfg.Environment), tagProps)
 
 	p := newParams(stack)
+	mon := newMonitoring(stack)
 
 	// ------------------------------------------------------------ catalog bucket
 	bucket := awss3.NewBucket(stack, jsii.String("CatalogBucket"), &awss3.BucketProps{
@@ -193,6 +194,8 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		"CATALOG_TTL":             p.catalogTTL.ValueAsString(),
 		"DATABASE_PORT":           jsii.String("5432"),
 		"DATABASE_NAME":           jsii.String("agentpack"),
+		// Spans go to the ADOT collector layer when AdotCollectorLayerArn is set.
+		"OTEL_EXPORTER_OTLP_ENDPOINT": mon.otlpEndpoint(),
 	}
 	if useRDS {
 		env["DATABASE_URL"] = jsii.String("")
@@ -227,6 +230,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		"Format":         `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","method":"$context.httpMethod","routeKey":"$context.routeKey","status":"$context.status","latencyMs":"$context.responseLatency","integrationStatus":"$context.integrationStatus","integrationError":"$context.integrationErrorMessage"}`,
 	})
 
+	fns := map[string]awslambda.Function{}
 	for _, spec := range Functions {
 		fnProps := &awslambda.FunctionProps{
 			Description:  jsii.String(spec.Description),
@@ -246,6 +250,8 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		}
 		fn := awslambda.NewFunction(stack, jsii.String(spec.LogicalID), fnProps)
 		overrideID(fn, spec.LogicalID)
+		mon.instrument(fn)
+		fns[spec.LogicalID] = fn
 		// The function's default log group, created here to give it a retention (as in
 		// template.yaml).
 		awslogs.NewLogGroup(stack, jsii.String(spec.LogicalID+"LogGroup"), &awslogs.LogGroupProps{
@@ -306,6 +312,13 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 			rule.AddTarget(awseventstargets.NewLambdaFunction(fn, nil))
 		}
 	}
+
+	// ------------------------------------------------------------ dashboard, alarms
+	var proxyRes awscdk.CfnResource
+	if useRDS {
+		proxyRes = dbProxy.Node().DefaultChild().(awscdk.CfnResource)
+	}
+	addMonitoring(stack, mon, cfg.Environment, api.Node().DefaultChild().(awscdk.CfnResource), fns, proxyRes)
 
 	// ------------------------------------------------------------ outputs
 	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -71,6 +72,10 @@ type Cache struct {
 	// reuses the previous snapshot (and the servers cached for it).
 	Missing func(ctx context.Context, ws string) (*Document, error)
 
+	// Metrics, when set, receives one CloudWatch EMF line per failed revalidation
+	// (RevalidationMetrics); os.Stdout in Lambda.
+	Metrics io.Writer
+
 	mu            sync.Mutex
 	entries       map[string]*cacheEntry
 	storeFailures atomic.Int64
@@ -121,6 +126,7 @@ func (c *Cache) refresh(ctx context.Context, ws string, prev *cacheEntry) (*Snap
 		if c.Missing != nil {
 			built, berr := c.Missing(context.WithoutCancel(ctx), ws)
 			if berr != nil {
+				c.revalidationFailed("build")
 				if prev != nil {
 					c.logger.WarnContext(ctx, "catalog document missing and build failed; serving last good copy",
 						"workspace_id", ws, "err", berr)
@@ -139,6 +145,7 @@ func (c *Cache) refresh(ctx context.Context, ws string, prev *cacheEntry) (*Snap
 		}
 	case err != nil:
 		c.storeFailures.Add(1)
+		c.revalidationFailed("store")
 		if prev != nil {
 			c.logger.WarnContext(ctx, "catalog store failed; serving last good copy",
 				"workspace_id", ws, "etag", prev.snap.ETag, "err", err)
@@ -149,6 +156,7 @@ func (c *Cache) refresh(ctx context.Context, ws string, prev *cacheEntry) (*Snap
 	default:
 		doc, derr := Decode(data)
 		if derr != nil {
+			c.revalidationFailed("invalid")
 			if prev != nil {
 				c.logger.ErrorContext(ctx, "catalog document invalid; serving last good copy", "workspace_id", ws, "err", derr)
 				c.remember(ws, prev.snap)
@@ -160,6 +168,40 @@ func (c *Cache) refresh(ctx context.Context, ws string, prev *cacheEntry) (*Snap
 	}
 	c.remember(ws, snap)
 	return snap, nil
+}
+
+// RevalidationMetrics is the EMF namespace and metric of a failed catalog revalidation:
+// Agentpack/Catalog RevalidationFailures (Count), dimension reason = "store" (the store
+// failed), "build" (a missing document could not be built from Postgres) or "invalid"
+// (the document does not decode). The last good copy is served in each case when there
+// is one.
+const (
+	RevalidationNamespace = "Agentpack/Catalog"
+	RevalidationMetric    = "RevalidationFailures"
+)
+
+var revalidationMu sync.Mutex
+
+func (c *Cache) revalidationFailed(reason string) {
+	if c.Metrics == nil {
+		return
+	}
+	line := map[string]any{
+		"_aws": map[string]any{
+			"Timestamp": time.Now().UnixMilli(),
+			"CloudWatchMetrics": []any{map[string]any{
+				"Namespace":  RevalidationNamespace,
+				"Dimensions": [][]string{{"reason"}},
+				"Metrics":    []map[string]string{{"Name": RevalidationMetric, "Unit": "Count"}},
+			}},
+		},
+		"reason":           reason,
+		RevalidationMetric: 1,
+	}
+	b, _ := json.Marshal(line)
+	revalidationMu.Lock()
+	_, _ = c.Metrics.Write(append(b, '\n'))
+	revalidationMu.Unlock()
 }
 
 // contentTag is the ETag of a document built outside the store: "built-" and a hash of

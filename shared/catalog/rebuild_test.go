@@ -1,7 +1,9 @@
 package catalog_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -92,5 +94,58 @@ func TestCacheHealth(t *testing.T) {
 	h := c.Health()
 	if h.CachedWorkspaces != 1 || h.StoreFailures != 2 || h.OldestAgeMs < 0 {
 		t.Fatalf("health = %+v", h)
+	}
+}
+
+// TestCacheRevalidationMetrics: each failed revalidation writes one EMF line
+// (Agentpack/Catalog RevalidationFailures, dimension reason): "store" when the store
+// fails, "invalid" when the document does not decode; a good revalidation writes none.
+func TestCacheRevalidationMetrics(t *testing.T) {
+	ctx := context.Background()
+	store := &failingGetStore{Store: &catalog.DiskStore{Dir: t.TempDir()}}
+	const ws = "70000000-0000-4000-8000-000000000007"
+	if _, err := store.Put(ctx, ws, []byte(`{"version":1,"workspaceId":"`+ws+`","connections":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	var metrics bytes.Buffer
+	c := catalog.NewCache(store, 0, nil)
+	c.Metrics = &metrics
+	if _, err := c.Get(ctx, ws); err != nil || metrics.Len() != 0 {
+		t.Fatalf("good revalidation: %v, metrics %q", err, metrics.String())
+	}
+	store.fail = true
+	_, _ = c.Get(ctx, ws)
+	store.fail = false
+	if _, err := store.Put(ctx, ws, []byte(`{"version":1,`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, ws); err != nil {
+		t.Fatalf("last good copy not served: %v", err)
+	}
+	var reasons []string
+	for _, l := range strings.Split(strings.TrimSpace(metrics.String()), "\n") {
+		var m struct {
+			AWS struct {
+				CloudWatchMetrics []struct {
+					Namespace  string
+					Dimensions [][]string
+					Metrics    []struct{ Name, Unit string }
+				}
+			} `json:"_aws"`
+			Reason string  `json:"reason"`
+			N      float64 `json:"RevalidationFailures"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("EMF line %q: %v", l, err)
+		}
+		cw := m.AWS.CloudWatchMetrics
+		if len(cw) != 1 || cw[0].Namespace != catalog.RevalidationNamespace || cw[0].Metrics[0].Name != catalog.RevalidationMetric ||
+			cw[0].Metrics[0].Unit != "Count" || m.N != 1 || cw[0].Dimensions[0][0] != "reason" {
+			t.Errorf("EMF line %s", l)
+		}
+		reasons = append(reasons, m.Reason)
+	}
+	if strings.Join(reasons, ",") != "store,invalid" {
+		t.Errorf("reasons = %v", reasons)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
+	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/jackc/pgx/v5"
@@ -127,6 +128,7 @@ func (s *Service) authorizeScope(ctx context.Context, q db.Querier, p *auth.Prin
 	if !db.IsUUID(*ws) || !p.InWorkspace(*ws) {
 		return apperr.New(apperr.NotFound, "workspace not found")
 	}
+	logx.Annotate(ctx, logx.FieldWorkspace, *ws)
 	if _, err := db.WorkspaceGet(ctx, q, *ws); err != nil {
 		if apperr.CodeOf(err) != apperr.NotFound {
 			return err // an outage is UNAVAILABLE, not a missing workspace
@@ -153,6 +155,9 @@ func (s *Service) visible(ctx context.Context, q db.Querier, p *auth.Principal, 
 	}
 	if c.WorkspaceID != nil && !p.InWorkspace(*c.WorkspaceID) {
 		return nil, apperr.New(apperr.NotFound, "not found")
+	}
+	if c.WorkspaceID != nil {
+		logx.Annotate(ctx, logx.FieldWorkspace, *c.WorkspaceID)
 	}
 	return c, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentpack/gateway/migrations"
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/telemetry"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -45,6 +46,9 @@ func Open(ctx context.Context, url string, maxConns int32) (*Pool, error) {
 		cfg.MaxConns = maxConns
 	}
 	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	if t := telemetry.PgxTracer(); t != nil { // a span per query when tracing is on
+		cfg.ConnConfig.Tracer = t
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("db: open: %w", err)

@@ -7,6 +7,7 @@ package deps
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/telemetry"
 	"github.com/agentpack/gateway/shared/urlguard"
 )
 
@@ -30,12 +32,21 @@ type Deps struct {
 	Upstreams   *mcpclient.Pool
 	Verifier    *auth.Verifier
 	Connections *connections.Service
+	// Metrics receives shared EMF lines (catalog revalidation failures): os.Stdout from
+	// Build, nil (discarded) when a test builds Deps itself.
+	Metrics io.Writer
+
+	telemetryShutdown func(context.Context) error
 }
 
 // Build connects everything cfg describes. maxConns bounds the pool (Lambda: 2).
 func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, error) {
-	d := &Deps{Config: cfg, Logger: logx.New(os.Stdout, cfg.LogLevel)}
+	d := &Deps{Config: cfg, Logger: logx.New(os.Stdout, cfg.LogLevel), Metrics: os.Stdout}
 	var err error
+	// Tracing first: the pool takes its query tracer at construction.
+	if d.telemetryShutdown, err = telemetry.Setup(ctx, serviceName()); err != nil {
+		return nil, fmt.Errorf("deps: tracing: %w", err)
+	}
 	if cfg.DatabaseURL == "" {
 		arn := os.Getenv("DATABASE_SECRET_ARN")
 		if arn == "" {
@@ -77,8 +88,22 @@ func NewStore(ctx context.Context, cfg *config.Config) (catalog.Store, error) {
 	return &catalog.DiskStore{Dir: cfg.CatalogDir}, nil
 }
 
-// Close releases the pool and upstream sessions.
+// serviceName is the OpenTelemetry service.name (OTEL_SERVICE_NAME overrides it): the
+// Lambda function's name in AWS, "agentpack" locally.
+func serviceName() string {
+	if fn := os.Getenv("AWS_LAMBDA_FUNCTION_NAME"); fn != "" {
+		return fn
+	}
+	return "agentpack"
+}
+
+// Close releases the pool and upstream sessions, and flushes pending trace spans.
 func (d *Deps) Close() {
+	if d.telemetryShutdown != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), telemetry.FlushTimeout)
+		_ = d.telemetryShutdown(ctx)
+		cancel()
+	}
 	if d.Upstreams != nil {
 		_ = d.Upstreams.Close()
 	}
@@ -101,6 +126,7 @@ func (d *Deps) EndUpstreamSessions(context.Context) {
 // workspace created after the last rebuild still sees the global connections).
 func (d *Deps) CatalogCache() *catalog.Cache {
 	c := catalog.NewCache(d.Store, d.Config.CatalogTTL, d.Logger)
+	c.Metrics = d.Metrics
 	c.Missing = func(ctx context.Context, ws string) (*catalog.Document, error) {
 		return catalog.Build(ctx, d.Pool, ws)
 	}

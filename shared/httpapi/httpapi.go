@@ -6,8 +6,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/logx"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 )
 
 // MaxBodyBytes is the largest REST request body accepted (1 MiB).
@@ -53,6 +52,7 @@ func Error(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 	status := e.Code.HTTPStatus()
 	if status >= 500 {
 		body.ErrorID = NewID()
+		logx.Annotate(r.Context(), logx.FieldErrorID, body.ErrorID)
 		logger.ErrorContext(r.Context(), "request failed", "error_id", body.ErrorID, "code", e.Code,
 			"method", r.Method, "path", r.URL.Path, "err", err)
 	}
@@ -99,11 +99,7 @@ func jsonErrText(err error) string {
 }
 
 // NewID returns a random 16-hex-digit id (errorId, request id).
-func NewID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func NewID() string { return logx.NewID() }
 
 // BearerToken returns the token of an "Authorization: Bearer <token>" header, or "".
 func BearerToken(r *http.Request) string {
@@ -130,15 +126,30 @@ func Authenticate(v *auth.Verifier, logger *slog.Logger, next http.Handler) http
 			Error(w, r, logger, err)
 			return
 		}
+		logx.Annotate(r.Context(), logx.FieldPrincipal, p.Subject)
 		next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
 	})
 }
 
-// RequestID wraps next so that every request has an id (from the Lambda request id
-// header when present, else new) in its context for logs, and echoed as X-Request-Id.
+// RequestID wraps next so that every request has a request id in its context (logx
+// RequestID, logged as request_id) and echoed as X-Request-Id: the one the context
+// already carries (shared/lambdaapp and logx.AccessLog set it; the request then passes
+// through unchanged), else the invocation's Lambda request id (lambdacontext, the
+// awsRequestId of the platform's REPORT line), else a new random id. An inbound
+// X-Request-Id header is never used: a client could forge it.
 func RequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := NewID()
+		if logx.RequestID(r.Context()) != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		id := ""
+		if lc, ok := lambdacontext.FromContext(r.Context()); ok {
+			id = lc.AwsRequestID
+		}
+		if id == "" {
+			id = NewID()
+		}
 		w.Header().Set("X-Request-Id", id)
 		next.ServeHTTP(w, r.WithContext(logx.WithRequestID(r.Context(), id)))
 	})

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/agentpack/gateway/shared/telemetry"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
@@ -25,7 +27,7 @@ func StartWithEvents(ctx context.Context, h http.Handler, addr string, logger *s
 	if !InLambda() {
 		return Start(ctx, h, addr, logger, onShutdown...)
 	}
-	adapter := httpadapter.NewV2(StripProxyHeaders(h))
+	adapter := httpadapter.NewV2(Wrap(h, logger))
 	marker := []byte(`"` + key + `"`)
 	handler := func(ctx context.Context, raw json.RawMessage) (any, error) {
 		if bytes.Contains(raw, marker) {
@@ -38,14 +40,10 @@ func StartWithEvents(ctx context.Context, h http.Handler, addr string, logger *s
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, err
 		}
-		return adapter.ProxyWithContext(ctx, req)
+		resp, err := adapter.ProxyWithContext(ctx, req)
+		telemetry.Flush(ctx) // before the environment may freeze
+		return resp, err
 	}
-	opts := []lambda.Option{lambda.WithContext(ctx)}
-	if len(onShutdown) > 0 {
-		opts = append(opts, lambda.WithEnableSIGTERM(func() {
-			runHooks(context.WithoutCancel(ctx), LambdaShutdownBudget, onShutdown, logger)
-		}))
-	}
-	lambda.StartWithOptions(handler, opts...)
+	lambda.StartWithOptions(handler, lambdaOptions(ctx, logger, onShutdown)...)
 	return nil
 }

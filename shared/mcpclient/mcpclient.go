@@ -63,6 +63,7 @@ import (
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/headers"
+	"github.com/agentpack/gateway/shared/telemetry"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -660,7 +661,7 @@ func offeredVersion(remembered string, refused bool) (version string, preferred 
 // that allow trying the other transport.
 func (p *Pool) connectOnce(ctx context.Context, t Target, transport string, deadline time.Time, version string) (_ *session, status int, fallback bool, _ error) {
 	rt := &roundTripper{
-		base:      p.opts.Guard.Transport(),
+		base:      telemetry.Transport(p.opts.Guard.Transport()), // upstream-call span + traceparent
 		headers:   t.Headers,
 		userAgent: p.opts.UserAgent,
 		maxBytes:  p.opts.MaxResponseBytes,

@@ -9,6 +9,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/logx"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -42,6 +43,9 @@ func (s *Service) Chat(ctx context.Context, p *auth.Principal, chatID string) (*
 	c, err := db.ChatGet(ctx, s.Pool, chatID)
 	if apperr.CodeOf(err) == apperr.NotFound || (err == nil && !p.InWorkspace(c.WorkspaceID)) {
 		return nil, apperr.New(apperr.NotFound, "no such chat")
+	}
+	if err == nil {
+		logx.Annotate(ctx, logx.FieldWorkspace, c.WorkspaceID)
 	}
 	return c, err
 }

@@ -12,15 +12,21 @@ import (
 
 	"github.com/agentpack/gateway/functions/healthcheck/health"
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/telemetry"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
-// TestNoSecretsInLogsOrAudit (issue 7 "Audit integrity"): a header value planted in every
-// connection, the bearer tokens of every principal and a secret tool argument never appear
-// in a captured log line (debug level), an audit or event row, a catalog document or a
-// REST answer — after successful calls, refused ones and failing upstreams alike. Every
+// TestNoSecretsInLogsOrAudit (issue 7 "Audit integrity"; issue 17): a header value planted
+// in every connection, the bearer tokens of every principal and a secret tool argument
+// never appear in a captured log line (debug level, access lines included), a trace span's
+// name or attributes, an audit or event row, a catalog document or a REST answer — after successful calls, refused ones and failing upstreams alike. Every
 // successful proxied call has its audit row. (UPDATE/DELETE/TRUNCATE on the audit tables
 // are refused by the database: shared/db TestAuditTablesAreAppendOnly.)
 func TestNoSecretsInLogsOrAudit(t *testing.T) {
+	// Trace everything this test does (not parallel: the tracer is process-wide).
+	spans := tracetest.NewSpanRecorder()
+	t.Cleanup(telemetry.Use(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))))
 	w := newWorld(t, nil)
 	const argSecret = "arg-secret-51e0d2"
 	a, b := w.ws["A"], w.ws["B"]
@@ -112,6 +118,35 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 		t.Errorf("no log line shows the redacted keyed URL: was the connect failure logged?")
 	}
 	check("health summary", healthText)
+	// go-sdk's per-request session lifecycle lines are dropped (shared/logx).
+	if strings.Contains(logs, "server session connected") || strings.Contains(logs, "server session disconnected") {
+		t.Error("the logs hold go-sdk's session connect/disconnect noise")
+	}
+	// Every request wrote its access line.
+	if n := strings.Count(logs, `"msg":"access"`); n < calls+8 {
+		t.Errorf("%d access lines for more than %d requests", n, calls+8)
+	}
+	var spanText strings.Builder
+	for _, sp := range spans.Ended() {
+		spanText.WriteString(sp.Name() + "\n")
+		for _, kv := range sp.Attributes() {
+			fmt.Fprintf(&spanText, "%s=%s\n", kv.Key, kv.Value.Emit())
+		}
+		for _, ev := range sp.Events() {
+			for _, kv := range ev.Attributes {
+				fmt.Fprintf(&spanText, "%s=%s\n", kv.Key, kv.Value.Emit())
+			}
+		}
+		fmt.Fprintf(&spanText, "%s\n", sp.Status().Description)
+	}
+	if len(spans.Ended()) < calls+8 || !strings.Contains(spanText.String(), "agentpack.workspace=") {
+		t.Errorf("%d spans recorded, without workspaces?\n%.500s", len(spans.Ended()), spanText.String())
+	}
+	for what, s := range secrets {
+		if strings.Contains(spanText.String(), s) {
+			t.Errorf("span attributes contain the %s", what)
+		}
+	}
 	check("metrics", w.env.Metrics.String())
 	var rows string
 	if err := w.env.Pool.QueryRow(t.Context(), `SELECT coalesce((SELECT string_agg(row_to_json(a)::text, E'\n') FROM audit_events a), '') || E'\n' ||

@@ -23,6 +23,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
 	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/lambdaapp"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/seed"
@@ -108,7 +109,8 @@ func New(t testing.TB, o *Options) *Env {
 	if e.Stack, err = stack.New(ctx, e.Deps, so); err != nil {
 		t.Fatal(err)
 	}
-	e.Server = httptest.NewServer(e.Stack.Handler)
+	// As in Lambda (lambdaapp.Start): ids, one access line per request, trace spans.
+	e.Server = httptest.NewServer(lambdaapp.Wrap(e.Stack.Handler, logger))
 	e.URL = e.Server.URL
 	t.Cleanup(func() {
 		e.Server.Close()

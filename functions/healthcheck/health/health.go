@@ -21,7 +21,9 @@
 // context's deadline (the Lambda's remaining time) leaves room for a worst-case check plus
 // Reserve; when it does not, the remaining entries are skipped and reported. Each pass
 // writes one structured summary log line and one CloudWatch EMF line (namespace
-// Agentpack/HealthCheck: checked, healthy, stale, down, skipped, duration_ms).
+// Agentpack/HealthCheck, dimension Function: checked, healthy, stale, down, skipped,
+// duration_ms, failed = stale + down of this pass, reconcile_failed = 1 when the catalog
+// reconcile failed).
 package health
 
 import (
@@ -433,6 +435,10 @@ func (c *Checker) report(ctx context.Context, s *Summary) {
 	if c.o.Metrics == nil {
 		return
 	}
+	reconcileFailed := 0
+	if s.Reconciled != nil && !*s.Reconciled {
+		reconcileFailed = 1
+	}
 	line := map[string]any{
 		"_aws": map[string]any{
 			"Timestamp": time.Now().UnixMilli(),
@@ -443,12 +449,16 @@ func (c *Checker) report(ctx context.Context, s *Summary) {
 					{"Name": "checked", "Unit": "Count"}, {"Name": "healthy", "Unit": "Count"},
 					{"Name": "stale", "Unit": "Count"}, {"Name": "down", "Unit": "Count"},
 					{"Name": "skipped", "Unit": "Count"}, {"Name": "duration_ms", "Unit": "Milliseconds"},
+					{"Name": "failed", "Unit": "Count"}, {"Name": "reconcile_failed", "Unit": "Count"},
 				},
 			}},
 		},
 		"Function": "healthcheck",
 		"checked":  s.Checked, "healthy": s.Healthy, "stale": s.Stale, "down": s.Down,
 		"skipped": s.Skipped, "duration_ms": s.DurationMS,
+		// failed: checks of this pass that failed (the entry is now stale or down);
+		// reconcile_failed: 1 when the end-of-pass catalog reconcile failed.
+		"failed": s.Stale + s.Down, "reconcile_failed": reconcileFailed,
 	}
 	b, _ := json.Marshal(line)
 	_, _ = c.o.Metrics.Write(append(b, '\n'))

@@ -259,7 +259,8 @@ func TestPassAgainstRealUpstreams(t *testing.T) {
 	}
 	cw := emf["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
 	if cw["Namespace"] != "Agentpack/HealthCheck" || emf["checked"] != 5.0 || emf["healthy"] != 2.0 ||
-		emf["stale"] != 3.0 || emf["down"] != 0.0 || emf["skipped"] != 0.0 || emf["duration_ms"] == nil {
+		emf["stale"] != 3.0 || emf["down"] != 0.0 || emf["skipped"] != 0.0 || emf["duration_ms"] == nil ||
+		emf["failed"] != 3.0 || emf["reconcile_failed"] != 0.0 {
 		t.Errorf("EMF = %v", emf)
 	}
 }
@@ -634,9 +635,15 @@ func TestReconcileRebuildsStaleDocuments(t *testing.T) {
 	}
 
 	failing := func(context.Context) error { return errors.New("store down") }
-	s, err = health.New(health.Options{Pool: w.pool, Pinger: upstreams(t), Reconcile: failing}).Run(t.Context())
+	var metrics bytes.Buffer
+	s, err = health.New(health.Options{Pool: w.pool, Pinger: upstreams(t), Reconcile: failing, Metrics: &metrics}).Run(t.Context())
 	if err != nil || s.Reconciled == nil || *s.Reconciled || s.Healthy != 1 {
 		t.Fatalf("failing reconcile: %+v %v", s, err)
+	}
+	// The EMF line counts the failed reconcile (an alarm watches it).
+	var emf map[string]any
+	if err := json.Unmarshal(metrics.Bytes(), &emf); err != nil || emf["reconcile_failed"] != 1.0 || emf["failed"] != 0.0 {
+		t.Errorf("EMF after a failed reconcile: %v %v", emf, err)
 	}
 
 	// No time left before the deadline: skip it.

@@ -39,6 +39,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/logx"
 )
 
 // API serves the marketplace routes. Pool, Connections and Verifier are required.
@@ -157,10 +158,12 @@ func (a *API) connectionList(w http.ResponseWriter, r *http.Request, p *auth.Pri
 	if err := requireAdmin(p); err != nil {
 		return err
 	}
-	rows, err := a.Connections.List(r.Context(), p, r.URL.Query().Get("workspaceId"))
+	ws := r.URL.Query().Get("workspaceId")
+	rows, err := a.Connections.List(r.Context(), p, ws)
 	if err != nil {
 		return err
 	}
+	logx.Annotate(r.Context(), logx.FieldWorkspace, ws) // checked by List
 	out := make([]map[string]any, 0, len(rows))
 	for i := range rows {
 		v := connectionView(&rows[i], nil)

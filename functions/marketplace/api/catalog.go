@@ -11,6 +11,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/logx"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -49,6 +50,7 @@ func (a *API) catalogList(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		if !db.IsUUID(ws) || !p.InWorkspace(ws) {
 			return apperr.New(apperr.NotFound, "workspace not found")
 		}
+		logx.Annotate(r.Context(), logx.FieldWorkspace, ws)
 		var err error
 		if installs, err = db.ConnectionInstalls(r.Context(), a.Pool, ws); err != nil {
 			return err

@@ -17,8 +17,10 @@ import (
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 func (g *Gateway) builtinHandler(b *compiledBuiltin) mcp.ToolHandler {
@@ -39,6 +41,9 @@ func (g *Gateway) callBuiltin(ctx context.Context, b *compiledBuiltin, req *mcp.
 	start := time.Now()
 	ctx, cancel := withRequestDeadline(ctx, st)
 	defer cancel()
+	logx.Annotate(ctx, logx.FieldTool, b.Name)
+	ctx, span := telemetry.Start(ctx, "tools/call "+b.Name, attribute.String("agentpack.tool", b.Name))
+	defer span.End()
 	data, err := g.runBuiltin(ctx, st, b, req.Params.Arguments)
 	var fail *EnvelopeError
 	outcome := "ok"
@@ -46,10 +51,14 @@ func (g *Gateway) callBuiltin(ctx context.Context, b *compiledBuiltin, req *mcp.
 		errorID := httpapi.NewID()
 		fail = toolError(err, errorID)
 		outcome = "tool_error"
+		telemetry.Fail(span, "built-in failed", err)
+		logx.Annotate(ctx, logx.FieldRPCCode, string(fail.Code))
 		if fail.ErrorID != "" {
+			logx.Annotate(ctx, logx.FieldErrorID, errorID)
 			g.log.ErrorContext(ctx, "built-in tool failed", "tool", b.Name, "error_id", errorID, "err", err)
 		}
 	}
+	logx.Annotate(ctx, logx.FieldOutcome, outcome)
 	res := seal(EnvelopeMeta{Tool: b.Name, Version: b.Version}, data, fail)
 	d := time.Since(start)
 	g.metrics.toolCall("builtin", b.Name, outcome, st.requestID, d)
@@ -142,7 +151,8 @@ func (g *Gateway) callContext(ctx context.Context, st *requestState) (context.Co
 			timeout = max(left, 100*time.Millisecond)
 		}
 	}
-	up, cancel := context.WithTimeout(logx.WithRequestID(context.Background(), st.requestID), timeout)
+	// telemetry.Carry: the span and the request's logging data, none of go-sdk's values.
+	up, cancel := context.WithTimeout(logx.WithRequestID(telemetry.Carry(context.Background(), ctx), st.requestID), timeout)
 	stop := context.AfterFunc(ctx, cancel)
 	return up, func() { stop(); cancel() }
 }

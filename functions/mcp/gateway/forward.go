@@ -15,9 +15,12 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // The edge and the one forwarding path (docs/ARCHITECTURE.md "A proxied call").
@@ -182,7 +185,12 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 		return
 	}
 	req, refusal := readRequest(body)
+	if req != nil {
+		logx.Annotate(r.Context(), logx.FieldMCPMethod, req.method)
+	}
 	if refusal != nil {
+		logx.Annotate(r.Context(), logx.FieldOutcome, "rpc_error")
+		logx.Annotate(r.Context(), logx.FieldRPCCode, strconv.Itoa(refusal.code))
 		if refusal.code == jsonrpc.CodeInvalidRequest {
 			writeHTTPErrorID(w, http.StatusBadRequest, refusal.id, refusal.code, refusal.msg)
 			return
@@ -472,9 +480,19 @@ func requestID(body []byte) json.RawMessage {
 // gateway-side failure. params is the client's params object (p its members). The result
 // is the upstream's bytes; an upstream JSON-RPC error is returned as the *jsonrpc.Error to
 // pass through. Exactly one audit row is written for a result without isError: true.
-func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxiedRef, params json.RawMessage, p map[string]json.RawMessage) (json.RawMessage, error) {
+func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxiedRef, params json.RawMessage, p map[string]json.RawMessage) (_ json.RawMessage, rerr error) {
 	start := time.Now()
 	name := ref.name
+	logx.Annotate(ctx, logx.FieldTool, name)
+	logx.Annotate(ctx, logx.FieldConnectionID, ref.c.ID)
+	ctx, span := telemetry.Start(ctx, "tools/call "+name, attribute.String("agentpack.tool", name),
+		attribute.String("agentpack.connection_id", ref.c.ID))
+	defer func() {
+		if rerr != nil {
+			telemetry.Fail(span, "proxied call failed", rerr)
+		}
+		span.End()
+	}()
 	up, err := upstreamParams(params, ref.t.UpstreamName)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
@@ -490,6 +508,9 @@ func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxied
 	if err != nil {
 		if je := mcpclient.RPCError(err); je != nil {
 			g.metrics.toolCall("proxied", name, "error", st.requestID, d)
+			g.metrics.upstreamCall(ref.c.ID, "rpc_error", st.requestID, d)
+			logx.Annotate(ctx, logx.FieldOutcome, "rpc_error")
+			logx.Annotate(ctx, logx.FieldRPCCode, strconv.FormatInt(je.Code, 10))
 			return nil, je
 		}
 		errorID := httpapi.NewID()
@@ -502,6 +523,11 @@ func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxied
 		}
 		g.log.WarnContext(ctx, "proxied call failed", "tool", name, "connection_id", ref.c.ID, "error_id", errorID, "err", err)
 		g.metrics.toolCall("proxied", name, "error", st.requestID, d)
+		g.metrics.upstreamCall(ref.c.ID, "error", st.requestID, d)
+		telemetry.Fail(span, "upstream call failed", err)
+		logx.Annotate(ctx, logx.FieldOutcome, "tool_error")
+		logx.Annotate(ctx, logx.FieldRPCCode, string(fail.Code))
+		logx.Annotate(ctx, logx.FieldErrorID, errorID)
 		b, merr := json.Marshal(seal(EnvelopeMeta{Tool: name, Version: "upstream"}, nil, fail))
 		if merr != nil {
 			return nil, g.internalError(ctx, "tools/call", merr, nil)
@@ -513,6 +539,8 @@ func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxied
 		outcome = "tool_error"
 	}
 	g.metrics.toolCall("proxied", name, outcome, st.requestID, d)
+	g.metrics.upstreamCall(ref.c.ID, outcome, st.requestID, d)
+	logx.Annotate(ctx, logx.FieldOutcome, outcome)
 	if outcome == "ok" {
 		if err := g.audit(ctx, st, name, "", "proxied", ref.c.ID, d, p["arguments"]); err != nil {
 			return nil, g.internalError(ctx, "tools/call", err, nil)

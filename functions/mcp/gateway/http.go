@@ -66,7 +66,12 @@ func (g *Gateway) Handler() http.Handler {
 }
 
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
-	reqID := httpapi.NewID()
+	// The Lambda request id when there is one (shared/lambdaapp), so that the audit rows,
+	// logs and the access line join Lambda's and API Gateway's own records.
+	reqID := logx.RequestID(r.Context())
+	if reqID == "" {
+		reqID = httpapi.NewID()
+	}
 	w.Header().Set("X-Request-Id", reqID)
 	ctx := logx.WithRequestID(r.Context(), reqID)
 	if !g.originAllowed(r) {
@@ -135,10 +140,12 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 		}
 		ws = p.Workspaces[0]
 	}
+	logx.Annotate(ctx, logx.FieldPrincipal, p.Subject)
 	if !db.IsUUID(ws) || !p.InWorkspace(ws) {
 		return nil, apperr.New(apperr.Forbidden, "no access to this workspace")
 	}
 	st.workspace = ws
+	logx.Annotate(ctx, logx.FieldWorkspace, ws)
 	if ts := firstNonEmpty(r.Header.Get("X-MCP-Toolsets"), r.URL.Query().Get("toolsets")); ts != "" {
 		for _, t := range strings.Split(ts, ",") {
 			if t = strings.TrimSpace(t); t != "" {
@@ -214,6 +221,7 @@ func (g *Gateway) writeResolveError(w http.ResponseWriter, r *http.Request, err 
 	}
 	if status >= 500 {
 		id := httpapi.NewID()
+		logx.Annotate(r.Context(), logx.FieldErrorID, id)
 		g.log.ErrorContext(r.Context(), "mcp request failed", "error_id", id, "err", err)
 	}
 	writeHTTPError(w, status, e.Message)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/logx"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -164,6 +165,8 @@ func (g *Gateway) guard(next mcp.MethodHandler) mcp.MethodHandler {
 
 func (g *Gateway) internalError(ctx context.Context, method string, err error, panicValue any) error {
 	id := httpapi.NewID()
+	logx.Annotate(ctx, logx.FieldErrorID, id)
+	logx.Annotate(ctx, logx.FieldOutcome, "error")
 	if panicValue != nil {
 		g.log.ErrorContext(ctx, "panic in MCP method", "error_id", id, "method", method, "panic", panicValue)
 	} else {
