@@ -58,6 +58,9 @@ var Functions = []FunctionSpec{
 			{"ANY", "/api/mcp-connections"},
 			{"ANY", "/api/mcp-connections/{proxy+}"},
 			{"GET", "/api/openapi.json"},
+			{"GET", "/api/events"},
+			{"GET", "/admin"},
+			{"GET", "/admin/{proxy+}"},
 		},
 	},
 	{
@@ -68,6 +71,7 @@ var Functions = []FunctionSpec{
 		MemoryMB:       512,
 		CatalogActions: []string{"s3:GetObject", "s3:PutObject"},
 		Routes: []Route{
+			{"ANY", "/api/chats"},
 			{"ANY", "/api/chats/{chatId}/pins"},
 			{"ANY", "/api/chats/{chatId}/pins/{pinId}"},
 			{"GET", "/api/chats/{chatId}/tools"},

@@ -59,12 +59,14 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	for _, p := range []string{"/mcp", "/mcp/", "/.well-known/", "/health"} {
 		mux.Handle(p, gh)
 	}
-	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json"} {
+	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events"} {
 		mux.Handle(p, mh)
 	}
 	pinsAPI := &pinsapi.API{Pins: &pins.Service{Pool: d.Pool, Logger: d.Logger}, Catalog: cache,
 		Verifier: d.Verifier, Logger: d.Logger}
-	mux.Handle("/api/chats/", pinsAPI.Handler())
+	ph := pinsAPI.Handler()
+	mux.Handle("/api/chats", ph)
+	mux.Handle("/api/chats/", ph)
 	return &Stack{Gateway: g, Catalog: cache, Handler: mux}, nil
 }
 

@@ -23,6 +23,7 @@
 //	POST   /api/mcp-connections/{id}/refresh              200 401 403 404
 //	GET    /api/mcp-connections/{id}/tools                200 401 403 404
 //	POST   /api/mcp-connections/{id}/tools/{name}/approve 200 401 403 404
+//	GET    /api/events                                    200 400 401 403 404
 //	GET    /api/openapi.json                              200 (no token)
 //
 // Errors are {"error": {"code", "message", "hint"?, "errorId"?, "details"?}} with the
@@ -79,6 +80,7 @@ var Routes = []Route{
 	{"POST /api/mcp-connections/{id}/refresh", func(a *API) handlerFunc { return a.connectionRefresh }},
 	{"GET /api/mcp-connections/{id}/tools", func(a *API) handlerFunc { return a.connectionTools }},
 	{"POST /api/mcp-connections/{id}/tools/{name}/approve", func(a *API) handlerFunc { return a.toolApprove }},
+	{"GET /api/events", func(a *API) handlerFunc { return a.eventList }},
 }
 
 // OpenAPIPath is where the OpenAPI description is served, without authentication.
