@@ -46,7 +46,7 @@ func TestChatsREST(t *testing.T) {
 	for _, path := range []string{"/api/chats", "/api/chats?workspaceId=" + wsA} {
 		status, body = env.Do(t, "GET", path, member, nil)
 		var out struct {
-			Chats []struct{ ID, Title string }
+			Chats   []struct{ ID, Title string }
 			HasMore bool
 		}
 		_ = json.Unmarshal(body, &out)
