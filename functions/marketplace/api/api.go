@@ -34,6 +34,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/connections"
@@ -48,6 +49,9 @@ type API struct {
 	Connections *connections.Service
 	Verifier    *auth.Verifier
 	Logger      *slog.Logger
+	// Console, when set, serves the admin console under /admin (functions/marketplace/
+	// console) on the same origin as these routes.
+	Console *console.Config
 }
 
 // handlerFunc is a REST handler that returns its error for the edge to map.
@@ -103,6 +107,11 @@ func (a *API) Handler() http.Handler {
 		})))
 	}
 	mux.HandleFunc("GET "+OpenAPIPath, serveOpenAPI)
+	if a.Console != nil {
+		ch := console.Handler(*a.Console)
+		mux.Handle(console.Prefix, ch)
+		mux.Handle(console.Prefix+"/", ch)
+	}
 	return httpapi.Recover(logger, httpapi.RequestID(mux))
 }
 

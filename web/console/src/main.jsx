@@ -1,0 +1,184 @@
+// The admin console: boot (sign-in), the frame (navigation, workspace switcher) and the
+// hash router. Every page uses the public REST API of the same origin.
+
+import { render } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { setUnauthenticatedHandler } from './api.js';
+import { claims as readClaims, finishOAuth, getToken, signOut, startOAuth, takeTokenFromHash } from './auth.js';
+import { ErrorBox } from './ui.jsx';
+import { Marketplace } from './pages/marketplace.jsx';
+import { Connections } from './pages/connections.jsx';
+import { Chats } from './pages/chats.jsx';
+import { Activity } from './pages/activity.jsx';
+import { Catalog } from './pages/catalog.jsx';
+
+const WS_KEY = 'agentpack.console.workspace';
+
+const PAGES = [
+  ['marketplace', 'Marketplace'],
+  ['connections', 'Connections'],
+  ['chats', 'Chats and pins'],
+  ['activity', 'Activity'],
+  ['catalog', 'Catalog admin'],
+];
+
+function parseRoute() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/');
+  const page = PAGES.some(([p]) => p === parts[0]) ? parts[0] : 'marketplace';
+  return { page, arg: parts[1] || '' };
+}
+
+function SignIn({ config, error }) {
+  return (
+    <main id="main" class="signin">
+      <h1>Agentpack console</h1>
+      <ErrorBox error={error ? { message: error } : null} />
+      {config.oauth ? (
+        <button type="button" class="primary" onClick={() => startOAuth(config.oauth)}>
+          Sign in
+        </button>
+      ) : null}
+      {config.devSignIn ? (
+        <p>
+          Local development: open the sign-in link that <code>make run</code> printed.
+        </p>
+      ) : null}
+      {!config.oauth && !config.devSignIn ? <p>Sign-in is not configured for this deployment (see docs/CONSOLE.md).</p> : null}
+    </main>
+  );
+}
+
+function App({ config, bootError }) {
+  const [token, setTok] = useState(getToken());
+  const [route, setRoute] = useState(parseRoute());
+  const [expired, setExpired] = useState('');
+  const c = token ? readClaims(token) : null;
+  const [ws, setWs] = useState(() => {
+    const saved = sessionStorage.getItem(WS_KEY);
+    if (c && saved && (c.workspaces.includes(saved) || c.role === 'superuser')) return saved;
+    return c && c.workspaces.length ? c.workspaces[0] : '';
+  });
+  const heading = useRef(null);
+
+  useEffect(() => {
+    const f = () => setRoute(parseRoute());
+    addEventListener('hashchange', f);
+    setUnauthenticatedHandler(() => {
+      signOut();
+      setExpired('Your session ended or the token was refused. Sign in again.');
+      setTok('');
+    });
+    return () => removeEventListener('hashchange', f);
+  }, []);
+  useEffect(() => {
+    // Move focus to the new page's heading so that keyboard and screen-reader users land there.
+    const h = document.querySelector('main h1');
+    if (h) {
+      h.setAttribute('tabindex', '-1');
+      h.focus({ preventScroll: true });
+    }
+  }, [route.page]);
+
+  if (!token || !c) return <SignIn config={config} error={bootError || expired} />;
+
+  const ctx = { ws, claims: c, isAdmin: c.role === 'admin' || c.role === 'superuser', isSuper: c.role === 'superuser' };
+  const chooseWs = (v) => {
+    setWs(v);
+    sessionStorage.setItem(WS_KEY, v);
+  };
+  const go = (h) => {
+    location.hash = h;
+  };
+  const pages = PAGES.filter(([p]) => p !== 'catalog' || ctx.isSuper);
+  let page;
+  switch (route.page) {
+    case 'connections':
+      page = <Connections ctx={ctx} key={ws} />;
+      break;
+    case 'chats':
+      page = <Chats ctx={ctx} chatId={route.arg} go={go} key={ws} />;
+      break;
+    case 'activity':
+      page = <Activity ctx={ctx} key={ws} />;
+      break;
+    case 'catalog':
+      page = <Catalog ctx={ctx} />;
+      break;
+    default:
+      page = <Marketplace ctx={ctx} key={ws} />;
+  }
+  return (
+    <>
+      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main').focus(); }}>
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Agentpack</span>
+        <nav aria-label="Console">
+          <ul>
+            {pages.map(([p, label]) => (
+              <li key={p}>
+                <a href={'#/' + p} aria-current={route.page === p ? 'page' : undefined}>
+                  {label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="who">
+          {c.workspaces.length > 1 ? (
+            <label>
+              <span class="sr-only">Workspace</span>
+              <select id="workspace" value={ws} onChange={(e) => chooseWs(e.currentTarget.value)}>
+                {c.workspaces.map((w) => (
+                  <option key={w} value={w}>
+                    Workspace {w.slice(0, 8)}
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : c.workspaces.length === 0 ? (
+            <label>
+              <span class="sr-only">Workspace id</span>
+              <input id="workspace" placeholder="Workspace id" value={ws} onChange={(e) => chooseWs(e.currentTarget.value.trim())} />
+            </label>
+          ) : (
+            <span class="muted" title={ws}>
+              Workspace {ws.slice(0, 8)}
+            </span>
+          )}
+          <span class="role" data-role={c.role}>
+            {c.sub} · {c.role}
+          </span>
+          <button
+            type="button"
+            onClick={() => {
+              signOut();
+              setTok('');
+            }}
+          >
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabindex="-1" ref={heading}>
+        {page}
+      </main>
+    </>
+  );
+}
+
+async function boot() {
+  let config = { oauth: null, devSignIn: false };
+  try {
+    const r = await fetch('/admin/config.json');
+    if (r.ok) config = await r.json();
+  } catch {
+    /* offline: the sign-in screen says what it can */
+  }
+  takeTokenFromHash();
+  const bootError = await finishOAuth(config.oauth);
+  render(<App config={config} bootError={bootError} />, document.getElementById('app'));
+}
+
+boot();
