@@ -17,6 +17,15 @@ trap cleanup EXIT
 export TEST_DATABASE_URL="$DATABASE_URL" REQUIRE_DB=1 REQUIRE_PEERS=1
 unset DATABASE_URL
 
+# The admin console: the committed bundle must match its sources, and the browser test
+# (functions/marketplace/console) needs Debian's chromium; REQUIRE_BROWSER=1 makes its
+# absence a failure. Screenshots and timings go to .state/console-test.
+if grep -qs '^console-check:' mk/*.mk; then
+  echo "== console bundle + chromium"
+  make --no-print-directory console-check chromium-deps
+  export REQUIRE_BROWSER=1
+fi
+
 echo "== go vet"
 go vet ./...
 echo "== go test -race"

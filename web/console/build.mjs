@@ -32,3 +32,4 @@ await build({
   logLevel: 'warning',
 });
 copyFileSync(join(here, 'src/index.html'), join(out, 'index.html'));
+copyFileSync(join(here, 'src/icon.svg'), join(out, 'assets/icon.svg'));

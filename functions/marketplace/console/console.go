@@ -15,6 +15,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"html"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -95,6 +96,13 @@ func Handler(c Config) http.Handler {
 	}
 	cfgJSON, _ := json.Marshal(cfg)
 	assets["config.json"] = asset{body: cfgJSON, contentType: "application/json"}
+	// The page reads the same settings from a <meta> tag of index.html.
+	idx := assets["index.html"]
+	idx.body = bytes.Replace(idx.body, []byte(`<meta name="agentpack-console-config" content="{}">`),
+		[]byte(`<meta name="agentpack-console-config" content="`+html.EscapeString(string(cfgJSON))+`">`), 1)
+	sum := sha256.Sum256(idx.body)
+	idx.etag = `"` + hex.EncodeToString(sum[:8]) + `"`
+	assets["index.html"] = idx
 	csp := CSP(c.OAuth.TokenURL)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -113,8 +121,8 @@ func Handler(c Config) http.Handler {
 		switch {
 		case name == "" || name == "/":
 			name = "index.html"
-		case strings.HasPrefix(name, "/assets/") || name == "/config.json":
-			name = path.Clean(strings.TrimPrefix(name, "/"))
+		case (strings.HasPrefix(name, "/assets/") && !strings.Contains(name, "..")) || name == "/config.json":
+			name = strings.TrimPrefix(name, "/") // looked up exactly: no cleaning, no directories
 		default:
 			name = ""
 		}

@@ -14,12 +14,14 @@ import { Catalog } from './pages/catalog.jsx';
 
 const WS_KEY = 'agentpack.console.workspace';
 
+// PAGES: [route, label, who sees it in the navigation]. Every route still answers any
+// signed-in user; the API refuses what the role may not read.
 const PAGES = [
-  ['marketplace', 'Marketplace'],
-  ['connections', 'Connections'],
-  ['chats', 'Chats and pins'],
-  ['activity', 'Activity'],
-  ['catalog', 'Catalog admin'],
+  ['marketplace', 'Marketplace', 'member'],
+  ['connections', 'Connections', 'admin'],
+  ['chats', 'Chats and pins', 'member'],
+  ['activity', 'Activity', 'admin'],
+  ['catalog', 'Catalog admin', 'superuser'],
 ];
 
 function parseRoute() {
@@ -89,7 +91,7 @@ function App({ config, bootError }) {
   const go = (h) => {
     location.hash = h;
   };
-  const pages = PAGES.filter(([p]) => p !== 'catalog' || ctx.isSuper);
+  const pages = PAGES.filter(([, , who]) => who === 'member' || (who === 'admin' && ctx.isAdmin) || ctx.isSuper);
   let page;
   switch (route.page) {
     case 'connections':
@@ -169,16 +171,20 @@ function App({ config, bootError }) {
 }
 
 async function boot() {
+  // The server writes the public sign-in settings into a <meta> tag (no inline script
+  // under the CSP, and one round trip fewer than fetching /admin/config.json).
   let config = { oauth: null, devSignIn: false };
   try {
-    const r = await fetch('/admin/config.json');
-    if (r.ok) config = await r.json();
+    const m = document.querySelector('meta[name="agentpack-console-config"]');
+    if (m) config = JSON.parse(m.content);
   } catch {
-    /* offline: the sign-in screen says what it can */
+    /* a malformed tag: the sign-in screen says what it can */
   }
   takeTokenFromHash();
   const bootError = await finishOAuth(config.oauth);
-  render(<App config={config} bootError={bootError} />, document.getElementById('app'));
+  const root = document.getElementById('app');
+  root.textContent = ''; // the "Loading" placeholder: render() adds to what is there
+  render(<App config={config} bootError={bootError} />, root);
 }
 
 boot();

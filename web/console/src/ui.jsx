@@ -1,8 +1,9 @@
 // Small accessible building blocks shared by the pages.
 
-import { useEffect, useRef, useState, useCallback } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
-// useLoad runs load() now and whenever deps change; reload() runs it again.
+// useLoad runs load() now and whenever deps change; reload() runs it again. The request
+// starts right after the DOM update, before the browser paints, to save a frame.
 export function useLoad(load, deps) {
   const [state, setState] = useState({ data: null, error: null, loading: true });
   const seq = useRef(0);
@@ -16,7 +17,7 @@ export function useLoad(load, deps) {
       if (n === seq.current) setState({ data: null, error, loading: false });
     }
   }, deps);
-  useEffect(() => {
+  useLayoutEffect(() => {
     run();
   }, [run]);
   return [state, run];
@@ -115,7 +116,7 @@ export function Menu({ label, items, id }) {
   const [open, setOpen] = useState(false);
   const list = useRef(null);
   const btn = useRef(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (open && list.current) list.current.querySelector('button')?.focus();
   }, [open]);
   const close = () => {

@@ -213,7 +213,10 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
               value={values[n] || ''}
               aria-describedby={describedBy('hdr-' + i, missing[n], true)}
               aria-invalid={missing[n] ? 'true' : undefined}
-              onInput={(ev) => setValues({ ...values, [n]: ev.currentTarget.value })}
+              onInput={(ev) => {
+                setValues({ ...values, [n]: ev.currentTarget.value });
+                if (missing[n]) setMissing({ ...missing, [n]: undefined });
+              }}
             />
           </Field>
         ))}
