@@ -5,8 +5,9 @@
 //
 // Routes (Routes lists them; openapi.json describes them):
 //
-//	GET    /api/mcp-marketplace                           200 401
+//	GET    /api/mcp-marketplace                           200 400 401 404
 //	POST   /api/mcp-marketplace                           201 400 401 403 409
+//	GET    /api/mcp-marketplace/categories                200 401
 //	GET    /api/mcp-marketplace/{id}                      200 401 404
 //	PUT    /api/mcp-marketplace/{id}                      200 400 401 403 404 409
 //	DELETE /api/mcp-marketplace/{id}                      204 401 403 404 409
@@ -68,6 +69,7 @@ type Route struct {
 var Routes = []Route{
 	{"GET /api/mcp-marketplace", func(a *API) handlerFunc { return a.catalogList }},
 	{"POST /api/mcp-marketplace", func(a *API) handlerFunc { return a.catalogCreate }},
+	{"GET /api/mcp-marketplace/categories", func(a *API) handlerFunc { return a.catalogCategories }},
 	{"GET /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogGet }},
 	{"PUT /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogUpdate }},
 	{"DELETE /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogDelete }},
@@ -149,11 +151,13 @@ func (a *API) install(w http.ResponseWriter, r *http.Request, p *auth.Principal)
 }
 
 // uninstall is DELETE /api/mcp-marketplace/{id}/install?workspaceId=... (a query
-// parameter, not a body: DELETE bodies are dropped by some clients and proxies).
+// parameter, not a body: DELETE bodies are dropped by some clients and proxies; it may be
+// left out when the token names exactly one workspace).
 func (a *API) uninstall(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	ws := r.URL.Query().Get("workspaceId")
+	ws := connections.DefaultWorkspace(p, r.URL.Query().Get("workspaceId"))
 	if ws == "" {
-		return apperr.New(apperr.Validation, "query parameter workspaceId is required")
+		return apperr.New(apperr.Validation, "query parameter workspaceId is required").
+			WithHint("the token names no single workspace")
 	}
 	if err := a.Connections.Uninstall(r.Context(), p, r.PathValue("id"), ws); err != nil {
 		return err
@@ -297,6 +301,9 @@ func outcomeView(out *connections.Outcome) map[string]any {
 	v := connectionView(out.Connection, out.Connect)
 	if out.CatalogPending {
 		v["catalogPending"] = true
+	}
+	if len(out.Warnings) > 0 {
+		v["warnings"] = out.Warnings
 	}
 	return v
 }

@@ -531,4 +531,3 @@ func countRows(t *testing.T, env *stacktest.Env, sql string) int {
 	}
 	return n
 }
-
