@@ -222,8 +222,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Helper()
 		do(what, chromedp.Poll(cond, nil, chromedp.WithPollingTimeout(10*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
 	}
+	// shot saves a screenshot; page shots (not dialogs, not a detail the test scrolled
+	// to) are taken from the top of the page.
 	shot := func(name string) {
 		t.Helper()
+		if !strings.ContainsAny(name, "-") || strings.HasSuffix(name, "-phone") {
+			do("scroll to top "+name, chromedp.Evaluate(`window.scrollTo(0, 0)`, nil))
+		}
 		var png []byte
 		do("screenshot "+name, chromedp.CaptureScreenshot(&png))
 		if err := os.WriteFile(filepath.Join(out, name+".png"), png, 0o644); err != nil {
@@ -418,6 +423,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	if n := countRows(t, env, `SELECT count(*) FROM mcp_connections WHERE name = 'Browser Fixture'`); n != 0 {
 		t.Fatal("uninstall left the connection")
 	}
+	// A template entry: the dialog explains what it needs and takes the server's URL.
+	tplCard := `li[data-entry="Custom MCP Server"]`
+	do("template dialog", chromedp.Click(tplCard+` button.primary`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#install-dialog #placeholder-help`, chromedp.ByQuery))
+	do("template without url", chromedp.Click(`#install-dialog button[type="submit"]`, chromedp.ByQuery))
+	waitJS("url required", `(document.querySelector('#tpl-url-error')?.textContent || '').includes('URL')`)
+	shot("install-template")
+	setValue("#tpl-url", fx2.URL)
+	do("template: header warning", chromedp.Click(`#install-dialog button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#hdr-0-error`, chromedp.ByQuery))
+	do("template install anyway", chromedp.Click(`#install-dialog button[type="submit"]`, chromedp.ByQuery))
+	waitJS("template installed", `!!document.querySelector('`+tplCard+` .badge-installed')`)
 	checkCSP("admin")
 
 	// Full page loads (a new document each: HTML, bundle, API calls, render), warm browser.

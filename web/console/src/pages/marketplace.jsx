@@ -15,10 +15,11 @@ const TIERS = {
 export function HealthBadge({ e }) {
   const s = e.healthStatus;
   if (!s) {
-    const why = e.installCount > 0 ? 'not checked yet' : 'not installed anywhere, so not checked';
+    // The scheduled check only probes installed entries (it needs an install's headers),
+    // so an entry nobody installed has no health to show, and says so.
     return (
-      <Badge kind="never" title={why}>
-        Never checked
+      <Badge kind="never">
+        Never checked{e.installCount > 0 ? '' : ' · not installed anywhere'}
       </Badge>
     );
   }
@@ -46,9 +47,12 @@ export function Marketplace({ ctx }) {
     [query, category, ctx.ws]
   );
   useEffect(() => {
-    if (list.data && !query && !category) {
-      setCategories([...new Set(list.data.entries.map((e) => e.category).filter(Boolean))].sort());
-    }
+    api('GET', '/api/mcp-marketplace/categories').then(
+      (r) => setCategories(r.categories),
+      () => setCategories([])
+    );
+  }, []);
+  useEffect(() => {
     if (!list.loading) markReady('marketplace');
   }, [list]);
 
@@ -81,8 +85,8 @@ export function Marketplace({ ctx }) {
           <select id="mp-category" value={category} onChange={(ev) => setCategory(ev.currentTarget.value)}>
             <option value="">All categories</option>
             {categories.map((c) => (
-              <option value={c} key={c}>
-                {c}
+              <option value={c.name} key={c.name}>
+                {c.name} ({c.count})
               </option>
             ))}
           </select>
@@ -139,10 +143,13 @@ export function Marketplace({ ctx }) {
           entry={installing}
           ctx={ctx}
           onClose={() => setInstalling(null)}
-          onDone={(name, connect) => {
+          onDone={(name, out) => {
             setInstalling(null);
+            const connect = out.connect;
             setMessage(
-              `${name} was installed.` + (connect && !connect.success ? ` Its first connect failed: ${connect.error || 'unknown error'}` : '')
+              `${name} was installed.` +
+                (connect && !connect.success ? ` Its first connect failed: ${connect.error || 'unknown error'}` : '') +
+                (out.warnings && out.warnings.length ? ' Warning: ' + out.warnings.join(' ') : '')
             );
             reload();
           }}
@@ -158,22 +165,40 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   const [missing, setMissing] = useState({});
+  const [confirmed, setConfirmed] = useState(false);
+  const [url, setUrl] = useState('');
+  const [urlErr, setUrlErr] = useState('');
 
   const submit = async (ev) => {
     ev.preventDefault();
+    if (entry.isPlaceholder) {
+      if (!/^https?:\/\/[^/]/.test(url) || /YOUR-HOST/i.test(url)) {
+        setUrlErr("Enter your server's MCP URL, e.g. https://mcp.example.com/mcp.");
+        return;
+      }
+      setUrlErr('');
+    }
     const miss = {};
-    for (const n of names) if (!values[n]) miss[n] = 'This server declares this header; fill it in or the server will refuse the connection.';
+    for (const n of names) if (!values[n]) miss[n] = 'This server declares this header: without it the server will probably refuse the connection.';
     setMissing(miss);
-    if (Object.keys(miss).length) return;
+    // A missing header warns once; submitting again installs anyway (the API warns too).
+    if (Object.keys(miss).length && !confirmed) {
+      setConfirmed(true);
+      return;
+    }
     setBusy(true);
     setError(null);
+    const headers = Object.fromEntries(Object.entries(values).filter(([, v]) => v));
     try {
-      const out = await api('POST', `/api/mcp-marketplace/${entry.id}/install`, { workspaceId: ctx.ws, headers: values });
+      const body = { workspaceId: ctx.ws, headers };
+      if (entry.isPlaceholder) body.url = url;
+      const out = await api('POST', `/api/mcp-marketplace/${entry.id}/install`, body);
       // Forget the typed values at once: they are never shown again.
       setValues({});
-      onDone(entry.name, out.connect);
+      onDone(entry.name, out);
     } catch (err) {
-      setError(err);
+      if (err.details && err.details.field === 'url') setUrlErr(err.message);
+      else setError(err);
     } finally {
       setBusy(false);
     }
@@ -187,11 +212,23 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
           never shown again, here or in any API answer.
         </p>
         {entry.isPlaceholder ? (
-          <div class="callout" id="placeholder-help">
-            <strong>This entry is a template for a server you host yourself.</strong> Its URL ({entry.url}) is a placeholder:
-            run the server on your own infrastructure, then add it on the Connections page with your server's URL (or ask a
-            superuser to publish an entry with the real URL). It cannot be installed as is.
-          </div>
+          <>
+            <div class="callout" id="placeholder-help">
+              <strong>This entry is a template for a server you host yourself.</strong> Its URL ({entry.url}) is a
+              placeholder: run the server on your own infrastructure first, then give its MCP endpoint here.
+            </div>
+            <Field id="tpl-url" label="Your server's URL" error={urlErr} help="Checked like any connection URL (https when deployed).">
+              <input
+                id="tpl-url"
+                type="url"
+                value={url}
+                required
+                aria-invalid={urlErr ? 'true' : undefined}
+                aria-describedby={describedBy('tpl-url', urlErr, true)}
+                onInput={(ev) => setUrl(ev.currentTarget.value)}
+              />
+            </Field>
+          </>
         ) : null}
         {/* CONNECT STEP (upstream OAuth consent) — reserved. When upstream authorization
             lands, an entry that needs OAuth gets a "Connect" button here that starts the
@@ -226,8 +263,8 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
           <button type="button" onClick={onClose}>
             Cancel
           </button>
-          <button type="submit" class="primary" disabled={busy || entry.isPlaceholder}>
-            {busy ? 'Installing…' : 'Install'}
+          <button type="submit" class="primary" disabled={busy}>
+            {busy ? 'Installing…' : confirmed && Object.values(missing).some(Boolean) ? 'Install anyway' : 'Install'}
           </button>
         </div>
       </form>
