@@ -100,6 +100,14 @@ func Handler(c Config) http.Handler {
 	idx := assets["index.html"]
 	idx.body = bytes.Replace(idx.body, []byte(`<meta name="agentpack-console-config" content="{}">`),
 		[]byte(`<meta name="agentpack-console-config" content="`+html.EscapeString(string(cfgJSON))+`">`), 1)
+	// Version the asset URLs by content, so that browsers may keep the assets for good
+	// (a deploy changes the URLs) and a page load asks the server for index.html only.
+	for name, a := range assets {
+		if strings.HasPrefix(name, "assets/") {
+			idx.body = bytes.ReplaceAll(idx.body, []byte(`"`+Prefix+"/"+name+`"`),
+				[]byte(`"`+Prefix+"/"+name+"?v="+strings.Trim(a.etag, `"`)+`"`))
+		}
+	}
 	sum := sha256.Sum256(idx.body)
 	idx.etag = `"` + hex.EncodeToString(sum[:8]) + `"`
 	assets["index.html"] = idx
@@ -132,9 +140,14 @@ func Handler(c Config) http.Handler {
 			return
 		}
 		h.Set("Content-Type", a.contentType)
-		// Revalidate every time: the bundle's names are not content-hashed, and a stale
-		// page after a deploy would call routes that changed.
-		h.Set("Cache-Control", "no-cache")
+		if v := r.URL.Query().Get("v"); v != "" && `"`+v+`"` == a.etag {
+			// A versioned asset URL (from index.html) never changes its content.
+			h.Set("Cache-Control", "public, max-age=31536000, immutable")
+		} else {
+			// The page and unversioned URLs revalidate every time (ETag), so a deploy is
+			// seen at once.
+			h.Set("Cache-Control", "no-cache")
+		}
 		if a.etag != "" {
 			h.Set("ETag", a.etag)
 		}

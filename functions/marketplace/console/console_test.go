@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestHandler(t *testing.T) {
 		status             int
 		ctype, contains    string
 	}{
-		{"page", "GET", "/admin", 200, "text/html; charset=utf-8", `<script type="module" src="/admin/assets/app.js">`},
+		{"page", "GET", "/admin", 200, "text/html; charset=utf-8", `<script type="module" src="/admin/assets/app.js?v=`},
 		{"page slash", "GET", "/admin/", 200, "text/html; charset=utf-8", `<div id="app">`},
 		{"bundle", "GET", "/admin/assets/app.js", 200, "text/javascript; charset=utf-8", ""},
 		{"styles", "GET", "/admin/assets/app.css", 200, "text/css; charset=utf-8", ""},
@@ -70,6 +71,18 @@ func TestHandler(t *testing.T) {
 				t.Errorf("security headers: %v", res.Header)
 			}
 		})
+	}
+	// Versioned asset URLs are cached for good; the page and unversioned URLs revalidate.
+	_, page0 := get(t, h, "GET", "/admin/")
+	m := regexp.MustCompile(`/admin/assets/app\.js\?v=[0-9a-f]{16}`).FindString(page0)
+	if m == "" {
+		t.Fatalf("no versioned bundle URL in %s", page0)
+	}
+	for path, want := range map[string]string{m: "public, max-age=31536000, immutable", "/admin/assets/app.js": "no-cache",
+		"/admin/assets/app.js?v=0000000000000000": "no-cache", "/admin/": "no-cache"} {
+		if res, _ := get(t, h, "GET", path); res.Header.Get("Cache-Control") != want {
+			t.Errorf("%s: Cache-Control %q, want %q", path, res.Header.Get("Cache-Control"), want)
+		}
 	}
 	// The page has no inline script or style for the CSP to refuse.
 	_, page := get(t, h, "GET", "/admin/")
