@@ -143,6 +143,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	principals["admin"] = auth.Principal{Subject: "web-admin", Role: auth.RoleAdmin, Workspaces: []string{ws}}
 	principals["member"] = auth.Principal{Subject: "web-member", Role: auth.RoleMember, Workspaces: []string{ws}}
 	principals["superuser"] = auth.Principal{Subject: "web-root", Role: auth.RoleSuperuser, Workspaces: []string{ws}}
+	ws2, _, _ := env.Workspace(t, "Other")
+	principals["multi"] = auth.Principal{Subject: "web-multi", Role: auth.RoleAdmin, Workspaces: []string{ws, ws2}}
 	su := stacktest.Token(t, "setup-root", auth.RoleSuperuser)
 
 	fx := testpeer.NewFixture(t, nil)
@@ -289,9 +291,6 @@ func TestConsoleInBrowser(t *testing.T) {
 	// The browser's very first page pays for its own start (renderer process, JS engine):
 	// reported, not held to the budget; the full page loads below are.
 	coldFirst := first
-	var nav string
-	eval("navigation timing", `JSON.stringify((({redirectEnd, responseEnd, domInteractive, domContentLoadedEventEnd, loadEventEnd}) => ({redirectEnd, responseEnd, domInteractive, domContentLoadedEventEnd, loadEventEnd}))(performance.getEntriesByType('navigation')[0].toJSON())) + JSON.stringify(performance.getEntriesByType('resource').map(r => [r.name.replace(location.origin, ''), Math.round(r.startTime), Math.round(r.responseEnd)]))`, &nav)
-	t.Logf("first load: %s", nav)
 	var storage struct {
 		Session, Local, Cookie, Hash string
 	}
@@ -300,6 +299,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	if storage.Session == "" || storage.Local != "{}" || storage.Cookie != "" || strings.Contains(storage.Hash, "token") {
 		t.Fatalf("token storage: %+v", storage)
 	}
+
+	// Health: an entry nobody installed says why it has no health.
+	waitJS("honest health badge", `document.querySelector('li[data-entry="Asana"] .badge-never').textContent === 'Never checked · not installed anywhere'`)
 
 	// Search and filter.
 	do("search", chromedp.SendKeys(`#mp-search`, "browser fix", chromedp.ByQuery))
@@ -564,6 +566,42 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	shot("catalog")
 	checkCSP("superuser")
+
+	// Create and delete an entry.
+	do("new entry", chromedp.Click(`section > button.primary`, chromedp.ByQuery), chromedp.WaitVisible(`#entry-dialog #e-name`, chromedp.ByQuery))
+	setValue("#e-name", "Made in the browser")
+	setValue("#e-url", "https://mcp.example.com/mcp")
+	setValue("#e-category", "Testing")
+	do("create entry", chromedp.Click(`#entry-dialog button[type="submit"]`, chromedp.ByQuery))
+	waitJS("entry listed", `!!document.querySelector('tr[data-entry="Made in the browser"]')`)
+	do("delete entry", chromedp.Click(`tr[data-entry="Made in the browser"] button.danger`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#delete-entry button.danger`, chromedp.ByQuery), chromedp.Click(`#delete-entry button.danger`, chromedp.ByQuery))
+	waitJS("entry gone", `!document.querySelector('tr[data-entry="Made in the browser"]')`)
+	if n := countRows(t, env, `SELECT count(*) FROM mcp_catalog_entries WHERE name = 'Made in the browser'`); n != 0 {
+		t.Fatal("catalog delete left the entry")
+	}
+	if n := countRows(t, env, `SELECT count(*) FROM event_log WHERE action IN ('mcp.catalog_entry_created', 'mcp.catalog_entry_deleted') AND actor = 'web-root'`); n != 2 {
+		t.Fatalf("catalog create/delete events: %d", n)
+	}
+	checkCSP("superuser")
+
+	// ---- an admin of two workspaces switches between them ----
+	signInAs("multi")
+	var options int
+	eval("switcher", `document.querySelectorAll('#workspace option').length`, &options)
+	if options != 2 {
+		t.Fatalf("workspace switcher has %d options, want 2", options)
+	}
+	waitJS("installed in the first", `!!document.querySelector('li[data-entry="Custom MCP Server"] .badge-installed')`)
+	eval("switch", fmt.Sprintf(`(() => { const s = document.querySelector('#workspace'); s.value = %q; s.dispatchEvent(new Event('change', {bubbles: true})); return true })()`, ws2), nil)
+	waitJS("not installed in the second", `document.body.dataset.ready === 'marketplace' && !document.querySelector('.badge-installed') && document.querySelectorAll('.cards > li').length > 20`)
+	open("#/chats", "chats")
+	var chatNames []string
+	eval("second workspace chats", `[...document.querySelectorAll('.chat-list a')].map(a => a.textContent)`, &chatNames)
+	if slices.Contains(chatNames, "Browser chat") {
+		t.Fatalf("the second workspace lists the first's chats: %v", chatNames)
+	}
+	checkCSP("multi")
 
 	// The header value never travelled back in any answer of the whole session.
 	if rec.contains(secret) {
