@@ -131,6 +131,7 @@ func (p *browserProblems) take() []string {
 func TestConsoleInBrowser(t *testing.T) {
 	execPath := chromium(t)
 	out := outDir(t)
+	_ = os.Remove(filepath.Join(out, "failure.png")) // from an earlier failed run
 
 	code := "browser-test-sign-in-code-0123456789"
 	principals := map[string]auth.Principal{}
@@ -530,6 +531,19 @@ func TestConsoleInBrowser(t *testing.T) {
 	eval("member chats", `({Form: document.querySelectorAll('.inline-form').length, Pinner: document.querySelectorAll('.pinner').length})`, &memberChat)
 	if memberChat.Form != 0 || memberChat.Pinner != 0 {
 		t.Fatalf("member sees chat admin controls: %+v", memberChat)
+	}
+	// The member reads a chat: its pins as a list (none left: uninstalling Browser Fixture
+	// removed its pin), the resolved set, no checkboxes.
+	do("member opens chat", chromedp.Click(`.chat-list a`, chromedp.ByQuery))
+	waitJS("member chat", `document.body.dataset.ready === 'chat' && document.querySelectorAll('.toolset tbody tr').length > 0`)
+	var memberDetail struct {
+		Checkboxes int
+		Pins       []string
+	}
+	eval("member chat detail", `({Checkboxes: document.querySelectorAll('main input[type="checkbox"]').length,
+		Pins: [...document.querySelectorAll('main h3 + ul li')].map(li => li.textContent)})`, &memberDetail)
+	if memberDetail.Checkboxes != 0 || len(memberDetail.Pins) != 1 || !strings.HasPrefix(memberDetail.Pins[0], "No pins") {
+		t.Fatalf("member's chat view: %+v", memberDetail)
 	}
 	shot("member-chats")
 	problems.allow403 = true
