@@ -253,6 +253,26 @@ func TestConsoleInBrowser(t *testing.T) {
 		eval("set "+sel, fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = %q;
 			e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); return true })()`, sel, v), nil)
 	}
+	// checkLabels fails the test when a visible form control has no accessible name (a
+	// <label>, aria-label or aria-labelledby) or a button has no text, or when two
+	// elements share an id (labels and error messages point at ids).
+	checkLabels := func(what string) {
+		t.Helper()
+		var bad []string
+		eval(what+": labels", `(() => {
+			const named = e => (e.labels && e.labels.length) || e.getAttribute('aria-label') || e.getAttribute('aria-labelledby');
+			const out = [...document.querySelectorAll('input, select, textarea')]
+				.filter(e => e.type !== 'hidden' && !named(e)).map(e => 'unlabelled ' + (e.id || e.outerHTML.slice(0, 60)));
+			for (const b of document.querySelectorAll('button'))
+				if (!b.textContent.trim() && !b.getAttribute('aria-label')) out.push('nameless button ' + b.outerHTML.slice(0, 60));
+			const ids = {};
+			for (const e of document.querySelectorAll('[id]')) if (ids[e.id]++) out.push('duplicate id ' + e.id); else ids[e.id] = 1;
+			return out;
+		})()`, &bad)
+		if len(bad) > 0 {
+			t.Fatalf("%s: accessibility: %v", what, bad)
+		}
+	}
 	timings := map[string]float64{}
 	// open switches the hash route and measures, in the page, the time until the page
 	// marks itself ready (its data shown, its controls live).
@@ -268,6 +288,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			tick();
 		})`, route, ready), &ms)
 		timings[ready] = ms
+		checkLabels(route)
 	}
 	signInAs := func(role string) {
 		t.Helper()
@@ -326,6 +347,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if inputType != "password" {
 		t.Fatalf("header input type %q", inputType)
 	}
+	checkLabels("install dialog")
 	shot("install-dialog")
 	do("install", chromedp.Click(`#install-dialog button[type="submit"]`, chromedp.ByQuery))
 	waitJS("installed badge", `!!document.querySelector('li[data-entry="Browser Fixture"] .badge-installed') && !document.querySelector('#install-dialog')`)
@@ -341,23 +363,24 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !sawHeader {
 		t.Fatal("the upstream never received the header")
 	}
+	checkLabels("marketplace")
 	shot("marketplace")
 
 	// Connections: field errors, add a second connection, test, toggle, drift + approve.
 	open("#/connections", "connections")
 	do("add empty", chromedp.Click(`form.panel button[type="submit"]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#c-name-error`, chromedp.ByQuery), chromedp.WaitVisible(`#c-url-error`, chromedp.ByQuery))
-	do("add fill", chromedp.SendKeys(`#c-name`, "Second", chromedp.ByQuery), chromedp.SendKeys(`#c-url`, "not a url", chromedp.ByQuery),
-		chromedp.Click(`form.panel button[type="submit"]`, chromedp.ByQuery), chromedp.WaitVisible(`#c-url-error`, chromedp.ByQuery))
+		chromedp.WaitVisible(`#add-name-error`, chromedp.ByQuery), chromedp.WaitVisible(`#add-url-error`, chromedp.ByQuery))
+	do("add fill", chromedp.SendKeys(`#add-name`, "Second", chromedp.ByQuery), chromedp.SendKeys(`#add-url`, "not a url", chromedp.ByQuery),
+		chromedp.Click(`form.panel button[type="submit"]`, chromedp.ByQuery), chromedp.WaitVisible(`#add-url-error`, chromedp.ByQuery))
 	shot("connections-field-errors")
-	setValue("#c-url", fx2.URL)
+	setValue("#add-url", fx2.URL)
 	// A header the API refuses (gateway-owned name): its error lands under that header's name.
-	do("add header row", chromedp.Click(`form.panel fieldset > button`, chromedp.ByQuery), chromedp.WaitVisible(`#h-name-0`, chromedp.ByQuery))
-	setValue("#h-name-0", "Host")
-	setValue("#h-value-0", "evil.example")
+	do("add header row", chromedp.Click(`form.panel fieldset > button`, chromedp.ByQuery), chromedp.WaitVisible(`#add-h-name-0`, chromedp.ByQuery))
+	setValue("#add-h-name-0", "Host")
+	setValue("#add-h-value-0", "evil.example")
 	problems.allow400 = true
 	do("add with refused header", chromedp.Click(`form.panel button[type="submit"]`, chromedp.ByQuery))
-	waitJS("header error under its field", `(document.querySelector('#h-name-0-error')?.textContent || '').length > 0`)
+	waitJS("header error under its field", `(document.querySelector('#add-h-name-0-error')?.textContent || '').length > 0`)
 	time.Sleep(50 * time.Millisecond)
 	_ = problems.take()
 	problems.allow400 = false
@@ -375,12 +398,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("test result %q, want 5 tools", result)
 	}
 	// Edit: the saved header shows only as [REDACTED]; saving keeps the real value.
-	do("edit", chromedp.Click(row+` .actions button:nth-child(2)`, chromedp.ByQuery), chromedp.WaitVisible(`#edit-dialog #h-value-0`, chromedp.ByQuery))
+	do("edit", chromedp.Click(row+` .actions button:nth-child(2)`, chromedp.ByQuery), chromedp.WaitVisible(`#edit-h-value-0`, chromedp.ByQuery))
 	var shown string
-	eval("redacted value", `document.querySelector('#edit-dialog #h-value-0').value + '|' + document.querySelector('#edit-dialog #h-value-0').type`, &shown)
+	eval("redacted value", `document.querySelector('#edit-h-value-0').value + '|' + document.querySelector('#edit-h-value-0').type`, &shown)
 	if shown != "[REDACTED]|password" {
 		t.Fatalf("edit dialog shows the header as %q", shown)
 	}
+	checkLabels("edit dialog")
 	shot("connection-edit")
 	do("save edit", chromedp.Click(`#edit-dialog button[type="submit"]`, chromedp.ByQuery))
 	waitJS("saved", `!document.querySelector('#edit-dialog') && (document.querySelector('main [role="status"]')?.textContent || '') === 'Saved.'`)
@@ -472,6 +496,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(`#install-dialog #placeholder-help`, chromedp.ByQuery))
 	do("template without url", chromedp.Click(`#install-dialog button[type="submit"]`, chromedp.ByQuery))
 	waitJS("url required", `(document.querySelector('#tpl-url-error')?.textContent || '').includes('URL')`)
+	checkLabels("template dialog")
 	shot("install-template")
 	setValue("#tpl-url", fx2.URL)
 	do("template: header warning", chromedp.Click(`#install-dialog button[type="submit"]`, chromedp.ByQuery),
@@ -572,6 +597,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	do("edit entry", chromedp.Click(`tr[data-entry="Browser Fixture"] td.actions button`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#entry-dialog #e-description`, chromedp.ByQuery))
 	setValue("#e-description", "Edited in the browser.")
+	checkLabels("entry dialog")
 	shot("catalog-edit")
 	do("save", chromedp.Click(`#entry-dialog button[type="submit"]`, chromedp.ByQuery))
 	waitJS("saved", `!document.querySelector('#entry-dialog') && (document.querySelector('main [role="status"]')?.textContent || '').includes('saved')`)

@@ -245,25 +245,27 @@ function ToolList({ conn, onChange }) {
   );
 }
 
-function HeaderRows({ rows, setRows, errors, redacted }) {
+// HeaderRows and ConnectionFields take an id prefix p: the Add form and the Edit dialog
+// are on the page at once, and ids must stay unique for labels and messages.
+function HeaderRows({ p, rows, setRows, errors, redacted }) {
   return (
     <fieldset>
       <legend>Headers</legend>
       {redacted ? <p class="help">Saved values are never shown. Leave [REDACTED] to keep a value; type a new one to replace it.</p> : null}
       {rows.map((h, i) => (
         <div class="header-row" key={i}>
-          <Field id={'h-name-' + i} label="Name" error={errors['hname' + i]}>
+          <Field id={p + '-h-name-' + i} label="Name" error={errors['hname' + i]}>
             <input
-              id={'h-name-' + i}
+              id={p + '-h-name-' + i}
               value={h.name}
               aria-invalid={errors['hname' + i] ? 'true' : undefined}
-              aria-describedby={describedBy('h-name-' + i, errors['hname' + i])}
+              aria-describedby={describedBy(p + '-h-name-' + i, errors['hname' + i])}
               onInput={(ev) => setRows(rows.map((r, j) => (j === i ? { ...r, name: ev.currentTarget.value } : r)))}
             />
           </Field>
-          <Field id={'h-value-' + i} label="Value">
+          <Field id={p + '-h-value-' + i} label="Value">
             <input
-              id={'h-value-' + i}
+              id={p + '-h-value-' + i}
               type="password"
               autocomplete="off"
               value={h.value}
@@ -282,17 +284,17 @@ function HeaderRows({ rows, setRows, errors, redacted }) {
   );
 }
 
-function ConnectionFields({ v, set, errors }) {
+function ConnectionFields({ p, v, set, errors }) {
   return (
     <>
-      <Field id="c-name" label="Name" error={errors.name}>
-        <input id="c-name" value={v.name} required aria-invalid={errors.name ? 'true' : undefined} aria-describedby={describedBy('c-name', errors.name)} onInput={(ev) => set({ ...v, name: ev.currentTarget.value })} />
+      <Field id={p + '-name'} label="Name" error={errors.name}>
+        <input id={p + '-name'} value={v.name} required aria-invalid={errors.name ? 'true' : undefined} aria-describedby={describedBy(p + '-name', errors.name)} onInput={(ev) => set({ ...v, name: ev.currentTarget.value })} />
       </Field>
-      <Field id="c-url" label="URL" error={errors.url}>
-        <input id="c-url" type="url" value={v.url} required aria-invalid={errors.url ? 'true' : undefined} aria-describedby={describedBy('c-url', errors.url)} onInput={(ev) => set({ ...v, url: ev.currentTarget.value })} />
+      <Field id={p + '-url'} label="URL" error={errors.url}>
+        <input id={p + '-url'} type="url" value={v.url} required aria-invalid={errors.url ? 'true' : undefined} aria-describedby={describedBy(p + '-url', errors.url)} onInput={(ev) => set({ ...v, url: ev.currentTarget.value })} />
       </Field>
-      <Field id="c-transport" label="Transport" error={errors.transport}>
-        <select id="c-transport" value={v.transport} onChange={(ev) => set({ ...v, transport: ev.currentTarget.value })}>
+      <Field id={p + '-transport'} label="Transport" error={errors.transport}>
+        <select id={p + '-transport'} value={v.transport} onChange={(ev) => set({ ...v, transport: ev.currentTarget.value })}>
           <option value="streamable-http">Streamable HTTP</option>
           <option value="sse">SSE (legacy)</option>
         </select>
@@ -329,8 +331,8 @@ function AddConnection({ ctx, onDone }) {
   return (
     <form class="panel" onSubmit={submit} novalidate aria-labelledby="add-title">
       <h2 id="add-title">Add connection</h2>
-      <ConnectionFields v={v} set={setV} errors={errors} />
-      <HeaderRows rows={v.headers} setRows={(h) => setV({ ...v, headers: h })} errors={errors} />
+      <ConnectionFields p="add" v={v} set={setV} errors={errors} />
+      <HeaderRows p="add" rows={v.headers} setRows={(h) => setV({ ...v, headers: h })} errors={errors} />
       {errors.form ? <p class="field-error" role="alert">{errors.form}</p> : null}
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>
@@ -362,8 +364,8 @@ function EditDialog({ conn, onClose, onDone }) {
   return (
     <Dialog id="edit-dialog" title={'Edit ' + conn.name} onClose={onClose}>
       <form onSubmit={submit} novalidate>
-        <ConnectionFields v={v} set={setV} errors={errors} />
-        <HeaderRows rows={v.headers} setRows={(h) => setV({ ...v, headers: h })} errors={errors} redacted />
+        <ConnectionFields p="edit" v={v} set={setV} errors={errors} />
+        <HeaderRows p="edit" rows={v.headers} setRows={(h) => setV({ ...v, headers: h })} errors={errors} redacted />
         {errors.form ? <p class="field-error" role="alert">{errors.form}</p> : null}
         <div class="actions">
           <button type="button" onClick={onClose}>
