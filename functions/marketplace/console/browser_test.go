@@ -26,6 +26,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // interactiveBudget is the issue's bound on "page interactive" on loopback.
@@ -490,6 +491,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	if n := countRows(t, env, `SELECT count(*) FROM mcp_connections WHERE name = 'Browser Fixture'`); n != 0 {
 		t.Fatal("uninstall left the connection")
 	}
+	// Keyboard: the first Tab reaches the skip link; Enter on an Install button opens the
+	// dialog with focus inside it; Escape closes it.
+	do("reload", chromedp.Reload(), chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	do("tab", chromedp.KeyEvent(kb.Tab))
+	waitJS("skip link focused", `document.activeElement?.classList.contains('skip')`)
+	do("focus install", chromedp.Focus(`li[data-entry="Asana"] button.primary`, chromedp.ByQuery), chromedp.KeyEvent(kb.Enter))
+	waitJS("dialog has focus", `!!document.querySelector('#install-dialog') && document.querySelector('#install-dialog').contains(document.activeElement)`)
+	do("escape", chromedp.KeyEvent(kb.Escape))
+	waitJS("dialog closed", `!document.querySelector('#install-dialog')`)
+
 	// A template entry: the dialog explains what it needs and takes the server's URL.
 	tplCard := `li[data-entry="Custom MCP Server"]`
 	do("template dialog", chromedp.Click(tplCard+` button.primary`, chromedp.ByQuery),

@@ -72,8 +72,14 @@ function App({ config, bootError }) {
     });
     return () => removeEventListener('hashchange', f);
   }, []);
+  const firstRoute = useRef(true);
   useEffect(() => {
-    // Move focus to the new page's heading so that keyboard and screen-reader users land there.
+    // On a route change (not the first load, where the skip link comes first), move focus
+    // to the new page's heading so that keyboard and screen-reader users land there.
+    if (firstRoute.current) {
+      firstRoute.current = false;
+      return;
+    }
     const h = document.querySelector('main h1');
     if (h) {
       h.setAttribute('tabindex', '-1');
