@@ -390,6 +390,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	do("add submit", chromedp.Click(`form.panel button[type="submit"]`, chromedp.ByQuery))
 	waitJS("second added", `!!document.querySelector('li[data-connection="Second"]')`)
 
+	// The global connection (superuser-managed) shows no actions an admin cannot take.
+	var global struct {
+		Buttons  int
+		Disabled bool
+	}
+	eval("global row", `({Buttons: document.querySelectorAll('li[data-connection="Global"] .actions button').length,
+		Disabled: document.querySelector('li[data-connection="Global"] .switch input').disabled})`, &global)
+	if global.Buttons != 0 || !global.Disabled {
+		t.Fatalf("an admin gets write actions on a global connection: %+v", global)
+	}
 	row := `li[data-connection="Browser Fixture"]`
 	do("test", chromedp.Click(row+` .actions button:nth-child(1)`, chromedp.ByQuery))
 	waitJS("test result", `/\d+ tools · \d+ ms/.test(document.querySelector('`+row+` .test-result')?.textContent || '')`)

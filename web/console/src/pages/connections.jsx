@@ -102,6 +102,9 @@ export function Connections({ ctx }) {
           const s = c.status || {};
           const t = tests[c.id];
           const drifted = (s.tools && (s.tools.drifted || 0) + (s.tools.pending || 0)) || 0;
+          // A global connection (no workspace) is written by superusers only; an admin
+          // sees it without the actions the API would refuse.
+          const canWrite = ctx.isSuper || !!c.workspaceId;
           return (
             <li class="row" key={c.id} data-connection={c.name}>
               <div class="row-head">
@@ -109,11 +112,13 @@ export function Connections({ ctx }) {
                 <Badge kind="source">{c.source === 'marketplace' ? 'Marketplace' : 'Manual'}</Badge>
                 {s.live ? <Badge kind="live">Live</Badge> : <Badge kind="idle">Idle</Badge>}
                 {drifted ? <Badge kind="drift">{drifted} to review</Badge> : null}
+                {!c.workspaceId ? <Badge kind="source">Global</Badge> : null}
                 <label class="switch">
                   <input
                     type="checkbox"
                     role="switch"
                     checked={c.enabled}
+                    disabled={!canWrite}
                     aria-label={'Enabled: ' + c.name}
                     onChange={() => act(() => api('POST', `/api/mcp-connections/${c.id}/toggle`), `${c.name} was ${c.enabled ? 'disabled' : 'enabled'}.`)}
                   />
@@ -136,20 +141,24 @@ export function Connections({ ctx }) {
                   </>
                 ) : null}
               </dl>
-              <div class="actions">
-                <button type="button" onClick={() => test(c)} disabled={t && t.busy}>
-                  Test<span class="sr-only"> {c.name}</span>
-                </button>
-                <button type="button" onClick={() => setEditing(c)}>
-                  Edit<span class="sr-only"> {c.name}</span>
-                </button>
-                <button type="button" aria-expanded={open[c.id] ? 'true' : 'false'} onClick={() => setOpen({ ...open, [c.id]: !open[c.id] })}>
-                  Tools<span class="sr-only"> of {c.name}</span>
-                </button>
-                <button type="button" class="danger" onClick={() => setDeleting(c)}>
-                  Delete<span class="sr-only"> {c.name}</span>
-                </button>
-              </div>
+              {canWrite ? (
+                <div class="actions">
+                  <button type="button" onClick={() => test(c)} disabled={t && t.busy}>
+                    Test<span class="sr-only"> {c.name}</span>
+                  </button>
+                  <button type="button" onClick={() => setEditing(c)}>
+                    Edit<span class="sr-only"> {c.name}</span>
+                  </button>
+                  <button type="button" aria-expanded={open[c.id] ? 'true' : 'false'} onClick={() => setOpen({ ...open, [c.id]: !open[c.id] })}>
+                    Tools<span class="sr-only"> of {c.name}</span>
+                  </button>
+                  <button type="button" class="danger" onClick={() => setDeleting(c)}>
+                    Delete<span class="sr-only"> {c.name}</span>
+                  </button>
+                </div>
+              ) : (
+                <p class="help">Shared by every workspace; managed by a superuser.</p>
+              )}
               {t && !t.busy ? (
                 <p class="test-result" role="status">
                   {t.error
