@@ -18,7 +18,7 @@ help: ## Show this help
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN {FS = ":.*## "}; {printf "  \033[36m%-20s\033[0m %s\n", $$1, $$2}'
 
 .PHONY: run
-run: ## Start Postgres, migrate, seed, and serve every function + a demo upstream on 127.0.0.1:8080
+run: ## Start Postgres, migrate, seed, serve every function + the admin console + a demo upstream on 127.0.0.1:$PORT (8080)
 	scripts/run.sh
 
 .PHONY: test
@@ -41,7 +41,7 @@ seed: ## Load the curated catalog and the demo workspace (idempotent)
 	scripts/with-db.sh $(GO) run ./cmd/local seed
 
 .PHONY: token
-token: ## Print a member and an admin token for the demo workspace (HS256, JWT_SECRET or the dev secret)
+token: ## Print a member, an admin and a superuser token for the demo workspace (HS256, JWT_SECRET or the dev secret)
 	@$(GO) run ./cmd/local token
 
 .PHONY: healthcheck

@@ -7,11 +7,18 @@
 # repository folder (a clone under /root, say) the data goes to a private folder under /tmp
 # whose path is remembered in .state/pgdir. It listens on 127.0.0.1:$PGPORT only
 # (default 54329) and trusts local connections: it is a development cluster.
+#
+# The port a cluster was started on is remembered in .state/pgport: later calls without
+# PGPORT (make healthcheck, make migrate, url) reach that cluster, not another one on the
+# default port; a call with another PGPORT while it runs is told so and uses the running one.
+# PG_STATE_DIR moves .state (tests).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-state="$here/.state"
-port="${PGPORT:-54329}"
+state="${PG_STATE_DIR:-$here/.state}"
+remembered=""
+[ -f "$state/pgport" ] && remembered=$(cat "$state/pgport")
+port="${PGPORT:-${remembered:-54329}}"
 db="${PGDATABASE_NAME:-agentpack}"
 
 bindir() {
@@ -51,8 +58,13 @@ start() {
     as_pg "$BIN/initdb" -D "$d/data" -U postgres --auth=trust -E UTF8 --no-sync >/dev/null
   fi
   if as_pg "$BIN/pg_ctl" -D "$d/data" status >/dev/null 2>&1; then
+    if [ -n "$remembered" ] && [ "$remembered" != "$port" ]; then
+      echo "pg.sh: the cluster already runs on 127.0.0.1:$remembered (not PGPORT=$port); using it" >&2
+      port=$remembered
+    fi
     echo "pg.sh: already running on 127.0.0.1:$port" >&2
   else
+    echo "$port" > "$state/pgport"
     as_pg "$BIN/pg_ctl" -D "$d/data" -l "$d/server.log" -w -t 30 start \
       -o "-h 127.0.0.1 -p $port -c unix_socket_directories='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >/dev/null \
       || { cat "$d/server.log" >&2; exit 1; }
@@ -75,6 +87,6 @@ case "${1:-}" in
   stop) stop ;;
   url) url ;;
   status) [ -f "$state/pgdir" ] || exit 3; d=$(cat "$state/pgdir"); as_pg "$BIN/pg_ctl" -D "$d/data" status ;;
-  destroy) stop; [ -f "$state/pgdir" ] && rm -rf "$(cat "$state/pgdir")" "$state/pgdir" ;;
+  destroy) stop; rm -f "$state/pgport"; [ -f "$state/pgdir" ] && rm -rf "$(cat "$state/pgdir")" "$state/pgdir" ;;
   *) echo "usage: $0 start|stop|url|status|destroy" >&2; exit 2 ;;
 esac

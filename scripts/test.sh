@@ -17,11 +17,28 @@ trap cleanup EXIT
 export TEST_DATABASE_URL="$DATABASE_URL" REQUIRE_DB=1 REQUIRE_PEERS=1
 unset DATABASE_URL
 
+# The admin console: the committed bundle must match its sources, and the browser test
+# (functions/marketplace/console) needs Debian's chromium; REQUIRE_BROWSER=1 makes its
+# absence a failure. Screenshots and timings go to .state/console-test.
+if grep -qs '^console-check:' mk/*.mk; then
+  echo "== console bundle + chromium"
+  make --no-print-directory console-check chromium-deps
+  export REQUIRE_BROWSER=1
+fi
+
 echo "== go vet"
 go vet ./...
 echo "== go test -race"
-# ./infra/... runs once, below, with the emulator installed and REQUIRE_INFRA=1.
-go test -race -count=1 -timeout 20m $(go list ./... | grep -v '/infra/')
+# ./infra/... runs once, below, with the emulator installed and REQUIRE_INFRA=1. The
+# console's browser tests run alone afterwards: they measure page-interactive time, which
+# the parallel race-instrumented packages would only disturb (their Go code is the REST
+# stack, race-tested by the packages above).
+console_pkg=github.com/agentpack/gateway/functions/marketplace/console
+go test -race -count=1 -timeout 20m $(go list ./... | grep -v '/infra/' | grep -vx "$console_pkg")
+echo "== console browser tests"
+mkdir -p .state
+go test -count=1 -timeout 10m -v "$console_pkg" 2>&1 | tee .state/console-test.log \
+  | grep -E '^(--- |ok|FAIL)|_test\.go:[0-9]+:|interactive|full load|in-app navigation|fresh browser'
 if grep -qs '^infra-test:' mk/*.mk; then
   echo "== infra"
   make --no-print-directory infra-test

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/functions/healthcheck/health"
+	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/config"
@@ -91,28 +94,45 @@ func seedDemo(ctx context.Context, tx pgx.Tx) error {
 	return db.Interpret(err)
 }
 
-func devTokens() (member, admin string, err error) {
+// devPrincipals are the demo workspace's local principals, by role: what `make token`
+// prints and what the console's development sign-in link signs in as.
+func devPrincipals() map[string]auth.Principal {
+	ws := []string{demoWorkspace}
+	return map[string]auth.Principal{
+		auth.RoleMember:    {Subject: "dev-member", Role: auth.RoleMember, Workspaces: ws},
+		auth.RoleAdmin:     {Subject: "dev-admin", Role: auth.RoleAdmin, Workspaces: ws},
+		auth.RoleSuperuser: {Subject: "dev-superuser", Role: auth.RoleSuperuser, Workspaces: ws},
+	}
+}
+
+// devTokenTTL is how long a development token lives.
+const devTokenTTL = 30 * 24 * time.Hour
+
+// devTokens mints a token per role of devPrincipals with JWT_SECRET (or the dev secret).
+func devTokens() (map[string]string, error) {
 	cfg, err := config.Load()
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
 	if cfg.JWTSecret == "" {
-		return "", "", errors.New("tokens are minted with JWT_SECRET (HS256); none is configured")
+		return nil, errors.New("tokens are minted with JWT_SECRET (HS256); none is configured")
 	}
-	ttl := 30 * 24 * time.Hour
-	if member, err = auth.Mint(cfg.JWTSecret, auth.Principal{Subject: "dev-member", Role: auth.RoleMember, Workspaces: []string{demoWorkspace}}, ttl); err != nil {
-		return "", "", err
+	out := map[string]string{}
+	for role, p := range devPrincipals() {
+		if out[role], err = auth.Mint(cfg.JWTSecret, p, devTokenTTL); err != nil {
+			return nil, err
+		}
 	}
-	admin, err = auth.Mint(cfg.JWTSecret, auth.Principal{Subject: "dev-admin", Role: auth.RoleAdmin, Workspaces: []string{demoWorkspace}}, ttl)
-	return member, admin, err
+	return out, nil
 }
 
 func cmdToken(w io.Writer) error {
-	member, admin, err := devTokens()
+	t, err := devTokens()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "workspace: %s\nmember token: %s\nadmin token:  %s\n", demoWorkspace, member, admin)
+	fmt.Fprintf(w, "workspace: %s\nmember token:    %s\nadmin token:     %s\nsuperuser token: %s (catalog editing)\n",
+		demoWorkspace, t[auth.RoleMember], t[auth.RoleAdmin], t[auth.RoleSuperuser])
 	return nil
 }
 
@@ -136,36 +156,71 @@ func cmdServe(ctx context.Context) error {
 	}
 	defer stopDemo()
 
-	st, err := stack.New(ctx, d, nil)
+	code, err := randomCode()
+	if err != nil {
+		return err
+	}
+	signIn, err := console.DevSignIn(cfg.Env, cfg.JWTSecret, code, 12*time.Hour, devPrincipals())
+	if err != nil {
+		return err
+	}
+	st, err := stack.New(ctx, d, &stack.Options{DevSignIn: signIn})
 	if err != nil {
 		return err
 	}
 	if err := ensureDemoConnection(ctx, d, demoURL); err != nil {
 		return fmt.Errorf("demo connection: %w", err)
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:"+cfg.Port)
+	if err != nil {
+		return fmt.Errorf("%w (set PORT to a free port)", err)
+	}
+	ln.Close() // lambdaapp.Start listens again; this only checks the port before printing it
 	addr := "127.0.0.1:" + cfg.Port
-	member, admin, _ := devTokens()
-	base := "http://" + addr
-	fmt.Printf(`
-Agentpack MCP Gateway is running.
+	tok, _ := devTokens()
+	fmt.Print(banner("http://"+addr, demoURL, code, tok))
+	return lambdaapp.Start(ctx, st.Handler, addr, d.Logger, d.EndUpstreamSessions)
+}
 
-  MCP endpoint:   %[1]s/mcp/%[2]s
-  REST API:       %[1]s/api/mcp-marketplace
-  Demo upstream:  %[3]s (installed in the demo workspace as %[4]q)
+// randomCode returns 128 random bits, hex-encoded: the development sign-in link's code.
+func randomCode() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
 
-  admin token:    %[5]s
-  member token:   %[6]s
+// banner is what `make run` prints once the stack is up: the real base URL (PORT), the
+// console sign-in links, the tokens, and ready-to-paste client commands.
+func banner(base, demoURL, code string, tok map[string]string) string {
+	signIn := base + console.DevSignInPath + "?code=" + code + "&as="
+	mcpURL := base + "/mcp/" + demoWorkspace
+	return fmt.Sprintf(`
+Agentpack MCP Gateway is running on %[1]s.
 
-Try it:
-  curl -s %[1]s/mcp/%[2]s -H 'Authorization: Bearer %[5]s' \
+  Admin console:  %[2]s   (sign in as the demo admin; valid while this process runs)
+                  member: %[3]s   superuser: %[4]s
+  MCP endpoint:   %[5]s
+  REST API:       %[6]s/api/mcp-marketplace   (OpenAPI: %[6]s/api/openapi.json)
+  Demo upstream:  %[7]s (installed in the demo workspace as %[8]q)
+  Demo chat:      %[9]s
+
+  admin token:     %[10]s
+  member token:    %[11]s
+  superuser token: %[12]s
+
+Try it (MCP Inspector and Claude Code need Node >= 22):
+  curl -s %[5]s -H 'Authorization: Bearer %[10]s' \
     -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
-  claude mcp add --transport http agentpack %[1]s/mcp/%[2]s --header "Authorization: Bearer %[5]s"
-  npx @modelcontextprotocol/inspector   # Transport: Streamable HTTP, URL above, header Authorization: Bearer <admin token>
+  npx @modelcontextprotocol/inspector --cli %[5]s --transport http --method tools/list \
+    --header "Authorization: Bearer %[10]s"
+  claude mcp add --transport http agentpack %[5]s --header "Authorization: Bearer %[10]s"
 
 Ctrl-C stops the server.
-`, base, demoWorkspace, demoURL, demoConnName, admin, member)
-	return lambdaapp.Start(ctx, st.Handler, addr, d.Logger, d.EndUpstreamSessions)
+`, base, signIn+auth.RoleAdmin, signIn+auth.RoleMember, signIn+auth.RoleSuperuser, mcpURL, base, demoURL, demoConnName,
+		demoChat, tok[auth.RoleAdmin], tok[auth.RoleMember], tok[auth.RoleSuperuser])
 }
 
 // startDemoUpstream serves the project's demo MCP server on 127.0.0.1:port.

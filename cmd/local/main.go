@@ -6,8 +6,10 @@
 //
 //	local migrate            apply migrations (idempotent)
 //	local seed               load the curated catalog and the demo workspace (idempotent)
-//	local token              print a member and an admin token for the demo workspace
+//	local token              print a member, an admin and a superuser token for the demo workspace
 //	local serve              serve everything on 127.0.0.1:$PORT (default 8080) with the demo upstream
+//	                         (on $DEMO_UPSTREAM_PORT, default 8090) and print the console sign-in link
+//	local help               print this list
 //	local healthcheck        run one health-check pass
 //	local demo-upstream      serve only the demo upstream MCP server (benchmarks)
 package main
@@ -18,9 +20,25 @@ import (
 	"os"
 )
 
+// usage is what `local help` prints.
+const usage = `usage: local COMMAND
+
+  migrate         apply migrations (idempotent)
+  seed            load the curated catalog and the demo workspace (idempotent)
+  token           print a member, an admin and a superuser token for the demo workspace
+  serve           serve every function on 127.0.0.1:$PORT (default 8080) with the demo upstream
+                  on 127.0.0.1:$DEMO_UPSTREAM_PORT (default 8090); prints the console sign-in link
+  healthcheck     run one health-check pass
+  demo-upstream   serve only the demo upstream MCP server (benchmarks)
+  help            print this text
+
+Environment: DATABASE_URL (required by all but token, help, demo-upstream), PORT,
+DEMO_UPSTREAM_PORT, JWT_SECRET, APP_ENV; see README.md "Configuration".
+`
+
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: local migrate|seed|token|serve|healthcheck")
+		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	}
 	ctx := context.Background()
@@ -38,7 +56,10 @@ func main() {
 		err = cmdHealthcheck(ctx)
 	case "demo-upstream":
 		err = cmdDemoUpstream(ctx)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
 	default:
+		fmt.Fprint(os.Stderr, usage)
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
 	if err != nil {

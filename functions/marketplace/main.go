@@ -1,18 +1,21 @@
 // Command marketplace is the marketplace REST Lambda function (DESIGN §2): the catalog
-// under /api/mcp-marketplace and connections under /api/mcp-connections.
+// under /api/mcp-marketplace, connections under /api/mcp-connections, the event log, and
+// the admin console at /admin.
 package main
 
 import (
 	"context"
 
 	"github.com/agentpack/gateway/functions/marketplace/api"
+	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 )
 
 func main() {
 	deps.Main("marketplace", func(ctx context.Context, d *deps.Deps) error {
-		a := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger}
+		a := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger,
+			Console: &console.Config{OAuth: console.FromConfig(d.Config)}}
 		// Test and refresh keep upstream sessions: end them (DELETE) when the process stops.
 		return lambdaapp.Start(ctx, a.Handler(), "127.0.0.1:"+d.Config.Port, d.Logger, d.EndUpstreamSessions)
 	})

@@ -62,6 +62,9 @@ var Functions = []FunctionSpec{
 			{"ANY", "/api/mcp-connections"},
 			{"ANY", "/api/mcp-connections/{proxy+}"},
 			{"GET", "/api/openapi.json"},
+			{"GET", "/api/events"},
+			{"GET", "/admin"},
+			{"GET", "/admin/{proxy+}"},
 		},
 	},
 	{
@@ -72,6 +75,7 @@ var Functions = []FunctionSpec{
 		MemoryMB:       512,
 		CatalogActions: []string{"s3:GetObject", "s3:PutObject"},
 		Routes: []Route{
+			{"ANY", "/api/chats"},
 			{"ANY", "/api/chats/{chatId}/pins"},
 			{"ANY", "/api/chats/{chatId}/pins/{pinId}"},
 			{"GET", "/api/chats/{chatId}/tools"},

@@ -192,8 +192,14 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		"ALLOW_PRIVATE_UPSTREAMS": p.allowPrivate.ValueAsString(),
 		"CATALOG_BUCKET":          bucket.BucketName(),
 		"CATALOG_TTL":             p.catalogTTL.ValueAsString(),
-		"DATABASE_PORT":           jsii.String("5432"),
-		"DATABASE_NAME":           jsii.String("agentpack"),
+		// The admin console's OAuth 2.1 + PKCE sign-in (public client; issue 13).
+		"CONSOLE_OAUTH_CLIENT_ID":     p.consoleClientID.ValueAsString(),
+		"CONSOLE_OAUTH_AUTHORIZE_URL": p.consoleAuthorizeURL.ValueAsString(),
+		"CONSOLE_OAUTH_TOKEN_URL":     p.consoleTokenURL.ValueAsString(),
+		"CONSOLE_OAUTH_SCOPE":         p.consoleScope.ValueAsString(),
+		"CONSOLE_OAUTH_AUDIENCE":      p.consoleAudience.ValueAsString(),
+		"DATABASE_PORT":               jsii.String("5432"),
+		"DATABASE_NAME":               jsii.String("agentpack"),
 		// Spans go to the ADOT collector layer when AdotCollectorLayerArn is set.
 		"OTEL_EXPORTER_OTLP_ENDPOINT": mon.otlpEndpoint(),
 	}
@@ -346,6 +352,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 type params struct {
 	logLevel, jwtIssuer, jwtAudience, jwtJwksURL, jwtSecret, authServerURL,
 	publicBaseURL, allowedOrigins, allowPrivate, catalogTTL awscdk.CfnParameter
+	consoleClientID, consoleAuthorizeURL, consoleTokenURL, consoleScope, consoleAudience awscdk.CfnParameter
 }
 
 func newParams(stack awscdk.Stack) params {
@@ -372,6 +379,12 @@ func newParams(stack awscdk.Stack) params {
 		allowedOrigins: str("AllowedOrigins", "", "Browser origins allowed to call /mcp (ALLOWED_ORIGINS).", false),
 		allowPrivate:   str("AllowPrivateUpstreams", "false", "ALLOW_PRIVATE_UPSTREAMS.", false, "true", "false"),
 		catalogTTL:     str("CatalogTtl", "5s", "CATALOG_TTL.", false),
+		consoleClientID: str("ConsoleOAuthClientId", "",
+			"Admin console client id at the identity provider, a public PKCE client (CONSOLE_OAUTH_CLIENT_ID); empty: no sign-in button.", false),
+		consoleAuthorizeURL: str("ConsoleOAuthAuthorizeUrl", "", "Authorization endpoint, https (CONSOLE_OAUTH_AUTHORIZE_URL).", false),
+		consoleTokenURL:     str("ConsoleOAuthTokenUrl", "", "Token endpoint, https (CONSOLE_OAUTH_TOKEN_URL).", false),
+		consoleScope:        str("ConsoleOAuthScope", "openid", "Scopes the console asks for (CONSOLE_OAUTH_SCOPE).", false),
+		consoleAudience:     str("ConsoleOAuthAudience", "", "Optional audience parameter (CONSOLE_OAUTH_AUDIENCE).", false),
 	}
 }
 

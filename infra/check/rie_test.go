@@ -84,8 +84,21 @@ var emulatorCases = map[string][]invokeCase{
 				t.Errorf("catalog list is not JSON: %s", r.Body)
 			}
 		}},
+		// The admin console through API Gateway's payload: the page and its CSP.
+		{"console-page.json", func(t *testing.T, inv rie.Invocation) {
+			r := httpOK(t, inv, 200)
+			if !strings.Contains(r.Body, `<div id="app">`) || !strings.Contains(fmt.Sprint(r.Headers), "script-src 'self'") {
+				t.Errorf("console page: %v %.200s", r.Headers, r.Body)
+			}
+		}},
 	},
 	"pins": {
+		{"chats-list.json", func(t *testing.T, inv rie.Invocation) {
+			r := httpOK(t, inv, 200)
+			if !strings.Contains(r.Body, `"chats":[`) {
+				t.Errorf("chats list: %s", r.Body)
+			}
+		}},
 		{"pins-list.json", func(t *testing.T, inv rie.Invocation) {
 			r := httpOK(t, inv, 200)
 			if !json.Valid([]byte(r.Body)) {

@@ -30,9 +30,10 @@ var wantRoutes = map[string][]string{
 	"MarketplaceFunction": {
 		"ANY /api/mcp-marketplace", "ANY /api/mcp-marketplace/{proxy+}",
 		"ANY /api/mcp-connections", "ANY /api/mcp-connections/{proxy+}", "GET /api/openapi.json",
+		"GET /api/events", "GET /admin", "GET /admin/{proxy+}",
 	},
 	"PinsFunction": {
-		"ANY /api/chats/{chatId}/pins", "ANY /api/chats/{chatId}/pins/{pinId}", "GET /api/chats/{chatId}/tools",
+		"ANY /api/chats", "ANY /api/chats/{chatId}/pins", "ANY /api/chats/{chatId}/pins/{pinId}", "GET /api/chats/{chatId}/tools",
 	},
 	"HealthCheckFunction": nil,
 }

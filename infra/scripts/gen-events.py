@@ -111,6 +111,9 @@ EVENTS = {
                          {"chatId": CHAT}, None, {"accept": "application/json"}),
     "chat-tools.json": ev("GET", "GET /api/chats/{chatId}/tools", "/api/chats/%s/tools" % CHAT,
                           {"chatId": CHAT}, None, {"accept": "application/json"}),
+    "chats-list.json": ev("GET", "ANY /api/chats", "/api/chats", None, None, {"accept": "application/json"}),
+    "console-page.json": ev("GET", "GET /admin/{proxy+}", "/admin/", {"proxy": ""}, None,
+                            {"accept": "text/html"}, auth=False),
     "healthcheck-scheduled.json": {
         "version": "0", "id": "f3c9a2b1-6d7e-4f80-9a1b-2c3d4e5f6a7b",
         "detail-type": "Scheduled Event", "source": "aws.events",

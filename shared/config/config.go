@@ -5,11 +5,14 @@
 // AUTH_SERVER_URL, PUBLIC_BASE_URL, CATALOG_BUCKET (S3; empty → disk store in CATALOG_DIR),
 // CATALOG_DIR (default .state/catalog), CATALOG_TTL (Go duration, default 5s),
 // ALLOW_PRIVATE_UPSTREAMS (bool; default true locally, false when deployed), LOG_LEVEL,
-// ALLOWED_ORIGINS (comma list of browser origins allowed to call /mcp), PORT (local, 8080).
+// ALLOWED_ORIGINS (comma list of browser origins allowed to call /mcp), PORT (local, 8080),
+// and the admin console's OAuth sign-in: CONSOLE_OAUTH_CLIENT_ID, CONSOLE_OAUTH_AUTHORIZE_URL,
+// CONSOLE_OAUTH_TOKEN_URL (https when deployed), CONSOLE_OAUTH_SCOPE, CONSOLE_OAUTH_AUDIENCE.
 package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -36,6 +39,13 @@ type Config struct {
 	// UnauthenticatedLocal serves the gateway without a token as a fixed local admin; only
 	// honoured when Env is "local" (conformance runner, which cannot send headers).
 	UnauthenticatedLocal bool
+	// Console* configure the admin console's OAuth 2.1 + PKCE sign-in (a public client of
+	// the identity provider that issues the JWTs); empty ClientID means no OAuth sign-in.
+	ConsoleClientID     string
+	ConsoleAuthorizeURL string
+	ConsoleTokenURL     string
+	ConsoleScope        string
+	ConsoleAudience     string
 }
 
 // Deployed reports whether the process runs in deployed (production) mode, which turns
@@ -58,6 +68,12 @@ func Load() (*Config, error) {
 		CatalogDir:    env("CATALOG_DIR", ".state/catalog"),
 		LogLevel:      env("LOG_LEVEL", "info"),
 		Port:          env("PORT", "8080"),
+
+		ConsoleClientID:     os.Getenv("CONSOLE_OAUTH_CLIENT_ID"),
+		ConsoleAuthorizeURL: os.Getenv("CONSOLE_OAUTH_AUTHORIZE_URL"),
+		ConsoleTokenURL:     os.Getenv("CONSOLE_OAUTH_TOKEN_URL"),
+		ConsoleScope:        os.Getenv("CONSOLE_OAUTH_SCOPE"),
+		ConsoleAudience:     os.Getenv("CONSOLE_OAUTH_AUDIENCE"),
 	}
 	if c.Env != "local" && c.Env != "deployed" {
 		return nil, fmt.Errorf("config: APP_ENV must be local or deployed, got %q", c.Env)
@@ -74,6 +90,9 @@ func Load() (*Config, error) {
 	}
 	if c.UnauthenticatedLocal && c.Deployed() {
 		return nil, fmt.Errorf("config: MCP_UNAUTHENTICATED_LOCAL cannot be enabled when APP_ENV=deployed")
+	}
+	if err := c.checkConsole(); err != nil {
+		return nil, err
 	}
 	for _, o := range strings.Split(os.Getenv("ALLOWED_ORIGINS"), ",") {
 		if o = strings.TrimSpace(o); o != "" {
@@ -92,6 +111,30 @@ func Load() (*Config, error) {
 // DevJWTSecret is the HS256 secret used locally when JWT_SECRET is unset. Never used when
 // APP_ENV=deployed (Load refuses to start without a real secret or JWKS there).
 const DevJWTSecret = "agentpack-local-dev-secret-change-me"
+
+// checkConsole requires the console's OAuth settings to be all set or all empty, and
+// https endpoints when deployed.
+func (c *Config) checkConsole() error {
+	set := 0
+	for _, v := range []string{c.ConsoleClientID, c.ConsoleAuthorizeURL, c.ConsoleTokenURL} {
+		if v != "" {
+			set++
+		}
+	}
+	if set != 0 && set != 3 {
+		return fmt.Errorf("config: CONSOLE_OAUTH_CLIENT_ID, CONSOLE_OAUTH_AUTHORIZE_URL and CONSOLE_OAUTH_TOKEN_URL go together")
+	}
+	for k, v := range map[string]string{"CONSOLE_OAUTH_AUTHORIZE_URL": c.ConsoleAuthorizeURL, "CONSOLE_OAUTH_TOKEN_URL": c.ConsoleTokenURL} {
+		if v == "" {
+			continue
+		}
+		u, err := url.Parse(v)
+		if err != nil || u.Host == "" || (u.Scheme != "https" && (c.Deployed() || u.Scheme != "http")) {
+			return fmt.Errorf("config: %s must be an absolute https URL", k)
+		}
+	}
+	return nil
+}
 
 func env(k, def string) string {
 	if v := os.Getenv(k); v != "" {

@@ -2,6 +2,8 @@ package connections
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
@@ -45,6 +47,9 @@ type Outcome struct {
 	CatalogPending bool           `json:"catalogPending,omitempty"`
 	Connection     *db.Connection `json:"connection"`
 	Connect        *RefreshResult `json:"connect,omitempty"`
+	// Warnings are client-safe notes on a write that succeeded, e.g. an install without
+	// a header that its catalog entry declares.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Create adds a manual connection (admin), connects to it when enabled and stores its
@@ -107,11 +112,48 @@ func (s *Service) afterWrite(ctx context.Context, p *auth.Principal, c *db.Conne
 }
 
 // InstallInput is the body of POST /api/mcp-marketplace/{id}/install (seed
-// installMcpServerSchema: {workspaceId, name?, headers?}).
+// installMcpServerSchema: {workspaceId, name?, headers?}, plus url for template entries).
+// WorkspaceID may be empty when the principal names exactly one workspace.
 type InstallInput struct {
 	WorkspaceID string            `json:"workspaceId"`
 	Name        string            `json:"name,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
+	// URL replaces the URL of a template (placeholder) entry, such as
+	// https://YOUR-HOST/mcp; it is required for those and refused for any other entry.
+	URL string `json:"url,omitempty"`
+}
+
+// IsPlaceholderURL reports whether u still holds a template host (YOUR-HOST) that nobody
+// replaced: such an entry cannot be installed as is.
+func IsPlaceholderURL(u string) bool {
+	return strings.Contains(strings.ToUpper(u), "YOUR-HOST")
+}
+
+// DefaultWorkspace is ws, or p's only workspace when ws is empty and p names exactly one.
+func DefaultWorkspace(p *auth.Principal, ws string) string {
+	if ws == "" && len(p.Workspaces) == 1 {
+		return p.Workspaces[0]
+	}
+	return ws
+}
+
+// missingHeaders lists the header names entry declares that h does not give (compared
+// case-insensitively, as HTTP does), sorted.
+func missingHeaders(entry, h map[string]string) []string {
+	given := map[string]bool{}
+	for k, v := range h {
+		if v != "" {
+			given[strings.ToLower(k)] = true
+		}
+	}
+	var out []string
+	for k := range entry {
+		if !given[strings.ToLower(k)] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Install runs the seed's install flow: validate; the entry must exist (NOT_FOUND); the
@@ -120,7 +162,17 @@ type InstallInput struct {
 // transport copied from the entry, source marketplace, enabled, name = override or the
 // entry's; count the install; log mcp.installed; connect (a failure is recorded, not
 // raised); rebuild the workspace's catalog.
+//
+// A template entry (is_placeholder, or a URL with YOUR-HOST) needs in.URL, which passes the
+// same URL guard as a manual connection; other entries refuse in.URL (VALIDATION_ERROR).
+// Headers the entry declares but in.Headers lacks do not stop the install: the outcome
+// carries a warning per header.
 func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string, in InstallInput) (*Outcome, error) {
+	in.WorkspaceID = DefaultWorkspace(p, in.WorkspaceID)
+	if in.WorkspaceID == "" {
+		return nil, apperr.New(apperr.Validation, "workspaceId is required").
+			WithHint("the token names no single workspace; pass workspaceId")
+	}
 	if !db.IsUUID(in.WorkspaceID) {
 		return nil, apperr.New(apperr.Validation, "workspaceId must be a UUID")
 	}
@@ -133,6 +185,7 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 		return nil, err
 	}
 	var c *db.Connection
+	var warnings []string
 	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
 		ws := in.WorkspaceID
 		entry, err := s.lockedEntry(ctx, tx, p, ws, entryID)
@@ -143,15 +196,33 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 		if h == nil {
 			h = map[string]string{}
 		}
-		if err := s.validateTarget(ctx, entry.URL, entry.TransportType, h); err != nil {
+		target := entry.URL
+		switch template := entry.IsPlaceholder || IsPlaceholderURL(entry.URL); {
+		case template && in.URL == "":
+			return apperr.New(apperr.Validation, "%s is a template for a server you host: its URL %s is a placeholder", entry.Name, entry.URL).
+				WithHint("pass url with your server's MCP endpoint").WithDetails(map[string]string{"field": "url"})
+		case template:
+			if IsPlaceholderURL(in.URL) {
+				return apperr.New(apperr.Validation, "url still holds the placeholder host YOUR-HOST").
+					WithDetails(map[string]string{"field": "url"})
+			}
+			target = in.URL
+		case in.URL != "":
+			return apperr.New(apperr.Validation, "url can only be given for a template entry").
+				WithHint("add a manual connection to use another URL").WithDetails(map[string]string{"field": "url"})
+		}
+		if err := s.validateTarget(ctx, target, entry.TransportType, h); err != nil {
 			return err
+		}
+		for _, name := range missingHeaders(entry.Headers, h) {
+			warnings = append(warnings, fmt.Sprintf("header %s, which %s declares, was not given: the server may refuse the connection", name, entry.Name))
 		}
 		name := in.Name
 		if name == "" {
 			name = entry.Name
 		}
 		c, err = db.ConnectionCreate(ctx, tx, &db.ConnectionNew{
-			Name: name, URL: entry.URL, TransportType: entry.TransportType, Headers: h, Enabled: true,
+			Name: name, URL: target, TransportType: entry.TransportType, Headers: h, Enabled: true,
 			Source: "marketplace", CatalogEntryID: &entry.ID, WorkspaceID: &ws, CreatedBy: p.Subject,
 		})
 		if apperr.CodeOf(err) == apperr.Conflict {
@@ -169,7 +240,11 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 	if err != nil {
 		return nil, err
 	}
-	return s.afterWrite(ctx, p, c)
+	out, err := s.afterWrite(ctx, p, c)
+	if out != nil {
+		out.Warnings = warnings
+	}
+	return out, err
 }
 
 // lockedEntry authorizes admin p in workspace ws and returns catalog entry entryID under

@@ -11,18 +11,66 @@ const catalogEntryCols = `id, name, url, transport_type, headers, description, c
 	consecutive_failures, install_count, is_placeholder, created_at, updated_at`
 
 // CatalogFilter narrows CatalogEntryList: Search matches name, description and author
-// case-insensitively; Category matches exactly. Empty fields do not filter.
+// case-insensitively; Category matches case-insensitively ("Databases" = "databases").
+// Empty fields do not filter. Limit 0 means every entry; Offset skips that many.
 type CatalogFilter struct {
 	Search   string
 	Category string
+	Limit    int
+	Offset   int
 }
 
-// CatalogEntryList returns the catalog ordered by name.
+// CatalogEntryList returns the catalog ordered by name (one page of it when f.Limit > 0).
 func CatalogEntryList(ctx context.Context, q Querier, f CatalogFilter) ([]CatalogEntry, error) {
-	return collect[CatalogEntry](ctx, q, `SELECT `+catalogEntryCols+` FROM mcp_catalog_entries
+	out, _, err := CatalogEntryPage(ctx, q, f)
+	return out, err
+}
+
+// CatalogEntryPage is CatalogEntryList that also returns how many entries match the
+// filter in all (for pagination).
+func CatalogEntryPage(ctx context.Context, q Querier, f CatalogFilter) ([]CatalogEntry, int, error) {
+	var limit *int
+	if f.Limit > 0 {
+		limit = &f.Limit
+	}
+	type row struct {
+		CatalogEntry
+		Total int `db:"total"`
+	}
+	rows, err := collect[row](ctx, q, `SELECT `+catalogEntryCols+`, count(*) OVER () AS total FROM mcp_catalog_entries
 		WHERE ($1 = '' OR name ILIKE '%' || $1 || '%' OR description ILIKE '%' || $1 || '%' OR author ILIKE '%' || $1 || '%')
-		  AND ($2 = '' OR category = $2)
-		ORDER BY name`, f.Search, f.Category)
+		  AND ($2 = '' OR lower(category) = lower($2))
+		ORDER BY name LIMIT $3 OFFSET $4`, f.Search, f.Category, limit, f.Offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]CatalogEntry, len(rows))
+	total := 0
+	for i := range rows {
+		out[i], total = rows[i].CatalogEntry, rows[i].Total
+	}
+	if len(rows) == 0 && f.Offset > 0 {
+		// Past the end: count without the page.
+		if err := q.QueryRow(ctx, `SELECT count(*) FROM mcp_catalog_entries
+			WHERE ($1 = '' OR name ILIKE '%' || $1 || '%' OR description ILIKE '%' || $1 || '%' OR author ILIKE '%' || $1 || '%')
+			  AND ($2 = '' OR lower(category) = lower($2))`, f.Search, f.Category).Scan(&total); err != nil {
+			return nil, 0, Interpret(err)
+		}
+	}
+	return out, total, nil
+}
+
+// Category is one catalog category with how many entries carry it.
+type Category struct {
+	Name  string `db:"name" json:"name"`
+	Count int    `db:"count" json:"count"`
+}
+
+// CatalogCategories lists the catalog's categories ordered by name, case variants merged
+// (named by their lowest spelling), entries without a category left out.
+func CatalogCategories(ctx context.Context, q Querier) ([]Category, error) {
+	return collect[Category](ctx, q, `SELECT min(category) AS name, count(*) AS count FROM mcp_catalog_entries
+		WHERE category <> '' GROUP BY lower(category) ORDER BY lower(category)`)
 }
 
 // CatalogEntryGet returns entry id, or NOT_FOUND (also for a malformed id).

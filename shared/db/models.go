@@ -24,6 +24,8 @@ type Chat struct {
 	ID          string `db:"id" json:"id"`
 	WorkspaceID string `db:"workspace_id" json:"workspaceId"`
 	Title       string `db:"title" json:"title"`
+	// CreatedAt is set by ChatList and ChatCreate (nil where a query did not read it).
+	CreatedAt *time.Time `db:"created_at" json:"createdAt,omitempty"`
 }
 
 // CatalogEntry is a curated catalog entry (mcp_catalog_entries). Headers hold default

@@ -71,6 +71,59 @@ func ChatGet(ctx context.Context, q Querier, id string) (*Chat, error) {
 	return one[Chat](ctx, q, `SELECT id, workspace_id, title FROM chats WHERE id = $1`, id)
 }
 
+// ChatList returns the chats of workspace ws, newest first, at most limit (1–500; other
+// values mean 100) of them, and whether more exist beyond the page.
+func ChatList(ctx context.Context, q Querier, ws string, limit int) ([]Chat, bool, error) {
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	out, err := collect[Chat](ctx, q, `SELECT id, workspace_id, title, created_at FROM chats
+		WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, ws, limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(out) > limit {
+		return out[:limit], true, nil
+	}
+	return out, false, nil
+}
+
+// ChatCreate inserts a chat titled title in workspace ws and returns it.
+func ChatCreate(ctx context.Context, q Querier, ws, title string) (*Chat, error) {
+	return one[Chat](ctx, q, `INSERT INTO chats (workspace_id, title) VALUES ($1, $2)
+		RETURNING id, workspace_id, title, created_at`, ws, title)
+}
+
+// EventFilter narrows EventList. Empty fields match everything. BeforeID pages backwards:
+// only rows with a smaller id (the id of the last row of the previous page).
+type EventFilter struct {
+	WorkspaceID string
+	EntityType  string
+	Action      string
+	BeforeID    int64
+	Limit       int // 1–200; other values mean 50
+}
+
+// EventList returns event_log rows of f.WorkspaceID (required), newest first, and whether
+// more exist beyond the page.
+func EventList(ctx context.Context, q Querier, f EventFilter) ([]Event, bool, error) {
+	if f.Limit <= 0 || f.Limit > 200 {
+		f.Limit = 50
+	}
+	out, err := collect[Event](ctx, q, `SELECT id, occurred_at, entity_type, entity_id, action, actor, workspace_id, payload
+		FROM event_log
+		WHERE workspace_id = $1 AND ($2 = '' OR entity_type = $2) AND ($3 = '' OR action = $3)
+		  AND ($4::bigint = 0 OR id < $4)
+		ORDER BY id DESC LIMIT $5`, f.WorkspaceID, f.EntityType, f.Action, f.BeforeID, f.Limit+1)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(out) > f.Limit {
+		return out[:f.Limit], true, nil
+	}
+	return out, false, nil
+}
+
 // ---- audit ----
 
 // AuditEventInsert appends one gateway audit row.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/agentpack/gateway/functions/marketplace/api"
+	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/functions/mcp/gateway"
 	pinsapi "github.com/agentpack/gateway/functions/pins/api"
 	"github.com/agentpack/gateway/shared/catalog"
@@ -30,6 +31,9 @@ type Options struct {
 	Metrics io.Writer
 	// Gateway, when set, edits the gateway options before the gateway is built.
 	Gateway func(*gateway.Options)
+	// DevSignIn, when set, is mounted at console.DevSignInPath (cmd/local's development
+	// sign-in link; console.DevSignIn refuses to build one when APP_ENV=deployed).
+	DevSignIn http.Handler
 }
 
 // New builds the stack on d. Catalog changes made through d.Connections are visible to
@@ -53,18 +57,26 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	market := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger}
+	market := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger,
+		Console: &console.Config{OAuth: console.FromConfig(d.Config), DevSignIn: o.DevSignIn != nil}}
 	mux := http.NewServeMux()
 	gh, mh := g.Handler(), market.Handler()
 	for _, p := range []string{"/mcp", "/mcp/", "/.well-known/", "/health"} {
 		mux.Handle(p, gh)
 	}
-	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json"} {
+	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", console.Prefix, console.Prefix + "/"} {
 		mux.Handle(p, mh)
 	}
 	pinsAPI := &pinsapi.API{Pins: &pins.Service{Pool: d.Pool, Logger: d.Logger}, Catalog: cache,
 		Verifier: d.Verifier, Logger: d.Logger}
-	mux.Handle("/api/chats/", pinsAPI.Handler())
+	if o.DevSignIn != nil {
+		mux.Handle(console.DevSignInPath, o.DevSignIn)
+	}
+	// Locally, / leads to the console (in AWS only the routes of template.yaml exist).
+	mux.Handle("GET /{$}", http.RedirectHandler(console.Prefix+"/", http.StatusFound))
+	ph := pinsAPI.Handler()
+	mux.Handle("/api/chats", ph)
+	mux.Handle("/api/chats/", ph)
 	return &Stack{Gateway: g, Catalog: cache, Handler: mux}, nil
 }
 

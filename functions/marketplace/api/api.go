@@ -5,8 +5,9 @@
 //
 // Routes (Routes lists them; openapi.json describes them):
 //
-//	GET    /api/mcp-marketplace                           200 401
+//	GET    /api/mcp-marketplace                           200 400 401 404
 //	POST   /api/mcp-marketplace                           201 400 401 403 409
+//	GET    /api/mcp-marketplace/categories                200 401
 //	GET    /api/mcp-marketplace/{id}                      200 401 404
 //	PUT    /api/mcp-marketplace/{id}                      200 400 401 403 404 409
 //	DELETE /api/mcp-marketplace/{id}                      204 401 403 404 409
@@ -23,6 +24,7 @@
 //	POST   /api/mcp-connections/{id}/refresh              200 401 403 404
 //	GET    /api/mcp-connections/{id}/tools                200 401 403 404
 //	POST   /api/mcp-connections/{id}/tools/{name}/approve 200 401 403 404
+//	GET    /api/events                                    200 400 401 403 404
 //	GET    /api/openapi.json                              200 (no token)
 //
 // Errors are {"error": {"code", "message", "hint"?, "errorId"?, "details"?}} with the
@@ -33,6 +35,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/connections"
@@ -48,6 +51,9 @@ type API struct {
 	Connections *connections.Service
 	Verifier    *auth.Verifier
 	Logger      *slog.Logger
+	// Console, when set, serves the admin console under /admin (functions/marketplace/
+	// console) on the same origin as these routes.
+	Console *console.Config
 }
 
 // handlerFunc is a REST handler that returns its error for the edge to map.
@@ -64,6 +70,7 @@ type Route struct {
 var Routes = []Route{
 	{"GET /api/mcp-marketplace", func(a *API) handlerFunc { return a.catalogList }},
 	{"POST /api/mcp-marketplace", func(a *API) handlerFunc { return a.catalogCreate }},
+	{"GET /api/mcp-marketplace/categories", func(a *API) handlerFunc { return a.catalogCategories }},
 	{"GET /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogGet }},
 	{"PUT /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogUpdate }},
 	{"DELETE /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogDelete }},
@@ -80,6 +87,7 @@ var Routes = []Route{
 	{"POST /api/mcp-connections/{id}/refresh", func(a *API) handlerFunc { return a.connectionRefresh }},
 	{"GET /api/mcp-connections/{id}/tools", func(a *API) handlerFunc { return a.connectionTools }},
 	{"POST /api/mcp-connections/{id}/tools/{name}/approve", func(a *API) handlerFunc { return a.toolApprove }},
+	{"GET /api/events", func(a *API) handlerFunc { return a.eventList }},
 }
 
 // OpenAPIPath is where the OpenAPI description is served, without authentication.
@@ -102,6 +110,11 @@ func (a *API) Handler() http.Handler {
 		})))
 	}
 	mux.HandleFunc("GET "+OpenAPIPath, serveOpenAPI)
+	if a.Console != nil {
+		ch := console.Handler(*a.Console)
+		mux.Handle(console.Prefix, ch)
+		mux.Handle(console.Prefix+"/", ch)
+	}
 	return httpapi.Recover(logger, httpapi.RequestID(mux))
 }
 
@@ -139,11 +152,13 @@ func (a *API) install(w http.ResponseWriter, r *http.Request, p *auth.Principal)
 }
 
 // uninstall is DELETE /api/mcp-marketplace/{id}/install?workspaceId=... (a query
-// parameter, not a body: DELETE bodies are dropped by some clients and proxies).
+// parameter, not a body: DELETE bodies are dropped by some clients and proxies; it may be
+// left out when the token names exactly one workspace).
 func (a *API) uninstall(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	ws := r.URL.Query().Get("workspaceId")
+	ws := connections.DefaultWorkspace(p, r.URL.Query().Get("workspaceId"))
 	if ws == "" {
-		return apperr.New(apperr.Validation, "query parameter workspaceId is required")
+		return apperr.New(apperr.Validation, "query parameter workspaceId is required").
+			WithHint("the token names no single workspace")
 	}
 	if err := a.Connections.Uninstall(r.Context(), p, r.PathValue("id"), ws); err != nil {
 		return err
@@ -297,6 +312,9 @@ func outcomeView(out *connections.Outcome) map[string]any {
 	v := connectionView(out.Connection, out.Connect)
 	if out.CatalogPending {
 		v["catalogPending"] = true
+	}
+	if len(out.Warnings) > 0 {
+		v["warnings"] = out.Warnings
 	}
 	return v
 }

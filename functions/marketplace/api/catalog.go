@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,11 +41,28 @@ func viewEntry(e db.CatalogEntry, fullURL bool) entryView {
 	return entryView{CatalogEntry: e}
 }
 
-// catalogList is GET /api/mcp-marketplace?search=&category=&workspaceId=: any valid
-// token. Entries carry verificationTier and healthStatus for the badges; with workspaceId
-// (one of the caller's) each says whether it is installed there.
+// catalogList is GET /api/mcp-marketplace?search=&category=&workspaceId=&limit=&offset=:
+// any valid token. Entries carry verificationTier and healthStatus for the badges; with
+// workspaceId (one of the caller's) each says whether it is installed there. category
+// matches case-insensitively. Without limit every entry comes back; with limit (1–200)
+// one page, and nextOffset when more follow. total counts every match.
 func (a *API) catalogList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	q := r.URL.Query()
+	f := db.CatalogFilter{Search: q.Get("search"), Category: q.Get("category")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 200 {
+			return apperr.New(apperr.Validation, "limit must be an integer from 1 to 200")
+		}
+		f.Limit = n
+	}
+	if v := q.Get("offset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return apperr.New(apperr.Validation, "offset must be a non-negative integer")
+		}
+		f.Offset = n
+	}
 	var installs map[string]string
 	if ws := q.Get("workspaceId"); ws != "" {
 		if !db.IsUUID(ws) || !p.InWorkspace(ws) {
@@ -56,7 +74,7 @@ func (a *API) catalogList(w http.ResponseWriter, r *http.Request, p *auth.Princi
 			return err
 		}
 	}
-	entries, err := db.CatalogEntryList(r.Context(), a.Pool, db.CatalogFilter{Search: q.Get("search"), Category: q.Get("category")})
+	entries, total, err := db.CatalogEntryPage(r.Context(), a.Pool, f)
 	if err != nil {
 		return err
 	}
@@ -72,7 +90,25 @@ func (a *API) catalogList(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		}
 		out = append(out, v)
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"entries": out})
+	resp := map[string]any{"entries": out, "total": total}
+	if next := f.Offset + len(out); f.Limit > 0 && next < total {
+		resp["nextOffset"] = next
+	}
+	httpapi.JSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// catalogCategories is GET /api/mcp-marketplace/categories: any valid token. The
+// catalog's categories with their entry counts, case variants merged.
+func (a *API) catalogCategories(w http.ResponseWriter, r *http.Request, _ *auth.Principal) error {
+	cats, err := db.CatalogCategories(r.Context(), a.Pool)
+	if err != nil {
+		return err
+	}
+	if cats == nil {
+		cats = []db.Category{}
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"categories": cats})
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/seed"
 )
 
@@ -242,9 +244,10 @@ func TestInstallFlow(t *testing.T) {
 		body               any
 		code               int
 	}{
-		{"no workspaceId", entry, w.adminA, map[string]any{}, 400},
+		{"no workspaceId, token of two workspaces", entry, stacktest.Token(t, "ab", auth.RoleAdmin, w.wsA, w.wsB), map[string]any{}, 400},
 		{"workspaceId not a uuid", entry, w.adminA, map[string]any{"workspaceId": "A"}, 400},
-		{"unknown field", entry, w.adminA, map[string]any{"workspaceId": w.wsA, "url": "https://evil.example.com"}, 400},
+		{"unknown field", entry, w.adminA, map[string]any{"workspaceId": w.wsA, "transportType": "sse"}, 400},
+		{"url override of a non-template entry", entry, w.adminA, map[string]any{"workspaceId": w.wsA, "url": "https://evil.example.com"}, 400},
 		{"malformed JSON", entry, w.adminA, `{"workspaceId":`, 400},
 		{"empty body", entry, w.adminA, "", 400},
 		{"hostile header", entry, w.adminA, map[string]any{"workspaceId": w.wsA, "headers": map[string]string{"Host": "evil"}}, 400},
@@ -269,7 +272,7 @@ func TestInstallFlow(t *testing.T) {
 		name, path, token string
 		code              int
 	}{
-		{"no workspaceId", base, w.adminA, 400},
+		{"no workspaceId, token of two workspaces", base, stacktest.Token(t, "ab", auth.RoleAdmin, w.wsA, w.wsB), 400},
 		{"no token", base + "?workspaceId=" + w.wsA, "", 401},
 		{"member", base + "?workspaceId=" + w.wsA, w.memberA, 403},
 		{"another workspace", base + "?workspaceId=" + w.wsB, w.adminA, 404},

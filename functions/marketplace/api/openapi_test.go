@@ -33,6 +33,8 @@ type operation struct {
 // pinsRoutes are the pins function's routes (functions/pins/api), described in the same
 // document.
 var pinsRoutes = []string{
+	"GET /api/chats",
+	"POST /api/chats",
 	"GET /api/chats/{chatId}/pins",
 	"POST /api/chats/{chatId}/pins",
 	"DELETE /api/chats/{chatId}/pins/{pinId}",
@@ -95,7 +97,7 @@ func TestOpenAPI(t *testing.T) {
 			}
 			// Probe the live mux.
 			base := market.URL
-			if strings.HasPrefix(path, "/api/chats/") {
+			if strings.HasPrefix(path, "/api/chats") {
 				base = pins.URL
 			}
 			url := base + param.ReplaceAllString(path, "00000000-0000-4000-8000-000000000000")

@@ -1,13 +1,16 @@
 // Package api is the pins REST function (DESIGN §7, seed mcp-marketplace "Pinning
 // per-chat"):
 //
+//	GET    /api/chats?workspaceId=&limit=    200 {"chats": [...], "hasMore"}
+//	POST   /api/chats                        201 chat  body {"workspaceId"?, "title"?}
 //	GET    /api/chats/{chatId}/pins          200 {"pins": [...]}
 //	POST   /api/chats/{chatId}/pins          201 pin   body {"connectionId": uuid}
 //	DELETE /api/chats/{chatId}/pins/{pinId}  204 (hard delete)
 //	GET    /api/chats/{chatId}/tools         200 the chat's resolved tool set
 //
-// Every route needs a bearer token of a member of the chat's workspace (any other chat is
-// 404); POST and DELETE need admin (403). A malformed body is 400, a duplicate pin 409, an
+// Every route needs a bearer token of a member of the chat's workspace (any other chat or
+// workspace is 404); POST and DELETE need admin (403). workspaceId may be left out when
+// the token names exactly one workspace (else 400). A malformed body is 400, a duplicate pin 409, an
 // unknown chat, connection or pin 404, a connection of another workspace or a
 // project-scoped one 422 (nothing written). Errors use the REST body of shared/httpapi.
 package api
@@ -15,6 +18,7 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
@@ -48,11 +52,50 @@ func (a *API) Handler() http.Handler {
 			}
 		})))
 	}
+	route("GET /api/chats", a.chatList)
+	route("POST /api/chats", a.chatCreate)
 	route("GET /api/chats/{chatId}/pins", a.list)
 	route("POST /api/chats/{chatId}/pins", a.add)
 	route("DELETE /api/chats/{chatId}/pins/{pinId}", a.remove)
 	route("GET /api/chats/{chatId}/tools", a.tools)
 	return httpapi.Recover(log, httpapi.RequestID(mux))
+}
+
+func (a *API) chatList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	q := r.URL.Query()
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			return apperr.New(apperr.Validation, "limit must be an integer from 1 to 500")
+		}
+		limit = n
+	}
+	chats, more, err := a.Pins.Chats(r.Context(), p, q.Get("workspaceId"), limit)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"chats": chats, "hasMore": more})
+	return nil
+}
+
+// chatInput is the body of POST /api/chats.
+type chatInput struct {
+	WorkspaceID string `json:"workspaceId"`
+	Title       string `json:"title"`
+}
+
+func (a *API) chatCreate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	var in chatInput
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	chat, err := a.Pins.CreateChat(r.Context(), p, in.WorkspaceID, in.Title)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusCreated, chat)
+	return nil
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {

@@ -1,0 +1,147 @@
+package console_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/functions/marketplace/console"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/chromedp/chromedp"
+)
+
+// testIdP is a minimal OAuth 2.1 authorization server for the console's sign-in: no real
+// identity provider runs here, so this stands in for one. It checks what a real one
+// checks for a public client: the client id, the exact redirect URI, S256 PKCE (the
+// verifier must hash to the challenge), one use per code; and it answers the token
+// request with CORS for the console's origin, as providers do for SPAs.
+type testIdP struct {
+	clientID string
+	redirect string // the console's URL, set once known
+	origin   string
+	token    string // the access token to hand out
+	mu       sync.Mutex
+	codes    map[string]string // code → challenge
+	verified int
+}
+
+func (p *testIdP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/authorize":
+		q := r.URL.Query()
+		if q.Get("response_type") != "code" || q.Get("client_id") != p.clientID || q.Get("redirect_uri") != p.redirect ||
+			q.Get("code_challenge_method") != "S256" || len(q.Get("code_challenge")) != 43 || q.Get("state") == "" {
+			http.Error(w, "bad authorization request: "+r.URL.RawQuery, http.StatusBadRequest)
+			return
+		}
+		p.mu.Lock()
+		code := "code-" + q.Get("state")
+		p.codes[code] = q.Get("code_challenge")
+		p.mu.Unlock()
+		http.Redirect(w, r, p.redirect+"?code="+url.QueryEscape(code)+"&state="+url.QueryEscape(q.Get("state")), http.StatusFound)
+	case "/token":
+		w.Header().Set("Access-Control-Allow-Origin", p.origin)
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Headers", "Accept, Content-Type")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		_ = r.ParseForm()
+		p.mu.Lock()
+		challenge, ok := p.codes[r.PostForm.Get("code")]
+		delete(p.codes, r.PostForm.Get("code"))
+		p.mu.Unlock()
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		w.Header().Set("Content-Type", "application/json")
+		if !ok || r.PostForm.Get("grant_type") != "authorization_code" || r.PostForm.Get("client_id") != p.clientID ||
+			r.PostForm.Get("redirect_uri") != p.redirect || base64.RawURLEncoding.EncodeToString(sum[:]) != challenge ||
+			r.PostForm.Get("client_secret") != "" {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant"})
+			return
+		}
+		p.mu.Lock()
+		p.verified++
+		p.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": p.token, "token_type": "Bearer", "expires_in": 3600})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// TestConsoleOAuthSignIn signs in through the deployed sign-in: authorization code with
+// PKCE against an authorization server on another origin, the console being a public
+// client. The access token lands in sessionStorage only, the code and state leave the
+// address bar, and a replayed answer (state that this tab did not start) is refused with
+// the error shown.
+func TestConsoleOAuthSignIn(t *testing.T) {
+	execPath := chromium(t)
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "OAuth")
+	idp := &testIdP{clientID: "agentpack-console", codes: map[string]string{},
+		token: stacktest.Token(t, "oauth-admin", auth.RoleAdmin, ws)}
+	idpSrv := httptest.NewServer(idp)
+	defer idpSrv.Close()
+
+	mux := http.NewServeMux()
+	var srv *httptest.Server
+	cons := console.Handler(console.Config{OAuth: console.OAuth{ClientID: idp.clientID,
+		AuthorizeURL: idpSrv.URL + "/authorize", TokenURL: idpSrv.URL + "/token", Scope: "openid profile"}})
+	mux.Handle(console.Prefix+"/", cons)
+	mux.Handle("/", env.Stack.Handler)
+	srv = httptest.NewServer(mux)
+	defer srv.Close()
+	// The IdP must see the console on a different origin: 127.0.0.1 vs localhost.
+	consoleURL := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + console.Prefix + "/"
+	idp.redirect = consoleURL
+	idp.origin = strings.TrimSuffix(consoleURL, console.Prefix+"/")
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(execPath), chromedp.NoSandbox,
+		chromedp.Headless, chromedp.DisableGPU, chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	bctx, cancelB := chromedp.NewContext(actx, chromedp.WithErrorf(func(string, ...any) {}))
+	defer cancelB()
+	ctx, cancel := context.WithTimeout(bctx, time.Minute)
+	defer cancel()
+	run := func(what string, a ...chromedp.Action) {
+		t.Helper()
+		if err := chromedp.Run(ctx, a...); err != nil {
+			var text string
+			_ = chromedp.Run(ctx, chromedp.Evaluate(`document.body.innerText`, &text))
+			t.Fatalf("%s: %v\n%s", what, err, text)
+		}
+	}
+
+	run("signed out", chromedp.Navigate(consoleURL), chromedp.WaitVisible(`main.signin button.primary`, chromedp.ByQuery))
+	run("sign in", chromedp.Click(`main.signin button.primary`, chromedp.ByQuery),
+		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	var st struct {
+		Token, Local, Search, Role string
+	}
+	run("state", chromedp.Evaluate(`({Token: sessionStorage.getItem('agentpack.console.token') || '', Local: JSON.stringify(localStorage),
+		Search: location.search, Role: document.querySelector('.role').textContent})`, &st))
+	if st.Token != idp.token || st.Local != "{}" || st.Search != "" || !strings.Contains(st.Role, "oauth-admin") || idp.verified != 1 {
+		t.Fatalf("after sign-in: %+v (verified %d)", st, idp.verified)
+	}
+
+	// An answer this tab did not ask for (wrong state) is refused and nothing is kept.
+	run("sign out", chromedp.Click(`header .who button`, chromedp.ByQuery), chromedp.WaitVisible(`main.signin`, chromedp.ByQuery))
+	run("forged answer", chromedp.Navigate(consoleURL+"?code=code-forged&state=forged"),
+		chromedp.WaitVisible(`main.signin [role="alert"]`, chromedp.ByQuery))
+	var alert, tok string
+	run("refusal", chromedp.Text(`main.signin [role="alert"]`, &alert, chromedp.ByQuery),
+		chromedp.Evaluate(`sessionStorage.getItem('agentpack.console.token') || ''`, &tok))
+	if !strings.Contains(alert, "does not match") || tok != "" || idp.verified != 1 {
+		t.Fatalf("forged answer: alert %q, token %q", alert, tok)
+	}
+}

@@ -1,0 +1,196 @@
+// The admin console: boot (sign-in), the frame (navigation, workspace switcher) and the
+// hash router. Every page uses the public REST API of the same origin.
+
+import { render } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { setUnauthenticatedHandler } from './api.js';
+import { claims as readClaims, finishOAuth, getToken, signOut, startOAuth, takeTokenFromHash } from './auth.js';
+import { ErrorBox } from './ui.jsx';
+import { Marketplace } from './pages/marketplace.jsx';
+import { Connections } from './pages/connections.jsx';
+import { Chats } from './pages/chats.jsx';
+import { Activity } from './pages/activity.jsx';
+import { Catalog } from './pages/catalog.jsx';
+
+const WS_KEY = 'agentpack.console.workspace';
+
+// PAGES: [route, label, who sees it in the navigation]. Every route still answers any
+// signed-in user; the API refuses what the role may not read.
+const PAGES = [
+  ['marketplace', 'Marketplace', 'member'],
+  ['connections', 'Connections', 'admin'],
+  ['chats', 'Chats and pins', 'member'],
+  ['activity', 'Activity', 'admin'],
+  ['catalog', 'Catalog admin', 'superuser'],
+];
+
+function parseRoute() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/');
+  const page = PAGES.some(([p]) => p === parts[0]) ? parts[0] : 'marketplace';
+  return { page, arg: parts[1] || '' };
+}
+
+function SignIn({ config, error }) {
+  return (
+    <main id="main" class="signin">
+      <h1>Agentpack console</h1>
+      <ErrorBox error={error ? { message: error } : null} />
+      {config.oauth ? (
+        <button type="button" class="primary" onClick={() => startOAuth(config.oauth)}>
+          Sign in
+        </button>
+      ) : null}
+      {config.devSignIn ? (
+        <p>
+          Local development: open the sign-in link that <code>make run</code> printed.
+        </p>
+      ) : null}
+      {!config.oauth && !config.devSignIn ? <p>Sign-in is not configured for this deployment (see docs/CONSOLE.md).</p> : null}
+    </main>
+  );
+}
+
+function App({ config, bootError }) {
+  const [token, setTok] = useState(getToken());
+  const [route, setRoute] = useState(parseRoute());
+  const [expired, setExpired] = useState('');
+  const c = token ? readClaims(token) : null;
+  const [ws, setWs] = useState(() => {
+    const saved = sessionStorage.getItem(WS_KEY);
+    if (c && saved && (c.workspaces.includes(saved) || c.role === 'superuser')) return saved;
+    return c && c.workspaces.length ? c.workspaces[0] : '';
+  });
+  const heading = useRef(null);
+
+  useEffect(() => {
+    const f = () => setRoute(parseRoute());
+    addEventListener('hashchange', f);
+    setUnauthenticatedHandler(() => {
+      signOut();
+      setExpired('Your session ended or the token was refused. Sign in again.');
+      setTok('');
+    });
+    return () => removeEventListener('hashchange', f);
+  }, []);
+  const firstRoute = useRef(true);
+  useEffect(() => {
+    // On a route change (not the first load, where the skip link comes first), move focus
+    // to the new page's heading so that keyboard and screen-reader users land there.
+    if (firstRoute.current) {
+      firstRoute.current = false;
+      return;
+    }
+    const h = document.querySelector('main h1');
+    if (h) {
+      h.setAttribute('tabindex', '-1');
+      h.focus({ preventScroll: true });
+    }
+  }, [route.page]);
+
+  if (!token || !c) return <SignIn config={config} error={bootError || expired} />;
+
+  const ctx = { ws, claims: c, isAdmin: c.role === 'admin' || c.role === 'superuser', isSuper: c.role === 'superuser' };
+  const chooseWs = (v) => {
+    setWs(v);
+    sessionStorage.setItem(WS_KEY, v);
+  };
+  const go = (h) => {
+    location.hash = h;
+  };
+  const pages = PAGES.filter(([, , who]) => who === 'member' || (who === 'admin' && ctx.isAdmin) || ctx.isSuper);
+  let page;
+  switch (route.page) {
+    case 'connections':
+      page = <Connections ctx={ctx} key={ws} />;
+      break;
+    case 'chats':
+      page = <Chats ctx={ctx} chatId={route.arg} go={go} key={ws} />;
+      break;
+    case 'activity':
+      page = <Activity ctx={ctx} key={ws} />;
+      break;
+    case 'catalog':
+      page = <Catalog ctx={ctx} />;
+      break;
+    default:
+      page = <Marketplace ctx={ctx} key={ws} />;
+  }
+  return (
+    <>
+      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main').focus(); }}>
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Agentpack</span>
+        <nav aria-label="Console">
+          <ul>
+            {pages.map(([p, label]) => (
+              <li key={p}>
+                <a href={'#/' + p} aria-current={route.page === p ? 'page' : undefined}>
+                  {label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="who">
+          {c.workspaces.length > 1 ? (
+            <label>
+              <span class="sr-only">Workspace</span>
+              <select id="workspace" value={ws} onChange={(e) => chooseWs(e.currentTarget.value)}>
+                {c.workspaces.map((w) => (
+                  <option key={w} value={w}>
+                    Workspace {w.slice(0, 8)}
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : c.workspaces.length === 0 ? (
+            <label>
+              <span class="sr-only">Workspace id</span>
+              <input id="workspace" placeholder="Workspace id" value={ws} onChange={(e) => chooseWs(e.currentTarget.value.trim())} />
+            </label>
+          ) : (
+            <span class="muted" title={ws}>
+              Workspace {ws.slice(0, 8)}
+            </span>
+          )}
+          <span class="role" data-role={c.role}>
+            {c.sub} · {c.role}
+          </span>
+          <button
+            type="button"
+            onClick={() => {
+              signOut();
+              setTok('');
+            }}
+          >
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabindex="-1" ref={heading}>
+        {page}
+      </main>
+    </>
+  );
+}
+
+async function boot() {
+  // The server writes the public sign-in settings into a <meta> tag (no inline script
+  // under the CSP, and one round trip fewer than fetching /admin/config.json).
+  let config = { oauth: null, devSignIn: false };
+  try {
+    const m = document.querySelector('meta[name="agentpack-console-config"]');
+    if (m) config = JSON.parse(m.content);
+  } catch {
+    /* a malformed tag: the sign-in screen says what it can */
+  }
+  takeTokenFromHash();
+  const bootError = await finishOAuth(config.oauth);
+  const root = document.getElementById('app');
+  root.textContent = ''; // the "Loading" placeholder: render() adds to what is there
+  render(<App config={config} bootError={bootError} />, root);
+}
+
+boot();

@@ -1,0 +1,390 @@
+// Connections: the workspace's manual and marketplace connections (admin).
+
+import { useEffect, useState } from 'preact/hooks';
+import { api, qs } from '../api.js';
+import { Badge, Dialog, ErrorBox, Field, Notice, describedBy, markReady, useLoad, when } from '../ui.jsx';
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+// fieldErrors checks a connection form in the page (the API checks again) and maps an
+// API validation error onto the field it names.
+export function fieldErrors(v, apiErr) {
+  const e = {};
+  if (!v.name.trim()) e.name = 'A name is required.';
+  else if (v.name.trim().length > 100) e.name = 'At most 100 characters.';
+  try {
+    const u = new URL(v.url);
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') e.url = 'The URL must start with https:// (or http:// locally).';
+  } catch {
+    e.url = 'Enter a full URL, e.g. https://mcp.example.com/mcp.';
+  }
+  v.headers.forEach((h, i) => {
+    if (!h.name && !h.value) return;
+    if (!HEADER_NAME.test(h.name)) e['hname' + i] = 'Not a valid header name.';
+  });
+  if (apiErr && apiErr.status === 400 && !Object.keys(e).length) {
+    const m = apiErr.message.toLowerCase();
+    const hdr = apiErr.details && apiErr.details.header;
+    if (hdr) {
+      const i = v.headers.findIndex((h) => h.name.toLowerCase() === String(hdr).toLowerCase());
+      e[i >= 0 ? 'hname' + i : 'form'] = apiErr.message;
+    } else if (m.includes('url') || m.includes('host') || m.includes('address')) e.url = apiErr.message;
+    else if (m.includes('name')) e.name = apiErr.message;
+    else if (m.includes('transport')) e.transport = apiErr.message;
+    else e.form = apiErr.message;
+  }
+  return e;
+}
+
+export function Connections({ ctx }) {
+  // A member never gets here from the navigation; one who opens the address anyway sees
+  // the API's refusal (the page asks, the API decides).
+  const [list, reload] = useLoad(async () => {
+    const [c, s] = await Promise.all([
+      api('GET', '/api/mcp-connections' + qs({ workspaceId: ctx.ws })),
+      api('GET', '/api/mcp-connections/statuses' + qs({ workspaceId: ctx.ws })),
+    ]);
+    const st = Object.fromEntries(s.statuses.map((x) => [x.connectionId, x]));
+    return c.connections.map((x) => ({ ...x, status: st[x.id] }));
+  }, [ctx.ws]);
+  const [message, setMessage] = useState('');
+  const [actionError, setActionError] = useState(null);
+  const [editing, setEditing] = useState(null);
+  const [deleting, setDeleting] = useState(null);
+  const [tests, setTests] = useState({});
+  const [open, setOpen] = useState({});
+
+  useEffect(() => {
+    if (!list.loading) markReady('connections');
+  }, [list]);
+
+  if (list.error && list.error.status === 403) {
+    return (
+      <section aria-labelledby="page-title">
+        <h1 id="page-title">Connections</h1>
+        <ErrorBox error={list.error} />
+        <Notice>Connections, their URLs and their headers are visible to workspace admins only.</Notice>
+      </section>
+    );
+  }
+
+  const act = async (f, okMsg) => {
+    setActionError(null);
+    setMessage('');
+    try {
+      await f();
+      if (okMsg) setMessage(okMsg);
+      reload();
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+  const test = async (c) => {
+    setTests({ ...tests, [c.id]: { busy: true } });
+    const t0 = performance.now();
+    try {
+      const r = await api('POST', `/api/mcp-connections/${c.id}/test`);
+      setTests((t) => ({ ...t, [c.id]: { result: r, ms: Math.round(performance.now() - t0) } }));
+      reload();
+    } catch (err) {
+      setTests((t) => ({ ...t, [c.id]: { error: err } }));
+    }
+  };
+
+  const conns = list.data || [];
+  return (
+    <section aria-labelledby="page-title">
+      <h1 id="page-title">Connections</h1>
+      {message ? <Notice>{message}</Notice> : null}
+      <ErrorBox error={list.error || actionError} />
+      <ul class="rows" aria-label="Connections">
+        {conns.map((c) => {
+          const s = c.status || {};
+          const t = tests[c.id];
+          const drifted = (s.tools && (s.tools.drifted || 0) + (s.tools.pending || 0)) || 0;
+          // A global connection (no workspace) is written by superusers only; an admin
+          // sees it without the actions the API would refuse.
+          const canWrite = ctx.isSuper || !!c.workspaceId;
+          return (
+            <li class="row" key={c.id} data-connection={c.name}>
+              <div class="row-head">
+                <h2>{c.name}</h2>
+                <Badge kind="source">{c.source === 'marketplace' ? 'Marketplace' : 'Manual'}</Badge>
+                {s.live ? <Badge kind="live">Live</Badge> : <Badge kind="idle">Idle</Badge>}
+                {drifted ? <Badge kind="drift">{drifted} to review</Badge> : null}
+                {!c.workspaceId ? <Badge kind="source">Global</Badge> : null}
+                <label class="switch">
+                  <input
+                    type="checkbox"
+                    role="switch"
+                    checked={c.enabled}
+                    disabled={!canWrite}
+                    aria-label={'Enabled: ' + c.name}
+                    onChange={() => act(() => api('POST', `/api/mcp-connections/${c.id}/toggle`), `${c.name} was ${c.enabled ? 'disabled' : 'enabled'}.`)}
+                  />
+                  <span>{c.enabled ? 'Enabled' : 'Disabled'}</span>
+                </label>
+              </div>
+              <dl class="meta">
+                <dt>URL</dt>
+                <dd class="mono">{c.url}</dd>
+                <dt>Transport</dt>
+                <dd>{c.workingTransport || c.transportType}</dd>
+                <dt>Tools</dt>
+                <dd>{s.tools ? s.tools.active : 0} active</dd>
+                <dt>Last connected</dt>
+                <dd>{when(c.lastConnectedAt)}</dd>
+                {c.lastError ? (
+                  <>
+                    <dt>Last error</dt>
+                    <dd class="err-text">{c.lastError}</dd>
+                  </>
+                ) : null}
+              </dl>
+              {canWrite ? (
+                <div class="actions">
+                  <button type="button" onClick={() => test(c)} disabled={t && t.busy}>
+                    Test<span class="sr-only"> {c.name}</span>
+                  </button>
+                  <button type="button" onClick={() => setEditing(c)}>
+                    Edit<span class="sr-only"> {c.name}</span>
+                  </button>
+                  <button type="button" aria-expanded={open[c.id] ? 'true' : 'false'} onClick={() => setOpen({ ...open, [c.id]: !open[c.id] })}>
+                    Tools<span class="sr-only"> of {c.name}</span>
+                  </button>
+                  <button type="button" class="danger" onClick={() => setDeleting(c)}>
+                    Delete<span class="sr-only"> {c.name}</span>
+                  </button>
+                </div>
+              ) : (
+                <p class="help">Shared by every workspace; managed by a superuser.</p>
+              )}
+              {t && !t.busy ? (
+                <p class="test-result" role="status">
+                  {t.error
+                    ? 'Test failed: ' + t.error.message
+                    : t.result.success
+                      ? `${t.result.toolCount} tools · ${t.ms} ms`
+                      : `Test failed: ${t.result.error} · ${t.ms} ms`}
+                </p>
+              ) : null}
+              {open[c.id] ? <ToolList conn={c} onChange={reload} /> : null}
+            </li>
+          );
+        })}
+      </ul>
+      {!list.loading && conns.length === 0 ? <p>No connections yet: install one from the Marketplace or add one below.</p> : null}
+      <AddConnection ctx={ctx} onDone={(name) => { setMessage(`${name} was added.`); reload(); }} />
+      {editing ? <EditDialog conn={editing} onClose={() => setEditing(null)} onDone={() => { setEditing(null); setMessage('Saved.'); reload(); }} /> : null}
+      {deleting ? (
+        <Dialog id="delete-dialog" title={'Delete ' + deleting.name + '?'} onClose={() => setDeleting(null)}>
+          <p>Its tools disappear from every chat of the workspace, and its pins are removed.</p>
+          <div class="actions">
+            <button type="button" onClick={() => setDeleting(null)}>
+              Cancel
+            </button>
+            <button
+              type="button"
+              class="danger"
+              onClick={() => {
+                const c = deleting;
+                setDeleting(null);
+                act(() => api('DELETE', `/api/mcp-connections/${c.id}`), `${c.name} was deleted.`);
+              }}
+            >
+              Delete
+            </button>
+          </div>
+        </Dialog>
+      ) : null}
+    </section>
+  );
+}
+
+function ToolList({ conn, onChange }) {
+  const [tools, reload] = useLoad(() => api('GET', `/api/mcp-connections/${conn.id}/tools`), [conn.id]);
+  const [error, setError] = useState(null);
+  const approve = async (t) => {
+    setError(null);
+    try {
+      await api('POST', `/api/mcp-connections/${conn.id}/tools/${encodeURIComponent(t.upstreamName)}/approve`);
+      reload();
+      onChange();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const list = tools.data ? tools.data.tools : [];
+  return (
+    <div class="tools">
+      <ErrorBox error={tools.error || error} />
+      <table>
+        <caption class="sr-only">Tools of {conn.name}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Exposed name</th>
+            <th scope="col">Upstream name</th>
+            <th scope="col">Status</th>
+            <th scope="col">
+              <span class="sr-only">Action</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.map((t) => (
+            <tr key={t.upstreamName} data-tool={t.upstreamName}>
+              <td class="mono">{t.exposedName}</td>
+              <td class="mono">{t.upstreamName}</td>
+              <td>
+                <Badge kind={'tool-' + t.status}>{t.status === 'drifted' ? 'Changed upstream' : t.status}</Badge>
+              </td>
+              <td>
+                {t.status !== 'active' ? (
+                  <button type="button" onClick={() => approve(t)}>
+                    Approve<span class="sr-only"> {t.upstreamName}</span>
+                  </button>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {!tools.loading && list.length === 0 ? <p>No tools listed yet: run Test.</p> : null}
+    </div>
+  );
+}
+
+// HeaderRows and ConnectionFields take an id prefix p: the Add form and the Edit dialog
+// are on the page at once, and ids must stay unique for labels and messages.
+function HeaderRows({ p, rows, setRows, errors, redacted }) {
+  return (
+    <fieldset>
+      <legend>Headers</legend>
+      {redacted ? <p class="help">Saved values are never shown. Leave [REDACTED] to keep a value; type a new one to replace it.</p> : null}
+      {rows.map((h, i) => (
+        <div class="header-row" key={i}>
+          <Field id={p + '-h-name-' + i} label="Name" error={errors['hname' + i]}>
+            <input
+              id={p + '-h-name-' + i}
+              value={h.name}
+              aria-invalid={errors['hname' + i] ? 'true' : undefined}
+              aria-describedby={describedBy(p + '-h-name-' + i, errors['hname' + i])}
+              onInput={(ev) => setRows(rows.map((r, j) => (j === i ? { ...r, name: ev.currentTarget.value } : r)))}
+            />
+          </Field>
+          <Field id={p + '-h-value-' + i} label="Value">
+            <input
+              id={p + '-h-value-' + i}
+              type="password"
+              autocomplete="off"
+              value={h.value}
+              onInput={(ev) => setRows(rows.map((r, j) => (j === i ? { ...r, value: ev.currentTarget.value } : r)))}
+            />
+          </Field>
+          <button type="button" class="icon" aria-label={'Remove header ' + (h.name || i + 1)} onClick={() => setRows(rows.filter((_, j) => j !== i))}>
+            ×
+          </button>
+        </div>
+      ))}
+      <button type="button" onClick={() => setRows([...rows, { name: '', value: '' }])}>
+        Add header
+      </button>
+    </fieldset>
+  );
+}
+
+function ConnectionFields({ p, v, set, errors }) {
+  return (
+    <>
+      <Field id={p + '-name'} label="Name" error={errors.name}>
+        <input id={p + '-name'} value={v.name} required aria-invalid={errors.name ? 'true' : undefined} aria-describedby={describedBy(p + '-name', errors.name)} onInput={(ev) => set({ ...v, name: ev.currentTarget.value })} />
+      </Field>
+      <Field id={p + '-url'} label="URL" error={errors.url}>
+        <input id={p + '-url'} type="url" value={v.url} required aria-invalid={errors.url ? 'true' : undefined} aria-describedby={describedBy(p + '-url', errors.url)} onInput={(ev) => set({ ...v, url: ev.currentTarget.value })} />
+      </Field>
+      <Field id={p + '-transport'} label="Transport" error={errors.transport}>
+        <select id={p + '-transport'} value={v.transport} onChange={(ev) => set({ ...v, transport: ev.currentTarget.value })}>
+          <option value="streamable-http">Streamable HTTP</option>
+          <option value="sse">SSE (legacy)</option>
+        </select>
+      </Field>
+    </>
+  );
+}
+
+const toHeaders = (rows) => Object.fromEntries(rows.filter((h) => h.name).map((h) => [h.name, h.value]));
+
+function AddConnection({ ctx, onDone }) {
+  const empty = { name: '', url: '', transport: 'streamable-http', headers: [] };
+  const [v, setV] = useState(empty);
+  const [errors, setErrors] = useState({});
+  const [busy, setBusy] = useState(false);
+  const submit = async (ev) => {
+    ev.preventDefault();
+    const e = fieldErrors(v);
+    setErrors(e);
+    if (Object.keys(e).length) return;
+    setBusy(true);
+    try {
+      await api('POST', '/api/mcp-connections', {
+        name: v.name.trim(), url: v.url, transportType: v.transport, headers: toHeaders(v.headers), workspaceId: ctx.ws,
+      });
+      setV(empty);
+      onDone(v.name.trim());
+    } catch (err) {
+      setErrors(fieldErrors(v, err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="panel" onSubmit={submit} novalidate aria-labelledby="add-title">
+      <h2 id="add-title">Add connection</h2>
+      <ConnectionFields p="add" v={v} set={setV} errors={errors} />
+      <HeaderRows p="add" rows={v.headers} setRows={(h) => setV({ ...v, headers: h })} errors={errors} />
+      {errors.form ? <p class="field-error" role="alert">{errors.form}</p> : null}
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          {busy ? 'Adding…' : 'Add connection'}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function EditDialog({ conn, onClose, onDone }) {
+  const [v, setV] = useState({
+    name: conn.name, url: conn.url, transport: conn.transportType,
+    headers: Object.entries(conn.headers || {}).map(([name, value]) => ({ name, value })),
+  });
+  const [errors, setErrors] = useState({});
+  const submit = async (ev) => {
+    ev.preventDefault();
+    const e = fieldErrors(v);
+    setErrors(e);
+    if (Object.keys(e).length) return;
+    try {
+      await api('PUT', `/api/mcp-connections/${conn.id}`, { name: v.name.trim(), url: v.url, transportType: v.transport, headers: toHeaders(v.headers) });
+      onDone();
+    } catch (err) {
+      setErrors(fieldErrors(v, err));
+    }
+  };
+  return (
+    <Dialog id="edit-dialog" title={'Edit ' + conn.name} onClose={onClose}>
+      <form onSubmit={submit} novalidate>
+        <ConnectionFields p="edit" v={v} set={setV} errors={errors} />
+        <HeaderRows p="edit" rows={v.headers} setRows={(h) => setV({ ...v, headers: h })} errors={errors} redacted />
+        {errors.form ? <p class="field-error" role="alert">{errors.form}</p> : null}
+        <div class="actions">
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="primary">
+            Save
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

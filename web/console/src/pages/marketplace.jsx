@@ -1,0 +1,273 @@
+// Marketplace: browse the curated catalog, install into the current workspace, uninstall.
+
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, qs } from '../api.js';
+import { Badge, Dialog, ErrorBox, Field, Menu, Notice, describedBy, markReady, useLoad, when } from '../ui.jsx';
+
+const TIERS = {
+  official: ['official', 'Official'],
+  verified_community: ['verified', 'Verified community'],
+  unverified: ['unverified', 'Unverified'],
+};
+
+// healthBadge: an entry's health as the scheduled check last saw it. Only installed
+// entries are checked, so an entry nobody installed says so instead of pretending.
+export function HealthBadge({ e }) {
+  const s = e.healthStatus;
+  if (!s) {
+    // The scheduled check only probes installed entries (it needs an install's headers),
+    // so an entry nobody installed has no health to show, and says so.
+    return (
+      <Badge kind="never">
+        Never checked{e.installCount > 0 ? '' : ' · not installed anywhere'}
+      </Badge>
+    );
+  }
+  const label = { healthy: 'Healthy', stale: 'Stale', down: 'Down' }[s] || s;
+  return <Badge kind={'health-' + s}>{label}</Badge>;
+}
+
+export function TierBadge({ tier }) {
+  const [kind, label] = TIERS[tier] || ['unverified', tier];
+  return <Badge kind={'tier-' + kind}>{label}</Badge>;
+}
+
+export function Marketplace({ ctx }) {
+  const [search, setSearch] = useState('');
+  const [query, setQuery] = useState('');
+  const [category, setCategory] = useState('');
+  const [categories, setCategories] = useState([]);
+  const [installing, setInstalling] = useState(null);
+  const [message, setMessage] = useState('');
+  const [actionError, setActionError] = useState(null);
+  const timer = useRef(0);
+
+  const [list, reload] = useLoad(
+    () => api('GET', '/api/mcp-marketplace' + qs({ search: query, category, workspaceId: ctx.ws })),
+    [query, category, ctx.ws]
+  );
+  useEffect(() => {
+    api('GET', '/api/mcp-marketplace/categories').then(
+      (r) => setCategories(r.categories),
+      () => setCategories([])
+    );
+  }, []);
+  useEffect(() => {
+    if (!list.loading) markReady('marketplace');
+  }, [list]);
+
+  const onSearch = (v) => {
+    setSearch(v);
+    clearTimeout(timer.current);
+    timer.current = setTimeout(() => setQuery(v.trim()), 200);
+  };
+
+  const uninstall = async (e) => {
+    setActionError(null);
+    try {
+      await api('DELETE', `/api/mcp-marketplace/${e.id}/install` + qs({ workspaceId: ctx.ws }));
+      setMessage(`${e.name} was uninstalled.`);
+      reload();
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+
+  const entries = list.data ? list.data.entries : [];
+  return (
+    <section aria-labelledby="page-title">
+      <h1 id="page-title">Marketplace</h1>
+      <form class="toolbar" role="search" onSubmit={(ev) => ev.preventDefault()}>
+        <Field id="mp-search" label="Search">
+          <input id="mp-search" type="search" value={search} onInput={(ev) => onSearch(ev.currentTarget.value)} placeholder="Name or description" />
+        </Field>
+        <Field id="mp-category" label="Category">
+          <select id="mp-category" value={category} onChange={(ev) => setCategory(ev.currentTarget.value)}>
+            <option value="">All categories</option>
+            {categories.map((c) => (
+              <option value={c.name} key={c.name}>
+                {c.name} ({c.count})
+              </option>
+            ))}
+          </select>
+        </Field>
+      </form>
+      {message ? <Notice>{message}</Notice> : null}
+      <ErrorBox error={list.error || actionError} />
+      <p class="count" aria-live="polite">
+        {list.loading ? 'Loading…' : `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}`}
+      </p>
+      <ul class="cards" aria-label="Catalog entries">
+        {entries.map((e) => (
+          <li class="card" key={e.id} data-entry={e.name}>
+            <div class="card-head">
+              <h2>{e.name}</h2>
+              {e.installed ? (
+                <div class="installed">
+                  <Badge kind="installed">Installed</Badge>
+                  {ctx.isAdmin ? (
+                    <Menu id={'menu-' + e.id} label={'Actions for ' + e.name} items={[{ label: 'Uninstall', danger: true, onSelect: () => uninstall(e) }]} />
+                  ) : null}
+                </div>
+              ) : null}
+            </div>
+            <p class="desc">{e.description}</p>
+            <div class="badges">
+              <TierBadge tier={e.verificationTier} />
+              <HealthBadge e={e} />
+              {e.category ? <Badge kind="category">{e.category}</Badge> : null}
+              {e.isPlaceholder ? <Badge kind="placeholder">Template</Badge> : null}
+            </div>
+            <dl class="meta">
+              <dt>Last check</dt>
+              <dd>{when(e.lastHealthCheck)}</dd>
+              {e.lastHealthError ? (
+                <>
+                  <dt>Last error</dt>
+                  <dd class="err-text">{e.lastHealthError}</dd>
+                </>
+              ) : null}
+              <dt>Installs</dt>
+              <dd>{e.installCount}</dd>
+            </dl>
+            {ctx.isAdmin && !e.installed ? (
+              <button type="button" class="primary" onClick={() => setInstalling(e)}>
+                Install<span class="sr-only"> {e.name}</span>
+              </button>
+            ) : null}
+          </li>
+        ))}
+      </ul>
+      {installing ? (
+        <InstallDialog
+          entry={installing}
+          ctx={ctx}
+          onClose={() => setInstalling(null)}
+          onDone={(name, out) => {
+            setInstalling(null);
+            const connect = out.connect;
+            setMessage(
+              `${name} was installed.` +
+                (connect && !connect.success ? ` Its first connect failed: ${connect.error || 'unknown error'}` : '') +
+                (out.warnings && out.warnings.length ? ' Warning: ' + out.warnings.join(' ') : '')
+            );
+            reload();
+          }}
+        />
+      ) : null}
+    </section>
+  );
+}
+
+function InstallDialog({ entry, ctx, onClose, onDone }) {
+  const names = Object.keys(entry.headers || {});
+  const [values, setValues] = useState(Object.fromEntries(names.map((n) => [n, ''])));
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [missing, setMissing] = useState({});
+  const [confirmed, setConfirmed] = useState(false);
+  const [url, setUrl] = useState('');
+  const [urlErr, setUrlErr] = useState('');
+
+  const submit = async (ev) => {
+    ev.preventDefault();
+    if (entry.isPlaceholder) {
+      if (!/^https?:\/\/[^/]/.test(url) || /YOUR-HOST/i.test(url)) {
+        setUrlErr("Enter your server's MCP URL, e.g. https://mcp.example.com/mcp.");
+        return;
+      }
+      setUrlErr('');
+    }
+    const miss = {};
+    for (const n of names) if (!values[n]) miss[n] = 'This server declares this header: without it the server will probably refuse the connection.';
+    setMissing(miss);
+    // A missing header warns once; submitting again installs anyway (the API warns too).
+    if (Object.keys(miss).length && !confirmed) {
+      setConfirmed(true);
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    const headers = Object.fromEntries(Object.entries(values).filter(([, v]) => v));
+    try {
+      const body = { workspaceId: ctx.ws, headers };
+      if (entry.isPlaceholder) body.url = url;
+      const out = await api('POST', `/api/mcp-marketplace/${entry.id}/install`, body);
+      // Forget the typed values at once: they are never shown again.
+      setValues({});
+      onDone(entry.name, out);
+    } catch (err) {
+      if (err.details && err.details.field === 'url') setUrlErr(err.message);
+      else setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Dialog id="install-dialog" title={'Install ' + entry.name} onClose={onClose}>
+      <form onSubmit={submit} novalidate>
+        <p>
+          Installs into the current workspace. The gateway sends the header values to this server only; they are
+          never shown again, here or in any API answer.
+        </p>
+        {entry.isPlaceholder ? (
+          <>
+            <div class="callout" id="placeholder-help">
+              <strong>This entry is a template for a server you host yourself.</strong> Its URL ({entry.url}) is a
+              placeholder: run the server on your own infrastructure first, then give its MCP endpoint here.
+            </div>
+            <Field id="tpl-url" label="Your server's URL" error={urlErr} help="Checked like any connection URL (https when deployed).">
+              <input
+                id="tpl-url"
+                type="url"
+                value={url}
+                required
+                aria-invalid={urlErr ? 'true' : undefined}
+                aria-describedby={describedBy('tpl-url', urlErr, true)}
+                onInput={(ev) => setUrl(ev.currentTarget.value)}
+              />
+            </Field>
+          </>
+        ) : null}
+        {/* CONNECT STEP (upstream OAuth consent) — reserved. When upstream authorization
+            lands, an entry that needs OAuth gets a "Connect" button here that starts the
+            consent round trip and returns to #/marketplace. Not implemented in this branch. */}
+        <div id="connect-step" hidden></div>
+        {names.map((n, i) => (
+          <Field
+            key={n}
+            id={'hdr-' + i}
+            label={'Header ' + n}
+            error={missing[n]}
+            help="Masked as you type; never displayed again."
+          >
+            <input
+              id={'hdr-' + i}
+              type="password"
+              autocomplete="off"
+              spellcheck={false}
+              value={values[n] || ''}
+              aria-describedby={describedBy('hdr-' + i, missing[n], true)}
+              aria-invalid={missing[n] ? 'true' : undefined}
+              onInput={(ev) => {
+                setValues({ ...values, [n]: ev.currentTarget.value });
+                if (missing[n]) setMissing({ ...missing, [n]: undefined });
+              }}
+            />
+          </Field>
+        ))}
+        {names.length === 0 ? <p>This server declares no headers.</p> : null}
+        <ErrorBox error={error} />
+        <div class="actions">
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="primary" disabled={busy}>
+            {busy ? 'Installing…' : confirmed && Object.values(missing).some(Boolean) ? 'Install anyway' : 'Install'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
