@@ -25,7 +25,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -69,7 +69,11 @@ func Setup(ctx context.Context, service string) (shutdown func(context.Context) 
 	if !Configured() {
 		return func(context.Context) error { return nil }, nil
 	}
-	exp, err := otlptracehttp.New(ctx)
+	client, err := newHTTPClient()
+	if err != nil {
+		return nil, err
+	}
+	exp, err := otlptrace.New(ctx, client)
 	if err != nil {
 		return nil, err
 	}
