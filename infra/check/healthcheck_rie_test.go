@@ -78,6 +78,13 @@ func TestHealthCheckUnderEmulator(t *testing.T) {
 		if err := json.Unmarshal(inv.Payload, &summary); err != nil {
 			t.Fatalf("summary: %v: %s", err, inv.Payload)
 		}
+		// The function's own lines reach the emulator's output through a pipe that may lag
+		// the invoke's answer on a busy machine: wait (bounded) for the pass's summary line.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if strings.Contains(e.Output(), `"msg":"health check pass"`) {
+				break
+			}
+		}
 		return summary, e.Output()
 	}
 
