@@ -1,6 +1,6 @@
 // Package migrations holds the SQL schema of the gateway as numbered goose
 // migrations, embedded so that every binary and `make migrate` apply the same
-// files (DESIGN §3).
+// files (docs/DESIGN.md §3).
 package migrations
 
 import "embed"

@@ -293,7 +293,7 @@ func env(k, def string) string {
 	return def
 }
 
-// cmdHealthcheck runs one health-check pass (DESIGN §9a) — what the EventBridge schedule
+// cmdHealthcheck runs one health-check pass (docs/DESIGN.md §9a) — what the EventBridge schedule
 // triggers in AWS — and prints its summary as JSON.
 func cmdHealthcheck(ctx context.Context) error {
 	cfg, err := config.Load()

@@ -1,4 +1,4 @@
-// Command local is the local entry point (DESIGN §2, §12): it serves every function's HTTP
+// Command local is the local entry point (docs/DESIGN.md §2, §12): it serves every function's HTTP
 // handler on one port, runs migrations and the seed, prints development tokens, and runs
 // the health check on demand. `make run` uses it; nothing here runs in Lambda.
 //

@@ -1,4 +1,4 @@
-// Command healthcheck is the scheduled health-check Lambda function (DESIGN §2, §9a): the
+// Command healthcheck is the scheduled health-check Lambda function (docs/DESIGN.md §2, §9a): the
 // target of the EventBridge rule rate(30 minutes). Under Lambda each invocation runs one
 // pass (health.Checker.Handle); run outside Lambda it performs one pass and exits.
 package main

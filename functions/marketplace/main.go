@@ -1,4 +1,4 @@
-// Command marketplace is the marketplace REST Lambda function (DESIGN §2): the catalog
+// Command marketplace is the marketplace REST Lambda function (docs/DESIGN.md §2): the catalog
 // under /api/mcp-marketplace, connections under /api/mcp-connections, the event log, and
 // the admin console at /admin.
 package main

@@ -1,4 +1,4 @@
-// Command mcp is the MCP gateway Lambda function (DESIGN §4): API Gateway routes /mcp,
+// Command mcp is the MCP gateway Lambda function (docs/DESIGN.md §4): API Gateway routes /mcp,
 // /mcp/{workspaceId}, /mcp/{workspaceId}/servers/{connection}, /.well-known/* and /health.
 package main
 

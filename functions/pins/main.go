@@ -1,4 +1,4 @@
-// Command pins is the per-chat pins REST Lambda function (DESIGN §2, §7):
+// Command pins is the per-chat pins REST Lambda function (docs/DESIGN.md §2, §7):
 // /api/chats/{chatId}/pins* and /api/chats/{chatId}/tools.
 package main
 

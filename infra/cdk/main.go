@@ -1,5 +1,5 @@
 // Command cdk is the Go CDK app of the Agentpack MCP gateway: the same stack as the
-// repository's template.yaml (DESIGN §10), reading the bootstrap binaries that
+// repository's template.yaml (docs/DESIGN.md §10), reading the bootstrap binaries that
 // `make lambda-build` puts under bin/<function>/bootstrap.
 //
 // Synthesise without the cdk CLI (node is needed for jsii, nothing is downloaded):
@@ -30,7 +30,7 @@ func main() {
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir)})
 	cfg := ConfigFromApp(app)
 	NewGatewayStack(app, StackName, &awscdk.StackProps{
-		Description: jsii.String("Agentpack MCP Gateway (DESIGN §10); same stack as template.yaml"),
+		Description: jsii.String("Agentpack MCP Gateway (docs/DESIGN.md §10); same stack as template.yaml"),
 	}, cfg)
 	app.Synth(nil)
 }

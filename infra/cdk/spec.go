@@ -30,12 +30,12 @@ type FunctionSpec struct {
 	InvokeSelf bool
 }
 
-// Functions is the stack's function table (DESIGN §2, §4, §7, §9a).
+// Functions is the stack's function table (docs/DESIGN.md §2, §4, §7, §9a).
 var Functions = []FunctionSpec{
 	{
 		LogicalID:      "McpFunction",
 		Dir:            "mcp",
-		Description:    "MCP gateway (Streamable HTTP, stateless; DESIGN §4)",
+		Description:    "MCP gateway (Streamable HTTP, stateless; docs/DESIGN.md §4)",
 		TimeoutSeconds: 900, // the asynchronous task path; synchronous requests keep 25 s
 		InvokeSelf:     true,
 		MemoryMB:       512,
@@ -52,7 +52,7 @@ var Functions = []FunctionSpec{
 	{
 		LogicalID:      "MarketplaceFunction",
 		Dir:            "marketplace",
-		Description:    "Catalog, install and connections REST API (DESIGN §6)",
+		Description:    "Catalog, install and connections REST API (docs/DESIGN.md §6)",
 		TimeoutSeconds: 29,
 		MemoryMB:       512,
 		CatalogActions: []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
@@ -70,7 +70,7 @@ var Functions = []FunctionSpec{
 	{
 		LogicalID:      "PinsFunction",
 		Dir:            "pins",
-		Description:    "Per-chat pins REST API (DESIGN §7)",
+		Description:    "Per-chat pins REST API (docs/DESIGN.md §7)",
 		TimeoutSeconds: 29,
 		MemoryMB:       512,
 		CatalogActions: []string{"s3:GetObject", "s3:PutObject"},
@@ -84,7 +84,7 @@ var Functions = []FunctionSpec{
 	{
 		LogicalID:      "HealthCheckFunction",
 		Dir:            "healthcheck",
-		Description:    "Scheduled health check of installed catalog entries (DESIGN §9a)",
+		Description:    "Scheduled health check of installed catalog entries (docs/DESIGN.md §9a)",
 		TimeoutSeconds: 300,
 		MemoryMB:       256,
 		// A refresh that finds changed tool definitions rebuilds the catalog document (§6).

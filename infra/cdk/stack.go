@@ -54,7 +54,7 @@ func ConfigFromApp(app awscdk.App) Config {
 	}
 }
 
-// NewGatewayStack defines the whole stack of DESIGN §10: the HTTP API and its routes, the
+// NewGatewayStack defines the whole stack of docs/DESIGN.md §10: the HTTP API and its routes, the
 // four functions, the health-check schedule, the catalog bucket and, unless
 // cfg.DatabaseURL is set, the VPC, PostgreSQL on RDS, RDS Proxy and the credentials secret.
 func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackProps, cfg Config) awscdk.Stack {
@@ -312,7 +312,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		}
 		if spec.Schedule != "" {
 			rule := awsevents.NewRule(stack, jsii.String(spec.LogicalID+"Schedule"), &awsevents.RuleProps{
-				Description: jsii.String("Agentpack health check pass (DESIGN §9a)"),
+				Description: jsii.String("Agentpack health check pass (docs/DESIGN.md §9a)"),
 				Schedule:    awsevents.Schedule_Expression(jsii.String(spec.Schedule)),
 			})
 			rule.AddTarget(awseventstargets.NewLambdaFunction(fn, nil))

@@ -18,7 +18,7 @@ import (
 
 // TestHealthCheckUnderEmulator runs the healthcheck bootstrap under the Lambda runtime
 // emulator, fed the EventBridge scheduled event of events/, against a real loopback
-// upstream (DESIGN §9a, §12): with a 90 s function timeout the pass checks the installed
+// upstream (docs/DESIGN.md §9a, §12): with a 90 s function timeout the pass checks the installed
 // entry, writes healthy, and answers its summary; with a 30 s timeout — less than a
 // worst-case check (≈ 57 s with the tool refresh) plus the reserve — it starts nothing and reports the entry as
 // skipped, leaving the state untouched.

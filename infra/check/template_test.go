@@ -1,4 +1,4 @@
-// Package check holds the infrastructure checks of DESIGN §10 and §12 that run in the
+// Package check holds the infrastructure checks of docs/DESIGN.md §10 and §12 that run in the
 // root module: template.yaml parsed with goformation and checked for the facts of the
 // stack, parity with the CDK app's synthesized template, and every function's bootstrap
 // run under the Lambda runtime emulator with the events of events/.

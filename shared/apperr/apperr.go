@@ -1,5 +1,5 @@
 // Package apperr is the application error type shared by every function: one small set
-// of kinds, each mapped exactly once to an envelope code (DESIGN §5), an HTTP status for
+// of kinds, each mapped exactly once to an envelope code (docs/DESIGN.md §5), an HTTP status for
 // the REST functions, and a retryable flag.
 //
 // An *Error carries a message that is safe to show a client, an optional hint, and the
@@ -13,10 +13,10 @@ import (
 	"net/http"
 )
 
-// Code is an envelope / REST error code (DESIGN §5).
+// Code is an envelope / REST error code (docs/DESIGN.md §5).
 type Code string
 
-// The codes of DESIGN §5.
+// The codes of docs/DESIGN.md §5.
 const (
 	Validation          Code = "VALIDATION_ERROR"
 	Unauthenticated     Code = "UNAUTHENTICATED"

@@ -1,4 +1,4 @@
-// Package auth verifies the bearer JWTs of DESIGN §8 and answers tenancy questions.
+// Package auth verifies the bearer JWTs of docs/DESIGN.md §8 and answers tenancy questions.
 //
 // Tokens carry sub, role (member|admin|superuser) and workspaces (ids). Verification is
 // HS256 with a shared secret (local, tests) or RS256/ES256 with keys from a JWKS URL
@@ -19,7 +19,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// Roles (DESIGN §8).
+// Roles (docs/DESIGN.md §8).
 const (
 	RoleMember    = "member"
 	RoleAdmin     = "admin"

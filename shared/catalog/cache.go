@@ -57,7 +57,7 @@ func NewSnapshot(doc *Document, etag string) *Snapshot {
 }
 
 // Cache serves workspace snapshots from memory, revalidating against the store with a
-// conditional GET (ETag) at most every TTL (DESIGN §6, CATALOG_TTL). A document is parsed
+// conditional GET (ETag) at most every TTL (docs/DESIGN.md §6, CATALOG_TTL). A document is parsed
 // once per ETag. When the store fails, the last good snapshot is served and the failure
 // logged. A workspace with no document yet (created after the last rebuild) is built by
 // Missing when set — so it still sees the global connections — else it is an empty catalog.

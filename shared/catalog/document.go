@@ -1,4 +1,4 @@
-// Package catalog is the precomputed catalog of DESIGN §6: one JSON document per
+// Package catalog is the precomputed catalog of docs/DESIGN.md §6: one JSON document per
 // workspace (catalog/v1/workspaces/<id>.json) listing every enabled connection visible
 // there (global ones folded in) with its active tools — never header values. The
 // marketplace and health-check functions rebuild documents (Rebuild); the gateway reads

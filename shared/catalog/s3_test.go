@@ -32,7 +32,7 @@ func fakeS3(t *testing.T, bucket string) *httptest.Server {
 }
 
 // s3Env points the AWS SDK at endpoint through the environment, as LocalStack and tests
-// do in deployment (AWS_ENDPOINT_URL, DESIGN §6).
+// do in deployment (AWS_ENDPOINT_URL, docs/DESIGN.md §6).
 func s3Env(t *testing.T, endpoint string) {
 	t.Setenv("AWS_ENDPOINT_URL", endpoint)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")

@@ -49,7 +49,7 @@ type Config struct {
 }
 
 // Deployed reports whether the process runs in deployed (production) mode, which turns
-// on the strict upstream URL guard (DESIGN §9).
+// on the strict upstream URL guard (docs/DESIGN.md §9).
 func (c *Config) Deployed() bool { return c.Env == "deployed" }
 
 // Load reads the environment. It returns an error naming the variable when a value is

@@ -2,9 +2,9 @@
 // the gateway's built-in tools and the health check: create, install, uninstall, update,
 // toggle, delete, test and refresh connections (seed mcp-marketplace: "Install flow",
 // "Uninstall flow", "Conexões manuais"), keeping each connection's tool list
-// (mcp_connection_tools), the event log and the precomputed catalog (DESIGN §6) current.
+// (mcp_connection_tools), the event log and the precomputed catalog (docs/DESIGN.md §6) current.
 //
-// Every method takes the acting principal and enforces DESIGN §8: writes need admin;
+// Every method takes the acting principal and enforces docs/DESIGN.md §8: writes need admin;
 // a principal acts only in its own workspaces; global connections are a superuser's.
 // Objects of a workspace the principal cannot see answer NOT_FOUND, never FORBIDDEN, so
 // their existence does not leak.
@@ -35,7 +35,7 @@ type Service struct {
 	Guard     *urlguard.Guard
 	Logger    *slog.Logger
 	// NewToolsNeedApproval makes tools that appear on a refresh wait for an admin's
-	// approval like drifted ones (DESIGN §6 "configurable").
+	// approval like drifted ones (docs/DESIGN.md §6 "configurable").
 	NewToolsNeedApproval bool
 	// TestTimeout bounds POST /{id}/test (seed: 10 s).
 	TestTimeout time.Duration
@@ -43,7 +43,7 @@ type Service struct {
 	// local entry point uses it to invalidate its in-process gateway cache.
 	OnCatalogChange func(workspaces []string)
 	// Resolver resolves upstream host names on write when the guard refuses private
-	// targets (deployed mode, DESIGN §9); nil is net.DefaultResolver. Tests inject names.
+	// targets (deployed mode, docs/DESIGN.md §9); nil is net.DefaultResolver. Tests inject names.
 	Resolver Resolver
 }
 
@@ -54,7 +54,7 @@ func (s *Service) logger() *slog.Logger {
 	return s.Logger
 }
 
-// Transports (DESIGN §3).
+// Transports (docs/DESIGN.md §3).
 const (
 	TransportStreamable = "streamable-http"
 	TransportSSE        = "sse"
@@ -75,7 +75,7 @@ func TargetOf(c *db.Connection) mcpclient.Target {
 
 // ---- validation ----
 
-// validateTarget is the write-time check of an upstream target (DESIGN §9): the URL
+// validateTarget is the write-time check of an upstream target (docs/DESIGN.md §9): the URL
 // guard, the transport, the header schema (D-12) and, in deployed mode, what the host
 // name resolves to now (checkResolved). The same checks run again at connect time.
 func (s *Service) validateTarget(ctx context.Context, url, transport string, h map[string]string) error {

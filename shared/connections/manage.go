@@ -74,7 +74,7 @@ type UpdateInput struct {
 }
 
 // Update changes connection id (admin; seed "PUT /:id": disconnect, and reconnect when
-// enabled). New URL, transport and headers pass the same checks as on create (DESIGN §9);
+// enabled). New URL, transport and headers pass the same checks as on create (docs/DESIGN.md §9);
 // changing URL or transport forgets the remembered transport. It logs
 // mcp.connection_updated, drops the cached upstream session, connects again when the
 // connection is enabled (a failure is recorded in Outcome.Connect, not returned) and
@@ -319,7 +319,7 @@ func (s *Service) Test(ctx context.Context, p *auth.Principal, id string) (*Refr
 }
 
 // RefreshByID re-lists connection id's tools on its cached (or a new) session (admin;
-// POST /api/mcp-connections/{id}/refresh), stores them with drift detection (DESIGN §6:
+// POST /api/mcp-connections/{id}/refresh), stores them with drift detection (docs/DESIGN.md §6:
 // a changed definition is withheld until approved, and logged as mcp.tool_drift), logs
 // mcp.connection_refreshed and rebuilds the catalog. Errors: as Test.
 func (s *Service) RefreshByID(ctx context.Context, p *auth.Principal, id string) (*RefreshResult, error) {
@@ -360,7 +360,7 @@ func (s *Service) probe(ctx context.Context, p *auth.Principal, id string, fresh
 
 // RefreshAndPublish is Refresh followed by a rebuild of the affected catalog documents
 // when the tool list or the remembered transport changed: what the health check calls
-// for an installed connection (DESIGN §6, §9a). actor names the caller in events
+// for an installed connection (docs/DESIGN.md §6, §9a). actor names the caller in events
 // (e.g. "healthcheck"). Errors: database failures only.
 func (s *Service) RefreshAndPublish(ctx context.Context, actor string, c *db.Connection) (*RefreshResult, error) {
 	res, err := s.Refresh(ctx, actor, c)
@@ -388,7 +388,7 @@ func (s *Service) Tools(ctx context.Context, p *auth.Principal, id string) ([]db
 }
 
 // ApproveTool accepts the current definition of connection id's upstream tool (admin;
-// POST /api/mcp-connections/{id}/tools/{name}/approve, DESIGN §6): a drifted or pending
+// POST /api/mcp-connections/{id}/tools/{name}/approve, docs/DESIGN.md §6): a drifted or pending
 // tool becomes active and returns to the gateway. Approving an active tool changes
 // nothing and succeeds. It logs mcp.tool_approved and rebuilds the catalog.
 // Errors: FORBIDDEN, NOT_FOUND (connection or tool), UNAVAILABLE.

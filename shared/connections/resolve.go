@@ -22,7 +22,7 @@ const resolveTimeout = 3 * time.Second
 // checkResolved refuses, in deployed mode (guard without AllowPrivate), a URL whose host
 // name resolves now to an address the guard blocks (loopback, private, link-local,
 // metadata, ...): the admin gets a clear 400 on write instead of a connection that can
-// never connect (DESIGN §9). A literal IP was already judged by CheckURL; a lookup failure
+// never connect (docs/DESIGN.md §9). A literal IP was already judged by CheckURL; a lookup failure
 // is not an error here. DNS can change later ("rebinding"): the dialer checks again.
 func (s *Service) checkResolved(ctx context.Context, raw string) error {
 	if s.Guard.Options().AllowPrivate {

@@ -9,7 +9,7 @@ import (
 // CatalogEntryInput is what an admin writes on a catalog entry (POST/PUT
 // /api/mcp-marketplace, seed "Nova catalog entry"). On update, nil fields are left as they
 // are. Runtime fields (install_count, health columns) and the verification tier (seed data
-// only, DESIGN §11) are never part of it.
+// only, docs/DESIGN.md §11) are never part of it.
 type CatalogEntryInput struct {
 	Name           *string
 	URL            *string

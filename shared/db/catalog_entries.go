@@ -104,7 +104,7 @@ type CatalogSeedEntry struct {
 
 // CatalogEntryUpsertSeed inserts or updates e keyed by name. It never touches runtime
 // fields (install_count, health_status, last_health_*, consecutive_failures): re-seeding
-// is idempotent (DESIGN §3, seed "seedCatalogEntries").
+// is idempotent (docs/DESIGN.md §3, seed "seedCatalogEntries").
 func CatalogEntryUpsertSeed(ctx context.Context, q Querier, e *CatalogSeedEntry) error {
 	h := e.Headers
 	if h == nil {

@@ -24,7 +24,7 @@ type ToolDef struct {
 	Definition json.RawMessage
 }
 
-// Digest is the definition digest of d (DESIGN §6): hex SHA-256 of the canonical JSON of
+// Digest is the definition digest of d (docs/DESIGN.md §6): hex SHA-256 of the canonical JSON of
 // the whole definition when known — every member, icons, execution and _meta included —
 // else of name, title, description, schemas and annotations (object keys sorted, so
 // formatting and key order do not count as a change).
@@ -68,7 +68,7 @@ func (r *SyncResult) Changed() bool {
 	return len(r.Added)+len(r.Removed)+len(r.Drifted)+len(r.Restored) > 0
 }
 
-// ConnectionToolsSync stores defs as connection id's tool list (DESIGN §3, §6). Existing
+// ConnectionToolsSync stores defs as connection id's tool list (docs/DESIGN.md §3, §6). Existing
 // tools keep their exposed name forever (frozen); new tools get names.Exposed(handle, …)
 // and status active, or pending when newNeedApproval; a tool whose digest differs from
 // its approved digest becomes drifted (withheld from the gateway) and one whose digest is

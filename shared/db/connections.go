@@ -28,7 +28,7 @@ type ConnectionNew struct {
 }
 
 // ConnectionCreate inserts a connection with a fresh collision-checked handle derived
-// from its name (DESIGN §4) and returns it. A second marketplace install of the same
+// from its name (docs/DESIGN.md §4) and returns it. A second marketplace install of the same
 // entry into one workspace is CONFLICT (partial unique index); an unknown workspace,
 // project or entry is INVALID_REFERENCE.
 func ConnectionCreate(ctx context.Context, q Querier, n *ConnectionNew) (*Connection, error) {

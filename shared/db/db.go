@@ -4,7 +4,7 @@
 //
 // Errors returned by this package are *apperr.Error: no rows → NOT_FOUND, unique
 // violation (23505) → CONFLICT, foreign-key violation (23503) → INVALID_REFERENCE,
-// connection failures → UNAVAILABLE (retryable) (DESIGN §3).
+// connection failures → UNAVAILABLE (retryable) (docs/DESIGN.md §3).
 package db
 
 import (

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Health statuses of catalog entries (DESIGN §9a).
+// Health statuses of catalog entries (docs/DESIGN.md §9a).
 const (
 	HealthHealthy = "healthy"
 	HealthStale   = "stale"
@@ -13,7 +13,7 @@ const (
 )
 
 // HealthDownAfter is the number of consecutive failed runs from which an entry is "down";
-// fewer (1–2) make it "stale" (DESIGN §9a, seed "Health check").
+// fewer (1–2) make it "stale" (docs/DESIGN.md §9a, seed "Health check").
 const HealthDownAfter = 3
 
 // HealthCandidate is one catalog entry the health check probes, and the connection it

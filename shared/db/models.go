@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Workspace is a tenant (DESIGN §3).
+// Workspace is a tenant (docs/DESIGN.md §3).
 type Workspace struct {
 	ID               string  `db:"id" json:"id"`
 	Name             string  `db:"name" json:"name"`
@@ -53,7 +53,7 @@ type CatalogEntry struct {
 }
 
 // Connection is an upstream MCP server connection (mcp_connections). Headers may hold
-// secrets (DESIGN §9): never return or log them unredacted.
+// secrets (docs/DESIGN.md §9): never return or log them unredacted.
 type Connection struct {
 	ID               string  `db:"id" json:"id"`
 	Name             string  `db:"name" json:"name"`
@@ -78,7 +78,7 @@ type Connection struct {
 	UpdatedAt       time.Time         `db:"updated_at" json:"updatedAt"`
 }
 
-// Scope is "global", "workspace" or "project" (DESIGN §3).
+// Scope is "global", "workspace" or "project" (docs/DESIGN.md §3).
 func (c *Connection) Scope() string {
 	switch {
 	case c.WorkspaceID == nil:
@@ -110,7 +110,7 @@ type ConnectionTool struct {
 	ListedAt         time.Time       `db:"listed_at" json:"listedAt"`
 }
 
-// Tool statuses (DESIGN §6 drift).
+// Tool statuses (docs/DESIGN.md §6 drift).
 const (
 	ToolActive  = "active"
 	ToolDrifted = "drifted"

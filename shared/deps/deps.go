@@ -122,7 +122,7 @@ func (d *Deps) EndUpstreamSessions(context.Context) {
 }
 
 // CatalogCache returns a gateway-side catalog cache over d.Store (TTL CATALOG_TTL) that
-// builds a workspace's document from Postgres when the store has none yet (DESIGN §6: a
+// builds a workspace's document from Postgres when the store has none yet (docs/DESIGN.md §6: a
 // workspace created after the last rebuild still sees the global connections).
 func (d *Deps) CatalogCache() *catalog.Cache {
 	c := catalog.NewCache(d.Store, d.Config.CatalogTTL, d.Logger)

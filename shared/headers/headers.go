@@ -1,6 +1,6 @@
 // Package headers validates and redacts the HTTP headers an admin declares on an upstream MCP
-// connection (DESIGN §9, seed decision D-12 "mcpHeadersSchema"). Validate runs on write (REST)
-// and again on read, right before the upstream client connects (DESIGN §6), so a row edited
+// connection (docs/DESIGN.md §9, seed decision D-12 "mcpHeadersSchema"). Validate runs on write (REST)
+// and again on read, right before the upstream client connects (docs/DESIGN.md §6), so a row edited
 // behind the API's back cannot smuggle a header either.
 //
 // What is refused, and why:
@@ -18,7 +18,7 @@
 //     resumption);
 //   - names that claim to describe the client's network path, which only proxies may set:
 //     Forwarded, X-Forwarded-*, X-Real-IP, Via, and X-GoLambdaProxy-* (the Lambda adapter's
-//     request-context channel, see NOTES.md);
+//     request-context channel, see docs/DESIGN.md §13);
 //   - values with any control character other than horizontal tab (CR, LF and NUL would
 //     split or truncate the header block: request smuggling), or with leading / trailing
 //     whitespace (HTTP parsers strip it, so the upstream would see a different value);
@@ -40,7 +40,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 )
 
-// Limits on a connection's declared headers (DESIGN §9). Sizes are in bytes.
+// Limits on a connection's declared headers (docs/DESIGN.md §9). Sizes are in bytes.
 const (
 	// MaxHeaders is the largest number of headers a connection may declare.
 	MaxHeaders = 32
@@ -101,7 +101,7 @@ func Reserved(name string) (why string, reserved bool) {
 }
 
 // Validate checks a connection's declared headers (name → value) against the rules in the
-// package doc (DESIGN §9, D-12, RFC 9110 §5). A nil or empty map is valid.
+// package doc (docs/DESIGN.md §9, D-12, RFC 9110 §5). A nil or empty map is valid.
 //
 // It returns nil, or an *apperr.Error with code VALIDATION_ERROR whose message names the
 // first offending header in sorted order (never its value) and whose Details is
@@ -205,7 +205,7 @@ func isTchar(b byte) bool {
 }
 
 // Redact returns a copy of h with the same names and every value replaced by RedactedValue,
-// for API answers and logs (DESIGN §9: header values are secrets). nil in, nil out.
+// for API answers and logs (docs/DESIGN.md §9: header values are secrets). nil in, nil out.
 func Redact(h map[string]string) map[string]string {
 	if h == nil {
 		return nil

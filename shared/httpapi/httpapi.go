@@ -1,6 +1,6 @@
 // Package httpapi holds what the REST functions share: JSON responses, the error body
 // {"error": {"code", "message", "hint"?, "errorId"?, "details"?}} with the status of its
-// code (DESIGN §5), strict JSON body decoding with a size limit, bearer authentication,
+// code (docs/DESIGN.md §5), strict JSON body decoding with a size limit, bearer authentication,
 // and request ids.
 package httpapi
 

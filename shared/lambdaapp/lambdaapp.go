@@ -1,5 +1,5 @@
 // Package lambdaapp runs an http.Handler the same way in AWS Lambda and locally
-// (DESIGN §2): when AWS_LAMBDA_RUNTIME_API is set the handler is wrapped with
+// (docs/DESIGN.md §2): when AWS_LAMBDA_RUNTIME_API is set the handler is wrapped with
 // aws-lambda-go-api-proxy for API Gateway HTTP API payload v2 and served by lambda.Start;
 // otherwise it listens on addr with net/http. Either way the handler runs inside Wrap:
 // forged proxy headers stripped, the Lambda and API Gateway request ids in the context,
@@ -188,7 +188,7 @@ func WithPlatformIDs(next http.Handler) http.Handler {
 }
 
 // StripProxyHeaders removes inbound X-GoLambdaProxy-* headers, which the Lambda adapter
-// uses to pass the API Gateway context and which a client could forge (NOTES.md). Read
+// uses to pass the API Gateway context and which a client could forge (docs/DESIGN.md §13). Read
 // that context only through core.GetAPIGatewayV2ContextFromContext.
 func StripProxyHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

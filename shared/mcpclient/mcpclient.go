@@ -1,10 +1,10 @@
-// Package mcpclient is the gateway's client for upstream MCP servers (DESIGN §6 "Upstream
+// Package mcpclient is the gateway's client for upstream MCP servers (docs/DESIGN.md §6 "Upstream
 // client", seed "MCP client" and decision D-09). The gateway uses it to proxy tools/call
 // (and, for a single-server endpoint, resources and prompts through Do), the marketplace
 // REST function to list tools when a connection is created, tested or refreshed, and the
 // health check for its liveness exchange (Ping).
 //
-// Transport choice (D-09, narrowed by DESIGN §6): streamable HTTP first; when its opening
+// Transport choice (D-09, narrowed by docs/DESIGN.md §6): streamable HTTP first; when its opening
 // POST is answered 400, 404, 405 or 406, legacy SSE. A target declared "sse" uses SSE only.
 // Never a fallback on 401/403 (reported as an auth problem), 429, 5xx or network errors. A
 // remembered working transport (Target.Remembered) is tried first, and a remembered
@@ -26,7 +26,7 @@
 // the pooled session, never to another caller's (streamable HTTP only).
 //
 // What goes upstream: only the target's declared headers, re-validated with
-// headers.Validate at every connect (DESIGN §9), over the urlguard's dialer (resolved
+// headers.Validate at every connect (docs/DESIGN.md §9), over the urlguard's dialer (resolved
 // addresses checked at dial time, no redirects, no environment proxy). Never an inbound
 // header of the gateway's own client.
 //
@@ -68,13 +68,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Transport names, as stored on connections and catalog entries (DESIGN §3).
+// Transport names, as stored on connections and catalog entries (docs/DESIGN.md §3).
 const (
 	TransportStreamable = "streamable-http"
 	TransportSSE        = "sse"
 )
 
-// Defaults of Options (DESIGN §6).
+// Defaults of Options (docs/DESIGN.md §6).
 const (
 	DefaultConnectTimeout   = 10 * time.Second
 	DefaultCallTimeout      = 25 * time.Second
@@ -275,7 +275,7 @@ func New(opts *Options) *Pool {
 // definition (Tool.Definition, byte for byte). Tools whose inputSchema (or outputSchema) is
 // unusable — not a JSON object, root type not "object", not compilable — and unnamed or
 // duplicate tools are dropped with a logged reason and reported in Info.Dropped; the rest
-// are returned in upstream order (DESIGN §6). Errors: see the package doc.
+// are returned in upstream order (docs/DESIGN.md §6). Errors: see the package doc.
 func (p *Pool) ListTools(ctx context.Context, t Target) ([]Tool, Info, error) {
 	var tools []Tool
 	var info Info
@@ -312,7 +312,7 @@ func (p *Pool) CallTool(ctx context.Context, t Target, params *mcp.CallToolParam
 }
 
 // Ping connects afresh (never the cached session, and without caching the new one), sends
-// ping, and closes: the health check's liveness exchange (DESIGN §9a). The connect timeout
+// ping, and closes: the health check's liveness exchange (docs/DESIGN.md §9a). The connect timeout
 // applies to the handshake and the call timeout to the ping. With a 2026-07-28 upstream the
 // completed server/discover is the exchange and no ping is sent (see the code for why).
 func (p *Pool) Ping(ctx context.Context, t Target) (Info, error) {
@@ -682,7 +682,7 @@ func (p *Pool) connectOnce(ctx context.Context, t Target, transport string, dead
 		}
 	}
 
-	// The SSE client's GET lives on the Connect context (NOTES.md), so the session gets a
+	// The SSE client's GET lives on the Connect context (docs/DESIGN.md §13), so the session gets a
 	// context detached from the caller's and cancelled only by close; the connect deadline
 	// and the caller's cancellation are applied by timers during Connect only.
 	sessCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -7,7 +7,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// usableTools keeps the tools the gateway can expose and reports the others (DESIGN §6: "an
+// usableTools keeps the tools the gateway can expose and reports the others (docs/DESIGN.md §6: "an
 // upstream tool whose inputSchema is unusable is dropped — never the whole connection").
 // An input schema that is missing, {}, $schema-only or otherwise loose about the root type
 // is normalised to describe an object (NormalizeToolSchema): the tool is kept with the

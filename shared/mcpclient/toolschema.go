@@ -10,7 +10,7 @@ import (
 )
 
 // NormalizeToolSchema makes an upstream tool's inputSchema one the gateway can expose (issue
-// 14 item 9; DESIGN §6: "an upstream tool whose inputSchema is unusable is dropped — never the
+// 14 item 9; docs/DESIGN.md §6: "an upstream tool whose inputSchema is unusable is dropped — never the
 // whole connection"). MCP requires a tool's inputSchema to be a JSON Schema object whose root
 // "type" is "object"; go-sdk's Server.AddTool panics on anything else. Real servers send less:
 // no inputSchema at all, {}, {"$schema": "…"} only, or "type": ["object", "null"]. Those

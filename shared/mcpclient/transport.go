@@ -21,7 +21,7 @@ var errTooLarge = errors.New("mcpclient: upstream response too large")
 
 // probe records what the HTTP layer saw for the requests made under one context (one
 // connect attempt, or one call). go-sdk does not expose the HTTP status of a failed connect
-// or call (NOTES.md), and it often formats lower errors with %v; the probe is how the pool
+// or call (docs/DESIGN.md §13), and it often formats lower errors with %v; the probe is how the pool
 // decides on fallback, reconnects and error codes without matching message text of our
 // own dependencies. It also keeps what a failure report needs (Failure): the stage the
 // last request reached, the redirect target, and the URL's scheme, host and path (never
@@ -143,7 +143,7 @@ func probeFrom(ctx context.Context) *probe {
 }
 
 // roundTripper is the per-session HTTP layer between the go-sdk transports and the guarded
-// base transport: it adds the connection's declared headers (and only those: DESIGN §6),
+// base transport: it adds the connection's declared headers (and only those: docs/DESIGN.md §6),
 // records statuses into the request's probe, and caps response sizes.
 type roundTripper struct {
 	base      http.RoundTripper

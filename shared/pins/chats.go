@@ -51,7 +51,7 @@ func (s *Service) Chats(ctx context.Context, p *auth.Principal, ws string, limit
 
 // CreateChat creates a chat titled title (trimmed, at most MaxChatTitle characters; may
 // be empty) in workspace ws and logs "chat.created", in one transaction. It needs admin,
-// like every other write of the workspace (DESIGN §8).
+// like every other write of the workspace (docs/DESIGN.md §8).
 // Errors: VALIDATION_ERROR, NOT_FOUND (workspace), FORBIDDEN (not admin), UNAVAILABLE.
 func (s *Service) CreateChat(ctx context.Context, p *auth.Principal, ws, title string) (*db.Chat, error) {
 	ws, err := Workspace(p, ws)

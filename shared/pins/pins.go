@@ -11,7 +11,7 @@ import (
 
 // Pin is one chat pin (chat_mcp_pins) with what a client needs to show it: the pinned
 // connection's name, scope and state. Usable reports whether resolution uses the pin
-// (enabled ∧ global or the chat's workspace ∧ not project-scoped; DESIGN §7).
+// (enabled ∧ global or the chat's workspace ∧ not project-scoped; docs/DESIGN.md §7).
 type Pin struct {
 	ID             string    `json:"id"`
 	ChatID         string    `json:"chatId"`

@@ -1,4 +1,4 @@
-// Package pins resolves the tool set of a chat from its pins (DESIGN §7, seed
+// Package pins resolves the tool set of a chat from its pins (docs/DESIGN.md §7, seed
 // mcp-marketplace "Pinning per-chat", resolveSkillsForChat) and holds the pin queries
 // shared by the pins function and the gateway.
 package pins

@@ -34,7 +34,7 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-// TestResolve covers every branch of the seed's resolveSkillsForChat (DESIGN §7).
+// TestResolve covers every branch of the seed's resolveSkillsForChat (docs/DESIGN.md §7).
 func TestResolve(t *testing.T) {
 	t.Parallel()
 	// available is what the gateway passes: the enabled connections visible in ws.

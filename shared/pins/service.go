@@ -22,7 +22,7 @@ const (
 )
 
 // Service holds the pin flows shared by the pins REST function and the gateway's pin
-// built-ins. Authorization (DESIGN §7, §8): only principals of the chat's workspace see a
+// built-ins. Authorization (docs/DESIGN.md §7, §8): only principals of the chat's workspace see a
 // chat — any other chat is NOT_FOUND, never FORBIDDEN, so ids do not leak — and adding or
 // removing a pin is a write, which needs admin (or superuser): FORBIDDEN otherwise.
 type Service struct {
@@ -60,7 +60,7 @@ func (s *Service) List(ctx context.Context, p *auth.Principal, chatID string) ([
 
 // Add pins connectionID to chat chatID and logs the event "mcp.pinned", in one
 // transaction. The connection must exist and be usable by the chat: global, or
-// workspace-scoped in the chat's workspace (DESIGN §7). A disabled connection may be
+// workspace-scoped in the chat's workspace (docs/DESIGN.md §7). A disabled connection may be
 // pinned (resolution ignores it until it is enabled again).
 //
 // Errors: VALIDATION_ERROR (connectionId not a UUID), NOT_FOUND (chat, or a connection p
@@ -193,7 +193,7 @@ type ConnectionRef struct {
 	Pinned bool   `json:"pinned"`
 }
 
-// ToolSet is a chat's resolved tool set (DESIGN §7).
+// ToolSet is a chat's resolved tool set (docs/DESIGN.md §7).
 type ToolSet struct {
 	ChatID      string          `json:"chatId"`
 	WorkspaceID string          `json:"workspaceId"`
@@ -234,7 +234,7 @@ func SortTools(ts []Tool) {
 }
 
 // ResolveMcpSourceName is the seed's resolveMcpSourceName: it maps an exposed tool name
-// (mcp_<handle>_<tool>, possibly hash-shortened; DESIGN §4) back to the human-readable
+// (mcp_<handle>_<tool>, possibly hash-shortened; docs/DESIGN.md §4) back to the human-readable
 // name of the connection that provides it, using the workspace's catalog snapshot. ok is
 // false for built-ins and unknown names. Exposed names are frozen, so the mapping is
 // stable for the life of the connection.

@@ -1,4 +1,4 @@
-// Package seed holds the curated catalog (DESIGN §11) and loads it with an idempotent
+// Package seed holds the curated catalog (docs/DESIGN.md §11) and loads it with an idempotent
 // upsert keyed by name that never overwrites runtime fields (install_count, health
 // columns) — seed "seedCatalogEntries".
 package seed
@@ -31,7 +31,7 @@ func placeholder(name, path, category, desc string) db.CatalogSeedEntry {
 		Headers: map[string]string{"Authorization": "Bearer {{TOKEN}}"}}
 }
 
-// Catalog is the curated catalog: the vendor-run remote MCP servers of DESIGN §11
+// Catalog is the curated catalog: the vendor-run remote MCP servers of docs/DESIGN.md §11
 // (verified_community: reviewed by the maintainers, run by their vendors) and
 // placeholder templates for self-hosted servers (unverified, never reachable until
 // edited).
@@ -101,7 +101,7 @@ var Catalog = []db.CatalogSeedEntry{
 	placeholder("Custom MCP Server", "/mcp", "custom", "Any MCP server you run yourself."),
 }
 
-// Load upserts every Catalog entry keyed by name (DESIGN §3, seed "seedCatalogEntries"):
+// Load upserts every Catalog entry keyed by name (docs/DESIGN.md §3, seed "seedCatalogEntries"):
 // curated fields are (re)written, runtime fields (install_count, health_status,
 // last_health_check, last_health_error, consecutive_failures) are never touched, and an
 // unchanged entry keeps its updated_at. Running it any number of times is safe; entries

@@ -1,5 +1,5 @@
 // Package urlguard keeps the gateway's outbound HTTP (upstream MCP servers, test-connection
-// and health probes) away from addresses it must never reach (DESIGN §9 "Upstream URLs").
+// and health probes) away from addresses it must never reach (docs/DESIGN.md §9 "Upstream URLs").
 //
 // Two checks, on purpose:
 //
@@ -22,7 +22,7 @@
 // metadata endpoints 169.254.169.254 and fd00:ec2::254.
 //
 // The transport never uses a proxy from the environment (a proxy would make the dialled IP
-// the proxy's, bypassing the check) and HTTPClient follows no redirects (DESIGN §9: probes
+// the proxy's, bypassing the check) and HTTPClient follows no redirects (docs/DESIGN.md §9: probes
 // follow no redirects; a redirect is also a classic way around a URL check).
 package urlguard
 
@@ -65,9 +65,9 @@ func (e *BlockedError) Is(target error) bool { return target == ErrBlockedAddres
 // but accepts http as well as https.
 type Options struct {
 	// AllowPrivate permits loopback, private, link-local, unique-local and CGNAT targets and
-	// "localhost" names: for local development and tests only (DESIGN §9 "a config switch").
+	// "localhost" names: for local development and tests only (docs/DESIGN.md §9 "a config switch").
 	AllowPrivate bool
-	// RequireHTTPS refuses http:// URLs (deployed mode, DESIGN §9).
+	// RequireHTTPS refuses http:// URLs (deployed mode, docs/DESIGN.md §9).
 	RequireHTTPS bool
 }
 

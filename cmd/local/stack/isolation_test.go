@@ -77,7 +77,7 @@ var restMatrix = []restRow{
 		map[string]int{"member": 403, "admin": 404}},
 }
 
-// TestIsolationMatrix (issue 7, DESIGN §8, SECURITY.md): every REST route and every gateway
+// TestIsolationMatrix (issue 7, docs/DESIGN.md §8, SECURITY.md): every REST route and every gateway
 // operation, tried by every principal against the other workspace's objects, in both
 // directions, with the answer per cell written down above (REST) and below (gateway). A
 // refusal to an attacker equals the refusal for an object that does not exist (same status

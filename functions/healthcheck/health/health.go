@@ -1,4 +1,4 @@
-// Package health is the scheduled health check of DESIGN §9a (seed mcp-marketplace
+// Package health is the scheduled health check of docs/DESIGN.md §9a (seed mcp-marketplace
 // "Health check", mcpHealthCheckJob): one pass probes every catalog entry that has an
 // installed, enabled connection and records healthy / stale / down on the entry.
 //
@@ -6,7 +6,7 @@
 // Checker.Handle, or once by `make healthcheck`; there is no timer in any process.
 //
 // Per entry: one check through one of its connections (db.HealthCandidateList picks it),
-// with that connection's transport rules (DESIGN §6: the remembered transport, else
+// with that connection's transport rules (docs/DESIGN.md §6: the remembered transport, else
 // streamable HTTP with the narrowed SSE fallback) and declared headers, then the MCP
 // liveness exchange (mcpclient.Pool.Ping: a fresh connect and ping). Each attempt is
 // bounded by AttemptTimeout (10 s); a failed attempt is retried after 1 s, 2 s and 4 s
@@ -45,7 +45,7 @@ import (
 	"github.com/cenkalti/backoff/v5"
 )
 
-// Defaults of Options (DESIGN §9a).
+// Defaults of Options (docs/DESIGN.md §9a).
 const (
 	DefaultAttemptTimeout = 10 * time.Second
 	DefaultConcurrency    = 4
@@ -104,7 +104,7 @@ type Options struct {
 	Clock Clock
 	// Refresh, when set, runs after a successful check on the probed connection, bounded
 	// by AttemptTimeout: it re-lists the upstream's tools so that drift is detected and the
-	// catalog republished when they (or the remembered transport) changed (DESIGN §6;
+	// catalog republished when they (or the remembered transport) changed (docs/DESIGN.md §6;
 	// connections.Service.RefreshAndPublish). Its failure is logged and changes no health
 	// state.
 	Refresh func(ctx context.Context, c *db.Connection) error
@@ -405,7 +405,7 @@ func (c *Checker) attempt(ctx context.Context, t mcpclient.Target) (mcpclient.In
 const attemptGrace = 50 * time.Millisecond
 
 // Scrub makes an error text safe for last_health_error: the secrets of the connection —
-// header values (DESIGN §9) and the URL's query values, userinfo and fragment — and any
+// header values (docs/DESIGN.md §9) and the URL's query values, userinfo and fragment — and any
 // URL quoted in it are redacted with headers.Scrub, and the text is clipped to 500 bytes.
 func Scrub(msg, rawURL string, h map[string]string) string {
 	msg = headers.Scrub(msg, rawURL, h)

@@ -244,7 +244,7 @@ func TestPassAgainstRealUpstreams(t *testing.T) {
 			t.Errorf("%s: last_health_error leaks a header value", name)
 		}
 	}
-	// The fallback is remembered on the connection (DESIGN §6).
+	// The fallback is remembered on the connection (docs/DESIGN.md §6).
 	var wt *string
 	if err := w.pool.QueryRow(t.Context(), `SELECT working_transport FROM mcp_connections WHERE catalog_entry_id = $1`, ids["sse404"]).Scan(&wt); err != nil || wt == nil || *wt != "sse" {
 		t.Errorf("remembered transport = %v, %v", wt, err)

@@ -1,4 +1,4 @@
-// Package api is the marketplace REST function (DESIGN §2, seed mcp-marketplace): the
+// Package api is the marketplace REST function (docs/DESIGN.md §2, seed mcp-marketplace): the
 // curated catalog under /api/mcp-marketplace (browse for any valid token, writes for
 // admins), install and uninstall, and connections CRUD under /api/mcp-connections
 // (admin), plus the OpenAPI 3.1 description of every REST route at /api/openapi.json.
@@ -120,7 +120,7 @@ func (a *API) Handler() http.Handler {
 
 // requireCatalogWriter allows catalog writes to superusers only. The catalog is shared by
 // every workspace: an admin of workspace A who could repoint an entry's URL would have
-// workspace B's next install send B's header secrets there (DESIGN §8 says writes need
+// workspace B's next install send B's header secrets there (docs/DESIGN.md §8 says writes need
 // admin "or superuser"; for this one cross-tenant object the stricter role applies).
 func requireCatalogWriter(p *auth.Principal) error {
 	if !p.IsSuperuser() {

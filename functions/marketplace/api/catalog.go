@@ -122,7 +122,7 @@ func (a *API) catalogGet(w http.ResponseWriter, r *http.Request, p *auth.Princip
 }
 
 // CatalogEntryBody is the body of POST and PUT /api/mcp-marketplace[/{id}]. On PUT,
-// absent fields are unchanged. The verification tier is seed data only (DESIGN §11) and
+// absent fields are unchanged. The verification tier is seed data only (docs/DESIGN.md §11) and
 // runtime fields (installCount, health) are never written here: such fields are refused
 // as unknown.
 type CatalogEntryBody struct {

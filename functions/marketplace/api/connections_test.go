@@ -234,7 +234,7 @@ func TestConnectionTestBudget(t *testing.T) {
 	}
 }
 
-// TestDrift (DESIGN §6): the upstream changes one tool's description between two
+// TestDrift (docs/DESIGN.md §6): the upstream changes one tool's description between two
 // refreshes → that tool leaves the gateway's tools/list, the others stay, an event is
 // logged; after approval it returns, with its frozen name and the new description.
 func TestDrift(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestS3Catalog runs the precomputed catalog (DESIGN §6) through a real S3 protocol
+// TestS3Catalog runs the precomputed catalog (docs/DESIGN.md §6) through a real S3 protocol
 // endpoint (gofakes3): the marketplace — here a separate process-like service with its
 // own upstream pool and no line to the gateway's cache — installs a server and rewrites
 // the workspace's document in S3; the gateway, revalidating by ETag every CATALOG_TTL,

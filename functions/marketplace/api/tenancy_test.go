@@ -10,7 +10,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 )
 
-// TestTenancyMatrix (DESIGN §8): an admin or a member of workspace A can neither read,
+// TestTenancyMatrix (docs/DESIGN.md §8): an admin or a member of workspace A can neither read,
 // change, test nor install anything in workspace B. B's objects answer 404 to A's admin
 // (their existence does not leak) and 403 to A's member (writes need admin first);
 // nothing of B changes.

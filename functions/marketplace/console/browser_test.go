@@ -159,7 +159,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("create entry: %d %s", st, b)
 	}
 	// A global connection: in a chat's default set, dropped once the chat has pins (pins
-	// add to the workspace's own connections; DESIGN §7).
+	// add to the workspace's own connections; docs/DESIGN.md §7).
 	fx3 := testpeer.NewFixture(t, nil)
 	if st, b := env.Do(t, "POST", "/api/mcp-connections", su, map[string]any{"name": "Global", "url": fx3.URL}); st != http.StatusCreated {
 		t.Fatalf("global connection: %d %s", st, b)

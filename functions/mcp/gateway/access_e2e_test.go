@@ -93,7 +93,7 @@ func callOutcome(status int, out map[string]any) string {
 	return "ok"
 }
 
-// TestAccessMatrix: role × workspace × toolset × tool kind. The rules (DESIGN §4, §8):
+// TestAccessMatrix: role × workspace × toolset × tool kind. The rules (docs/DESIGN.md §4, §8):
 // another workspace's endpoint is refused (403) unless superuser; admin-only built-ins are
 // listed to admins only, and a member calling one gets FORBIDDEN (before argument
 // parsing); a toolset selection narrows the listed built-ins (meta always listed), and a
@@ -170,7 +170,7 @@ func TestAccessMatrix(t *testing.T) {
 	}
 }
 
-// TestAuditRule: one row per successful write (DESIGN §4); read-only built-ins and
+// TestAuditRule: one row per successful write (docs/DESIGN.md §4); read-only built-ins and
 // failed calls are not audited; every proxied call is a write.
 func TestAuditRule(t *testing.T) {
 	w := newDemoWorld(t)

@@ -11,7 +11,7 @@ import (
 )
 
 // Audit group commit. Every successful write (proxied calls, non-read-only built-ins) must
-// have its audit_events row committed before the caller is answered (DESIGN §4), which is
+// have its audit_events row committed before the caller is answered (docs/DESIGN.md §4), which is
 // one Postgres round trip per call. Under concurrency the rows of calls that finish while
 // an INSERT is in flight are written together by one multi-row INSERT: the caller that
 // finds no writer running becomes the writer and inserts what is queued (at concurrency 1

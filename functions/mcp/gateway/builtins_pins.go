@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// toolsetPins groups the chat pin built-ins (DESIGN §4 "list/add/remove pins", §7).
+// toolsetPins groups the chat pin built-ins (docs/DESIGN.md §4 "list/add/remove pins", §7).
 const toolsetPins = "pins"
 
 func init() {

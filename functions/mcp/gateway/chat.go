@@ -9,7 +9,7 @@ import (
 	"github.com/agentpack/gateway/shared/pins"
 )
 
-// ResolveChatConnections returns the connection ids whose tools chat may use (DESIGN §7,
+// ResolveChatConnections returns the connection ids whose tools chat may use (docs/DESIGN.md §7,
 // pins.ResolveChat): the catalog snapshot gives the enabled connections of the chat's
 // workspace, Postgres gives the chat's pins (one indexed query per request; pins are not
 // in the catalog).

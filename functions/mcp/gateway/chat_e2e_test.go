@@ -155,7 +155,7 @@ func (w *chatWorld) restProxied(t *testing.T) (names []string, sources map[strin
 }
 
 // TestChatToolsListIsResolvedSet: with X-Chat-Id (or ?chat=) tools/list is exactly
-// built-ins ∪ the chat's resolved connections' tools (DESIGN §7), equal to what
+// built-ins ∪ the chat's resolved connections' tools (docs/DESIGN.md §7), equal to what
 // GET /api/chats/{chatId}/tools and agentpack_pins_list report, and tools/call refuses
 // anything else.
 func TestChatToolsListIsResolvedSet(t *testing.T) {

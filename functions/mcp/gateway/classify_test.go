@@ -29,7 +29,7 @@ func testGateway(t *testing.T) *Gateway {
 	return g
 }
 
-// TestErrorClasses: one input that produces each envelope code (DESIGN §5).
+// TestErrorClasses: one input that produces each envelope code (docs/DESIGN.md §5).
 func TestErrorClasses(t *testing.T) {
 	g := testGateway(t)
 	member := &auth.Principal{Subject: "m", Role: auth.RoleMember, Workspaces: []string{"ws"}}

@@ -110,7 +110,7 @@ func validateArgs(b *compiledBuiltin, raw json.RawMessage) (map[string]any, erro
 	return m, nil
 }
 
-// defaultProject fills projectId (DESIGN §4): the argument, else the request's project,
+// defaultProject fills projectId (docs/DESIGN.md §4): the argument, else the request's project,
 // else the workspace's default project; a project of another workspace is refused.
 func (g *Gateway) defaultProject(ctx context.Context, st *requestState, args map[string]any) (string, error) {
 	pid, _ := args["projectId"].(string)
@@ -171,7 +171,7 @@ func withRequestDeadline(ctx context.Context, st *requestState) (context.Context
 	return context.WithDeadline(ctx, dl)
 }
 
-// audit writes one audit_events row (DESIGN §4) and returns once it is committed. The argument digest is a SHA-256 of the
+// audit writes one audit_events row (docs/DESIGN.md §4) and returns once it is committed. The argument digest is a SHA-256 of the
 // raw arguments: the row never holds argument values.
 func (g *Gateway) audit(ctx context.Context, st *requestState, tool, version, kind, connID string, d time.Duration, args json.RawMessage) error {
 	sum := sha256.Sum256(args)

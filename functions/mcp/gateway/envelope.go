@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Envelope is the one response shape of every built-in tool (DESIGN §5).
+// Envelope is the one response shape of every built-in tool (docs/DESIGN.md §5).
 type Envelope struct {
 	OK    bool           `json:"ok"`
 	Data  any            `json:"data,omitempty"`

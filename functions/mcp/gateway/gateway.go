@@ -1,4 +1,4 @@
-// Package gateway is the MCP gateway of DESIGN §4: one stateless Streamable HTTP endpoint
+// Package gateway is the MCP gateway of docs/DESIGN.md §4: one stateless Streamable HTTP endpoint
 // (go-sdk, JSON responses) that shows each caller the gateway's built-in tools plus the
 // proxied tools of every connection its workspace installed.
 //

@@ -122,7 +122,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 }
 
 // resolve authenticates the caller and resolves workspace, project, chat, toolsets and
-// the catalog snapshot (DESIGN §4, §8).
+// the catalog snapshot (docs/DESIGN.md §4, §8).
 func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, error) {
 	p, err := g.authenticate(ctx, r)
 	if err != nil {
@@ -186,7 +186,7 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 	return st, nil
 }
 
-// resolveChat returns the connection ids a chat may use (DESIGN §7), checking that the
+// resolveChat returns the connection ids a chat may use (docs/DESIGN.md §7), checking that the
 // chat belongs to the request's workspace.
 func (g *Gateway) resolveChat(ctx context.Context, st *requestState) (map[string]bool, error) {
 	chat, err := db.ChatGet(ctx, g.o.Pool, st.chatID)

@@ -53,7 +53,7 @@ type compiledBuiltin struct {
 }
 
 // envelopeOutputSchema is the output schema every built-in declares: the envelope of
-// DESIGN §5.
+// docs/DESIGN.md §5.
 var envelopeOutputSchema = json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"},"data":{},"error":{"type":"object","properties":{"code":{"type":"string"},"message":{"type":"string"},"retryable":{"type":"boolean"},"hint":{"type":"string"},"errorId":{"type":"string"}},"required":["code","message","retryable"]},"meta":{"type":"object","properties":{"tool":{"type":"string"},"version":{"type":"string"}},"required":["tool","version"]}},"required":["ok","meta"]}`)
 
 func compile(b *Builtin) (*compiledBuiltin, error) {

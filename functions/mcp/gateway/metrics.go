@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// metrics writes one CloudWatch Embedded Metric Format line per tool call (DESIGN §4):
+// metrics writes one CloudWatch Embedded Metric Format line per tool call (docs/DESIGN.md §4):
 // ToolCallDuration (Milliseconds) and ToolCalls (Count), dimensioned by kind and outcome,
 // with the tool name as a property.
 type metrics struct {

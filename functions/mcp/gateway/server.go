@@ -80,7 +80,7 @@ func serverKey(st *requestState) string {
 
 // connectionVisible reports whether a catalog connection's tools are served to st in
 // the aggregate endpoint: global and workspace connections always, project-scoped ones
-// only for that project, and with a chat only the resolved set (DESIGN §7).
+// only for that project, and with a chat only the resolved set (docs/DESIGN.md §7).
 func connectionVisible(st *requestState, c *catalog.Connection) bool {
 	if c.Scope == "project" && c.ProjectID != st.projectID {
 		return false

@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The single-server endpoint (POST /mcp/{workspaceId}/servers/{connection}, DESIGN §4)
+// The single-server endpoint (POST /mcp/{workspaceId}/servers/{connection}, docs/DESIGN.md §4)
 // serves one installed connection as if it were that server: its tools under their
 // upstream names (from the catalog snapshot, like the aggregate endpoint), and its
 // resources, resource templates, prompts and completions passed through to the upstream

@@ -1,4 +1,4 @@
-// Package api is the pins REST function (DESIGN §7, seed mcp-marketplace "Pinning
+// Package api is the pins REST function (docs/DESIGN.md §7, seed mcp-marketplace "Pinning
 // per-chat"):
 //
 //	GET    /api/chats?workspaceId=&limit=    200 {"chats": [...], "hasMore"}
@@ -140,7 +140,7 @@ func (a *API) remove(w http.ResponseWriter, r *http.Request, p *auth.Principal) 
 	return nil
 }
 
-// tools answers the chat's resolved set of proxied tools (DESIGN §7), each with its
+// tools answers the chat's resolved set of proxied tools (docs/DESIGN.md §7), each with its
 // source connection's name. Built-in tools are always part of a chat's set on top of
 // these; the gateway's agentpack_pins_list built-in lists them too.
 func (a *API) tools(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
