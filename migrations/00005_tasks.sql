@@ -23,7 +23,9 @@ CREATE TABLE mcp_tasks (
     poll_interval_ms integer NOT NULL DEFAULT 1000,
     created_at       timestamptz NOT NULL DEFAULT now(),
     last_updated_at  timestamptz NOT NULL DEFAULT now(),
-    expires_at       timestamptz NOT NULL
+    expires_at       timestamptz NOT NULL,
+    -- set when a worker takes a gateway-run task: a redelivered invocation runs nothing
+    claimed_at       timestamptz NULL
 );
 CREATE INDEX mcp_tasks_owner_idx ON mcp_tasks(workspace_id, principal, created_at DESC);
 CREATE INDEX mcp_tasks_expires_idx ON mcp_tasks(expires_at);

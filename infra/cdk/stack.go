@@ -249,6 +249,10 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 			Tracing:      awslambda.Tracing_ACTIVE,
 			Environment:  &env,
 		}
+		if spec.InvokeSelf {
+			// As in template.yaml: a task's worker runs once (no async retry).
+			fnProps.RetryAttempts = jsii.Number(0)
+		}
 		if useRDS {
 			fnProps.Vpc = vpc
 			fnProps.VpcSubnets = vpcSubnet

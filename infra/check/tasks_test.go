@@ -21,11 +21,27 @@ func TestTaskInfrastructure(t *testing.T) {
 		t.Errorf("template.yaml McpFunction lacks the self-invoke statement: %s", b)
 	}
 
+	if fn.EventInvokeConfig == nil || fn.EventInvokeConfig.MaximumRetryAttempts == nil || *fn.EventInvokeConfig.MaximumRetryAttempts != 0 {
+		t.Errorf("template.yaml McpFunction: asynchronous invocations must not be retried (EventInvokeConfig.MaximumRetryAttempts 0)")
+	}
+
 	doc := cdkTemplate(t)
 	res := doc["Resources"].(map[string]any)
 	props := res["McpFunction"].(map[string]any)["Properties"].(map[string]any)
 	if num(props["Timeout"]) < 300 {
 		t.Errorf("CDK McpFunction timeout %v, want ≥ 300 s", props["Timeout"])
+	}
+	retries := false
+	for _, r := range res {
+		r := r.(map[string]any)
+		if r["Type"] == "AWS::Lambda::EventInvokeConfig" {
+			pr := r["Properties"].(map[string]any)
+			b, _ := json.Marshal(pr["FunctionName"])
+			retries = retries || (strings.Contains(string(b), "McpFunction") && num(pr["MaximumRetryAttempts"]) == 0 && pr["MaximumRetryAttempts"] != nil)
+		}
+	}
+	if !retries {
+		t.Error("CDK: McpFunction's asynchronous invocations may be retried (no EventInvokeConfig with MaximumRetryAttempts 0)")
 	}
 	found := false
 	for _, r := range res {

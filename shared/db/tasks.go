@@ -128,6 +128,17 @@ func TaskCancel(ctx context.Context, q Querier, id, ws, principal string) (*Task
 		RETURNING `+taskCols, id, ws, principal)
 }
 
+// TaskClaim marks a working task as taken by a worker and reports whether this call took
+// it (false: another worker did, or the task is no longer working).
+func TaskClaim(ctx context.Context, q Querier, id string) (bool, error) {
+	tag, err := q.Exec(ctx, `UPDATE mcp_tasks SET claimed_at = now()
+		WHERE id = $1 AND status = 'working' AND claimed_at IS NULL`, id)
+	if err != nil {
+		return false, Interpret(err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // TaskStatusOf returns task id's status ("" when the row is gone).
 func TaskStatusOf(ctx context.Context, q Querier, id string) (string, error) {
 	rows, err := collect[struct {

@@ -416,8 +416,7 @@ func (p *Pool) do(ctx context.Context, t Target, fn func(context.Context, *sessi
 		}
 		callCtx, cancel := context.WithTimeout(ctx, timeout)
 		pr := &probe{}
-		s.begin()
-		err = fn(withProbe(callCtx, pr), s)
+		err = fn(withProbe(callCtx, pr), s) // session() counted the call in (s.begin)
 		s.end()
 		if err == nil {
 			cancel()
@@ -454,13 +453,18 @@ func WithCallTimeout(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, callTimeoutKey{}, d)
 }
 
-// session returns the cached live session for t, or connects one under t's lock.
+// session returns the cached live session for t, or connects one under t's lock, with the
+// call counted in (s.begin); the caller ends it with s.end.
 func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 	if err := p.checkOpen(); err != nil {
 		return nil, err
 	}
 	if t.ConnectionID == "" {
-		return p.connect(ctx, t)
+		s, err := p.connect(ctx, t)
+		if err == nil {
+			s.begin()
+		}
+		return s, err
 	}
 	key := configKey(t)
 	p.mu.Lock()
@@ -481,6 +485,7 @@ func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 	p.mu.Lock()
 	old := e.sess
 	if old != nil && old.key == key && !old.dead.Load() {
+		old.begin() // under p.mu: a retirement cannot close it before the call starts
 		p.mu.Unlock()
 		return old, nil
 	}
@@ -501,7 +506,7 @@ func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 	}
 	p.mu.Unlock()
 	if old != nil {
-		go old.close() // config changed or connection ended: never block this call on it
+		go old.retire() // config changed or connection ended: closed once its calls end
 	}
 
 	s, err := p.connect(ctx, t)
@@ -516,6 +521,7 @@ func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 	}
 	e.sess = s
 	e.lastKey, e.last = key, s.info
+	s.begin()
 	p.mu.Unlock()
 	return s, nil
 }

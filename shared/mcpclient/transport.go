@@ -172,13 +172,13 @@ func (rt *roundTripper) capabilities() json.RawMessage {
 	b := rt.initAnswer.Bytes()
 	rt.initAnswer = nil
 	find := func(data []byte) json.RawMessage {
+		// initialize's result has protocolVersion; server/discover's supportedVersions.
 		var m struct {
 			Result struct {
-				ProtocolVersion string          `json:"protocolVersion"`
-				Capabilities    json.RawMessage `json:"capabilities"`
+				Capabilities json.RawMessage `json:"capabilities"`
 			} `json:"result"`
 		}
-		if json.Unmarshal(data, &m) != nil || m.Result.ProtocolVersion == "" {
+		if json.Unmarshal(data, &m) != nil {
 			return nil
 		}
 		return m.Result.Capabilities
@@ -224,7 +224,9 @@ type teeBody struct {
 func (t *teeBody) Read(p []byte) (int, error) {
 	n, err := t.rc.Read(p)
 	t.rt.initMu.Lock()
-	if room := maxInitAnswer - t.buf.Len(); room > 0 && !t.rt.initDone {
+	if t.rt.initDone {
+		t.buf = nil // read: free the copy (a legacy SSE stream lives on)
+	} else if room := maxInitAnswer - t.buf.Len(); room > 0 {
 		t.buf.Write(p[:min(n, room)])
 	}
 	t.rt.initMu.Unlock()

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 )
@@ -57,9 +58,12 @@ func (p *Pool) observeCall(id string, s *session, d time.Duration) {
 	}
 	vt := e.tune
 	if vt == nil {
-		if s.info.ProtocolVersion <= tuneAltVersion || s.info.ProtocolVersion >= statelessProtocolVersion {
+		if s.info.ProtocolVersion <= tuneAltVersion || s.info.ProtocolVersion >= statelessProtocolVersion ||
+			declaresTasks(s.info.Capabilities) {
+			// Nothing older to try; a stateless upstream (no session to keep); or an
+			// upstream running tasks, which 2025-03-26 does not define.
 			p.mu.Unlock()
-			return // nothing older to try (or a stateless upstream: no session to keep)
+			return
 		}
 		vt = &versionTune{first: s.info.ProtocolVersion}
 		e.tune = vt
@@ -102,6 +106,14 @@ func (p *Pool) observeCall(id string, s *session, d time.Duration) {
 func altIsBetter(a, b time.Duration) bool {
 	gain := a - b
 	return gain >= tuneMinGain && float64(gain) >= tuneMinGainRatio*float64(a)
+}
+
+// declaresTasks reports whether capabilities (the upstream's, as JSON) include tasks.
+func declaresTasks(caps json.RawMessage) bool {
+	var c struct {
+		Tasks json.RawMessage `json:"tasks"`
+	}
+	return json.Unmarshal(caps, &c) == nil && c.Tasks != nil
 }
 
 func median(d []time.Duration) time.Duration {

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,20 +29,52 @@ func TestAltIsBetter(t *testing.T) {
 	}
 }
 
-// TestVersionByMeasurement: against the npm reference server, whose tools/call is about a
-// millisecond slower at 2025-11-25 than at 2025-03-26, the pool moves the connection to
-// 2025-03-26 after measuring both, and calls keep succeeding throughout the switch.
+// TestVersionByMeasurement: an upstream whose tools/call is 10 ms slower at 2025-11-25 is
+// moved to 2025-03-26 after both are measured, one equally fast at both keeps 2025-11-25,
+// and one declaring tasks (which 2025-03-26 lacks) is never moved. Calls run from four
+// goroutines at once and all succeed through the switch (a retired session finishes the
+// calls already on it).
 func TestVersionByMeasurement(t *testing.T) {
 	t.Parallel()
-	p := newPool(t, nil)
-	tg := Target{ConnectionID: "tune", URL: testpeer.Everything(t, "streamable")}
-	for i := range 3*tuneSamples + 4 {
-		if _, err := p.Forward(t.Context(), tg, "tools/call", json.RawMessage(`{"name":"echo","arguments":{"message":"m"}}`), nil); err != nil {
-			t.Fatalf("call %d: %v", i, err)
-		}
-	}
-	st := p.Status()
-	if len(st) != 1 || st[0].Info.ProtocolVersion != tuneAltVersion {
-		t.Fatalf("status %+v, want protocol %s", st, tuneAltVersion)
+	for _, tc := range []struct {
+		name  string
+		delay map[string]time.Duration
+		tasks bool
+		want  string
+	}{
+		{"slower at 2025-11-25", map[string]time.Duration{"2025-11-25": 10 * time.Millisecond}, false, tuneAltVersion},
+		{"as fast at both", map[string]time.Duration{"2025-11-25": 5 * time.Millisecond, "2025-03-26": 5 * time.Millisecond}, false, PreferredProtocolVersion},
+		{"runs tasks", map[string]time.Duration{"2025-11-25": 10 * time.Millisecond}, true, PreferredProtocolVersion},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := testpeer.NewRawUpstream(t, false)
+			up.VersionDelay = tc.delay
+			if tc.tasks {
+				up.WithTasks()
+			}
+			p := newPool(t, nil)
+			tg := Target{ConnectionID: "tune", URL: up.URL}
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() {
+					for range tuneSamples {
+						if _, err := p.Forward(t.Context(), tg, "tools/call", json.RawMessage(`{"name":"plain","arguments":{}}`), nil); err != nil {
+							t.Errorf("call: %v", err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			// One more call settles a switch decided by the last batch.
+			if _, err := p.Forward(t.Context(), tg, "tools/call", json.RawMessage(`{"name":"plain","arguments":{}}`), nil); err != nil {
+				t.Fatal(err)
+			}
+			st := p.Status()
+			if len(st) != 1 || st[0].Info.ProtocolVersion != tc.want {
+				t.Fatalf("status %+v, want protocol %s", st, tc.want)
+			}
+		})
 	}
 }

@@ -30,6 +30,10 @@ type RawUpstream struct {
 	received []RawRequest
 	tasks    map[string]*rawTask // with WithTasks: the upstream's own tasks
 	nextTask int
+	// VersionDelay, when set before any request, delays every tools/call answer by the
+	// duration given for the request's Mcp-Protocol-Version (an upstream that is slower
+	// at some protocol revisions than at others).
+	VersionDelay map[string]time.Duration
 }
 
 // rawTask is one of the upstream's own tasks.
@@ -205,6 +209,9 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			} `json:"arguments"`
 		}
 		_ = json.Unmarshal(msg.Params, &p)
+		if d := u.VersionDelay[r.Header.Get("Mcp-Protocol-Version")]; d > 0 {
+			time.Sleep(d)
+		}
 		if u.tasks != nil && p.Task != nil {
 			u.mu.Lock()
 			u.nextTask++

@@ -124,6 +124,16 @@ func TestArgumentsMustBeAnObject(t *testing.T) {
 			}
 		}
 	}
+	for _, params := range []string{
+		`{"name":"mcp_` + e.handle + `_echo","Name":"add","arguments":{}}`,
+		`{"name":"mcp_` + e.handle + `_echo","ARGUMENTS":{"a":1},"arguments":{}}`,
+	} {
+		before := e.up.CountRequests("POST", `"tools/call"`)
+		_, b := e.post(t, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":`+params+`}`, "application/json")
+		if _, code := rpcError(t, b); code != -32602 || e.up.CountRequests("POST", `"tools/call"`) != before {
+			t.Errorf("%s: code %d (want -32602, nothing upstream)", params, code)
+		}
+	}
 	resp, b := e.post(t, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp_`+e.handle+`_echo"}}`, "application/json")
 	if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"result"`)) {
 		t.Errorf("absent arguments: %d %s", resp.StatusCode, b)
@@ -227,6 +237,23 @@ func TestCancellation(t *testing.T) {
 		waitCancelled(t, before)
 		if d := time.Since(start); d > 6*time.Second {
 			t.Errorf("cancellation reached the upstream after %v", d)
+		}
+	})
+	t.Run("an ambiguous notifications/cancelled cancels nothing", func(t *testing.T) {
+		// Two clients sharing a token, each with a request id 7 in flight.
+		done := make(chan []byte, 2)
+		for range 2 {
+			go func() {
+				_, b := e.post(t, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcp_`+e.handle+`_slow","arguments":{"ms":1500}}}`, "application/json")
+				done <- b
+			}()
+		}
+		time.Sleep(500 * time.Millisecond)
+		e.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`, "application/json")
+		for range 2 {
+			if b := <-done; !bytes.Contains(b, []byte(`"result"`)) || bytes.Contains(b, []byte(`"isError":true`)) {
+				t.Errorf("a call was cancelled by an ambiguous notification: %s", b)
+			}
 		}
 	})
 	t.Run("notifications/cancelled", func(t *testing.T) {

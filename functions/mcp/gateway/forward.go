@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -95,6 +96,14 @@ func readRequest(body []byte) (*rpcRequest, *edgeRefusal) {
 		p, ok := members(req.params)
 		if !ok {
 			return nil, nil
+		}
+		for k := range p {
+			if k != "name" && k != "arguments" && (strings.EqualFold(k, "name") || strings.EqualFold(k, "arguments")) {
+				// A case-insensitive decoder upstream could take this one instead of the
+				// member the gateway checked.
+				return nil, &edgeRefusal{id: id, code: jsonrpc.CodeInvalidParams,
+					msg: "invalid params: member " + strconv.Quote(k) + " differs from \"name\"/\"arguments\" only in case"}
+			}
 		}
 		if a, has := p["arguments"]; has && (len(a) == 0 || a[0] != '{') {
 			return nil, &edgeRefusal{id: id, code: jsonrpc.CodeInvalidParams,
@@ -224,8 +233,23 @@ var standInID = json.RawMessage(`1`)
 func (g *Gateway) track(ctx context.Context, st *requestState, id json.RawMessage) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	key, c := inflightKey(st, id), &cancel // a pointer: func values cannot be compared
-	g.inflight.Store(key, c)
-	return ctx, func() { g.inflight.CompareAndDelete(key, c); cancel() }
+	g.inflightMu.Lock()
+	if g.inflight == nil {
+		g.inflight = map[string][]*context.CancelFunc{}
+	}
+	g.inflight[key] = append(g.inflight[key], c)
+	g.inflightMu.Unlock()
+	return ctx, func() {
+		g.inflightMu.Lock()
+		l := slices.DeleteFunc(g.inflight[key], func(x *context.CancelFunc) bool { return x == c })
+		if len(l) == 0 {
+			delete(g.inflight, key)
+		} else {
+			g.inflight[key] = l
+		}
+		g.inflightMu.Unlock()
+		cancel()
+	}
 }
 
 func inflightKey(st *requestState, id json.RawMessage) string {
@@ -253,8 +277,17 @@ func (g *Gateway) cancelled(w *limitedWriter, r *http.Request, st *requestState,
 	if json.Unmarshal(m["params"], &p) != nil || !validID(p.RequestID) {
 		return false
 	}
-	if c, ok := g.inflight.Load(inflightKey(st, p.RequestID)); ok {
-		(*c.(*context.CancelFunc))()
+	// Two clients sharing a token may both have a request with this id in flight (ids are
+	// per client connection): then the notification cannot say which, and nothing is
+	// cancelled.
+	g.inflightMu.Lock()
+	var c *context.CancelFunc
+	if l := g.inflight[inflightKey(st, p.RequestID)]; len(l) == 1 {
+		c = l[0]
+	}
+	g.inflightMu.Unlock()
+	if c != nil {
+		(*c)()
 		g.log.DebugContext(r.Context(), "request cancelled by the client", "request", string(p.RequestID))
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -321,8 +354,8 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 			return false
 		}
 		ctx, done := g.track(r.Context(), st, req.id)
-		res, rerr := g.forwardCall(ctx, st, ref, req.params, p)
-		done()
+		defer done()
+		res, rerr := g.forwardCall(ctx, st, ref, plainParams(req.params), p)
 		g.reply(w, st, req, res, rerr)
 		return true
 	case strings.HasPrefix(req.method, "tasks/") && tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")):
@@ -340,8 +373,8 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		return true
 	case st.single != nil && passThroughMethods[req.method]:
 		ctx, done := g.track(r.Context(), st, req.id)
+		defer done()
 		res, rerr := g.forwardMethod(ctx, st, st.single, req.method, req.params)
-		done()
 		g.reply(w, st, req, res, rerr)
 		return true
 	}
@@ -350,8 +383,8 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 
 // reply writes the edge's answer to req (see writeRPC). For a 2026-07-28 client a result
 // gets what that revision requires of every result: "resultType" ("complete" when the
-// upstream, speaking an older revision, sent none), and on list results "cacheScope"
-// "private" and a "ttlMs" when absent — the answer depends on the caller's credentials, so
+// upstream, speaking an older revision, sent none), and on the cacheable results (lists,
+// resources/read) "cacheScope" "private" and a "ttlMs" when absent — the answer depends on the caller's credentials, so
 // no intermediary may share it, whatever the upstream said. Results for older clients are
 // written as they are.
 func (g *Gateway) reply(w *limitedWriter, st *requestState, req *rpcRequest, result any, rerr error) {
@@ -387,7 +420,7 @@ func newEraResult(method string, raw json.RawMessage) json.RawMessage {
 	if m["resultType"] == nil {
 		set("resultType", `"complete"`)
 	}
-	if strings.HasSuffix(method, "/list") {
+	if strings.HasSuffix(method, "/list") || method == "resources/read" {
 		if string(m["cacheScope"]) != `"private"` {
 			set("cacheScope", `"private"`)
 		}
@@ -547,6 +580,20 @@ func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxied
 		}
 	}
 	return res, nil
+}
+
+// plainParams is a tools/call's params without a "task" member: a client of a revision
+// without tasks (or a request the edge serves synchronously) must not make the upstream
+// start a task whose id the client could not use.
+func plainParams(params json.RawMessage) json.RawMessage {
+	if !bytes.Contains(params, []byte(`"task"`)) {
+		return params
+	}
+	out, err := mcpclient.DeleteMember(params, "task")
+	if err != nil {
+		return params
+	}
+	return out
 }
 
 // resultIsError reports whether a tools/call result says isError: true.

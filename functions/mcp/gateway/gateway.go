@@ -78,7 +78,10 @@ type Gateway struct {
 	metrics  *metrics
 	auditor  *auditWriter
 	mcp      *mcp.StreamableHTTPHandler
-	inflight sync.Map // inflightKey → *context.CancelFunc of a forwarded request (forward.go)
+	// inflight: inflightKey → the cancel functions of the forwarded requests with that key
+	// (forward.go track / cancelled)
+	inflightMu sync.Mutex
+	inflight   map[string][]*context.CancelFunc
 	// taskCancels: task id → *context.CancelFunc of a task this process runs (tasks.go)
 	taskCancels sync.Map
 }

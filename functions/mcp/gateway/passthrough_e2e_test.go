@@ -50,13 +50,19 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 
 // revisionResult is what a client of version receives for the upstream result raw: raw
 // itself, or at 2026-07-28 raw with "resultType":"complete" appended (that revision
-// requires it; the upstream speaks an older one) and every other byte kept.
-func revisionResult(t *testing.T, version, raw string) string {
+// requires it; the upstream speaks an older one) — and, for a cacheable result,
+// "cacheScope":"private" and "ttlMs":0 — with every other byte kept.
+func revisionResult(t *testing.T, version, raw string, cacheable bool) string {
 	t.Helper()
 	if version < "2026-07-28" {
 		return raw
 	}
 	out, err := mcpclient.SetMember(json.RawMessage(raw), "resultType", json.RawMessage(`"complete"`))
+	if err == nil && cacheable { // resources/read: the answer depends on the caller's credentials
+		if out, err = mcpclient.SetMember(out, "cacheScope", json.RawMessage(`"private"`)); err == nil {
+			out, err = mcpclient.SetMember(out, "ttlMs", json.RawMessage(`0`))
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +173,7 @@ func TestPassThroughIntact(t *testing.T) {
 							}
 							res := rpc(t, ep.path, "tools/call", ep.prefix+"report",
 								`{"name":"`+ep.prefix+`report","arguments":{"q": "x",  "n":1.50}}`)
-							if want := revisionResult(t, version, testpeer.RawCallResult); string(res) != want {
+							if want := revisionResult(t, version, testpeer.RawCallResult, false); string(res) != want {
 								t.Errorf("tools/call result changed:\n got %s\nwant %s", res, want)
 							}
 							calls := up.Received("tools/call")
@@ -181,7 +187,7 @@ func TestPassThroughIntact(t *testing.T) {
 							}
 							if ep.name == "single" {
 								res := rpc(t, ep.path, "resources/read", "ui://report/view.html", `{"uri":"ui://report/view.html"}`)
-								if want := revisionResult(t, version, testpeer.RawReadResult); string(res) != want {
+								if want := revisionResult(t, version, testpeer.RawReadResult, true); string(res) != want {
 									t.Errorf("resources/read result changed:\n got %s\nwant %s", res, want)
 								}
 							}

@@ -93,7 +93,9 @@ func taskTTL(raw json.RawMessage) time.Duration {
 	if json.Unmarshal(raw, &p) != nil || p.TTL == nil || *p.TTL <= 0 {
 		return defaultTaskTTL
 	}
-	return min(time.Duration(*p.TTL)*time.Millisecond, maxTaskTTL)
+	// Clamped as a float first: a huge ttl must not overflow time.Duration.
+	ms := min(max(*p.TTL, 1), float64(maxTaskTTL/time.Millisecond))
+	return time.Duration(ms) * time.Millisecond
 }
 
 // tasksEnabled reports whether the request's protocol revision defines tasks.
@@ -303,6 +305,12 @@ func (g *Gateway) startTask(ctx context.Context, job TaskJob) error {
 func (g *Gateway) RunTask(ctx context.Context, job TaskJob) error {
 	ctx, cancel := context.WithTimeout(ctx, g.o.TaskTimeout)
 	defer cancel()
+	// Claim the task: a worker runs each task once, even if the invocation is delivered
+	// again (Lambda's asynchronous delivery is at least once; the template also sets no
+	// retries).
+	if claimed, err := db.TaskClaim(ctx, g.o.Pool, job.TaskID); err != nil || !claimed {
+		return err
+	}
 	g.taskCancels.Store(job.TaskID, &cancel)
 	defer g.taskCancels.Delete(job.TaskID)
 	start := time.Now()
@@ -314,7 +322,23 @@ func (g *Gateway) RunTask(ctx context.Context, job TaskJob) error {
 	}
 	d := time.Since(start)
 	store := context.WithoutCancel(ctx)
-	if status, _ := db.TaskStatusOf(store, g.o.Pool, job.TaskID); status != db.TaskWorking {
+	if err == nil && !resultIsError(res) {
+		// The upstream ran the call: one audit row, whatever became of the task meanwhile
+		// (cancelled too late to stop it, or expired).
+		var args struct {
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		_ = json.Unmarshal(job.Params, &args)
+		st := &requestState{principal: &auth.Principal{Subject: job.Principal}, workspace: job.WorkspaceID, requestID: job.RequestID}
+		if aerr := g.audit(store, st, job.Tool, "", "proxied", job.ConnectionID, d, args.Arguments); aerr != nil {
+			g.log.ErrorContext(ctx, "task audit failed", "task_id", job.TaskID, "err", aerr)
+		}
+	}
+	status, serr := db.TaskStatusOf(store, g.o.Pool, job.TaskID)
+	if serr != nil {
+		return serr
+	}
+	if status != db.TaskWorking {
 		return nil // cancelled (or expired) meanwhile
 	}
 	if err != nil {
@@ -340,18 +364,8 @@ func (g *Gateway) RunTask(ctx context.Context, job TaskJob) error {
 		outcome = "tool_error"
 	}
 	g.metrics.toolCall("proxied", job.Tool, outcome, job.RequestID, d)
-	if _, err := db.TaskFinish(store, g.o.Pool, job.TaskID, db.TaskCompleted, res, nil, ""); err != nil {
-		return err
-	}
-	if outcome == "ok" {
-		var args struct {
-			Arguments json.RawMessage `json:"arguments"`
-		}
-		_ = json.Unmarshal(job.Params, &args)
-		st := &requestState{principal: &auth.Principal{Subject: job.Principal}, workspace: job.WorkspaceID, requestID: job.RequestID}
-		return g.audit(store, st, job.Tool, "", "proxied", job.ConnectionID, d, args.Arguments)
-	}
-	return nil
+	_, err = db.TaskFinish(store, g.o.Pool, job.TaskID, db.TaskCompleted, res, nil, "")
+	return err
 }
 
 // serveTasks answers tasks/get, tasks/result, tasks/list and tasks/cancel for st's owner.
@@ -395,12 +409,20 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 		if row, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.workspace, owner); err == nil && row.UpstreamTaskID != nil {
 			return g.serveUpstreamTask(ctx, st, method, row)
 		}
-		if c, ok := g.taskCancels.Load(p.TaskID); ok {
-			defer (*c.(*context.CancelFunc))()
+		before, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.workspace, owner)
+		if err != nil {
+			return nil, g.taskLookupError(ctx, err)
+		}
+		if before.Terminal() {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task is already " + before.Status}
 		}
 		row, err := db.TaskCancel(ctx, g.o.Pool, p.TaskID, st.workspace, owner)
 		if err != nil {
 			return nil, g.taskLookupError(ctx, err)
+		}
+		// Only now, the caller owning the task: stop the call if this process runs it.
+		if c, ok := g.taskCancels.Load(row.ID); ok && row.Status == db.TaskCancelled {
+			(*c.(*context.CancelFunc))()
 		}
 		return taskObject(row), nil
 	}

@@ -250,7 +250,7 @@ func TestTasks(t *testing.T) {
 		}
 	})
 	t.Run("isolation", func(t *testing.T) {
-		tk := e.create(t, e.admin, e.tool, `{"delayMs":100}`, 60000)
+		tk := e.create(t, e.admin, e.tool, `{"delayMs":1500}`, 60000)
 		for _, token := range []string{e.member, e.other} {
 			for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
 				_, code := e.rpc(t, token, method, `{"taskId":"`+tk.TaskID+`"}`)
@@ -267,6 +267,37 @@ func TestTasks(t *testing.T) {
 		res, _ := e.rpc(t, e.admin, "tasks/list", `{}`)
 		if !strings.Contains(string(res), tk.TaskID) {
 			t.Errorf("the owner's tasks/list lacks the task: %s", res)
+		}
+		// The foreign tasks/cancel calls above touched nothing: the owner's task completes.
+		e.waitStatus(t, tk.TaskID, "completed", 10*time.Second)
+		if _, code := e.rpc(t, e.admin, "tasks/cancel", `{"taskId":"`+tk.TaskID+`"}`); code != -32602 {
+			t.Errorf("tasks/cancel of a completed task: code %d, want -32602", code)
+		}
+	})
+	t.Run("ttl is clamped", func(t *testing.T) {
+		for ttl, want := range map[string]int64{"1e13": 86_400_000, "0.5": 1, "1500": 1500} {
+			res, code := e.rpc(t, e.admin, "tools/call", `{"name":"agentpack_toolsets_list","arguments":{},"task":{"ttl":`+ttl+`}}`)
+			var ct struct{ Task wireTask }
+			if code != 0 || json.Unmarshal(res, &ct) != nil || ct.Task.TTL != want {
+				t.Errorf("ttl %s: code %d task %+v, want ttl %d", ttl, code, ct.Task, want)
+			}
+		}
+	})
+	t.Run("no task before 2025-11-25", func(t *testing.T) {
+		native := testpeer.NewRawUpstream(t, false).WithTasks()
+		status, out := e.env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Old", "url": native.URL, "workspaceId": e.ws})
+		if status != http.StatusCreated {
+			t.Fatalf("create: %d %s", status, out)
+		}
+		var c struct{ Handle string }
+		_ = json.Unmarshal(out, &c)
+		resp, body := e.env.RPC(t, "/mcp/"+e.ws, e.admin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp_`+c.Handle+`_report","arguments":{},"task":{}}}`,
+			map[string]string{"Mcp-Protocol-Version": "2025-06-18"})
+		if string(resultOf(t, resp, body)) != testpeer.RawCallResult {
+			t.Errorf("a 2025-06-18 call with a task member: %s", body)
+		}
+		if calls := native.Received("tools/call"); len(calls) != 1 || strings.Contains(string(calls[0].Params), `"task"`) {
+			t.Errorf("the upstream received %v", calls)
 		}
 	})
 	t.Run("expiry and cleanup", func(t *testing.T) {
