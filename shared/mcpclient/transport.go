@@ -161,7 +161,9 @@ func (rt *roundTripper) send(r *http.Request) (*http.Response, error) {
 // sent. Err is the credentials' error (e.g. upstreamauth.ErrAuthorizationRequired).
 type CredentialsError struct{ Err error }
 
-func (e *CredentialsError) Error() string { return "mcpclient: no upstream credentials: " + e.Err.Error() }
+func (e *CredentialsError) Error() string {
+	return "mcpclient: no upstream credentials: " + e.Err.Error()
+}
 func (e *CredentialsError) Unwrap() error { return e.Err }
 
 // limitedBody fails reads once a body passes max bytes; for an event stream the count is per

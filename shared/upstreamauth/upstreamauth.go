@@ -243,7 +243,9 @@ type FlowError struct {
 	Err    error // cause, for logs and errors.Is
 }
 
-func (e *FlowError) Error() string { return fmt.Sprintf("upstream authorization %s: %s", e.Step, e.Reason) }
+func (e *FlowError) Error() string {
+	return fmt.Sprintf("upstream authorization %s: %s", e.Step, e.Reason)
+}
 func (e *FlowError) Unwrap() error { return e.Err }
 
 func flowErr(step string, err error, format string, args ...any) *FlowError {
