@@ -301,8 +301,13 @@ func (s *Service) grantFrom(k Key, ep *Endpoint, tok *oauth2.Token, requested []
 	if sc, ok := tok.Extra("scope").(string); ok && sc != "" {
 		scopes = strings.Fields(sc)
 	}
+	var expiry time.Time
+	if !tok.Expiry.IsZero() {
+		// oauth2 stamps Expiry with the wall clock; carry the lifetime over to the Service's clock.
+		expiry = s.now().Add(time.Until(tok.Expiry)).UTC()
+	}
 	return &Grant{Key: k, Endpoint: *ep, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
-		TokenType: tok.TokenType, Expiry: tok.Expiry, Scopes: scopes, AuthorizedBy: by, AuthorizedAt: s.now().UTC()}
+		TokenType: tok.TokenType, Expiry: expiry, Scopes: scopes, AuthorizedBy: by, AuthorizedAt: s.now().UTC()}
 }
 
 func (s *Service) clientCtx(ctx context.Context) context.Context {

@@ -1,0 +1,144 @@
+package upstreamauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/db"
+)
+
+// DBStore is the Postgres Store (migrations/00003_upstream_auth.sql). Grants and pending
+// authorizations are sealed whole with sealer, with the row's identity as associated data
+// (a sealed value copied to another row does not open); states are stored as SHA-256.
+type DBStore struct {
+	q      db.Querier
+	sealer Sealer
+}
+
+var _ Store = (*DBStore)(nil)
+
+// NewDBStore returns a Store over q (the pool) sealing with sealer.
+func NewDBStore(q db.Querier, sealer Sealer) *DBStore { return &DBStore{q: q, sealer: sealer} }
+
+func stateHash(state string) []byte { h := sha256.Sum256([]byte(state)); return h[:] }
+
+func pendingAAD(h []byte) []byte { return []byte("pending|" + hex.EncodeToString(h)) }
+
+func grantAAD(k Key) []byte { return []byte("grant|" + k.ConnectionID + "|" + k.Subject) }
+
+// PendingPut implements Store.
+func (s *DBStore) PendingPut(ctx context.Context, p *Pending) error {
+	if !db.IsUUID(p.Key.ConnectionID) {
+		return apperr.New(apperr.NotFound, "connection not found")
+	}
+	h := stateHash(p.State)
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	sealed, err := s.sealer.Seal(ctx, raw, pendingAAD(h))
+	if err != nil {
+		return err
+	}
+	var ws *string
+	if p.Caller.WorkspaceID != "" {
+		ws = &p.Caller.WorkspaceID
+	}
+	return db.OAuthPendingInsert(ctx, s.q, &db.OAuthPending{StateHash: h, ConnectionID: p.Key.ConnectionID,
+		WorkspaceID: ws, Subject: p.Caller.Subject, PendingSealed: sealed, ExpiresAt: p.ExpiresAt})
+}
+
+// PendingTake implements Store.
+func (s *DBStore) PendingTake(ctx context.Context, state string) (*Pending, error) {
+	h := stateHash(state)
+	row, err := db.OAuthPendingTake(ctx, s.q, h)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return nil, ErrStateUnknown
+	}
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.sealer.Open(ctx, row.PendingSealed, pendingAAD(h))
+	if err != nil {
+		return nil, err
+	}
+	var p Pending
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("upstreamauth: pending state: %w", err)
+	}
+	return &p, nil
+}
+
+// GrantGet implements Store.
+func (s *DBStore) GrantGet(ctx context.Context, k Key) (*Grant, error) {
+	row, err := db.OAuthGrantGet(ctx, s.q, k.ConnectionID, k.Subject)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return nil, ErrNoGrant
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.open(ctx, row)
+}
+
+func (s *DBStore) open(ctx context.Context, row *db.OAuthGrant) (*Grant, error) {
+	k := Key{ConnectionID: row.ConnectionID, Subject: row.Subject}
+	raw, err := s.sealer.Open(ctx, row.GrantSealed, grantAAD(k))
+	if err != nil {
+		return nil, err
+	}
+	var g Grant
+	if err := json.Unmarshal(raw, &g); err != nil {
+		return nil, fmt.Errorf("upstreamauth: grant: %w", err)
+	}
+	g.Key = k
+	return &g, nil
+}
+
+// GrantPut implements Store.
+func (s *DBStore) GrantPut(ctx context.Context, g *Grant) error {
+	raw, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	sealed, err := s.sealer.Seal(ctx, raw, grantAAD(g.Key))
+	if err != nil {
+		return err
+	}
+	row := &db.OAuthGrant{ConnectionID: g.Key.ConnectionID, Subject: g.Key.Subject, GrantSealed: sealed,
+		NeedsReauth: g.NeedsReauth, Scopes: g.Scopes, AuthorizedBy: g.AuthorizedBy, AuthorizedAt: g.AuthorizedAt}
+	if g.Reason != "" {
+		row.Reason = &g.Reason
+	}
+	if !g.Expiry.IsZero() {
+		e := g.Expiry
+		row.ExpiresAt = &e
+	}
+	return db.OAuthGrantUpsert(ctx, s.q, row)
+}
+
+// GrantDelete implements Store. A grant that no longer opens (key rotated away) is deleted
+// all the same, without its tokens (it cannot be revoked).
+func (s *DBStore) GrantDelete(ctx context.Context, connectionID string) ([]*Grant, error) {
+	rows, err := db.OAuthGrantDeleteConnection(ctx, s.q, connectionID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Grant, 0, len(rows))
+	for i := range rows {
+		g, err := s.open(ctx, &rows[i])
+		if errors.Is(err, ErrSealed) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
