@@ -52,11 +52,11 @@ type envelope struct {
 	w   keyWrapper
 	now func() time.Time
 
-	mu        sync.Mutex
-	cur       []byte // plaintext data key for Seal
+	mu         sync.Mutex
+	cur        []byte // plaintext data key for Seal
 	curWrapped []byte
-	curUntil  time.Time
-	cache     map[[32]byte][]byte // sha256(wrapped) → plaintext data key
+	curUntil   time.Time
+	cache      map[[32]byte][]byte // sha256(wrapped) → plaintext data key
 }
 
 const (

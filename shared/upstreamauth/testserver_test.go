@@ -61,9 +61,9 @@ func newUpstream(t *testing.T) *upstream {
 		writeJSON(w, 200, map[string]any{"issuer": u.URL(), "authorization_endpoint": u.URL() + "/authorize",
 			"token_endpoint": u.URL() + "/token", "registration_endpoint": u.URL() + "/register",
 			"revocation_endpoint": u.URL() + "/revoke", "code_challenge_methods_supported": []string{"S256"},
-			"scopes_supported": []string{"tools:read", "offline_access"},
+			"scopes_supported":                      []string{"tools:read", "offline_access"},
 			"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post", "none"},
-			"response_types_supported": []string{"code"}})
+			"response_types_supported":              []string{"code"}})
 	})
 	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
 		var m struct {

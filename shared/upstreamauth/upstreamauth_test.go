@@ -25,8 +25,8 @@ import (
 // clock is a settable clock for the Service.
 type clock struct{ ns atomic.Int64 }
 
-func newClock() *clock                { c := &clock{}; c.ns.Store(time.Now().UnixNano()); return c }
-func (c *clock) now() time.Time       { return time.Unix(0, c.ns.Load()) }
+func newClock() *clock               { c := &clock{}; c.ns.Store(time.Now().UnixNano()); return c }
+func (c *clock) now() time.Time      { return time.Unix(0, c.ns.Load()) }
 func (c *clock) add(d time.Duration) { c.ns.Add(int64(d)) }
 
 type env struct {
