@@ -38,7 +38,7 @@ func TestAnswer(t *testing.T) {
 				return
 			}
 			var je *jsonrpc.Error
-			if !errors.As(err, &je) || je.Code != mcp.CodeURLElicitationRequired || je.Code != -32042 {
+			if !errors.As(err, &je) || je.Code != -32042 {
 				t.Fatalf("error = %v", err)
 			}
 			var data struct {
