@@ -5,7 +5,9 @@
 // AUTH_SERVER_URL, PUBLIC_BASE_URL, CATALOG_BUCKET (S3; empty → disk store in CATALOG_DIR),
 // CATALOG_DIR (default .state/catalog), CATALOG_TTL (Go duration, default 5s),
 // ALLOW_PRIVATE_UPSTREAMS (bool; default true locally, false when deployed), LOG_LEVEL,
-// ALLOWED_ORIGINS (comma list of browser origins allowed to call /mcp), PORT (local, 8080).
+// ALLOWED_ORIGINS (comma list of browser origins allowed to call /mcp), PORT (local, 8080),
+// UPSTREAM_AUTH_KMS_KEY_ID (the KMS key sealing upstream OAuth tokens; deployed) and
+// UPSTREAM_AUTH_KEY_FILE (the local key file instead, default .state/upstream-auth.key).
 package config
 
 import (
@@ -33,6 +35,10 @@ type Config struct {
 	AllowedOrigins        []string
 	LogLevel              string
 	Port                  string
+	// UpstreamAuthKMSKeyID is the KMS key (id, ARN or alias) that seals upstream OAuth
+	// tokens (docs/UPSTREAM-AUTH.md); "" uses UpstreamAuthKeyFile instead (local only).
+	UpstreamAuthKMSKeyID string
+	UpstreamAuthKeyFile  string
 	// UnauthenticatedLocal serves the gateway without a token as a fixed local admin; only
 	// honoured when Env is "local" (conformance runner, which cannot send headers).
 	UnauthenticatedLocal bool
@@ -58,6 +64,9 @@ func Load() (*Config, error) {
 		CatalogDir:    env("CATALOG_DIR", ".state/catalog"),
 		LogLevel:      env("LOG_LEVEL", "info"),
 		Port:          env("PORT", "8080"),
+
+		UpstreamAuthKMSKeyID: os.Getenv("UPSTREAM_AUTH_KMS_KEY_ID"),
+		UpstreamAuthKeyFile:  env("UPSTREAM_AUTH_KEY_FILE", ".state/upstream-auth.key"),
 	}
 	if c.Env != "local" && c.Env != "deployed" {
 		return nil, fmt.Errorf("config: APP_ENV must be local or deployed, got %q", c.Env)

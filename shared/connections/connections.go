@@ -23,6 +23,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/jackc/pgx/v5"
 )
@@ -45,6 +46,10 @@ type Service struct {
 	// Resolver resolves upstream host names on write when the guard refuses private
 	// targets (deployed mode, DESIGN §9); nil is net.DefaultResolver. Tests inject names.
 	Resolver Resolver
+	// Auth runs upstream authorization (oauth.go); nil: OAuth modes answer "not configured".
+	Auth *upstreamauth.Service
+	// AuthClients returns a catalog entry's pre-registered OAuth client (nil, nil: none).
+	AuthClients func(ctx context.Context, catalogEntryID string) (*upstreamauth.Client, error)
 }
 
 func (s *Service) logger() *slog.Logger {
@@ -230,7 +235,7 @@ type RefreshResult struct {
 // connection and logs drift as an event. A failed connect is recorded, not returned: the
 // error return is for database failures only.
 func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (*RefreshResult, error) {
-	tools, info, lerr := s.Upstreams.ListTools(ctx, TargetOf(c))
+	tools, info, lerr := s.Upstreams.ListTools(ctx, s.TargetFor(ctx, c, actor))
 	res := &RefreshResult{Info: info}
 	if lerr != nil {
 		// The message may quote the upstream (a JSON-RPC error text): an upstream that echoes

@@ -9,6 +9,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -52,6 +53,8 @@ type Outcome struct {
 	CatalogPending bool           `json:"catalogPending,omitempty"`
 	Connection     *db.Connection `json:"connection"`
 	Connect        *RefreshResult `json:"connect,omitempty"`
+	// Authorization is set for OAuth connections: the consent to complete (oauth.go).
+	Authorization *Authorization `json:"authorization,omitempty"`
 }
 
 // Create adds a manual connection (admin), connects to it when enabled and stores its
@@ -119,6 +122,10 @@ type InstallInput struct {
 	WorkspaceID string            `json:"workspaceId"`
 	Name        string            `json:"name,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
+	// AuthMode overrides the catalog entry's default auth mode ("" keeps it).
+	AuthMode string `json:"authMode,omitempty"`
+	// ReturnTo is linked from the page the OAuth callback shows ("" for none).
+	ReturnTo string `json:"returnTo,omitempty"`
 }
 
 // Install runs the seed's install flow: validate; the entry must exist (NOT_FOUND); the
@@ -138,6 +145,11 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 	}
 	if err := headers.Validate(in.Headers); err != nil { // seed step 1: the body first
 		return nil, err
+	}
+	if in.AuthMode != "" {
+		if err := validMode(in.AuthMode); err != nil {
+			return nil, err
+		}
 	}
 	var c *db.Connection
 	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
@@ -171,10 +183,29 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 		if err := db.CatalogEntryAddInstalls(ctx, tx, entry.ID, 1); err != nil {
 			return err
 		}
-		return logEvent(ctx, tx, p, "mcp.installed", c, nil)
+		mode := in.AuthMode
+		if mode == "" {
+			if mode, err = db.CatalogEntryAuthModeGet(ctx, tx, entry.ID); err != nil {
+				return err
+			}
+		}
+		if mode != c.AuthMode {
+			if err := db.ConnectionAuthModeSet(ctx, tx, c.ID, mode); err != nil {
+				return err
+			}
+			c.AuthMode = mode
+		}
+		return logEvent(ctx, tx, p, "mcp.installed", c, map[string]any{"authMode": mode})
 	})
 	if err != nil {
 		return nil, err
+	}
+	if m := upstreamauth.Mode(c.AuthMode); m == upstreamauth.ModeOAuth || m == upstreamauth.ModeOAuthPerUser {
+		// Nothing to connect with yet: answer the consent to complete. The tools are listed
+		// when the callback stores the token.
+		out := &Outcome{Connection: c, Authorization: s.beginAuthorization(ctx, p, c, in.ReturnTo)}
+		out.CatalogPending = s.publish(ctx, c.WorkspaceID)
+		return out, nil
 	}
 	return s.afterWrite(ctx, p, c)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
 )
 
@@ -30,6 +31,8 @@ type Deps struct {
 	Upstreams   *mcpclient.Pool
 	Verifier    *auth.Verifier
 	Connections *connections.Service
+	// Auth is upstream authorization (nil when deployed without UPSTREAM_AUTH_KMS_KEY_ID).
+	Auth *upstreamauth.Service
 }
 
 // Build connects everything cfg describes. maxConns bounds the pool (Lambda: 2).
@@ -65,6 +68,10 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 	}
 	d.Connections = &connections.Service{Pool: d.Pool, Store: d.Store, Upstreams: d.Upstreams,
 		Guard: d.Guard, Logger: d.Logger}
+	if err := d.buildAuth(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
 }
 

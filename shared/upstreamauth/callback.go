@@ -2,6 +2,7 @@ package upstreamauth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"html/template"
 	"net/http"
@@ -50,17 +51,17 @@ func OutcomeOf(res *Result, err error) Outcome {
 
 // CallbackHandler serves GET /api/oauth/callback: it finishes the flow with Complete and
 // answers a small HTML page that says what happened (200 when authorized, 400 otherwise).
-// caller, when non-nil, returns the authenticated caller of the request (nil when the
-// request carries no credentials; an error answers 401); onDone, when non-nil, is told the
+// caller, when non-nil, returns who the request is authenticated as (nil when it carries
+// no credentials; an error answers 401); onDone, when non-nil, is told the
 // outcome (for event logs). The page never shows a token.
-func (s *Service) CallbackHandler(caller func(*http.Request) (*Caller, error), onDone func(context.Context, *Result, Outcome)) http.Handler {
+func (s *Service) CallbackHandler(caller func(*http.Request) (*Completer, error), onDone func(context.Context, *Result, Outcome)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", http.MethodGet)
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		var c *Caller
+		var c *Completer
 		if caller != nil {
 			var err error
 			if c, err = caller(r); err != nil {
@@ -115,4 +116,24 @@ func writePage(w http.ResponseWriter, status int, o Outcome, back string) {
 		Outcome Outcome
 		Back    string
 	}{title, o, back})
+}
+
+// ClientMetadataHandler serves the gateway's client ID metadata document
+// (draft-ietf-oauth-client-id-metadata-document; MCP 2025-11-25 "Client ID Metadata
+// Documents") at Options.ClientMetadataURL: the client_id is that URL itself, the redirect
+// URI the callback, a public client (PKCE, no secret). 404 when no such URL is configured.
+func (s *Service) ClientMetadataHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cimdURL == "" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"client_id": s.cimdURL, "client_name": s.clientName, "redirect_uris": []string{s.redirect},
+			"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"},
+			"token_endpoint_auth_method": AuthNone, "application_type": applicationType(s.redirect),
+		})
+	})
 }

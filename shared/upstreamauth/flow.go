@@ -248,12 +248,29 @@ type Result struct {
 	Status   Status
 }
 
-// Complete finishes the flow with the callback's query (code, state, iss, or error). caller,
-// when non-nil (the callback request was authenticated), must be the one who began it.
-// The state is consumed whatever the outcome. Errors: ErrStateUnknown, ErrStateExpired,
-// ErrStateForeign, ErrDenied (all via errors.Is), or a *FlowError. On success the Grant is
-// stored and its Status returned.
-func (s *Service) Complete(ctx context.Context, caller *Caller, q url.Values) (*Result, error) {
+// Completer is who finishes a flow when the callback request is authenticated: the
+// subject must be the one who began it, and the flow's workspace one of theirs.
+type Completer struct {
+	Subject       string
+	Workspaces    []string
+	AllWorkspaces bool // a superuser
+}
+
+// CompleterOf is the Completer of exactly caller c.
+func CompleterOf(c Caller) *Completer {
+	return &Completer{Subject: c.Subject, Workspaces: []string{c.WorkspaceID}}
+}
+
+func (c *Completer) began(p *Pending) bool {
+	return c.Subject == p.Caller.Subject && (c.AllWorkspaces || slices.Contains(c.Workspaces, p.Caller.WorkspaceID))
+}
+
+// Complete finishes the flow with the callback's query (code, state, iss, or error). who,
+// when non-nil (the callback request was authenticated), must be the one who began it, in a
+// workspace of theirs. The state is consumed whatever the outcome. Errors: ErrStateUnknown,
+// ErrStateExpired, ErrStateForeign, ErrDenied (all via errors.Is), or a *FlowError. On
+// success the Grant is stored and its Status returned.
+func (s *Service) Complete(ctx context.Context, who *Completer, q url.Values) (*Result, error) {
 	state := q.Get("state")
 	if state == "" || len(state) > 256 {
 		return nil, ErrStateUnknown
@@ -263,7 +280,7 @@ func (s *Service) Complete(ctx context.Context, caller *Caller, q url.Values) (*
 		return nil, err
 	}
 	res := &Result{Key: p.Key, Caller: p.Caller, ReturnTo: p.ReturnTo}
-	if caller != nil && *caller != p.Caller {
+	if who != nil && !who.began(p) {
 		return res, ErrStateForeign
 	}
 	if !s.now().Before(p.ExpiresAt) {

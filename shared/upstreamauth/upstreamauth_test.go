@@ -114,7 +114,7 @@ func consent(t *testing.T, authURL, user string) url.Values {
 // authorize runs a whole flow for key as caller c with upstream account user.
 func (e *env) authorize(t *testing.T, c upstreamauth.Caller, k upstreamauth.Key, user string) {
 	t.Helper()
-	if _, err := e.svc.Complete(t.Context(), &c, consent(t, e.begin(t, c, k), user)); err != nil {
+	if _, err := e.svc.Complete(t.Context(), upstreamauth.CompleterOf(c), consent(t, e.begin(t, c, k), user)); err != nil {
 		t.Fatalf("Complete: %v", err)
 	}
 }
@@ -178,16 +178,16 @@ func TestStateRefused(t *testing.T) {
 	admin := e.caller("admin-1")
 	tests := []struct {
 		name    string
-		caller  *upstreamauth.Caller
+		caller  *upstreamauth.Completer
 		before  func()
 		replay  bool
 		wantErr error
 	}{
-		{name: "replayed", caller: &admin, replay: true, wantErr: upstreamauth.ErrStateUnknown},
-		{name: "expired", caller: &admin, before: func() { e.clock.add(upstreamauth.StateTTL + time.Second) }, wantErr: upstreamauth.ErrStateExpired},
-		{name: "other caller", caller: &upstreamauth.Caller{WorkspaceID: e.ws, Subject: "mallory"}, wantErr: upstreamauth.ErrStateForeign},
-		{name: "other workspace", caller: &upstreamauth.Caller{WorkspaceID: e.other, Subject: "admin-1"}, wantErr: upstreamauth.ErrStateForeign},
-		{name: "made up", caller: &admin, wantErr: upstreamauth.ErrStateUnknown},
+		{name: "replayed", caller: upstreamauth.CompleterOf(admin), replay: true, wantErr: upstreamauth.ErrStateUnknown},
+		{name: "expired", caller: upstreamauth.CompleterOf(admin), before: func() { e.clock.add(upstreamauth.StateTTL + time.Second) }, wantErr: upstreamauth.ErrStateExpired},
+		{name: "other caller", caller: &upstreamauth.Completer{Workspaces: []string{e.ws}, Subject: "mallory"}, wantErr: upstreamauth.ErrStateForeign},
+		{name: "other workspace", caller: &upstreamauth.Completer{Workspaces: []string{e.other}, Subject: "admin-1"}, wantErr: upstreamauth.ErrStateForeign},
+		{name: "made up", caller: upstreamauth.CompleterOf(admin), wantErr: upstreamauth.ErrStateUnknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,7 +217,7 @@ func TestStateRefused(t *testing.T) {
 				t.Errorf("a grant was stored: %v", err)
 			}
 			// single use: the right caller cannot use it afterwards either
-			if _, err := e.svc.Complete(t.Context(), &admin, q); !errors.Is(err, upstreamauth.ErrStateUnknown) {
+			if _, err := e.svc.Complete(t.Context(), upstreamauth.CompleterOf(admin), q); !errors.Is(err, upstreamauth.ErrStateUnknown) {
 				t.Errorf("second Complete = %v, want ErrStateUnknown", err)
 			}
 		})
@@ -344,8 +344,7 @@ func TestPerUser(t *testing.T) {
 	}
 	// a per-user state cannot be completed by another member
 	q := consent(t, e.begin(t, e.caller("member-3"), k3), "carol")
-	m1 := e.caller("member-1")
-	if _, err := e.svc.Complete(t.Context(), &m1, q); !errors.Is(err, upstreamauth.ErrStateForeign) {
+	if _, err := e.svc.Complete(t.Context(), upstreamauth.CompleterOf(e.caller("member-1")), q); !errors.Is(err, upstreamauth.ErrStateForeign) {
 		t.Errorf("member-1 completed member-3's authorization: %v", err)
 	}
 }

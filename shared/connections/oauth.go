@@ -1,0 +1,237 @@
+package connections
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/upstreamauth"
+)
+
+// Upstream authorization of connections (docs/UPSTREAM-AUTH.md): auth modes, the consent
+// round trip (install or POST …/authorize answers an authorizationUrl; GET
+// /api/oauth/callback finishes), the stored token in test and refresh, revocation on
+// uninstall and delete.
+
+// Authorization is what a client that started (or asked about) an authorization sees.
+type Authorization struct {
+	// Status: authorized | authorization_required | failed.
+	Status string `json:"status"`
+	// AuthorizationURL is where the caller consents (status authorization_required).
+	AuthorizationURL string `json:"authorizationUrl,omitempty"`
+	// Reason says why it is not authorized (never a token or secret).
+	Reason string `json:"reason,omitempty"`
+}
+
+// AuthorizationState is a connection's authorization as its status shows it: authorized,
+// required or expired, who authorized it and when (no token).
+type AuthorizationState struct {
+	Mode string `json:"mode"`
+	upstreamauth.Status
+}
+
+func validMode(m string) error {
+	if !upstreamauth.Mode(m).Valid() {
+		return apperr.New(apperr.Validation, "authMode must be one of none, headers, oauth, oauth_per_user, client_credentials")
+	}
+	return nil
+}
+
+// grantKey is the grant a principal's use of c reads: the connection's shared one, or for
+// oauth_per_user the subject's own.
+func grantKey(c *db.Connection, subject string) upstreamauth.Key {
+	k := upstreamauth.Key{ConnectionID: c.ID}
+	if upstreamauth.Mode(c.AuthMode) == upstreamauth.ModeOAuthPerUser {
+		k.Subject = subject
+	}
+	return k
+}
+
+// TargetFor is TargetOf plus the upstream credentials of connection c for subject (the
+// caller; used by oauth_per_user): for the OAuth modes the Target carries the stored
+// token (refreshed as needed) and, for oauth_per_user, a session id of its own per subject
+// ("<connection id>|<subject>") so that sessions never mix users.
+func (s *Service) TargetFor(ctx context.Context, c *db.Connection, subject string) mcpclient.Target {
+	t := TargetOf(c)
+	if s.Auth == nil {
+		return t
+	}
+	switch upstreamauth.Mode(c.AuthMode) {
+	case upstreamauth.ModeOAuth:
+		t.Credentials = s.Auth.Credentials(grantKey(c, subject))
+	case upstreamauth.ModeOAuthPerUser:
+		t.Credentials = s.Auth.Credentials(grantKey(c, subject))
+		t.ConnectionID = c.ID + "|" + subject
+	case upstreamauth.ModeClientCredentials:
+		if cl, err := s.preregistered(ctx, c); err == nil && cl != nil {
+			t.Credentials = s.Auth.ClientCredentials(grantKey(c, ""), c.URL, *cl)
+		}
+	}
+	return t
+}
+
+// preregistered is the pre-registered client of c's catalog entry (nil when none).
+func (s *Service) preregistered(ctx context.Context, c *db.Connection) (*upstreamauth.Client, error) {
+	if c.CatalogEntryID == nil || s.AuthClients == nil {
+		return nil, nil
+	}
+	return s.AuthClients(ctx, *c.CatalogEntryID)
+}
+
+// beginAuthorization starts the consent for c as p and answers the status to show.
+func (s *Service) beginAuthorization(ctx context.Context, p *auth.Principal, c *db.Connection, returnTo string) *Authorization {
+	if s.Auth == nil {
+		return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: "upstream authorization is not configured on this gateway"}
+	}
+	pre, err := s.preregistered(ctx, c)
+	if err != nil {
+		s.logger().ErrorContext(ctx, "pre-registered client unreadable", "connection_id", c.ID, "err", err)
+		return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: "the catalog entry's OAuth client could not be read"}
+	}
+	ws := ""
+	if c.WorkspaceID != nil {
+		ws = *c.WorkspaceID
+	}
+	u, err := s.Auth.Begin(ctx, upstreamauth.BeginRequest{Caller: upstreamauth.Caller{WorkspaceID: ws, Subject: p.Subject},
+		Key: grantKey(c, p.Subject), ServerURL: c.URL, Client: pre, ReturnTo: returnTo})
+	var fe *upstreamauth.FlowError
+	switch {
+	case err == nil:
+		return &Authorization{Status: upstreamauth.OutcomeRequired, AuthorizationURL: u}
+	case errors.As(err, &fe):
+		s.logger().WarnContext(ctx, "upstream authorization could not start", "connection_id", c.ID, "step", fe.Step, "err", fe.Err)
+		return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: fe.Reason}
+	default:
+		s.logger().ErrorContext(ctx, "upstream authorization could not start", "connection_id", c.ID, "err", err)
+		return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: "internal error"}
+	}
+}
+
+// Authorize (re-)starts the consent of connection id (POST /api/mcp-connections/{id}/authorize):
+// an admin for oauth and client_credentials connections, any member of the connection's
+// workspace for their own grant of an oauth_per_user connection. client_credentials fetches
+// a token at once and connects. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR (the
+// connection does not use OAuth).
+func (s *Service) Authorize(ctx context.Context, p *auth.Principal, id, returnTo string) (*Authorization, error) {
+	c, err := s.visible(ctx, s.Pool, p, id)
+	if err != nil {
+		return nil, err
+	}
+	mode := upstreamauth.Mode(c.AuthMode)
+	if !mode.OAuth() {
+		return nil, apperr.New(apperr.Validation, "this connection does not use OAuth (authMode %s)", c.AuthMode)
+	}
+	if mode != upstreamauth.ModeOAuthPerUser {
+		if c, err = s.writable(ctx, s.Pool, p, id); err != nil {
+			return nil, err
+		}
+	}
+	if mode == upstreamauth.ModeClientCredentials {
+		if s.Auth == nil {
+			return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: "upstream authorization is not configured on this gateway"}, nil
+		}
+		s.Upstreams.Disconnect(c.ID)
+		res, err := s.Refresh(ctx, p.Subject, c)
+		if err != nil {
+			return nil, err
+		}
+		if !res.OK {
+			return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: res.Error}, nil
+		}
+		s.publish(ctx, c.WorkspaceID)
+		return &Authorization{Status: upstreamauth.OutcomeAuthorized}, nil
+	}
+	return s.beginAuthorization(ctx, p, c, returnTo), nil
+}
+
+// AuthorizationOf is the authorization state of c for subject (the shared grant, or the
+// subject's own for oauth_per_user); nil for connections that do not use OAuth.
+func (s *Service) AuthorizationOf(ctx context.Context, c *db.Connection, subject string) (*AuthorizationState, error) {
+	if !upstreamauth.Mode(c.AuthMode).OAuth() || s.Auth == nil {
+		return nil, nil
+	}
+	st, err := s.Auth.Status(ctx, grantKey(c, subject))
+	if err != nil {
+		return nil, err
+	}
+	return &AuthorizationState{Mode: c.AuthMode, Status: st}, nil
+}
+
+// OAuthCallback serves GET /api/oauth/callback: the browser's return from the upstream's
+// authorization server. A request that carries a bearer token must be the caller who
+// started the flow (else the state is refused); one without (a plain browser redirect) is
+// bound by the state alone (single use, 10 minutes). On success the connection's tools are
+// listed with the new token and the catalog rebuilt; mcp.authorized or
+// mcp.authorization_failed is logged (status and reason only).
+func (s *Service) OAuthCallback(v *auth.Verifier) http.Handler {
+	if s.Auth == nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "upstream authorization is not configured", http.StatusNotFound)
+		})
+	}
+	caller := func(r *http.Request) (*upstreamauth.Completer, error) {
+		h := r.Header.Get("Authorization")
+		if h == "" {
+			return nil, nil
+		}
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || v == nil {
+			return nil, errors.New("not a bearer token")
+		}
+		p, err := v.Verify(r.Context(), tok)
+		if err != nil {
+			return nil, err
+		}
+		return &upstreamauth.Completer{Subject: p.Subject, Workspaces: p.Workspaces, AllWorkspaces: p.IsSuperuser()}, nil
+	}
+	return s.Auth.CallbackHandler(caller, s.afterCallback)
+}
+
+func (s *Service) afterCallback(ctx context.Context, res *upstreamauth.Result, o upstreamauth.Outcome) {
+	if res == nil || !db.IsUUID(res.Key.ConnectionID) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	c, err := db.ConnectionGet(ctx, s.Pool, res.Key.ConnectionID)
+	if err != nil {
+		return
+	}
+	action := "mcp.authorized"
+	extra := map[string]any{"status": o.Status, "authMode": c.AuthMode}
+	if o.Reason != "" {
+		extra["reason"] = o.Reason
+	}
+	if o.Status != upstreamauth.OutcomeAuthorized {
+		action = "mcp.authorization_failed"
+	}
+	p := &auth.Principal{Subject: res.Caller.Subject}
+	if err := logEvent(ctx, s.Pool, p, action, c, extra); err != nil {
+		s.logger().ErrorContext(ctx, "event log write failed", "connection_id", c.ID, "err", err)
+	}
+	if o.Status == upstreamauth.OutcomeAuthorized && c.Enabled {
+		s.Upstreams.Disconnect(s.TargetFor(ctx, c, res.Caller.Subject).ConnectionID)
+		if _, err := s.Refresh(ctx, res.Caller.Subject, c); err == nil {
+			s.publish(ctx, c.WorkspaceID)
+		}
+	}
+}
+
+// revokeGrants revokes (RFC 7009, where offered) and deletes every grant of c before the
+// connection goes; failures are logged, never block the removal.
+func (s *Service) revokeGrants(ctx context.Context, c *db.Connection) {
+	if s.Auth == nil || !upstreamauth.Mode(c.AuthMode).OAuth() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := s.Auth.Revoke(ctx, c.ID); err != nil {
+		s.logger().WarnContext(ctx, "upstream grants not revoked", "connection_id", c.ID, "err", err)
+	}
+}
