@@ -3,8 +3,10 @@ package upstreamauth_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +33,7 @@ func (c *clock) now() time.Time      { return time.Unix(0, c.ns.Load()) }
 func (c *clock) add(d time.Duration) { c.ns.Add(int64(d)) }
 
 type env struct {
-	up    *upstream
+	up    *testpeer.OAuthUpstream
 	svc   *upstreamauth.Service
 	store upstreamauth.Store
 	clock *clock
@@ -45,7 +48,7 @@ type env struct {
 // REQUIRE_DB=1, which makes a missing database a failure).
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{up: newUpstream(t), clock: newClock(), conn: "00000000-0000-0000-0000-0000000000c1",
+	e := &env{up: testpeer.NewOAuthUpstream(t), clock: newClock(), conn: "00000000-0000-0000-0000-0000000000c1",
 		ws: "00000000-0000-0000-0000-0000000000a1", other: "00000000-0000-0000-0000-0000000000a2"}
 	if os.Getenv("TEST_DATABASE_URL") != "" || os.Getenv("REQUIRE_DB") == "1" {
 		pool, _ := dbtest.Fresh(t)
@@ -93,17 +96,9 @@ func (e *env) begin(t *testing.T, c upstreamauth.Caller, k upstreamauth.Key) str
 // the query the authorization server redirects to the callback with.
 func consent(t *testing.T, authURL, user string) url.Values {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, authURL, nil)
-	req.Header.Set("X-Test-User", user)
-	c := &http.Client{CheckRedirect: urlguard.NoRedirect}
-	resp, err := c.Do(req)
+	loc, err := testpeer.Consent(t.Context(), authURL, user)
 	if err != nil {
 		t.Fatal(err)
-	}
-	resp.Body.Close()
-	loc, err := url.Parse(resp.Header.Get("Location"))
-	if err != nil || resp.StatusCode != http.StatusFound {
-		t.Fatalf("authorize: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	if !strings.HasPrefix(loc.String(), "https://gateway.example/api/oauth/callback?") {
 		t.Fatalf("redirected to %s", loc)
@@ -267,7 +262,7 @@ func TestRefresh(t *testing.T) {
 			go func() { defer wg.Done(); toks[i], _ = creds.Token(context.Background()) }()
 		}
 		wg.Wait()
-		refreshes, _, _ := e.up.counts()
+		refreshes, _, _ := e.up.Counts()
 		if refreshes != 1 {
 			t.Errorf("token endpoint saw %d refreshes for 8 concurrent callers, want 1", refreshes)
 		}
@@ -283,22 +278,20 @@ func TestRefresh(t *testing.T) {
 		if who, err := whoami(t, pool, e.conn, e.up.MCPURL(), creds); err != nil || who != "alice" {
 			t.Fatalf("whoami = %q, %v", who, err)
 		}
-		before, _, _ := e.up.counts()
-		e.up.expireAll() // the server stops accepting the current token; our clock does not know
+		before, _, _ := e.up.Counts()
+		e.up.ExpireAll() // the server stops accepting the current token; our clock does not know
 		if who, err := whoami(t, pool, e.conn, e.up.MCPURL(), creds); err != nil || who != "alice" {
 			t.Fatalf("whoami after the server expired the token = %q, %v", who, err)
 		}
-		if after, _, _ := e.up.counts(); after != before+1 {
+		if after, _, _ := e.up.Counts(); after != before+1 {
 			t.Errorf("refreshes %d → %d, want one more", before, after)
 		}
 	})
 
 	t.Run("refused refresh needs authorization", func(t *testing.T) {
-		e.up.mu.Lock()
-		e.up.refuseRefresh = true
-		e.up.mu.Unlock()
-		e.up.expireAll()
-		_, _, callsBefore := e.up.counts()
+		e.up.SetRefuseRefresh(true)
+		e.up.ExpireAll()
+		_, _, callsBefore := e.up.Counts()
 		pool := newPool(t)
 		if _, err := whoami(t, pool, e.conn, e.up.MCPURL(), creds); err == nil {
 			t.Fatal("call succeeded with a refused refresh")
@@ -314,7 +307,7 @@ func TestRefresh(t *testing.T) {
 		if _, err := whoami(t, pool, e.conn, e.up.MCPURL(), creds); !errors.Is(err, upstreamauth.ErrAuthorizationRequired) {
 			t.Logf("call error: %v", err)
 		}
-		if _, _, calls := e.up.counts(); calls["alice"] != callsBefore["alice"] {
+		if _, _, calls := e.up.Counts(); calls["alice"] != callsBefore["alice"] {
 			t.Errorf("the tool ran %d more times", calls["alice"]-callsBefore["alice"])
 		}
 	})
@@ -359,7 +352,7 @@ func TestRevoke(t *testing.T) {
 	if err := e.svc.Revoke(t.Context(), e.conn); err != nil {
 		t.Fatal(err)
 	}
-	_, revoked, _ := e.up.counts()
+	_, revoked, _ := e.up.Counts()
 	if len(revoked) != 4 { // refresh + access token of both grants
 		t.Errorf("revocation endpoint got %d tokens, want 4", len(revoked))
 	}
@@ -442,7 +435,7 @@ func TestGuardRefusesPrivateAuthorizationServers(t *testing.T) {
 			mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 				hits.Add(1)
 				if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
-					writeJSON(w, 200, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{tt.as}})
+					writeTestJSON(w, 200, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{tt.as}})
 					return
 				}
 				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp"`)
@@ -473,7 +466,7 @@ func TestGuardRefusesPrivateAuthorizationServers(t *testing.T) {
 }
 
 func newLoopback(t *testing.T, h http.Handler) string {
-	s := httptestServer(h)
+	s := httptest.NewServer(h)
 	t.Cleanup(s.Close)
 	return s.URL
 }
@@ -485,7 +478,7 @@ func TestResourceMismatchRefused(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
-			writeJSON(w, 200, map[string]any{"resource": "https://evil.example/mcp", "authorization_servers": []string{base}})
+			writeTestJSON(w, 200, map[string]any{"resource": "https://evil.example/mcp", "authorization_servers": []string{base}})
 			return
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp"`)
@@ -497,4 +490,10 @@ func TestResourceMismatchRefused(t *testing.T) {
 	if !errors.Is(err, upstreamauth.ErrResourceMismatch) {
 		t.Fatalf("Begin = %v, want ErrResourceMismatch", err)
 	}
+}
+
+func writeTestJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }

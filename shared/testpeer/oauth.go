@@ -1,4 +1,4 @@
-package upstreamauth_test
+package testpeer
 
 import (
 	"context"
@@ -6,25 +6,29 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// upstream is an OAuth-protected MCP server with its own authorization server, on loopback:
-// the peer these tests authorize against. It is written here (not an npm peer) because the
-// properties under test — refresh, rotation, revocation, a refused refresh, issuing many
-// accounts — need an authorization server that does them; the npm SDK's demo provider does
-// not refresh or revoke (docs/UPSTREAM-AUTH.md). It checks what a real one checks: PKCE S256,
-// the redirect URI, the resource parameter (RFC 8707), client authentication.
-type upstream struct {
-	t   *testing.T
+// OAuthUpstream is an OAuth-protected MCP server with its own authorization server, on
+// loopback, for upstream-authorization tests. It is written in Go (not an npm peer) because
+// the properties under test — refresh with rotation, revocation, a refused refresh, many
+// upstream accounts — need an authorization server that does them: the TypeScript SDK's
+// demo provider neither refreshes nor revokes (docs/UPSTREAM-AUTH.md). It checks what a real
+// one checks: PKCE S256, the redirect URI, the resource parameter (RFC 8707), client
+// authentication; dynamic registration only (no CIMD, no pre-registration).
+//
+// Its /authorize consents at once for the upstream account named by the browser's
+// X-Test-User header (default "alice"); its MCP endpoint (MCPURL) serves one tool, whoami,
+// answering that account.
+type OAuthUpstream struct {
 	srv *httptest.Server
 
 	mu            sync.Mutex
@@ -49,16 +53,17 @@ type tokenInfo struct {
 	expires                          time.Time
 }
 
-func newUpstream(t *testing.T) *upstream {
-	u := &upstream{t: t, clients: map[string]string{}, codes: map[string]codeGrant{}, access: map[string]tokenInfo{},
+// NewOAuthUpstream starts one; t.Cleanup stops it.
+func NewOAuthUpstream(t TB) *OAuthUpstream {
+	u := &OAuthUpstream{clients: map[string]string{}, codes: map[string]codeGrant{}, access: map[string]tokenInfo{},
 		refresh: map[string]tokenInfo{}, ttl: time.Hour, mcpCalls: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]any{"resource": u.URL() + "/mcp", "authorization_servers": []string{u.URL()},
+		writeOAuthJSON(w, 200, map[string]any{"resource": u.URL() + "/mcp", "authorization_servers": []string{u.URL()},
 			"scopes_supported": []string{"tools:read"}})
 	})
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]any{"issuer": u.URL(), "authorization_endpoint": u.URL() + "/authorize",
+		writeOAuthJSON(w, 200, map[string]any{"issuer": u.URL(), "authorization_endpoint": u.URL() + "/authorize",
 			"token_endpoint": u.URL() + "/token", "registration_endpoint": u.URL() + "/register",
 			"revocation_endpoint": u.URL() + "/revoke", "code_challenge_methods_supported": []string{"S256"},
 			"scopes_supported":                      []string{"tools:read", "offline_access"},
@@ -74,7 +79,7 @@ func newUpstream(t *testing.T) *upstream {
 		u.mu.Lock()
 		u.clients[id] = secret
 		u.mu.Unlock()
-		writeJSON(w, 201, map[string]any{"client_id": id, "client_secret": secret, "redirect_uris": m.RedirectURIs,
+		writeOAuthJSON(w, 201, map[string]any{"client_id": id, "client_secret": secret, "redirect_uris": m.RedirectURIs,
 			"token_endpoint_auth_method": "client_secret_basic"})
 	})
 	// /authorize consents at once for the account named by the browser's X-Test-User header
@@ -145,10 +150,42 @@ func newUpstream(t *testing.T) *upstream {
 	return u
 }
 
-func (u *upstream) URL() string    { return u.srv.URL }
-func (u *upstream) MCPURL() string { return u.srv.URL + "/mcp" }
+// URL is the origin (also the authorization server's issuer).
+func (u *OAuthUpstream) URL() string { return u.srv.URL }
 
-func (u *upstream) token(w http.ResponseWriter, r *http.Request) {
+// MCPURL is the protected MCP endpoint (the resource).
+func (u *OAuthUpstream) MCPURL() string { return u.srv.URL + "/mcp" }
+
+// SetRefuseRefresh makes every refresh_token grant answer invalid_grant (a revoked refresh
+// token) or serves them again.
+func (u *OAuthUpstream) SetRefuseRefresh(v bool) {
+	u.mu.Lock()
+	u.refuseRefresh = v
+	u.mu.Unlock()
+}
+
+// Requests lists "METHOD path" of every request so far.
+func (u *OAuthUpstream) Requests() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.requests...)
+}
+
+// Issued lists every access and refresh token currently valid (for leak checks).
+func (u *OAuthUpstream) Issued() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []string
+	for k := range u.access {
+		out = append(out, k)
+	}
+	for k := range u.refresh {
+		out = append(out, k)
+	}
+	return out
+}
+
+func (u *OAuthUpstream) token(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm()
 	f := r.PostForm
 	id, secret, basic := r.BasicAuth()
@@ -158,7 +195,7 @@ func (u *upstream) token(w http.ResponseWriter, r *http.Request) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if want, ok := u.clients[id]; !ok || want != secret {
-		writeJSON(w, 401, map[string]any{"error": "invalid_client"})
+		writeOAuthJSON(w, 401, map[string]any{"error": "invalid_client"})
 		return
 	}
 	var info tokenInfo
@@ -169,43 +206,43 @@ func (u *upstream) token(w http.ResponseWriter, r *http.Request) {
 		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
 		switch {
 		case !ok || c.client != id || c.redirect != f.Get("redirect_uri"):
-			writeJSON(w, 400, map[string]any{"error": "invalid_grant"})
+			writeOAuthJSON(w, 400, map[string]any{"error": "invalid_grant"})
 			return
 		case base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge:
-			writeJSON(w, 400, map[string]any{"error": "invalid_grant", "error_description": "PKCE"})
+			writeOAuthJSON(w, 400, map[string]any{"error": "invalid_grant", "error_description": "PKCE"})
 			return
 		case f.Get("resource") != c.resource:
-			writeJSON(w, 400, map[string]any{"error": "invalid_target"})
+			writeOAuthJSON(w, 400, map[string]any{"error": "invalid_target"})
 			return
 		}
 		info = tokenInfo{client: id, subject: c.subject, resource: c.resource, scope: c.scope}
 	case "refresh_token":
 		old, ok := u.refresh[f.Get("refresh_token")]
 		if !ok || u.refuseRefresh || old.client != id {
-			writeJSON(w, 400, map[string]any{"error": "invalid_grant"})
+			writeOAuthJSON(w, 400, map[string]any{"error": "invalid_grant"})
 			return
 		}
 		if f.Get("resource") != old.resource {
-			writeJSON(w, 400, map[string]any{"error": "invalid_target"})
+			writeOAuthJSON(w, 400, map[string]any{"error": "invalid_target"})
 			return
 		}
 		delete(u.refresh, f.Get("refresh_token")) // rotation
 		u.refreshes++
 		info = old
 	default:
-		writeJSON(w, 400, map[string]any{"error": "unsupported_grant_type"})
+		writeOAuthJSON(w, 400, map[string]any{"error": "unsupported_grant_type"})
 		return
 	}
 	access, refresh := "at-"+rand.Text(), "rt-"+rand.Text()
 	info.expires = time.Now().Add(u.ttl)
 	u.access[access] = info
 	u.refresh[refresh] = info
-	writeJSON(w, 200, map[string]any{"access_token": access, "refresh_token": refresh, "token_type": "Bearer",
+	writeOAuthJSON(w, 200, map[string]any{"access_token": access, "refresh_token": refresh, "token_type": "Bearer",
 		"expires_in": int(u.ttl / time.Second), "scope": info.scope})
 }
 
-// expireAll makes every access token invalid at the resource (as if their time ran out).
-func (u *upstream) expireAll() {
+// ExpireAll makes every access token invalid at the resource (as if their time ran out).
+func (u *OAuthUpstream) ExpireAll() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for k, v := range u.access {
@@ -214,7 +251,9 @@ func (u *upstream) expireAll() {
 	}
 }
 
-func (u *upstream) counts() (refreshes int, revoked []string, calls map[string]int) {
+// Counts are the refresh grants served, the tokens posted to /revoke, and the whoami calls
+// per upstream account.
+func (u *OAuthUpstream) Counts() (refreshes int, revoked []string, calls map[string]int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	c := map[string]int{}
@@ -224,10 +263,29 @@ func (u *upstream) counts() (refreshes int, revoked []string, calls map[string]i
 	return u.refreshes, append([]string(nil), u.revoked...), c
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func writeOAuthJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func httptestServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
+// Consent plays the browser of upstream account user: it GETs authURL (without following
+// redirects) and returns where the authorization server redirects (the callback URL with
+// code and state).
+func Consent(ctx context.Context, authURL, user string) (*url.URL, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("X-Test-User", user)
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound && resp.StatusCode != http.StatusSeeOther {
+		return nil, fmt.Errorf("authorize answered %d", resp.StatusCode)
+	}
+	return url.Parse(resp.Header.Get("Location"))
+}
