@@ -170,11 +170,6 @@ func (s *Service) AuthorizationOf(ctx context.Context, c *db.Connection, subject
 // listed with the new token and the catalog rebuilt; mcp.authorized or
 // mcp.authorization_failed is logged (status and reason only).
 func (s *Service) OAuthCallback(v *auth.Verifier) http.Handler {
-	if s.Auth == nil {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "upstream authorization is not configured", http.StatusNotFound)
-		})
-	}
 	caller := func(r *http.Request) (*upstreamauth.Completer, error) {
 		h := r.Header.Get("Authorization")
 		if h == "" {
@@ -190,7 +185,13 @@ func (s *Service) OAuthCallback(v *auth.Verifier) http.Handler {
 		}
 		return &upstreamauth.Completer{Subject: p.Subject, Workspaces: p.Workspaces, AllWorkspaces: p.IsSuperuser()}, nil
 	}
-	return s.Auth.CallbackHandler(caller, s.afterCallback)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.Auth == nil { // read per request: the local stack wires Auth once its port is known
+			http.Error(w, "upstream authorization is not configured", http.StatusNotFound)
+			return
+		}
+		s.Auth.CallbackHandler(caller, s.afterCallback).ServeHTTP(w, r)
+	})
 }
 
 func (s *Service) afterCallback(ctx context.Context, res *upstreamauth.Result, o upstreamauth.Outcome) {

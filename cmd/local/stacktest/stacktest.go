@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/seed"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,6 +112,16 @@ func New(t testing.TB, o *Options) *Env {
 	}
 	e.Server = httptest.NewServer(e.Stack.Handler)
 	e.URL = e.Server.URL
+	// Upstream authorization: its redirect URI is this server's callback, so it is wired
+	// once the port is known (the handlers read Connections.Auth per request).
+	sealer, err := upstreamauth.NewKeyFileSealer(filepath.Join(t.TempDir(), "upstream-auth.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Deps.Auth = upstreamauth.New(upstreamauth.Options{Store: upstreamauth.NewDBStore(pool, sealer),
+		HTTPClient: guard.HTTPClient(15 * time.Second), CheckURL: guard.CheckURL,
+		RedirectURL: e.URL + deps.CallbackPath, Logger: logger})
+	e.Deps.Connections.Auth = e.Deps.Auth
 	t.Cleanup(func() {
 		e.Server.Close()
 		_ = up.Close()
