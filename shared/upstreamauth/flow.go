@@ -179,10 +179,9 @@ func (s *Service) register(ctx context.Context, d *discovery, pre *Client) (*End
 		ep.ClientID, ep.ClientSecret, ep.Registration = res.ClientID, res.ClientSecret, "dynamic"
 		ep.AuthMethod = res.TokenEndpointAuthMethod
 		if ep.AuthMethod == "" {
-			ep.AuthMethod = AuthClientSecretBasic // RFC 7591 §2 default
-			if res.ClientSecret == "" {
-				ep.AuthMethod = AuthNone
-			}
+			// Not echoed: what the server's metadata supports (post, then basic), else the
+			// RFC 7591 §2 default, client_secret_basic; none for a client without a secret.
+			ep.AuthMethod = pickAuthMethod(d.authMethods, res.ClientSecret != "")
 		}
 	default:
 		return nil, flowErr("registration", nil, "the authorization server supports none of the client identities configured (no client ID metadata document support, no pre-registered client, no registration endpoint)")

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
@@ -308,4 +310,87 @@ func TestUpstreamOAuth(t *testing.T) {
 	})
 	_ = auth.RoleAdmin
 	_ = stacktest.Token
+}
+
+// TestUpstreamOAuthTypeScriptSDK installs the official TypeScript SDK's example server with
+// its demo OAuth provider (@modelcontextprotocol/sdk, pinned in test/npm; `--oauth`: a
+// separate authorization server with dynamic registration, PKCE and token introspection)
+// from a catalog entry, follows the authorizationUrl headlessly, and checks that the tools
+// appear in the gateway. (The demo provider issues no refresh tokens and has no revocation
+// endpoint; refresh and revocation are covered by TestUpstreamOAuth.)
+func TestUpstreamOAuthTypeScriptSDK(t *testing.T) {
+	npm := testpeer.NPMDir(t)
+	mcpPort, authPort := freePort(t), freePort(t)
+	testpeer.StartNode(t, npm, []string{"MCP_PORT=" + mcpPort, "MCP_AUTH_PORT=" + authPort},
+		filepath.Join(npm, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "examples", "server", "simpleStreamableHttp.js"), "--oauth")
+	waitPort(t, "127.0.0.1:"+mcpPort)
+	waitPort(t, "127.0.0.1:"+authPort)
+	serverURL := "http://localhost:" + mcpPort + "/mcp" // the resource the example's metadata names
+
+	w := newWorld(t, nil)
+	a := w.ws["A"]
+	st, e := w.do(t, "POST", "/api/mcp-marketplace", w.su, map[string]any{
+		"name": "TS SDK OAuth example", "url": serverURL, "transportType": "streamable-http", "category": "testing"})
+	mustStatus(t, "create entry", st, http.StatusCreated, e)
+	if err := db.CatalogEntryAuthModeSet(t.Context(), w.env.Pool, e["id"].(string), "oauth"); err != nil {
+		t.Fatal(err)
+	}
+	st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+e["id"].(string)+"/install", a.admin, map[string]any{"workspaceId": a.id})
+	mustStatus(t, "install", st, http.StatusCreated, inst)
+	authURL := authURLOf(t, "install", inst)
+	if !strings.HasPrefix(authURL, "http://localhost:"+authPort+"/authorize?") || !strings.Contains(authURL, "code_challenge_method=S256") ||
+		!strings.Contains(authURL, "resource=http%3A%2F%2Flocalhost%3A"+mcpPort+"%2Fmcp") {
+		t.Errorf("authorization URL %s", authURL)
+	}
+	code, page := browserGet(t, consentURL(t, authURL, ""), "")
+	if code != http.StatusOK || !strings.Contains(page, `data-status="authorized"`) {
+		t.Fatalf("callback: %d %s", code, page)
+	}
+	conn, handle := inst["id"].(string), inst["handle"].(string)
+	_, c := w.do(t, "GET", "/api/mcp-connections/"+conn, a.admin, nil)
+	if az := c["authorization"].(map[string]any); az["authorization"] != "authorized" || c["lastError"] != nil {
+		t.Errorf("after consent: %v, lastError %v", az, c["lastError"])
+	}
+	_, m := w.rpc(t, "/mcp/"+a.id, a.admin, "tools/list", nil, nil)
+	if !strings.Contains(fmt.Sprint(m), "mcp_"+handle+"_greet") {
+		t.Errorf("tools/list lacks the example's greet tool: %v", m)
+	}
+	// The stored token works upstream (the gateway's call path uses the same target).
+	row, _ := db.ConnectionGet(t.Context(), w.env.Pool, conn)
+	res, err := w.env.Deps.Upstreams.CallTool(t.Context(), w.env.Deps.Connections.TargetFor(t.Context(), row, "admin-A"),
+		&mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "gateway"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "gateway") {
+		t.Errorf("greet through the stored token: %v %v", res, err)
+	}
+	// Uninstall deletes the grant (the example offers no revocation endpoint).
+	if st, _ := w.do(t, "DELETE", "/api/mcp-marketplace/"+e["id"].(string)+"/install?workspaceId="+a.id, a.admin, nil); st != http.StatusNoContent {
+		t.Fatalf("uninstall: %d", st)
+	}
+	if n := w.count(t, `SELECT count(*) FROM mcp_oauth_grants WHERE connection_id = $1`, conn); n != 0 {
+		t.Errorf("%d grants left", n)
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+}
+
+func waitPort(t *testing.T, addr string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not listen", addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
