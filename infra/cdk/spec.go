@@ -25,6 +25,9 @@ type FunctionSpec struct {
 	Routes         []Route
 	// Schedule is an EventBridge schedule expression, empty for HTTP functions.
 	Schedule string
+	// UpstreamAuth: the function reads and refreshes upstream OAuth tokens, so it may use
+	// the UpstreamAuthKey (kms:GenerateDataKey, kms:Decrypt; docs/UPSTREAM-AUTH.md).
+	UpstreamAuth bool
 }
 
 // Functions is the stack's function table (DESIGN §2, §4, §7, §9a).
@@ -36,6 +39,7 @@ var Functions = []FunctionSpec{
 		TimeoutSeconds: 29,
 		MemoryMB:       512,
 		CatalogActions: []string{"s3:GetObject"},
+		UpstreamAuth:   true,
 		Routes: []Route{
 			{"ANY", "/mcp"},
 			{"ANY", "/mcp/{workspaceId}"},
@@ -52,12 +56,14 @@ var Functions = []FunctionSpec{
 		TimeoutSeconds: 29,
 		MemoryMB:       512,
 		CatalogActions: []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
+		UpstreamAuth:   true,
 		Routes: []Route{
 			{"ANY", "/api/mcp-marketplace"},
 			{"ANY", "/api/mcp-marketplace/{proxy+}"},
 			{"ANY", "/api/mcp-connections"},
 			{"ANY", "/api/mcp-connections/{proxy+}"},
 			{"GET", "/api/openapi.json"},
+			{"GET", "/api/oauth/{proxy+}"},
 		},
 	},
 	{
@@ -82,6 +88,7 @@ var Functions = []FunctionSpec{
 		// A refresh that finds changed tool definitions rebuilds the catalog document (§6).
 		CatalogActions: []string{"s3:GetObject", "s3:PutObject"},
 		Schedule:       "rate(30 minutes)",
+		UpstreamAuth:   true,
 	},
 }
 

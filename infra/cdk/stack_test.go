@@ -95,8 +95,8 @@ func TestRoutes(t *testing.T) {
 			})
 		}
 	}
-	if want != 14 {
-		t.Errorf("function table has %d routes, want 14", want)
+	if want != 15 { // 14 + GET /api/oauth/{proxy+} (upstream OAuth callback, issue 12)
+		t.Errorf("function table has %d routes, want 15", want)
 	}
 	tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(want)))
 	for _, key := range []string{"ANY /mcp", "ANY /mcp/{workspaceId}", "ANY /mcp/{workspaceId}/servers/{connection}"} {
