@@ -235,7 +235,11 @@ type RefreshResult struct {
 // connection and logs drift as an event. A failed connect is recorded, not returned: the
 // error return is for database failures only.
 func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (*RefreshResult, error) {
-	tools, info, lerr := s.Upstreams.ListTools(ctx, s.TargetFor(ctx, c, actor))
+	subject := actor
+	if actor == HealthCheckActor {
+		subject = c.CreatedBy // an oauth_per_user connection is probed with its installer's grant
+	}
+	tools, info, lerr := s.Upstreams.ListTools(ctx, s.TargetFor(ctx, c, subject))
 	res := &RefreshResult{Info: info}
 	if lerr != nil {
 		// The message may quote the upstream (a JSON-RPC error text): an upstream that echoes

@@ -19,6 +19,9 @@ import (
 // /api/oauth/callback finishes), the stored token in test and refresh, revocation on
 // uninstall and delete.
 
+// HealthCheckActor is the actor name the scheduled health check refreshes with.
+const HealthCheckActor = "healthcheck"
+
 // Authorization is what a client that started (or asked about) an authorization sees.
 type Authorization struct {
 	// Status: authorized | authorization_required | failed.
