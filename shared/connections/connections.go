@@ -50,6 +50,8 @@ type Service struct {
 	Auth *upstreamauth.Service
 	// AuthClients returns a catalog entry's pre-registered OAuth client (nil, nil: none).
 	AuthClients func(ctx context.Context, catalogEntryID string) (*upstreamauth.Client, error)
+	// AuthClientPut stores a catalog entry's pre-registered client (secret sealed) through q.
+	AuthClientPut func(ctx context.Context, q db.Querier, catalogEntryID string, c *upstreamauth.Client) error
 }
 
 func (s *Service) logger() *slog.Logger {

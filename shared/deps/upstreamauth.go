@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentpack/gateway/shared/apperr"
-	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -48,8 +46,9 @@ func (d *Deps) buildAuth(ctx context.Context) error {
 	if base == "" {
 		base = "http://127.0.0.1:" + cfg.Port
 	}
+	store := upstreamauth.NewDBStore(d.Pool, sealer)
 	opts := upstreamauth.Options{
-		Store:       upstreamauth.NewDBStore(d.Pool, sealer),
+		Store:       store,
 		HTTPClient:  d.Guard.HTTPClient(15 * time.Second),
 		CheckURL:    d.Guard.CheckURL,
 		RedirectURL: base + CallbackPath,
@@ -60,28 +59,7 @@ func (d *Deps) buildAuth(ctx context.Context) error {
 	}
 	d.Auth = upstreamauth.New(opts)
 	d.Connections.Auth = d.Auth
-	d.Connections.AuthClients = func(ctx context.Context, entryID string) (*upstreamauth.Client, error) {
-		row, err := db.OAuthClientGet(ctx, d.Pool, entryID)
-		if apperr.CodeOf(err) == apperr.NotFound {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		c := &upstreamauth.Client{ClientID: row.ClientID, TokenEndpointAuth: row.TokenEndpointAuth,
-			SigningAlg: row.SigningAlg, Issuer: row.Issuer, Scopes: row.Scopes}
-		if len(row.ClientSecretSealed) > 0 {
-			secret, err := sealer.Open(ctx, row.ClientSecretSealed, []byte("client|"+entryID))
-			if err != nil {
-				return nil, err
-			}
-			if row.TokenEndpointAuth == upstreamauth.AuthPrivateKeyJWT {
-				c.PrivateKeyPEM = string(secret)
-			} else {
-				c.ClientSecret = string(secret)
-			}
-		}
-		return c, nil
-	}
+	d.Connections.AuthClients = store.ClientGet
+	d.Connections.AuthClientPut = store.ClientPut
 	return nil
 }

@@ -156,6 +156,14 @@ func (u *OAuthUpstream) URL() string { return u.srv.URL }
 // MCPURL is the protected MCP endpoint (the resource).
 func (u *OAuthUpstream) MCPURL() string { return u.srv.URL + "/mcp" }
 
+// RegisterClient pre-registers a confidential client (authorization code and
+// client_credentials grants; secret by client_secret_basic or client_secret_post).
+func (u *OAuthUpstream) RegisterClient(id, secret string) {
+	u.mu.Lock()
+	u.clients[id] = secret
+	u.mu.Unlock()
+}
+
 // SetRefuseRefresh makes every refresh_token grant answer invalid_grant (a revoked refresh
 // token) or serves them again.
 func (u *OAuthUpstream) SetRefuseRefresh(v bool) {
@@ -216,6 +224,8 @@ func (u *OAuthUpstream) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		info = tokenInfo{client: id, subject: c.subject, resource: c.resource, scope: c.scope}
+	case "client_credentials":
+		info = tokenInfo{client: id, subject: "client:" + id, resource: f.Get("resource"), scope: f.Get("scope")}
 	case "refresh_token":
 		old, ok := u.refresh[f.Get("refresh_token")]
 		if !ok || u.refuseRefresh || old.client != id {

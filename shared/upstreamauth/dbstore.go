@@ -142,3 +142,50 @@ func (s *DBStore) GrantDelete(ctx context.Context, connectionID string) ([]*Gran
 	}
 	return out, nil
 }
+
+func clientAAD(entryID string) []byte { return []byte("client|" + entryID) }
+
+// ClientGet returns the pre-registered client of catalog entry entryID with its secret (or
+// private key) opened; nil, nil when the entry has none.
+func (s *DBStore) ClientGet(ctx context.Context, entryID string) (*Client, error) {
+	row, err := db.OAuthClientGet(ctx, s.q, entryID)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{ClientID: row.ClientID, TokenEndpointAuth: row.TokenEndpointAuth, SigningAlg: row.SigningAlg,
+		Issuer: row.Issuer, Scopes: row.Scopes}
+	if len(row.ClientSecretSealed) > 0 {
+		secret, err := s.sealer.Open(ctx, row.ClientSecretSealed, clientAAD(entryID))
+		if err != nil {
+			return nil, err
+		}
+		if row.TokenEndpointAuth == AuthPrivateKeyJWT {
+			c.PrivateKeyPEM = string(secret)
+		} else {
+			c.ClientSecret = string(secret)
+		}
+	}
+	return c, nil
+}
+
+// ClientPut stores c as the pre-registered client of catalog entry entryID through q (a
+// transaction of the caller), its secret or private key sealed.
+func (s *DBStore) ClientPut(ctx context.Context, q db.Querier, entryID string, c *Client) error {
+	row := &db.OAuthClient{CatalogEntryID: entryID, ClientID: c.ClientID, TokenEndpointAuth: c.TokenEndpointAuth,
+		SigningAlg: c.SigningAlg, Issuer: c.Issuer, Scopes: c.Scopes}
+	secret := c.ClientSecret
+	if c.TokenEndpointAuth == AuthPrivateKeyJWT {
+		secret = c.PrivateKeyPEM
+	}
+	if secret != "" {
+		sealed, err := s.sealer.Seal(ctx, []byte(secret), clientAAD(entryID))
+		if err != nil {
+			return err
+		}
+		row.ClientSecretSealed = sealed
+	}
+	return db.OAuthClientUpsert(ctx, q, row)
+}

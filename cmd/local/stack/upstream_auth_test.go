@@ -255,6 +255,44 @@ func TestUpstreamOAuth(t *testing.T) {
 		}
 	})
 
+	t.Run("client_credentials with a pre-registered client", func(t *testing.T) {
+		const clientSecret = "cc-secret-0b1f5e"
+		up.RegisterClient("gateway-m2m", clientSecret)
+		st, e := w.do(t, "POST", "/api/mcp-marketplace", w.su, map[string]any{
+			"name": "Protected m2m", "url": up.MCPURL(), "transportType": "streamable-http", "category": "testing"})
+		mustStatus(t, "create entry", st, http.StatusCreated, e)
+		id := e["id"].(string)
+		body := map[string]any{"authMode": "client_credentials", "client": map[string]any{
+			"clientId": "gateway-m2m", "clientSecret": clientSecret, "tokenEndpointAuth": "client_secret_basic"}}
+		if st, _ := w.do(t, "PUT", "/api/mcp-marketplace/"+id+"/auth", a.admin, body); st != http.StatusForbidden {
+			t.Errorf("an admin set a shared entry's client: %d", st)
+		}
+		st, r := w.do(t, "PUT", "/api/mcp-marketplace/"+id+"/auth", w.su, body)
+		mustStatus(t, "set entry auth", st, http.StatusOK, r)
+		if cl := r["client"].(map[string]any); cl["hasSecret"] != true || strings.Contains(fmt.Sprint(r), clientSecret) {
+			t.Errorf("answer: %v", r)
+		}
+		st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+id+"/install", a.admin, map[string]any{"workspaceId": a.id})
+		mustStatus(t, "install", st, http.StatusCreated, inst)
+		if cn, _ := inst["connect"].(map[string]any); inst["authMode"] != "client_credentials" || cn["success"] != true {
+			t.Fatalf("client_credentials install did not connect: %v", inst)
+		}
+		var sealed []byte
+		if err := w.env.Pool.QueryRow(t.Context(), `SELECT client_secret_sealed FROM mcp_oauth_clients WHERE catalog_entry_id = $1`, id).Scan(&sealed); err != nil {
+			t.Fatal(err)
+		}
+		if len(sealed) == 0 || strings.Contains(string(sealed), clientSecret) {
+			t.Error("the client secret is not stored sealed")
+		}
+		var events string
+		_ = w.env.Pool.QueryRow(t.Context(), `SELECT coalesce(string_agg(payload::text, E'\n'), '') FROM event_log`).Scan(&events)
+		if strings.Contains(events, clientSecret) || strings.Contains(w.env.Logs.String(), clientSecret) {
+			t.Error("the client secret is in event_log or the logs")
+		}
+		tokens = append(tokens, clientSecret)
+		collect()
+	})
+
 	t.Run("uninstall revokes and deletes the tokens", func(t *testing.T) {
 		collect()
 		st, _ := w.do(t, "DELETE", "/api/mcp-marketplace/"+entry+"/install?workspaceId="+a.id, a.admin, nil)

@@ -118,10 +118,12 @@ func New(t testing.TB, o *Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Deps.Auth = upstreamauth.New(upstreamauth.Options{Store: upstreamauth.NewDBStore(pool, sealer),
+	authStore := upstreamauth.NewDBStore(pool, sealer)
+	e.Deps.Auth = upstreamauth.New(upstreamauth.Options{Store: authStore,
 		HTTPClient: guard.HTTPClient(15 * time.Second), CheckURL: guard.CheckURL,
 		RedirectURL: e.URL + deps.CallbackPath, Logger: logger})
 	e.Deps.Connections.Auth = e.Deps.Auth
+	e.Deps.Connections.AuthClients, e.Deps.Connections.AuthClientPut = authStore.ClientGet, authStore.ClientPut
 	t.Cleanup(func() {
 		e.Server.Close()
 		_ = up.Close()

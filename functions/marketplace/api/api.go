@@ -12,6 +12,7 @@
 //	DELETE /api/mcp-marketplace/{id}                      204 401 403 404 409
 //	POST   /api/mcp-marketplace/{id}/install              201 400 401 403 404 409
 //	DELETE /api/mcp-marketplace/{id}/install?workspaceId= 204 400 401 403 404
+//	PUT    /api/mcp-marketplace/{id}/auth                 200 400 401 403 404
 //	GET    /api/mcp-connections                           200 401 403 404
 //	POST   /api/mcp-connections                           201 400 401 403 404 422
 //	GET    /api/mcp-connections/statuses                  200 401 403 404
@@ -70,6 +71,7 @@ var Routes = []Route{
 	{"DELETE /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogDelete }},
 	{"POST /api/mcp-marketplace/{id}/install", func(a *API) handlerFunc { return a.install }},
 	{"DELETE /api/mcp-marketplace/{id}/install", func(a *API) handlerFunc { return a.uninstall }},
+	{"PUT /api/mcp-marketplace/{id}/auth", func(a *API) handlerFunc { return a.catalogEntryAuth }},
 	{"GET /api/mcp-connections", func(a *API) handlerFunc { return a.connectionList }},
 	{"POST /api/mcp-connections", func(a *API) handlerFunc { return a.connectionCreate }},
 	{"GET /api/mcp-connections/statuses", func(a *API) handlerFunc { return a.connectionStatuses }},
@@ -226,6 +228,24 @@ func (a *API) connectionGet(w http.ResponseWriter, r *http.Request, p *auth.Prin
 		v["authorization"] = st
 	}
 	httpapi.JSON(w, http.StatusOK, v)
+	return nil
+}
+
+// catalogEntryAuth is PUT /api/mcp-marketplace/{id}/auth (superuser): the entry's default
+// auth mode and pre-registered OAuth client; the secret is stored sealed and never answered.
+func (a *API) catalogEntryAuth(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireCatalogWriter(p); err != nil {
+		return err
+	}
+	var in connections.EntryAuthInput
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	out, err := a.Connections.SetEntryAuth(r.Context(), p, r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, out)
 	return nil
 }
 
