@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
@@ -43,6 +44,11 @@ func (s *DBStore) PendingPut(ctx context.Context, p *Pending) error {
 	}
 	sealed, err := s.sealer.Seal(ctx, raw, pendingAAD(h))
 	if err != nil {
+		return err
+	}
+	// Expired states are swept here, on the (rare) path that adds one: the table stays as
+	// small as the number of authorizations started in the last StateTTL.
+	if _, err := db.OAuthPendingSweep(ctx, s.q, time.Now()); err != nil {
 		return err
 	}
 	var ws *string

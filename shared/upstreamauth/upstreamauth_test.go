@@ -497,3 +497,25 @@ func writeTestJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// TestPendingSweep: starting an authorization sweeps the states that expired.
+func TestPendingSweep(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if e.pool == nil {
+		t.Skip("needs the database (TEST_DATABASE_URL)")
+	}
+	old := &upstreamauth.Pending{State: "old-state", Caller: e.caller("a"), Key: upstreamauth.Key{ConnectionID: e.conn},
+		ExpiresAt: time.Now().Add(-time.Minute)}
+	if err := e.store.PendingPut(t.Context(), old); err != nil {
+		t.Fatal(err)
+	}
+	e.begin(t, e.caller("a"), upstreamauth.Key{ConnectionID: e.conn})
+	var n int
+	if err := e.pool.QueryRow(t.Context(), `SELECT count(*) FROM mcp_oauth_pending`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("%d pending rows (%v), want 1 (the expired one swept)", n, err)
+	}
+	if _, err := e.store.PendingTake(t.Context(), "old-state"); !errors.Is(err, upstreamauth.ErrStateUnknown) {
+		t.Errorf("expired state still stored: %v", err)
+	}
+}
