@@ -98,59 +98,30 @@ func (c *Credentials) Challenge() *Challenge {
 }
 
 // refresh renews the grant whose access token was stale ("" for none yet), once for all
-// concurrent callers of the same key. A refused refresh marks the grant NeedsReauth and
-// returns ErrAuthorizationRequired.
+// concurrent callers of the same key in this process and, when the store is a Locker (the
+// Postgres store: an advisory lock), once across processes too — with refresh token
+// rotation, two processes refreshing the same grant would otherwise get one of them refused.
+// A refused refresh marks the grant NeedsReauth and returns ErrAuthorizationRequired.
 func (c *Credentials) refresh(ctx context.Context, stale string) (string, error) {
 	v, err, _ := c.s.refreshes.Do(c.key.String(), func() (any, error) {
 		// Detach from one caller's cancellation: the result is shared.
 		ctx := context.WithoutCancel(ctx)
 		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
-		g, err := c.s.store.GrantGet(ctx, c.key)
-		if err != nil && !errors.Is(err, ErrNoGrant) {
-			return "", err
+		l, ok := c.s.store.(Locker)
+		if !ok {
+			return c.refreshWith(ctx, c.s.store, stale)
 		}
-		if g != nil && !g.NeedsReauth && g.AccessToken != stale &&
-			(g.Expiry.IsZero() || c.s.now().Add(RefreshSkew).Before(g.Expiry)) {
-			return g.AccessToken, nil // another process or caller already renewed it
-		}
-		if c.cc != nil {
-			g, err := c.s.clientCredentialsGrant(ctx, c.key, c.serverURL, c.cc)
-			if err != nil {
-				return "", err
-			}
-			return g.AccessToken, nil
-		}
-		if g == nil {
-			return "", ErrAuthorizationRequired
-		}
-		if g.NeedsReauth {
-			return "", ErrAuthorizationRequired
-		}
-		if g.RefreshToken == "" {
-			return "", c.s.markReauth(ctx, g, "the access token expired and the server issued no refresh token")
-		}
-		params := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {g.RefreshToken}}
-		if g.Endpoint.Resource != "" {
-			params.Set("resource", g.Endpoint.Resource)
-		}
-		tok, err := c.s.tokenRequest(ctx, &g.Endpoint, nil, params)
+		var tok string
+		var ferr error
+		err := l.WithLock(ctx, "refresh|"+c.key.String(), func(st Store) error {
+			tok, ferr = c.refreshWith(ctx, st, stale)
+			return nil // a refused refresh is recorded (NeedsReauth), not rolled back
+		})
 		if err != nil {
-			var re *oauth2.RetrieveError
-			if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 400 && re.Response.StatusCode < 500 {
-				return "", c.s.markReauth(ctx, g, "the authorization server refused the refresh"+oauthReason(err))
-			}
-			return "", flowErr("refresh", err, "the token endpoint could not be reached")
-		}
-		ng := c.s.grantFrom(g.Key, &g.Endpoint, tok, g.Scopes, g.AuthorizedBy)
-		ng.AuthorizedAt = g.AuthorizedAt
-		if ng.RefreshToken == "" {
-			ng.RefreshToken = g.RefreshToken // RFC 6749 §6: the old one stays valid
-		}
-		if err := c.s.store.GrantPut(ctx, ng); err != nil {
 			return "", err
 		}
-		return ng.AccessToken, nil
+		return tok, ferr
 	})
 	if err != nil {
 		return "", err
@@ -158,10 +129,55 @@ func (c *Credentials) refresh(ctx context.Context, stale string) (string, error)
 	return v.(string), nil
 }
 
-func (s *Service) markReauth(ctx context.Context, g *Grant, reason string) error {
+func (c *Credentials) refreshWith(ctx context.Context, st Store, stale string) (string, error) {
+	g, err := st.GrantGet(ctx, c.key)
+	if err != nil && !errors.Is(err, ErrNoGrant) {
+		return "", err
+	}
+	if g != nil && !g.NeedsReauth && g.AccessToken != stale &&
+		(g.Expiry.IsZero() || c.s.now().Add(RefreshSkew).Before(g.Expiry)) {
+		return g.AccessToken, nil // another caller or process already renewed it
+	}
+	if c.cc != nil {
+		g, err := c.s.clientCredentialsGrant(ctx, st, c.key, c.serverURL, c.cc)
+		if err != nil {
+			return "", err
+		}
+		return g.AccessToken, nil
+	}
+	if g == nil || g.NeedsReauth {
+		return "", ErrAuthorizationRequired
+	}
+	if g.RefreshToken == "" {
+		return "", c.s.markReauth(ctx, st, g, "the access token expired and the server issued no refresh token")
+	}
+	params := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {g.RefreshToken}}
+	if g.Endpoint.Resource != "" {
+		params.Set("resource", g.Endpoint.Resource)
+	}
+	tok, err := c.s.tokenRequest(ctx, &g.Endpoint, nil, params)
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 400 && re.Response.StatusCode < 500 {
+			return "", c.s.markReauth(ctx, st, g, "the authorization server refused the refresh"+oauthReason(err))
+		}
+		return "", flowErr("refresh", err, "the token endpoint could not be reached")
+	}
+	ng := c.s.grantFrom(g.Key, &g.Endpoint, tok, g.Scopes, g.AuthorizedBy)
+	ng.AuthorizedAt = g.AuthorizedAt
+	if ng.RefreshToken == "" {
+		ng.RefreshToken = g.RefreshToken // RFC 6749 §6: the old one stays valid
+	}
+	if err := st.GrantPut(ctx, ng); err != nil {
+		return "", err
+	}
+	return ng.AccessToken, nil
+}
+
+func (s *Service) markReauth(ctx context.Context, st Store, g *Grant, reason string) error {
 	g.NeedsReauth, g.Reason = true, reason
 	g.AccessToken = ""
-	if err := s.store.GrantPut(ctx, g); err != nil {
+	if err := st.GrantPut(ctx, g); err != nil {
 		return err
 	}
 	s.log.WarnContext(ctx, "upstream authorization needs renewal", "connection_id", g.Key.ConnectionID, "reason", reason)
@@ -169,7 +185,7 @@ func (s *Service) markReauth(ctx context.Context, g *Grant, reason string) error
 }
 
 // clientCredentialsGrant fetches a token with the client_credentials grant and stores it.
-func (s *Service) clientCredentialsGrant(ctx context.Context, k Key, serverURL string, c *Client) (*Grant, error) {
+func (s *Service) clientCredentialsGrant(ctx context.Context, st Store, k Key, serverURL string, c *Client) (*Grant, error) {
 	ep := &Endpoint{ClientID: c.ClientID, ClientSecret: c.ClientSecret, AuthMethod: c.TokenEndpointAuth,
 		TokenURL: c.TokenURL, Issuer: c.Issuer, Resource: serverURL, Registration: "preregistered"}
 	var scopes []string = c.Scopes
@@ -208,7 +224,7 @@ func (s *Service) clientCredentialsGrant(ctx context.Context, k Key, serverURL s
 		return nil, flowErr("client_credentials", err, "the token endpoint refused the client credentials%s", oauthReason(err))
 	}
 	g := s.grantFrom(k, ep, tok, scopes, "client:"+c.ClientID)
-	if err := s.store.GrantPut(ctx, g); err != nil {
+	if err := st.GrantPut(ctx, g); err != nil {
 		return nil, err
 	}
 	return g, nil

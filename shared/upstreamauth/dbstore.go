@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/jackc/pgx/v5"
 )
 
 // DBStore is the Postgres Store (migrations/00003_upstream_auth.sql). Grants and pending
@@ -194,4 +195,20 @@ func (s *DBStore) ClientPut(ctx context.Context, q db.Querier, entryID string, c
 		row.ClientSecretSealed = sealed
 	}
 	return db.OAuthClientUpsert(ctx, q, row)
+}
+
+// WithLock implements Locker: fn runs in a transaction holding the advisory lock
+// ("upstreamauth", key), with a DBStore on that transaction. Over a transaction already
+// (q is not the pool) fn runs directly.
+func (s *DBStore) WithLock(ctx context.Context, key string, fn func(Store) error) error {
+	pool, ok := s.q.(*db.Pool)
+	if !ok {
+		return fn(s)
+	}
+	return db.InTx(ctx, pool, func(tx pgx.Tx) error {
+		if err := db.LockKey(ctx, tx, "upstreamauth", key); err != nil {
+			return err
+		}
+		return fn(&DBStore{q: tx, sealer: s.sealer})
+	})
 }

@@ -23,9 +23,17 @@ type Store interface {
 	GrantDelete(ctx context.Context, connectionID string) ([]*Grant, error)
 }
 
+// Locker is a Store that can serialise work on a key across processes. WithLock runs fn
+// holding the lock, with a Store that works under it (the Postgres store: a transaction with
+// an advisory lock; fn's reads and writes commit when fn returns nil).
+type Locker interface {
+	WithLock(ctx context.Context, key string, fn func(Store) error) error
+}
+
 // MemoryStore is a Store in process memory: for the conformance client, tests and single
 // process tools. The zero value is ready to use.
 type MemoryStore struct {
+	lock    sync.Mutex // WithLock
 	mu      sync.Mutex
 	pending map[string]Pending
 	grants  map[Key]Grant
@@ -90,4 +98,11 @@ func (m *MemoryStore) GrantDelete(_ context.Context, connectionID string) ([]*Gr
 		}
 	}
 	return out, nil
+}
+
+// WithLock implements Locker with one process-wide mutex (enough for one process).
+func (m *MemoryStore) WithLock(_ context.Context, _ string, fn func(Store) error) error {
+	m.lock.Lock()
+	defer m.lock.Unlock()
+	return fn(m)
 }

@@ -519,3 +519,34 @@ func TestPendingSweep(t *testing.T) {
 		t.Errorf("expired state still stored: %v", err)
 	}
 }
+
+// TestRefreshAcrossProcesses: two Services over one store (two Lambda environments) refresh
+// the same grant at once; with refresh token rotation one of the two refresh requests is
+// refused, and that process must take the grant the other stored instead of declaring the
+// grant expired.
+func TestRefreshAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	k := upstreamauth.Key{ConnectionID: e.conn}
+	e.authorize(t, e.caller("admin-1"), k, "alice")
+	guard := urlguard.New(&urlguard.Options{AllowPrivate: true})
+	other := upstreamauth.New(upstreamauth.Options{Store: e.store, HTTPClient: guard.HTTPClient(10 * time.Second),
+		CheckURL: guard.CheckURL, RedirectURL: "https://gateway.example/api/oauth/callback", Now: e.clock.now})
+	for round := 0; round < 5; round++ {
+		e.clock.add(time.Hour) // past expiry: both must refresh
+		var wg sync.WaitGroup
+		var toks [2]string
+		var errs [2]error
+		for i, svc := range []*upstreamauth.Service{e.svc, other} {
+			wg.Add(1)
+			go func() { defer wg.Done(); toks[i], errs[i] = svc.Credentials(k).Token(context.Background()) }()
+		}
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil || toks[0] == "" || toks[1] == "" {
+			t.Fatalf("round %d: %v %v", round, errs[0], errs[1])
+		}
+		if st, _ := e.svc.Status(t.Context(), k); st.Authorization != upstreamauth.Authorized {
+			t.Fatalf("round %d: status %+v", round, st)
+		}
+	}
+}
