@@ -19,11 +19,18 @@ const (
 
 // buildAuth wires upstream authorization (docs/UPSTREAM-AUTH.md): tokens sealed with the
 // KMS key UPSTREAM_AUTH_KMS_KEY_ID, or locally with the key file UPSTREAM_AUTH_KEY_FILE;
-// every URL of the flow through the process's URL guard. Deployed without a KMS key it is
+// every URL of the flow through the process's URL guard; the redirect URI is
+// PUBLIC_BASE_URL + CallbackPath. Deployed without a KMS key or without PUBLIC_BASE_URL it is
 // left off (OAuth installs then answer "not configured"): a key file is not a place for
-// production secrets.
+// production secrets, and a redirect URI cannot be guessed.
 func (d *Deps) buildAuth(ctx context.Context) error {
 	cfg := d.Config
+	if cfg.Deployed() && cfg.PublicBaseURL == "" {
+		// The redirect URI must be the API's public URL, registered with each authorization
+		// server; deployed, it cannot be guessed.
+		d.Logger.WarnContext(ctx, "upstream authorization disabled: PUBLIC_BASE_URL is not set")
+		return nil
+	}
 	var sealer upstreamauth.Sealer
 	switch {
 	case cfg.UpstreamAuthKMSKeyID != "":

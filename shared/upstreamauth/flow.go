@@ -102,13 +102,22 @@ func (s *Service) Begin(ctx context.Context, r BeginRequest) (authURL string, _ 
 	if err != nil {
 		return "", err
 	}
-	ep, err := s.register(ctx, d, r.Client)
-	if err != nil {
+	prev, _ := s.store.GrantGet(ctx, r.Key)
+	var ep *Endpoint
+	if prev != nil && prev.Endpoint.Registration == "dynamic" && prev.Endpoint.Issuer == d.ep.Issuer &&
+		prev.Endpoint.TokenURL == d.ep.TokenURL && r.Client == nil {
+		// Re-authorization or step-up with the same authorization server: keep the client
+		// registered last time rather than register one more.
+		e := d.ep
+		e.ClientID, e.ClientSecret, e.AuthMethod, e.Registration = prev.Endpoint.ClientID, prev.Endpoint.ClientSecret,
+			prev.Endpoint.AuthMethod, prev.Endpoint.Registration
+		ep = &e
+	} else if ep, err = s.register(ctx, d, r.Client); err != nil {
 		return "", err
 	}
 	scopes := d.scopes
-	if g, err := s.store.GrantGet(ctx, r.Key); err == nil && g.Endpoint.Issuer == ep.Issuer {
-		scopes = union(g.Scopes, scopes) // step-up keeps what was granted (SEP-2350)
+	if prev != nil && prev.Endpoint.Issuer == ep.Issuer {
+		scopes = union(prev.Scopes, scopes) // step-up keeps what was granted (SEP-2350)
 	}
 	p := &Pending{State: rand.Text(), Caller: r.Caller, Key: r.Key, ServerURL: r.ServerURL,
 		Verifier: oauth2.GenerateVerifier(), ExpiresAt: s.now().Add(StateTTL), Endpoint: *ep,

@@ -162,6 +162,17 @@ func TestAuthorizationCodeFlow(t *testing.T) {
 	if err != nil || st.Authorization != upstreamauth.Authorized || st.AuthorizedBy != "admin-1" || st.AuthorizedAt == nil {
 		t.Errorf("status = %+v, %v", st, err)
 	}
+	// Re-authorizing reuses the dynamically registered client.
+	e.authorize(t, e.caller("admin-1"), k, "alice")
+	registrations := 0
+	for _, r := range e.up.Requests() {
+		if r == "POST /register" {
+			registrations++
+		}
+	}
+	if registrations != 1 {
+		t.Errorf("%d dynamic registrations for two authorizations of one connection, want 1", registrations)
+	}
 }
 
 // TestStateRefused: a replayed, expired, foreign-caller or other-workspace state is refused,
