@@ -13,6 +13,7 @@ import (
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Upstream authorization of connections (docs/UPSTREAM-AUTH.md): auth modes, the consent
@@ -329,4 +330,50 @@ func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID s
 			Issuer: c.Issuer, Scopes: c.Scopes, HasSecret: c.ClientSecret != "" || c.PrivateKeyPEM != ""}
 	}
 	return out, nil
+}
+
+// PrepareCall is what the gateway calls before forwarding a request of principal p to
+// connection c (made with protocolVersion, the request's MCP protocol version). It returns
+// the upstream target with its credentials — or, when the connection uses OAuth and p has no
+// usable token (oauth_per_user before p authorized, or any OAuth grant whose refresh
+// failed), the answer to give instead, in which case nothing must be sent upstream:
+//
+//   - answerErr, for 2025-11-25 and newer: the JSON-RPC error -32042 (URL elicitation
+//     required) carrying an authorization URL started for p (upstreamauth.Answer);
+//   - answer, for older versions: a tools/call result with isError and the link.
+//
+// For a shared oauth connection only an admin gets a link (re-authorizing the workspace's
+// grant is an admin's act); a member gets an isError result saying an admin must
+// re-authorize. err is for failures of the gateway itself (database).
+func (s *Service) PrepareCall(ctx context.Context, c *db.Connection, p *auth.Principal, protocolVersion string) (t mcpclient.Target, answer *mcp.CallToolResult, answerErr error, err error) {
+	t = s.TargetFor(ctx, c, p.Subject)
+	if t.Credentials == nil {
+		return t, nil, nil, nil
+	}
+	if _, terr := t.Credentials.Token(ctx); !errors.Is(terr, upstreamauth.ErrAuthorizationRequired) {
+		// A usable token (or a transient failure the call itself will report).
+		return t, nil, nil, nil
+	}
+	st, err := s.AuthorizationOf(ctx, c, p.Subject)
+	if err != nil {
+		return t, nil, nil, err
+	}
+	expired := st != nil && st.Authorization == upstreamauth.Expired
+	mode := upstreamauth.Mode(c.AuthMode)
+	if mode == upstreamauth.ModeOAuth && !p.IsAdmin() {
+		return t, &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: c.Name + " is not authorized upstream (or its authorization expired): a workspace admin must authorize it again."}}}, nil, nil
+	}
+	if mode == upstreamauth.ModeClientCredentials {
+		return t, &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: c.Name + " could not obtain a token with its client credentials: an admin must check the catalog entry's OAuth client."}}}, nil, nil
+	}
+	az := s.beginAuthorization(ctx, p, c, "")
+	if az.AuthorizationURL == "" {
+		return t, &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: c.Name + " needs authorization, but it could not be started: " + az.Reason}}}, nil, nil
+	}
+	answer, answerErr = upstreamauth.Answer(protocolVersion, upstreamauth.NeedsAuthorization{
+		ConnectionName: c.Name, AuthorizationURL: az.AuthorizationURL, Expired: expired})
+	return t, answer, answerErr, nil
 }

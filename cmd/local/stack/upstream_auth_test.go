@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/agentpack/gateway/shared/upstreamauth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -184,6 +184,17 @@ func TestUpstreamOAuth(t *testing.T) {
 		if _, _, after := up.Counts(); after["alice"] != calls["alice"] {
 			t.Errorf("the upstream tool ran %d more times", after["alice"]-calls["alice"])
 		}
+		// The gateway's answer: a member is told to ask an admin, an admin gets the link.
+		_, res, rpcErr, err := w.env.Deps.Connections.PrepareCall(t.Context(), row,
+			&auth.Principal{Subject: "member-A", Role: auth.RoleMember, Workspaces: []string{a.id}}, "2025-11-25")
+		if err != nil || rpcErr != nil || res == nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "admin") {
+			t.Errorf("member's answer for an expired shared grant: %v %v %v", res, rpcErr, err)
+		}
+		_, _, rpcErr, _ = w.env.Deps.Connections.PrepareCall(t.Context(), row,
+			&auth.Principal{Subject: "admin-A", Role: auth.RoleAdmin, Workspaces: []string{a.id}}, "2025-11-25")
+		if je := (*jsonrpc.Error)(nil); !errors.As(rpcErr, &je) || je.Code != -32042 || !strings.Contains(string(je.Data), "expired") {
+			t.Errorf("admin's answer for an expired shared grant: %v", rpcErr)
+		}
 		// Re-authorize.
 		st, r = w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
 		mustStatus(t, "re-authorize", st, http.StatusOK, r)
@@ -233,6 +244,29 @@ func TestUpstreamOAuth(t *testing.T) {
 		}
 		if _, err := tgt.Credentials.Token(t.Context()); !errors.Is(err, upstreamauth.ErrAuthorizationRequired) {
 			t.Errorf("Token = %v", err)
+		}
+		// What the gateway answers that member instead (connections.Service.PrepareCall).
+		member2 := &auth.Principal{Subject: "member-A2", Role: auth.RoleMember, Workspaces: []string{a.id}}
+		for _, v := range []string{"2025-11-25", "2026-07-28", "2025-06-18"} {
+			_, res, rpcErr, err := w.env.Deps.Connections.PrepareCall(t.Context(), row, member2, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v >= "2025-11-25" {
+				var je *jsonrpc.Error
+				if !errors.As(rpcErr, &je) || je.Code != -32042 || !strings.Contains(string(je.Data), "/authorize?") || res != nil {
+					t.Errorf("%s: answer %v / %v, want the -32042 error with the link", v, res, rpcErr)
+				}
+				continue
+			}
+			if rpcErr != nil || res == nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "/authorize?") {
+				t.Errorf("%s: answer %v / %v, want isError with the link", v, res, rpcErr)
+			}
+		}
+		// A member with a grant goes through.
+		m1 := &auth.Principal{Subject: "member-A", Role: auth.RoleMember, Workspaces: []string{a.id}}
+		if tgt, res, rpcErr, err := w.env.Deps.Connections.PrepareCall(t.Context(), row, m1, "2025-11-25"); err != nil || res != nil || rpcErr != nil || tgt.Credentials == nil {
+			t.Errorf("member with a grant: %v %v %v", res, rpcErr, err)
 		}
 		if _, _, after := up.Counts(); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("the upstream saw calls from a member without a grant: %v → %v", before, after)
@@ -346,8 +380,6 @@ func TestUpstreamOAuth(t *testing.T) {
 			leak("GET "+p, string(raw))
 		}
 	})
-	_ = auth.RoleAdmin
-	_ = stacktest.Token
 }
 
 // TestUpstreamOAuthTypeScriptSDK installs the official TypeScript SDK's example server with
