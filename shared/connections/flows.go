@@ -44,6 +44,10 @@ type CreateInput struct {
 	// CatalogEntryID optionally links a manual connection to a catalog entry (seed: a
 	// manual connection with the same catalogEntryId does not block an install).
 	CatalogEntryID *string `json:"catalogEntryId,omitempty"`
+	// AuthMode is how the connection authorizes upstream (default headers; oauth.go).
+	AuthMode string `json:"authMode,omitempty"`
+	// ReturnTo is linked from the page the OAuth callback shows ("" for none).
+	ReturnTo string `json:"returnTo,omitempty"`
 }
 
 // Outcome is a written connection with the result of its first connect.
@@ -75,6 +79,11 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput)
 	if in.CatalogEntryID != nil && !db.IsUUID(*in.CatalogEntryID) {
 		return nil, apperr.New(apperr.Validation, "catalogEntryId must be a UUID")
 	}
+	if in.AuthMode != "" {
+		if err := validMode(in.AuthMode); err != nil {
+			return nil, err
+		}
+	}
 	enabled := in.Enabled == nil || *in.Enabled
 	var c *db.Connection
 	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
@@ -90,10 +99,28 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput)
 		if err != nil {
 			return err
 		}
-		return logEvent(ctx, tx, p, "mcp.connection_created", c, nil)
+		if in.AuthMode != "" && in.AuthMode != c.AuthMode {
+			if err := db.ConnectionAuthModeSet(ctx, tx, c.ID, in.AuthMode); err != nil {
+				return err
+			}
+			c.AuthMode = in.AuthMode
+		}
+		return logEvent(ctx, tx, p, "mcp.connection_created", c, map[string]any{"authMode": c.AuthMode})
 	})
 	if err != nil {
 		return nil, err
+	}
+	return s.afterWriteOrAuthorize(ctx, p, c, in.ReturnTo)
+}
+
+// afterWriteOrAuthorize is afterWrite, except for an enabled oauth / oauth_per_user
+// connection, which has nothing to connect with yet: the answer carries the consent to
+// complete, and the tools are listed when the callback stores the token.
+func (s *Service) afterWriteOrAuthorize(ctx context.Context, p *auth.Principal, c *db.Connection, returnTo string) (*Outcome, error) {
+	if m := upstreamauth.Mode(c.AuthMode); c.Enabled && (m == upstreamauth.ModeOAuth || m == upstreamauth.ModeOAuthPerUser) {
+		out := &Outcome{Connection: c, Authorization: s.beginAuthorization(ctx, p, c, returnTo)}
+		out.CatalogPending = s.publish(ctx, c.WorkspaceID)
+		return out, nil
 	}
 	return s.afterWrite(ctx, p, c)
 }
@@ -200,14 +227,7 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 	if err != nil {
 		return nil, err
 	}
-	if m := upstreamauth.Mode(c.AuthMode); m == upstreamauth.ModeOAuth || m == upstreamauth.ModeOAuthPerUser {
-		// Nothing to connect with yet: answer the consent to complete. The tools are listed
-		// when the callback stores the token.
-		out := &Outcome{Connection: c, Authorization: s.beginAuthorization(ctx, p, c, in.ReturnTo)}
-		out.CatalogPending = s.publish(ctx, c.WorkspaceID)
-		return out, nil
-	}
-	return s.afterWrite(ctx, p, c)
+	return s.afterWriteOrAuthorize(ctx, p, c, in.ReturnTo)
 }
 
 // lockedEntry authorizes admin p in workspace ws and returns catalog entry entryID under

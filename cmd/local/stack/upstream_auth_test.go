@@ -289,6 +289,24 @@ func TestUpstreamOAuth(t *testing.T) {
 		}
 	})
 
+	t.Run("manual oauth connection", func(t *testing.T) {
+		st, r := w.do(t, "POST", "/api/mcp-connections", a.admin, map[string]any{
+			"name": "Manual protected", "url": up.MCPURL(), "workspaceId": a.id, "authMode": "oauth"})
+		mustStatus(t, "create", st, http.StatusCreated, r)
+		if code, _ := browserGet(t, consentURL(t, authURLOf(t, "create", r), "dave"), ""); code != http.StatusOK {
+			t.Fatal("consent failed")
+		}
+		st, tl := w.do(t, "GET", "/api/mcp-connections/"+r["id"].(string)+"/tools", a.admin, nil)
+		if st != http.StatusOK || !strings.Contains(fmt.Sprint(tl), "whoami") {
+			t.Errorf("tools after consent: %d %v", st, tl)
+		}
+		if st, _ := w.do(t, "POST", "/api/mcp-connections", a.admin, map[string]any{
+			"name": "Bad mode", "url": up.MCPURL(), "workspaceId": a.id, "authMode": "kerberos"}); st != http.StatusBadRequest {
+			t.Errorf("unknown authMode: %d", st)
+		}
+		collect()
+	})
+
 	t.Run("client_credentials with a pre-registered client", func(t *testing.T) {
 		const clientSecret = "cc-secret-0b1f5e"
 		up.RegisterClient("gateway-m2m", clientSecret)
