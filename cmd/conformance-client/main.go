@@ -100,6 +100,16 @@ func run(ctx context.Context, log *slog.Logger, scenario, serverURL string, cfg 
 		return operations(ctx, pool, mcpclient.Target{ConnectionID: "conformance", URL: serverURL, Credentials: creds})
 	}
 
+	if strings.HasPrefix(scenario, "auth/cross-app-access") || strings.HasPrefix(scenario, "auth/enterprise-managed-authorization") {
+		// SEP-990: no browser; the IdP's ID token is exchanged for an ID-JAG, then for a token.
+		if _, err := svc.EnterpriseGrant(ctx, key, serverURL, upstreamauth.EnterpriseIdP{TokenURL: str(cfg, "idp_token_endpoint"),
+			ClientID: str(cfg, "idp_client_id"), IDToken: str(cfg, "idp_id_token")},
+			upstreamauth.Client{ClientID: str(cfg, "client_id"), ClientSecret: str(cfg, "client_secret")}); err != nil {
+			return err
+		}
+		return operations(ctx, pool, mcpclient.Target{ConnectionID: "conformance", URL: serverURL, Credentials: svc.Credentials(key)})
+	}
+
 	var pre *upstreamauth.Client
 	if id := str(cfg, "client_id"); id != "" {
 		pre = &upstreamauth.Client{ClientID: id, ClientSecret: str(cfg, "client_secret")}
