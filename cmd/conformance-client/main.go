@@ -110,6 +110,15 @@ func run(ctx context.Context, log *slog.Logger, scenario, serverURL string, cfg 
 		return operations(ctx, pool, mcpclient.Target{ConnectionID: "conformance", URL: serverURL, Credentials: svc.Credentials(key)})
 	}
 
+	if strings.HasPrefix(scenario, "auth/wif-") {
+		// SEP-1933: the runner's workload JWT is the assertion of a JWT bearer grant.
+		if _, err := svc.WorkloadGrant(ctx, key, serverURL, str(cfg, "valid_jwt"),
+			upstreamauth.Client{ClientID: str(cfg, "client_id"), TokenEndpointAuth: upstreamauth.AuthNone}); err != nil {
+			return err
+		}
+		return operations(ctx, pool, mcpclient.Target{ConnectionID: "conformance", URL: serverURL, Credentials: svc.Credentials(key)})
+	}
+
 	var pre *upstreamauth.Client
 	if id := str(cfg, "client_id"); id != "" {
 		pre = &upstreamauth.Client{ClientID: id, ClientSecret: str(cfg, "client_secret")}

@@ -3,6 +3,7 @@ package upstreamauth
 import (
 	"context"
 	"net/url"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
@@ -47,18 +48,49 @@ func (s *Service) EnterpriseGrant(ctx context.Context, k Key, serverURL string, 
 	if err != nil {
 		return nil, flowErr("enterprise", err, "the identity provider refused the token exchange%s", oauthReason(err))
 	}
+	return s.jwtBearer(ctx, k, d, jag.AccessToken, c, "enterprise:"+idp.ClientID)
+}
+
+// WorkloadGrant obtains and stores a grant for k with a workload identity token (workload
+// identity federation, SEP-1933: the RFC 7523 JWT bearer grant with the workload's JWT as
+// the assertion, client c — usually a public client, token endpoint auth none). A refusal is
+// returned as is, never retried with another grant type. Like EnterpriseGrant it is not a
+// connection auth mode (no workload identity source exists for a connection); the
+// conformance client uses it. Errors are *FlowError.
+func (s *Service) WorkloadGrant(ctx context.Context, k Key, serverURL, workloadJWT string, c Client) (*Grant, error) {
+	ch, err := s.probe(ctx, serverURL)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.discover(ctx, serverURL, ch)
+	if err != nil {
+		return nil, err
+	}
+	return s.jwtBearer(ctx, k, d, workloadJWT, c, "workload:"+c.ClientID)
+}
+
+// jwtBearer runs the RFC 7523 §2.1 JWT bearer grant at the discovered token endpoint with
+// assertion, authenticated as c (its method, else one the server supports), and stores the
+// grant. The resource parameter is sent as with every other grant.
+func (s *Service) jwtBearer(ctx context.Context, k Key, d *discovery, assertion string, c Client, by string) (*Grant, error) {
 	ep := d.ep
 	ep.ClientID, ep.ClientSecret, ep.Registration = c.ClientID, c.ClientSecret, "preregistered"
 	ep.AuthMethod = c.TokenEndpointAuth
 	if ep.AuthMethod == "" {
 		ep.AuthMethod = pickAuthMethod(d.authMethods, c.ClientSecret != "")
 	}
-	params := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "assertion": {jag.AccessToken}}
+	params := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "assertion": {assertion}}
+	if ep.Resource != "" {
+		params.Set("resource", ep.Resource)
+	}
+	if len(d.scopes) > 0 {
+		params.Set("scope", strings.Join(d.scopes, " "))
+	}
 	tok, err := s.tokenRequest(ctx, &ep, &c, params)
 	if err != nil {
-		return nil, flowErr("enterprise", err, "the authorization server refused the JWT bearer grant%s", oauthReason(err))
+		return nil, flowErr("jwt_bearer", err, "the authorization server refused the JWT bearer grant%s", oauthReason(err))
 	}
-	g := s.grantFrom(k, &ep, tok, d.scopes, "enterprise:"+idp.ClientID)
+	g := s.grantFrom(k, &ep, tok, d.scopes, by)
 	if err := s.store.GrantPut(ctx, g); err != nil {
 		return nil, err
 	}
