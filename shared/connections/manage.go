@@ -326,6 +326,9 @@ func (s *Service) probe(ctx context.Context, p *auth.Principal, id string, fresh
 	}
 	if fresh {
 		s.Upstreams.Disconnect(c.ID)
+		if id := s.TargetFor(ctx, c, p.Subject).ConnectionID; id != c.ID {
+			s.Upstreams.Disconnect(id) // the caller's own session of an oauth_per_user connection
+		}
 	}
 	res, err := s.Refresh(ctx, p.Subject, c)
 	if !c.Enabled {
