@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Upstream authorization rows (migrations/00006_upstream_auth.sql). The *Sealed fields are
+// Upstream authorization rows (migrations/00007_upstream_auth.sql). The *Sealed fields are
 // opaque sealed bytes (package upstreamauth seals and opens them); this package never sees
 // a token in clear.
 

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// DBStore is the Postgres Store (migrations/00006_upstream_auth.sql). Grants and pending
+// DBStore is the Postgres Store (migrations/00007_upstream_auth.sql). Grants and pending
 // authorizations are sealed whole with sealer, with the row's identity as associated data
 // (a sealed value copied to another row does not open); states are stored as SHA-256.
 type DBStore struct {
