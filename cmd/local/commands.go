@@ -28,6 +28,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/lambdaapp"
+	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/seed"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/jackc/pgx/v5"
@@ -306,8 +307,11 @@ func cmdHealthcheck(ctx context.Context) error {
 	}
 	defer d.Close()
 	s, err := health.New(health.Options{Pool: d.Pool, Pinger: d.Upstreams, Logger: d.Logger, Metrics: os.Stdout,
+		Target: func(ctx context.Context, c *db.Connection) mcpclient.Target {
+			return d.Connections.TargetFor(ctx, c, c.CreatedBy)
+		},
 		Refresh: func(ctx context.Context, c *db.Connection) error {
-			_, err := d.Connections.RefreshAndPublish(ctx, "healthcheck", c)
+			_, err := d.Connections.RefreshAndPublish(ctx, connections.HealthCheckActor, c)
 			return err
 		}}).Run(ctx)
 	if err != nil {

@@ -9,16 +9,21 @@ import (
 
 	"github.com/agentpack/gateway/functions/healthcheck/health"
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/lambdaapp"
+	"github.com/agentpack/gateway/shared/mcpclient"
 )
 
 func main() {
 	deps.Main("healthcheck", func(ctx context.Context, d *deps.Deps) error {
 		c := health.New(health.Options{Pool: d.Pool, Pinger: d.Upstreams, Logger: d.Logger, Metrics: os.Stdout,
+			Target: func(ctx context.Context, conn *db.Connection) mcpclient.Target {
+				return d.Connections.TargetFor(ctx, conn, conn.CreatedBy)
+			},
 			Refresh: func(ctx context.Context, conn *db.Connection) error {
-				_, err := d.Connections.RefreshAndPublish(ctx, "healthcheck", conn)
+				_, err := d.Connections.RefreshAndPublish(ctx, connections.HealthCheckActor, conn)
 				return err
 			},
 			Reconcile: func(ctx context.Context) error { return catalog.Rebuild(ctx, d.Pool, d.Store, nil) },

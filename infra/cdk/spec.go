@@ -28,6 +28,9 @@ type FunctionSpec struct {
 	// InvokeSelf grants lambda:InvokeFunction on the function itself (the MCP gateway runs
 	// tasks in asynchronous invocations of itself).
 	InvokeSelf bool
+	// UpstreamAuth: the function reads and refreshes upstream OAuth tokens, so it may use
+	// the UpstreamAuthKey (kms:GenerateDataKey, kms:Decrypt; docs/UPSTREAM-AUTH.md).
+	UpstreamAuth bool
 }
 
 // Functions is the stack's function table (docs/DESIGN.md §2, §4, §7, §9a).
@@ -40,6 +43,7 @@ var Functions = []FunctionSpec{
 		InvokeSelf:     true,
 		MemoryMB:       512,
 		CatalogActions: []string{"s3:GetObject"},
+		UpstreamAuth:   true,
 		Routes: []Route{
 			{"ANY", "/mcp"},
 			{"ANY", "/mcp/{workspaceId}"},
@@ -56,6 +60,7 @@ var Functions = []FunctionSpec{
 		TimeoutSeconds: 29,
 		MemoryMB:       512,
 		CatalogActions: []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
+		UpstreamAuth:   true,
 		Routes: []Route{
 			{"ANY", "/api/mcp-marketplace"},
 			{"ANY", "/api/mcp-marketplace/{proxy+}"},
@@ -65,6 +70,7 @@ var Functions = []FunctionSpec{
 			{"GET", "/api/events"},
 			{"GET", "/admin"},
 			{"GET", "/admin/{proxy+}"},
+			{"GET", "/api/oauth/{proxy+}"},
 		},
 	},
 	{
@@ -90,6 +96,7 @@ var Functions = []FunctionSpec{
 		// A refresh that finds changed tool definitions rebuilds the catalog document (§6).
 		CatalogActions: []string{"s3:GetObject", "s3:PutObject"},
 		Schedule:       "rate(30 minutes)",
+		UpstreamAuth:   true,
 	},
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsrds"
@@ -178,6 +179,18 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		overrideID(dbProxy, "DbProxy")
 	}
 
+	// ------------------------------------------------------------ upstream OAuth tokens
+	// The key-encryption key of upstream OAuth tokens (envelope encryption,
+	// docs/UPSTREAM-AUTH.md), as in template.yaml: rotated yearly, retained (deleting it would
+	// make every stored token unreadable); the account administers it, and only the functions
+	// with FunctionSpec.UpstreamAuth may use it, with the purpose encryption context.
+	authKey := awskms.NewKey(stack, jsii.String("UpstreamAuthKey"), &awskms.KeyProps{
+		Description:       jsii.String("Agentpack upstream OAuth token encryption"),
+		EnableKeyRotation: jsii.Bool(true),
+		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+	})
+	overrideID(authKey, "UpstreamAuthKey")
+
 	// ------------------------------------------------------------ functions
 	env := map[string]*string{
 		"APP_ENV":                 jsii.String("deployed"),
@@ -202,6 +215,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		"DATABASE_NAME":               jsii.String("agentpack"),
 		// Spans go to the ADOT collector layer when AdotCollectorLayerArn is set.
 		"OTEL_EXPORTER_OTLP_ENDPOINT": mon.otlpEndpoint(),
+		"UPSTREAM_AUTH_KMS_KEY_ID":    authKey.KeyId(),
 	}
 	if useRDS {
 		env["DATABASE_URL"] = jsii.String("")
@@ -282,6 +296,14 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 			Resources:  jsii.Strings(*bucket.BucketArn()),
 			Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": "catalog/*"}},
 		}))
+		if spec.UpstreamAuth {
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:        jsii.String("UpstreamAuthKeyUse"),
+				Actions:    jsii.Strings("kms:GenerateDataKey", "kms:Decrypt"),
+				Resources:  jsii.Strings(*authKey.KeyArn()),
+				Conditions: &map[string]any{"StringEquals": map[string]any{"kms:EncryptionContext:purpose": "agentpack-upstream-auth"}},
+			}))
+		}
 		if spec.InvokeSelf {
 			// As in template.yaml: the function's generated name (a reference to its own ARN
 			// would be a circular dependency).

@@ -97,9 +97,9 @@ func TestRoutes(t *testing.T) {
 		}
 	}
 	// 14 of the first release, plus /api/chats, /api/events, /admin and /admin/{proxy+}
-	// (issue 13).
-	if want != 18 {
-		t.Errorf("function table has %d routes, want 18", want)
+	// (issue 13), plus GET /api/oauth/{proxy+} (upstream OAuth callback, issue 12).
+	if want != 19 {
+		t.Errorf("function table has %d routes, want 19", want)
 	}
 	tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(want)))
 	for _, key := range []string{"ANY /mcp", "ANY /mcp/{workspaceId}", "ANY /mcp/{workspaceId}/servers/{connection}"} {

@@ -8,6 +8,8 @@
 // ALLOWED_ORIGINS (comma list of browser origins allowed to call /mcp), PORT (local, 8080),
 // and the admin console's OAuth sign-in: CONSOLE_OAUTH_CLIENT_ID, CONSOLE_OAUTH_AUTHORIZE_URL,
 // CONSOLE_OAUTH_TOKEN_URL (https when deployed), CONSOLE_OAUTH_SCOPE, CONSOLE_OAUTH_AUDIENCE.
+// UPSTREAM_AUTH_KMS_KEY_ID (the KMS key sealing upstream OAuth tokens; deployed) and
+// UPSTREAM_AUTH_KEY_FILE (the local key file instead, default .state/upstream-auth.key).
 package config
 
 import (
@@ -36,6 +38,10 @@ type Config struct {
 	AllowedOrigins        []string
 	LogLevel              string
 	Port                  string
+	// UpstreamAuthKMSKeyID is the KMS key (id, ARN or alias) that seals upstream OAuth
+	// tokens (docs/UPSTREAM-AUTH.md); "" uses UpstreamAuthKeyFile instead (local only).
+	UpstreamAuthKMSKeyID string
+	UpstreamAuthKeyFile  string
 	// UnauthenticatedLocal serves the gateway without a token as a fixed local admin; only
 	// honoured when Env is "local" (conformance runner, which cannot send headers).
 	UnauthenticatedLocal bool
@@ -69,11 +75,13 @@ func Load() (*Config, error) {
 		LogLevel:      env("LOG_LEVEL", "info"),
 		Port:          env("PORT", "8080"),
 
-		ConsoleClientID:     os.Getenv("CONSOLE_OAUTH_CLIENT_ID"),
-		ConsoleAuthorizeURL: os.Getenv("CONSOLE_OAUTH_AUTHORIZE_URL"),
-		ConsoleTokenURL:     os.Getenv("CONSOLE_OAUTH_TOKEN_URL"),
-		ConsoleScope:        os.Getenv("CONSOLE_OAUTH_SCOPE"),
-		ConsoleAudience:     os.Getenv("CONSOLE_OAUTH_AUDIENCE"),
+		ConsoleClientID:      os.Getenv("CONSOLE_OAUTH_CLIENT_ID"),
+		ConsoleAuthorizeURL:  os.Getenv("CONSOLE_OAUTH_AUTHORIZE_URL"),
+		ConsoleTokenURL:      os.Getenv("CONSOLE_OAUTH_TOKEN_URL"),
+		ConsoleScope:         os.Getenv("CONSOLE_OAUTH_SCOPE"),
+		ConsoleAudience:      os.Getenv("CONSOLE_OAUTH_AUDIENCE"),
+		UpstreamAuthKMSKeyID: os.Getenv("UPSTREAM_AUTH_KMS_KEY_ID"),
+		UpstreamAuthKeyFile:  env("UPSTREAM_AUTH_KEY_FILE", ".state/upstream-auth.key"),
 	}
 	if c.Env != "local" && c.Env != "deployed" {
 		return nil, fmt.Errorf("config: APP_ENV must be local or deployed, got %q", c.Env)

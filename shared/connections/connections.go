@@ -23,6 +23,7 @@ import (
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/jackc/pgx/v5"
 )
@@ -45,6 +46,12 @@ type Service struct {
 	// Resolver resolves upstream host names on write when the guard refuses private
 	// targets (deployed mode, docs/DESIGN.md §9); nil is net.DefaultResolver. Tests inject names.
 	Resolver Resolver
+	// Auth runs upstream authorization (oauth.go); nil: OAuth modes answer "not configured".
+	Auth *upstreamauth.Service
+	// AuthClients returns a catalog entry's pre-registered OAuth client (nil, nil: none).
+	AuthClients func(ctx context.Context, catalogEntryID string) (*upstreamauth.Client, error)
+	// AuthClientPut stores a catalog entry's pre-registered client (secret sealed) through q.
+	AuthClientPut func(ctx context.Context, q db.Querier, catalogEntryID string, c *upstreamauth.Client) error
 }
 
 func (s *Service) logger() *slog.Logger {
@@ -240,7 +247,11 @@ type RefreshResult struct {
 // connection and logs drift as an event. A failed connect is recorded, not returned: the
 // error return is for database failures only.
 func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (*RefreshResult, error) {
-	tools, info, lerr := s.Upstreams.ListTools(ctx, TargetOf(c))
+	subject := actor
+	if actor == HealthCheckActor {
+		subject = c.CreatedBy // an oauth_per_user connection is probed with its installer's grant
+	}
+	tools, info, lerr := s.Upstreams.ListTools(ctx, s.TargetFor(ctx, c, subject))
 	res := &RefreshResult{Info: info}
 	if lerr != nil {
 		// The message may quote the upstream (a JSON-RPC error text): an upstream that echoes

@@ -11,6 +11,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -38,6 +39,10 @@ type CreateInput struct {
 	// CatalogEntryID optionally links a manual connection to a catalog entry (seed: a
 	// manual connection with the same catalogEntryId does not block an install).
 	CatalogEntryID *string `json:"catalogEntryId,omitempty"`
+	// AuthMode is how the connection authorizes upstream (default headers; oauth.go).
+	AuthMode string `json:"authMode,omitempty"`
+	// ReturnTo is linked from the page the OAuth callback shows ("" for none).
+	ReturnTo string `json:"returnTo,omitempty"`
 }
 
 // Outcome is a written connection with the result of its first connect.
@@ -50,6 +55,8 @@ type Outcome struct {
 	// Warnings are client-safe notes on a write that succeeded, e.g. an install without
 	// a header that its catalog entry declares.
 	Warnings []string `json:"warnings,omitempty"`
+	// Authorization is set for OAuth connections: the consent to complete (oauth.go).
+	Authorization *Authorization `json:"authorization,omitempty"`
 }
 
 // Create adds a manual connection (admin), connects to it when enabled and stores its
@@ -70,6 +77,11 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput)
 	if in.CatalogEntryID != nil && !db.IsUUID(*in.CatalogEntryID) {
 		return nil, apperr.New(apperr.Validation, "catalogEntryId must be a UUID")
 	}
+	if in.AuthMode != "" {
+		if err := validMode(in.AuthMode); err != nil {
+			return nil, err
+		}
+	}
 	enabled := in.Enabled == nil || *in.Enabled
 	var c *db.Connection
 	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
@@ -85,10 +97,28 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput)
 		if err != nil {
 			return err
 		}
-		return logEvent(ctx, tx, p, "mcp.connection_created", c, nil)
+		if in.AuthMode != "" && in.AuthMode != c.AuthMode {
+			if err := db.ConnectionAuthModeSet(ctx, tx, c.ID, in.AuthMode); err != nil {
+				return err
+			}
+			c.AuthMode = in.AuthMode
+		}
+		return logEvent(ctx, tx, p, "mcp.connection_created", c, map[string]any{"authMode": c.AuthMode})
 	})
 	if err != nil {
 		return nil, err
+	}
+	return s.afterWriteOrAuthorize(ctx, p, c, in.ReturnTo)
+}
+
+// afterWriteOrAuthorize is afterWrite, except for an enabled oauth / oauth_per_user
+// connection, which has nothing to connect with yet: the answer carries the consent to
+// complete, and the tools are listed when the callback stores the token.
+func (s *Service) afterWriteOrAuthorize(ctx context.Context, p *auth.Principal, c *db.Connection, returnTo string) (*Outcome, error) {
+	if m := upstreamauth.Mode(c.AuthMode); c.Enabled && (m == upstreamauth.ModeOAuth || m == upstreamauth.ModeOAuthPerUser) {
+		out := &Outcome{Connection: c, Authorization: s.beginAuthorization(ctx, p, c, returnTo)}
+		out.CatalogPending = s.publish(ctx, c.WorkspaceID)
+		return out, nil
 	}
 	return s.afterWrite(ctx, p, c)
 }
@@ -118,6 +148,10 @@ type InstallInput struct {
 	WorkspaceID string            `json:"workspaceId"`
 	Name        string            `json:"name,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
+	// AuthMode overrides the catalog entry's default auth mode ("" keeps it).
+	AuthMode string `json:"authMode,omitempty"`
+	// ReturnTo is linked from the page the OAuth callback shows ("" for none).
+	ReturnTo string `json:"returnTo,omitempty"`
 	// URL replaces the URL of a template (placeholder) entry, such as
 	// https://YOUR-HOST/mcp; it is required for those and refused for any other entry.
 	URL string `json:"url,omitempty"`
@@ -184,6 +218,11 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 	if err := headers.Validate(in.Headers); err != nil { // seed step 1: the body first
 		return nil, err
 	}
+	if in.AuthMode != "" {
+		if err := validMode(in.AuthMode); err != nil {
+			return nil, err
+		}
+	}
 	var c *db.Connection
 	var warnings []string
 	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
@@ -235,12 +274,24 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 		if err := db.CatalogEntryAddInstalls(ctx, tx, entry.ID, 1); err != nil {
 			return err
 		}
-		return logEvent(ctx, tx, p, "mcp.installed", c, nil)
+		mode := in.AuthMode
+		if mode == "" {
+			if mode, err = db.CatalogEntryAuthModeGet(ctx, tx, entry.ID); err != nil {
+				return err
+			}
+		}
+		if mode != c.AuthMode {
+			if err := db.ConnectionAuthModeSet(ctx, tx, c.ID, mode); err != nil {
+				return err
+			}
+			c.AuthMode = mode
+		}
+		return logEvent(ctx, tx, p, "mcp.installed", c, map[string]any{"authMode": mode})
 	})
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.afterWrite(ctx, p, c)
+	out, err := s.afterWriteOrAuthorize(ctx, p, c, in.ReturnTo)
 	if out != nil {
 		out.Warnings = warnings
 	}

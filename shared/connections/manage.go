@@ -244,6 +244,7 @@ func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) erro
 
 // remove drops c's tools and row, uncounts its install and logs action.
 func (s *Service) remove(ctx context.Context, tx pgx.Tx, p *auth.Principal, c *db.Connection, action string) error {
+	s.revokeGrants(ctx, c) // before the row goes: its grants cascade with it
 	if err := db.ConnectionToolsDelete(ctx, tx, c.ID); err != nil {
 		return err
 	}
@@ -333,6 +334,9 @@ func (s *Service) probe(ctx context.Context, p *auth.Principal, id string, fresh
 	}
 	if fresh {
 		s.Upstreams.Disconnect(c.ID)
+		if id := s.TargetFor(ctx, c, p.Subject).ConnectionID; id != c.ID {
+			s.Upstreams.Disconnect(id) // the caller's own session of an oauth_per_user connection
+		}
 	}
 	res, err := s.Refresh(ctx, p.Subject, c)
 	if !c.Enabled {
@@ -446,6 +450,9 @@ type Status struct {
 	LastError           *string        `json:"lastError"`
 	WorkingTransport    *string        `json:"workingTransport"`
 	Tools               map[string]int `json:"tools"` // count per status: active, drifted, pending
+	// Authorization is the upstream authorization of an OAuth connection (the caller's own
+	// grant for oauth_per_user): authorized | required | expired, who and when.
+	Authorization *AuthorizationState `json:"authorization,omitempty"`
 }
 
 // Statuses returns the status of every connection p may see (admin), optionally narrowed
@@ -478,6 +485,9 @@ func (s *Service) Statuses(ctx context.Context, p *auth.Principal, ws string) ([
 			WorkingTransport: c.WorkingTransport, Tools: map[string]int{db.ToolActive: 0, db.ToolDrifted: 0, db.ToolPending: 0}}
 		for k, n := range counts[c.ID] {
 			st.Tools[k] = n
+		}
+		if st.Authorization, err = s.AuthorizationOf(ctx, &c, p.Subject); err != nil {
+			return nil, err
 		}
 		if i, ok := live[c.ID]; ok {
 			l := all[i]

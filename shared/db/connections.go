@@ -11,7 +11,7 @@ import (
 
 const connectionCols = `id, name, handle, url, transport_type, working_transport, protocol_version, headers,
 	enabled, source, catalog_entry_id, workspace_id, project_id, last_connected_at, last_error,
-	created_by, created_at, updated_at, capabilities`
+	created_by, created_at, updated_at, capabilities, auth_mode`
 
 // ConnectionNew is what ConnectionCreate writes.
 type ConnectionNew struct {

@@ -76,6 +76,9 @@ type Connection struct {
 	CreatedBy       string            `db:"created_by" json:"createdBy"`
 	CreatedAt       time.Time         `db:"created_at" json:"createdAt"`
 	UpdatedAt       time.Time         `db:"updated_at" json:"updatedAt"`
+	// AuthMode is how the connection authorizes upstream: none, headers, oauth,
+	// oauth_per_user or client_credentials (docs/UPSTREAM-AUTH.md).
+	AuthMode string `db:"auth_mode" json:"authMode"`
 }
 
 // Scope is "global", "workspace" or "project" (docs/DESIGN.md §3).

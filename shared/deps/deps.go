@@ -19,6 +19,7 @@ import (
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/telemetry"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
 )
 
@@ -37,6 +38,8 @@ type Deps struct {
 	Metrics io.Writer
 
 	telemetryShutdown func(context.Context) error
+	// Auth is upstream authorization (nil when deployed without UPSTREAM_AUTH_KMS_KEY_ID).
+	Auth *upstreamauth.Service
 }
 
 // Build connects everything cfg describes. maxConns bounds the pool (Lambda: 2).
@@ -76,6 +79,10 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 	}
 	d.Connections = &connections.Service{Pool: d.Pool, Store: d.Store, Upstreams: d.Upstreams,
 		Guard: d.Guard, Logger: d.Logger}
+	if err := d.buildAuth(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
 }
 

@@ -106,6 +106,9 @@ type Target struct {
 	// Headers are the connection's declared headers (secrets): the only headers added to
 	// upstream requests. Re-validated with headers.Validate at connect.
 	Headers map[string]string
+	// Credentials, when set, supplies the upstream access token (upstream OAuth,
+	// transport.go). Sessions are keyed by configKey: a per-user credential needs its own key.
+	Credentials Credentials
 }
 
 // Info is what worked for a target: store Transport and ProtocolVersion on the connection
@@ -553,6 +556,11 @@ func configKey(t Target) string {
 		write(n)
 		write(t.Headers[n])
 	}
+	// A credential names whose token it is (a per-user grant): its own session.
+	if id, ok := t.Credentials.(interface{ ID() string }); ok {
+		write("credentials")
+		write(id.ID())
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -672,6 +680,7 @@ func (p *Pool) connectOnce(ctx context.Context, t Target, transport string, dead
 		userAgent: p.opts.UserAgent,
 		maxBytes:  p.opts.MaxResponseBytes,
 		sse:       transport == TransportSSE,
+		creds:     t.Credentials,
 	}
 	httpClient := &http.Client{Transport: rt, CheckRedirect: urlguard.NoRedirect}
 	maxEvent := int(p.opts.MaxResponseBytes) + 64<<10 // ours trips first, with a clear error

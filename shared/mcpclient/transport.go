@@ -142,6 +142,20 @@ func probeFrom(ctx context.Context) *probe {
 	return p
 }
 
+// Credentials supplies an upstream access token for a Target (upstream OAuth: package
+// upstreamauth implements it). The roundTripper asks Token before every request and sends
+// "Authorization: Bearer <token>" (after the declared headers, so it wins); a Token error
+// fails the request before anything is sent upstream. After a 401 or 403 answer it calls
+// Unauthorized with the token that was sent; when that returns true (the token was
+// refreshed) the request is retried once with a new Token.
+type Credentials interface {
+	// Token returns the access token to send, or "" to send none.
+	Token(ctx context.Context) (string, error)
+	// Unauthorized is told of a 401/403 answer to a request sent with token. It must not
+	// read or close resp.Body. It returns true when a retry with a new Token is worthwhile.
+	Unauthorized(ctx context.Context, token string, resp *http.Response) bool
+}
+
 // roundTripper is the per-session HTTP layer between the go-sdk transports and the guarded
 // base transport: it adds the connection's declared headers (and only those: docs/DESIGN.md §6),
 // records statuses into the request's probe, and caps response sizes.
@@ -157,7 +171,8 @@ type roundTripper struct {
 	// (tasks), and the gateway needs the upstream's own.
 	initMu     sync.Mutex
 	initAnswer *bytes.Buffer
-	initDone   bool // the capabilities were read: stop copying
+	initDone   bool        // the capabilities were read: stop copying
+	creds      Credentials // Target.Credentials; nil: no Authorization from the gateway
 }
 
 // capabilities returns the capabilities member of the handshake's answer as the upstream
@@ -245,7 +260,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	tr := &reqTrace{}
 	r = r.WithContext(httptrace.WithClientTrace(r.Context(), tr.clientTrace()))
-	resp, err := rt.base.RoundTrip(r)
+	resp, err := rt.send(r)
 	goneBody := err == nil && sessionGoneAnswer(r, resp)
 	if p := probeFrom(req.Context()); p != nil {
 		p.record(r, resp, err, rt.sse, tr, goneBody)
@@ -272,6 +287,52 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, nil
 }
+
+// send sends r with the credentials' token, and once more with a refreshed one when the
+// upstream answered 401/403 and Unauthorized asked for a retry.
+func (rt *roundTripper) send(r *http.Request) (*http.Response, error) {
+	if rt.creds == nil {
+		return rt.base.RoundTrip(r)
+	}
+	ctx := r.Context()
+	token, err := rt.creds.Token(ctx)
+	if err != nil {
+		return nil, &CredentialsError{Err: err}
+	}
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := rt.base.RoundTrip(r)
+	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+		return resp, err
+	}
+	if !rt.creds.Unauthorized(ctx, token, resp) || (r.Body != nil && r.GetBody == nil) {
+		return resp, nil
+	}
+	retry := r.Clone(ctx)
+	if r.GetBody != nil {
+		if retry.Body, err = r.GetBody(); err != nil {
+			return resp, nil
+		}
+	}
+	fresh, err := rt.creds.Token(ctx)
+	if err != nil || fresh == "" {
+		return resp, nil
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	retry.Header.Set("Authorization", "Bearer "+fresh)
+	return rt.base.RoundTrip(retry)
+}
+
+// CredentialsError is a Target.Credentials refusal to supply a token: the request was not
+// sent. Err is the credentials' error (e.g. upstreamauth.ErrAuthorizationRequired).
+type CredentialsError struct{ Err error }
+
+func (e *CredentialsError) Error() string {
+	return "mcpclient: no upstream credentials: " + e.Err.Error()
+}
+func (e *CredentialsError) Unwrap() error { return e.Err }
 
 // limitedBody fails reads once a body passes max bytes; for an event stream the count is per
 // event (reset at each blank line), so a long-lived SSE stream is not cut for its total.

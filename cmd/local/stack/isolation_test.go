@@ -63,6 +63,8 @@ var restMatrix = []restRow{
 		map[string]int{"member": 403, "admin": 404, "ownMember": 403, "ownAdmin": 200, "su": 200}},
 	{"approve B's tool", "POST", func(i ids) string { return "/api/mcp-connections/" + i.conn + "/tools/echo/approve" }, nil,
 		map[string]int{"member": 403, "admin": 404, "ownMember": 403, "ownAdmin": 200, "su": 200}},
+	{"authorize B's connection upstream", "POST", func(i ids) string { return "/api/mcp-connections/" + i.conn + "/authorize" }, nil,
+		map[string]int{"member": 404, "admin": 404, "ownMember": 400, "ownAdmin": 400, "su": 400}},
 	{"B's chat's pins", "GET", func(i ids) string { return "/api/chats/" + i.chat + "/pins" }, nil,
 		map[string]int{"member": 404, "admin": 404, "ownMember": 200, "ownAdmin": 200, "su": 200}},
 	{"pin in B's chat", "POST", func(i ids) string { return "/api/chats/" + i.chat + "/pins" },

@@ -13,6 +13,7 @@ import (
 	"github.com/agentpack/gateway/functions/healthcheck/health"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/telemetry"
+	"github.com/agentpack/gateway/shared/testpeer"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -22,7 +23,8 @@ import (
 // never appear in a captured log line (debug level, access lines included), a trace span's
 // name or attributes, an audit or event row, a catalog document or a REST answer — after successful calls, refused ones and failing upstreams alike. Every
 // successful proxied call has its audit row. (UPDATE/DELETE/TRUNCATE on the audit tables
-// are refused by the database: shared/db TestAuditTablesAreAppendOnly.)
+// are refused by the database: shared/db TestAuditTablesAreAppendOnly.) Upstream OAuth
+// tokens of an authorized, refreshed connection are checked the same way (issue 12).
 func TestNoSecretsInLogsOrAudit(t *testing.T) {
 	// Trace everything this test does (not parallel: the tracer is process-wide).
 	spans := tracetest.NewSpanRecorder()
@@ -48,6 +50,25 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 	w.do(t, "POST", "/api/mcp-connections/"+a.conn+"/test", a.admin, nil)
 	w.do(t, "POST", "/api/mcp-connections/"+a.conn+"/refresh", a.admin, nil)
 	w.fx.SetStatus("POST", 0)
+
+	// Upstream OAuth (issue 12): a connection authorized by consent, tested (token used),
+	// expired and refreshed; its tokens and the DCR client secret are secrets too.
+	up := testpeer.NewOAuthUpstream(t)
+	st, e := w.do(t, "POST", "/api/mcp-marketplace", w.su, map[string]any{"name": "Protected", "url": up.MCPURL(), "category": "testing"})
+	mustStatus(t, "create oauth entry", st, http.StatusCreated, e)
+	st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+e["id"].(string)+"/install", a.admin, map[string]any{"workspaceId": a.id, "authMode": "oauth"})
+	mustStatus(t, "install oauth entry", st, http.StatusCreated, inst)
+	if code, page := browserGet(t, consentURL(t, authURLOf(t, "install", inst), "alice"), ""); code != http.StatusOK {
+		t.Fatalf("oauth callback: %d %s", code, page)
+	}
+	upstreamTokens := up.Issued() // before the refresh rotates the refresh token away
+	up.ExpireAll()
+	w.do(t, "POST", "/api/mcp-connections/"+inst["id"].(string)+"/test", a.admin, nil)
+	upstreamTokens = append(upstreamTokens, up.Issued()...)
+	refreshes, _, _ := up.Counts()
+	if refreshes != 1 || len(upstreamTokens) < 5 {
+		t.Fatalf("upstream issued %d tokens, %d refreshes", len(upstreamTokens), refreshes)
+	}
 
 	// Issue 14 item 7: an API key in the upstream URL's query (and fragment). One
 	// connection works (its key reaches the upstream), one points at a closed port (the
@@ -93,6 +114,9 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 
 	secrets := map[string]string{"header value": secretHeader, "tool argument": argSecret,
 		"URL query secret": querySecret, "dead URL query secret": deadSecret, "second query secret": userSecret, "URL fragment": fragSecret}
+	for i, tok := range upstreamTokens {
+		secrets[fmt.Sprintf("upstream OAuth token %d", i)] = tok
+	}
 	for name, tok := range map[string]string{"member A": a.member, "admin A": a.admin, "member B": b.member, "admin B": b.admin, "superuser": w.su} {
 		secrets[name+" token"] = tok
 		// The signature alone is enough to matter.
@@ -176,7 +200,7 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 	})
 	for _, p := range []string{"/api/mcp-connections/" + a.conn, "/api/mcp-connections?workspaceId=" + a.id, "/api/mcp-connections/" + a.conn + "/tools",
 		"/api/chats/" + a.chat + "/tools", "/api/mcp-marketplace/" + w.entry, "/api/mcp-connections/statuses?workspaceId=" + a.id,
-		"/api/mcp-connections/" + qconn + "/tools"} {
+		"/api/mcp-connections/" + qconn + "/tools", "/api/mcp-connections/" + inst["id"].(string)} {
 		_, raw := w.env.Do(t, "GET", p, a.admin, nil)
 		check("GET "+p, string(raw))
 	}

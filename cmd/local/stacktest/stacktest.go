@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ import (
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/seed"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -112,6 +114,18 @@ func New(t testing.TB, o *Options) *Env {
 	// As in Lambda (lambdaapp.Start): ids, one access line per request, trace spans.
 	e.Server = httptest.NewServer(lambdaapp.Wrap(e.Stack.Handler, logger))
 	e.URL = e.Server.URL
+	// Upstream authorization: its redirect URI is this server's callback, so it is wired
+	// once the port is known (the handlers read Connections.Auth per request).
+	sealer, err := upstreamauth.NewKeyFileSealer(filepath.Join(t.TempDir(), "upstream-auth.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	authStore := upstreamauth.NewDBStore(pool, sealer)
+	e.Deps.Auth = upstreamauth.New(upstreamauth.Options{Store: authStore,
+		HTTPClient: guard.HTTPClient(15 * time.Second), CheckURL: guard.CheckURL,
+		RedirectURL: e.URL + deps.CallbackPath, Logger: logger})
+	e.Deps.Connections.Auth = e.Deps.Auth
+	e.Deps.Connections.AuthClients, e.Deps.Connections.AuthClientPut = authStore.ClientGet, authStore.ClientPut
 	t.Cleanup(func() {
 		e.Server.Close()
 		_ = up.Close()

@@ -95,6 +95,9 @@ type Options struct {
 	AttemptTimeout time.Duration
 	// Retries are the waits before each retry (default 1 s, 2 s, 4 s: four attempts).
 	Retries []time.Duration
+	// Target, when set, builds the upstream target of a connection (the stored OAuth
+	// token included: connections.Service.TargetFor); nil is connections.TargetOf.
+	Target func(ctx context.Context, c *db.Connection) mcpclient.Target
 	// Concurrency is how many checks run at once (default 4).
 	Concurrency int
 	// Reserve is the time kept free before the deadline for state writes and the summary
@@ -283,6 +286,9 @@ func (c *Checker) check(ctx context.Context, cand *db.HealthCandidate) Result {
 	start := c.o.Clock.Now()
 	r := Result{EntryID: cand.EntryID, EntryName: cand.EntryName, ConnectionID: cand.Connection.ID}
 	target := connections.TargetOf(&cand.Connection)
+	if c.o.Target != nil {
+		target = c.o.Target(ctx, &cand.Connection)
+	}
 	// Ping connects afresh and caches nothing: a warm gateway session must not make a dead
 	// upstream look alive.
 	info, attempts, err := c.ping(ctx, target)

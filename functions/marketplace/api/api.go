@@ -13,6 +13,7 @@
 //	DELETE /api/mcp-marketplace/{id}                      204 401 403 404 409
 //	POST   /api/mcp-marketplace/{id}/install              201 400 401 403 404 409
 //	DELETE /api/mcp-marketplace/{id}/install?workspaceId= 204 400 401 403 404
+//	PUT    /api/mcp-marketplace/{id}/auth                 200 400 401 403 404
 //	GET    /api/mcp-connections                           200 401 403 404
 //	POST   /api/mcp-connections                           201 400 401 403 404 422
 //	GET    /api/mcp-connections/statuses                  200 401 403 404
@@ -25,6 +26,8 @@
 //	GET    /api/mcp-connections/{id}/tools                200 401 403 404
 //	POST   /api/mcp-connections/{id}/tools/{name}/approve 200 401 403 404
 //	GET    /api/events                                    200 400 401 403 404
+//	POST   /api/mcp-connections/{id}/authorize            200 400 401 403 404
+//	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
 //	GET    /api/openapi.json                              200 (no token)
 //
 // Errors are {"error": {"code", "message", "hint"?, "errorId"?, "details"?}} with the
@@ -76,6 +79,7 @@ var Routes = []Route{
 	{"DELETE /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogDelete }},
 	{"POST /api/mcp-marketplace/{id}/install", func(a *API) handlerFunc { return a.install }},
 	{"DELETE /api/mcp-marketplace/{id}/install", func(a *API) handlerFunc { return a.uninstall }},
+	{"PUT /api/mcp-marketplace/{id}/auth", func(a *API) handlerFunc { return a.catalogEntryAuth }},
 	{"GET /api/mcp-connections", func(a *API) handlerFunc { return a.connectionList }},
 	{"POST /api/mcp-connections", func(a *API) handlerFunc { return a.connectionCreate }},
 	{"GET /api/mcp-connections/statuses", func(a *API) handlerFunc { return a.connectionStatuses }},
@@ -88,10 +92,17 @@ var Routes = []Route{
 	{"GET /api/mcp-connections/{id}/tools", func(a *API) handlerFunc { return a.connectionTools }},
 	{"POST /api/mcp-connections/{id}/tools/{name}/approve", func(a *API) handlerFunc { return a.toolApprove }},
 	{"GET /api/events", func(a *API) handlerFunc { return a.eventList }},
+	{"POST /api/mcp-connections/{id}/authorize", func(a *API) handlerFunc { return a.connectionAuthorize }},
 }
 
 // OpenAPIPath is where the OpenAPI description is served, without authentication.
 const OpenAPIPath = "/api/openapi.json"
+
+// OAuthCallbackPath is the redirect URI of upstream authorization (docs/UPSTREAM-AUTH.md).
+const OAuthCallbackPath = "/api/oauth/callback"
+
+// ClientMetadataPath serves the gateway's OAuth client ID metadata document (public).
+const ClientMetadataPath = "/api/oauth/client-metadata.json"
 
 // Handler returns the routes, each behind bearer authentication (the OpenAPI document
 // excepted), with request ids and panic recovery.
@@ -110,6 +121,14 @@ func (a *API) Handler() http.Handler {
 		})))
 	}
 	mux.HandleFunc("GET "+OpenAPIPath, serveOpenAPI)
+	if a.Connections != nil {
+		// The browser's return from an upstream's authorization server: no bearer token needed
+		// (the state binds it), one is checked when present (shared/connections/oauth.go).
+		mux.Handle("GET "+OAuthCallbackPath, a.Connections.OAuthCallback(a.Verifier))
+		if a.Connections.Auth != nil {
+			mux.Handle("GET "+ClientMetadataPath, a.Connections.Auth.ClientMetadataHandler())
+		}
+	}
 	if a.Console != nil {
 		ch := console.Handler(*a.Console)
 		mux.Handle(console.Prefix, ch)
@@ -224,7 +243,50 @@ func (a *API) connectionGet(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, connectionView(c, nil))
+	v := connectionView(c, nil)
+	if st, err := a.Connections.AuthorizationOf(r.Context(), c, p.Subject); err != nil {
+		return err
+	} else if st != nil {
+		v["authorization"] = st
+	}
+	httpapi.JSON(w, http.StatusOK, v)
+	return nil
+}
+
+// catalogEntryAuth is PUT /api/mcp-marketplace/{id}/auth (superuser): the entry's default
+// auth mode and pre-registered OAuth client; the secret is stored sealed and never answered.
+func (a *API) catalogEntryAuth(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireCatalogWriter(p); err != nil {
+		return err
+	}
+	var in connections.EntryAuthInput
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	out, err := a.Connections.SetEntryAuth(r.Context(), p, r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, out)
+	return nil
+}
+
+// connectionAuthorize is POST /api/mcp-connections/{id}/authorize {returnTo?}: (re-)start
+// the upstream consent; answers {status, authorizationUrl?, reason?}.
+func (a *API) connectionAuthorize(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	var in struct {
+		ReturnTo string `json:"returnTo,omitempty"`
+	}
+	if r.ContentLength != 0 {
+		if err := httpapi.Decode(w, r, &in); err != nil {
+			return err
+		}
+	}
+	out, err := a.Connections.Authorize(r.Context(), p, r.PathValue("id"), in.ReturnTo)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -313,6 +375,9 @@ func outcomeView(out *connections.Outcome) map[string]any {
 	if out.CatalogPending {
 		v["catalogPending"] = true
 	}
+	if out.Authorization != nil {
+		v["authorization"] = out.Authorization
+	}
 	if len(out.Warnings) > 0 {
 		v["warnings"] = out.Warnings
 	}
@@ -326,6 +391,7 @@ func connectionView(c *db.Connection, connect *connections.RefreshResult) map[st
 		"source": c.Source, "catalogEntryId": c.CatalogEntryID, "workspaceId": c.WorkspaceID,
 		"projectId": c.ProjectID, "scope": c.Scope(), "lastConnectedAt": c.LastConnectedAt,
 		"lastError": c.LastError, "createdBy": c.CreatedBy, "createdAt": c.CreatedAt, "updatedAt": c.UpdatedAt,
+		"authMode": c.AuthMode,
 	}
 	if connect != nil {
 		v["connect"] = connect

@@ -189,8 +189,8 @@ func (g *Gateway) audit(ctx context.Context, st *requestState, tool, version, ki
 	return nil
 }
 
-// targetCache keeps each connection's upstream target (URL, transport, headers) in a
-// warm process, keyed by connection id and invalidated when the catalog shows a newer
+// targetCache keeps each connection's row (URL, transport, headers, auth mode) in a warm
+// process, keyed by connection id and invalidated when the catalog shows a newer
 // updatedAt. Headers are read from Postgres, never from the catalog document.
 type targetCache struct {
 	mu sync.Mutex
@@ -199,28 +199,54 @@ type targetCache struct {
 
 type cachedTarget struct {
 	updatedAt time.Time
-	t         mcpclient.Target
+	row       *db.Connection
 }
 
 func newTargetCache() *targetCache { return &targetCache{m: map[string]cachedTarget{}} }
 
-func (tc *targetCache) get(ctx context.Context, pool *db.Pool, c *catalog.Connection) (mcpclient.Target, error) {
+// row returns connection c's row (cached per updatedAt); NOT_FOUND when it was removed.
+func (tc *targetCache) row(ctx context.Context, pool *db.Pool, c *catalog.Connection) (*db.Connection, error) {
 	tc.mu.Lock()
 	ct, ok := tc.m[c.ID]
 	tc.mu.Unlock()
 	if ok && ct.updatedAt.Equal(c.UpdatedAt) {
-		return ct.t, nil
+		return ct.row, nil
 	}
 	row, err := db.ConnectionGet(ctx, pool, c.ID)
 	if err != nil {
 		if apperr.CodeOf(err) == apperr.NotFound {
-			return mcpclient.Target{}, apperr.New(apperr.NotFound, "this server was removed")
+			return nil, apperr.New(apperr.NotFound, "this server was removed")
 		}
-		return mcpclient.Target{}, err
+		return nil, err
 	}
-	t := connections.TargetOf(row)
 	tc.mu.Lock()
-	tc.m[c.ID] = cachedTarget{updatedAt: c.UpdatedAt, t: t}
+	tc.m[c.ID] = cachedTarget{updatedAt: c.UpdatedAt, row: row}
 	tc.mu.Unlock()
-	return t, nil
+	return row, nil
+}
+
+// preparedCall is where a proxied request goes: the target to forward to, or — for an
+// OAuth connection the caller has no usable token for — the answer to give instead
+// (nothing is sent upstream; connections.PrepareCall): a result (isError with the
+// authorization link, for clients before 2025-11-25) or a JSON-RPC error (-32042 with it).
+type preparedCall struct {
+	target    mcpclient.Target
+	answer    *mcp.CallToolResult
+	answerErr error
+}
+
+// prepare resolves connection c's target for st's principal (docs/UPSTREAM-AUTH.md).
+func (g *Gateway) prepare(ctx context.Context, st *requestState, c *catalog.Connection, version string) (*preparedCall, error) {
+	row, err := g.targets.row(ctx, g.o.Pool, c)
+	if err != nil {
+		return nil, err
+	}
+	if g.o.Connections == nil {
+		return &preparedCall{target: connections.TargetOf(row)}, nil
+	}
+	t, answer, answerErr, err := g.o.Connections.PrepareCall(ctx, row, st.principal, version)
+	if err != nil {
+		return nil, err
+	}
+	return &preparedCall{target: t, answer: answer, answerErr: answerErr}, nil
 }

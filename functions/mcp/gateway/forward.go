@@ -532,9 +532,22 @@ func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxied
 	}
 	var res json.RawMessage
 	callCtx, cancel := g.callContext(ctx, st)
-	target, err := g.targets.get(callCtx, g.o.Pool, ref.c) // under the call's deadline too
+	pc, err := g.prepare(callCtx, st, ref.c, st.version) // under the call's deadline too
+	if err == nil && (pc.answer != nil || pc.answerErr != nil) {
+		// No usable upstream token for this caller: the way to authorize, nothing forwarded.
+		cancel()
+		logx.Annotate(ctx, logx.FieldOutcome, "authorization_required")
+		if pc.answerErr != nil {
+			return nil, pc.answerErr
+		}
+		b, merr := json.Marshal(pc.answer)
+		if merr != nil {
+			return nil, g.internalError(ctx, "tools/call", merr, nil)
+		}
+		return b, nil
+	}
 	if err == nil {
-		res, err = g.o.Upstreams.Forward(callCtx, target, "tools/call", up, relayFor(st, p["_meta"]))
+		res, err = g.o.Upstreams.Forward(callCtx, pc.target, "tools/call", up, relayFor(st, p["_meta"]))
 	}
 	cancel()
 	d := time.Since(start)
@@ -580,6 +593,16 @@ func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxied
 		}
 	}
 	return res, nil
+}
+
+// answerText is the text of an authorization answer (its first text content).
+func answerText(r *mcp.CallToolResult) string {
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return "authorize it in the console"
 }
 
 // plainParams is a tools/call's params without a "task" member: a client of a revision
@@ -681,10 +704,18 @@ func (g *Gateway) forwardMethod(ctx context.Context, st *requestState, c *catalo
 	}
 	start := time.Now()
 	callCtx, cancel := g.callContext(ctx, st)
-	target, err := g.targets.get(callCtx, g.o.Pool, c)
+	pc, err := g.prepare(callCtx, st, c, st.version)
+	if err == nil && pc.answerErr != nil {
+		cancel()
+		return nil, pc.answerErr
+	}
+	if err == nil && pc.answer != nil {
+		cancel()
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "this server needs authorization: " + answerText(pc.answer)}
+	}
 	var res json.RawMessage
 	if err == nil {
-		res, err = g.o.Upstreams.Forward(callCtx, target, method, up, nil)
+		res, err = g.o.Upstreams.Forward(callCtx, pc.target, method, up, nil)
 	}
 	cancel()
 	if err == nil {

@@ -33,7 +33,9 @@ type requestState struct {
 	snap      *catalog.Snapshot
 	requestID string
 	deadline  time.Time
-	// newProtocol is set for 2026-07-28 (sessionless) requests.
+	// version is the request's Mcp-Protocol-Version header ("" when absent); newProtocol is
+	// set for 2026-07-28 (sessionless) requests.
+	version     string
 	newProtocol bool
 	// acceptsSSE: the client accepts text/event-stream; relay collects the notifications
 	// relayed from upstreams for this request (relay.go).
@@ -102,7 +104,8 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st.requestID = reqID
-	st.newProtocol = r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"
+	st.version = r.Header.Get("Mcp-Protocol-Version")
+	st.newProtocol = st.version >= "2026-07-28"
 	if dl, ok := ctx.Deadline(); ok {
 		st.deadline = dl
 	}

@@ -141,6 +141,14 @@ func (g *Gateway) createTask(ctx context.Context, st *requestState, name string,
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
+	// A caller without a usable upstream token gets the way to authorize, not a task.
+	if pc, err := g.prepare(ctx, st, ref.c, st.version); err != nil {
+		return nil, g.taskStoreError(ctx, err)
+	} else if pc.answerErr != nil {
+		return nil, pc.answerErr
+	} else if pc.answer != nil {
+		return pc.answer, nil
+	}
 	connID := ref.c.ID
 	row.ConnectionID = &connID
 	saved, err := db.TaskInsert(ctx, g.o.Pool, row)
@@ -218,7 +226,7 @@ func (g *Gateway) forwardRaw(ctx context.Context, st *requestState, connID, meth
 	row, err := db.ConnectionGet(callCtx, g.o.Pool, connID)
 	var res json.RawMessage
 	if err == nil {
-		res, err = g.o.Upstreams.Forward(callCtx, connections.TargetOf(row), method, params, nil)
+		res, err = g.o.Upstreams.Forward(callCtx, g.targetFor(callCtx, row, st.principal.Subject), method, params, nil)
 	}
 	if err == nil {
 		return res, nil
@@ -277,6 +285,15 @@ func (g *Gateway) serveUpstreamTask(ctx context.Context, st *requestState, metho
 	return taskObject(row), nil
 }
 
+// targetFor is connection row's target with subject's upstream credentials (the task's
+// owner), or the plain target without a connection service.
+func (g *Gateway) targetFor(ctx context.Context, row *db.Connection, subject string) mcpclient.Target {
+	if g.o.Connections == nil {
+		return connections.TargetOf(row)
+	}
+	return g.o.Connections.TargetFor(ctx, row, subject)
+}
+
 // taskSupport returns a tool definition's execution.taskSupport ("" when absent).
 func taskSupport(def json.RawMessage) string {
 	var d struct {
@@ -318,7 +335,7 @@ func (g *Gateway) RunTask(ctx context.Context, job TaskJob) error {
 	row, err := db.ConnectionGet(ctx, g.o.Pool, job.ConnectionID)
 	if err == nil {
 		up := mcpclient.WithCallTimeout(logx.WithRequestID(ctx, job.RequestID), g.o.TaskTimeout)
-		res, err = g.o.Upstreams.Forward(up, connections.TargetOf(row), "tools/call", job.Params, nil)
+		res, err = g.o.Upstreams.Forward(up, g.targetFor(ctx, row, job.Principal), "tools/call", job.Params, nil)
 	}
 	d := time.Since(start)
 	store := context.WithoutCancel(ctx)

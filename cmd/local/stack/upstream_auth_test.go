@@ -1,0 +1,505 @@
+package stack_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/testpeer"
+	"github.com/agentpack/gateway/shared/upstreamauth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// browserGet GETs u like a browser returning from an authorization server: no bearer token
+// unless token is set. It returns the status and the page.
+func browserGet(t *testing.T, u, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// consentURL plays the upstream user's consent and returns the gateway callback URL.
+func consentURL(t *testing.T, authURL, user string) string {
+	t.Helper()
+	loc, err := testpeer.Consent(t.Context(), authURL, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc.String()
+}
+
+func authURLOf(t *testing.T, what string, b map[string]any) string {
+	t.Helper()
+	a, _ := b["authorization"].(map[string]any)
+	u, _ := a["authorizationUrl"].(string)
+	if a["status"] != upstreamauth.OutcomeRequired || u == "" {
+		t.Fatalf("%s: authorization = %v", what, b["authorization"])
+	}
+	return u
+}
+
+// TestUpstreamOAuth is the consent round trip end to end through the REST function, the
+// callback and the upstream client, against a loopback OAuth-protected MCP server
+// (testpeer.OAuthUpstream: dynamic registration, PKCE, resource, refresh with rotation,
+// revocation): install answers an authorizationUrl; the callback stores the token and lists
+// the tools; the token is refreshed on a 401; a refused refresh shows "expired"; states are
+// single use and bound to their caller and workspace; oauth_per_user reaches the upstream as
+// each member's own account; uninstall revokes and deletes the tokens; no token ever shows
+// in logs, event_log, catalog documents or answers.
+func TestUpstreamOAuth(t *testing.T) {
+	w := newWorld(t, nil)
+	a, b := w.ws["A"], w.ws["B"]
+	up := testpeer.NewOAuthUpstream(t)
+	st, e := w.do(t, "POST", "/api/mcp-marketplace", w.su, map[string]any{
+		"name": "Protected", "url": up.MCPURL(), "transportType": "streamable-http", "category": "testing"})
+	mustStatus(t, "create entry", st, http.StatusCreated, e)
+	entry := e["id"].(string)
+	if err := db.CatalogEntryAuthModeSet(t.Context(), w.env.Pool, entry, "oauth"); err != nil {
+		t.Fatal(err)
+	}
+	var tokens []string // every token the upstream issued, for the leak check
+	collect := func() {
+		for _, tok := range up.Issued() {
+			if !slices.Contains(tokens, tok) {
+				tokens = append(tokens, tok)
+			}
+		}
+	}
+
+	// Install: the entry's default mode is oauth, so the answer is a consent to complete.
+	st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+entry+"/install", a.admin, map[string]any{"workspaceId": a.id})
+	mustStatus(t, "install", st, http.StatusCreated, inst)
+	conn, handle := inst["id"].(string), inst["handle"].(string)
+	if inst["authMode"] != "oauth" {
+		t.Errorf("authMode = %v", inst["authMode"])
+	}
+	authURL := authURLOf(t, "install", inst)
+	st, c := w.do(t, "GET", "/api/mcp-connections/"+conn, a.admin, nil)
+	mustStatus(t, "get", st, http.StatusOK, c)
+	if az := c["authorization"].(map[string]any); az["authorization"] != "required" {
+		t.Errorf("before consent: %v", az)
+	}
+
+	// Consent, then the browser comes back to the callback without any gateway credential.
+	callback := consentURL(t, authURL, "alice")
+	if !strings.HasPrefix(callback, w.env.URL+"/api/oauth/callback?") {
+		t.Fatalf("callback URL %s", callback)
+	}
+	code, page := browserGet(t, callback, "")
+	if code != http.StatusOK || !strings.Contains(page, `data-status="authorized"`) {
+		t.Fatalf("callback: %d %s", code, page)
+	}
+	collect()
+	st, c = w.do(t, "GET", "/api/mcp-connections/"+conn, a.admin, nil)
+	mustStatus(t, "get", st, http.StatusOK, c)
+	az := c["authorization"].(map[string]any)
+	if az["authorization"] != "authorized" || az["authorizedBy"] != "admin-A" || az["authorizedAt"] == nil {
+		t.Errorf("after consent: %v", az)
+	}
+	// The tools were listed with the new token and appear in the gateway.
+	_, m := w.rpc(t, "/mcp/"+a.id, a.admin, "tools/list", nil, nil)
+	if !strings.Contains(fmt.Sprint(m), "mcp_"+handle+"_whoami") {
+		t.Errorf("tools/list lacks mcp_%s_whoami: %v", handle, m)
+	}
+
+	t.Run("replayed callback", func(t *testing.T) {
+		code, page := browserGet(t, callback, "")
+		if code != http.StatusBadRequest || !strings.Contains(page, "already used") {
+			t.Errorf("replay: %d %s", code, page)
+		}
+	})
+	t.Run("callback of another workspace's connection", func(t *testing.T) {
+		st, r := w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
+		mustStatus(t, "authorize", st, http.StatusOK, r)
+		cb := consentURL(t, r["authorizationUrl"].(string), "mallory")
+		code, page := browserGet(t, cb, b.admin)
+		if code != http.StatusBadRequest || !strings.Contains(page, "another user or workspace") {
+			t.Errorf("B's admin completed A's authorization: %d %s", code, page)
+		}
+		// and the state is spent
+		if code, _ := browserGet(t, cb, a.admin); code != http.StatusBadRequest {
+			t.Errorf("state reusable after a refused callback: %d", code)
+		}
+		if st, _ := w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", b.admin, nil); st != http.StatusNotFound {
+			t.Errorf("B's admin may authorize A's connection: %d", st)
+		}
+		if st, _ := w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.member, nil); st != http.StatusForbidden {
+			t.Errorf("a member may re-authorize a shared oauth connection: %d", st)
+		}
+	})
+	t.Run("refresh on 401", func(t *testing.T) {
+		up.ExpireAll()
+		before, _, _ := up.Counts()
+		st, r := w.do(t, "POST", "/api/mcp-connections/"+conn+"/test", a.admin, nil)
+		if st != http.StatusOK || r["success"] != true {
+			t.Fatalf("test after expiry: %d %v", st, r)
+		}
+		if after, _, _ := up.Counts(); after != before+1 {
+			t.Errorf("refreshes %d → %d", before, after)
+		}
+		collect()
+	})
+	t.Run("revoked refresh token", func(t *testing.T) {
+		up.SetRefuseRefresh(true)
+		defer up.SetRefuseRefresh(false)
+		up.ExpireAll()
+		_, _, calls := up.Counts()
+		st, r := w.do(t, "POST", "/api/mcp-connections/"+conn+"/test", a.admin, nil)
+		if st != http.StatusOK || r["success"] != false {
+			t.Fatalf("test with a revoked refresh token: %d %v", st, r)
+		}
+		_, c := w.do(t, "GET", "/api/mcp-connections/"+conn, a.admin, nil)
+		if az := c["authorization"].(map[string]any); az["authorization"] != "expired" || !strings.Contains(fmt.Sprint(az["reason"]), "invalid_grant") {
+			t.Errorf("status after a refused refresh: %v", az)
+		}
+		// With no usable token nothing is sent upstream.
+		row, _ := db.ConnectionGet(t.Context(), w.env.Pool, conn)
+		tgt := w.env.Deps.Connections.TargetFor(t.Context(), row, "admin-A")
+		_, err := w.env.Deps.Upstreams.CallTool(t.Context(), tgt, &mcp.CallToolParams{Name: "whoami"})
+		if err == nil {
+			t.Error("a call went through without a usable token")
+		}
+		if _, _, after := up.Counts(); after["alice"] != calls["alice"] {
+			t.Errorf("the upstream tool ran %d more times", after["alice"]-calls["alice"])
+		}
+		// The gateway's answer: a member is told to ask an admin, an admin gets the link.
+		_, res, rpcErr, err := w.env.Deps.Connections.PrepareCall(t.Context(), row,
+			&auth.Principal{Subject: "member-A", Role: auth.RoleMember, Workspaces: []string{a.id}}, "2025-11-25")
+		if err != nil || rpcErr != nil || res == nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "admin") {
+			t.Errorf("member's answer for an expired shared grant: %v %v %v", res, rpcErr, err)
+		}
+		_, _, rpcErr, _ = w.env.Deps.Connections.PrepareCall(t.Context(), row,
+			&auth.Principal{Subject: "admin-A", Role: auth.RoleAdmin, Workspaces: []string{a.id}}, "2025-11-25")
+		if je := (*jsonrpc.Error)(nil); !errors.As(rpcErr, &je) || je.Code != -32042 || !strings.Contains(string(je.Data), "expired") {
+			t.Errorf("admin's answer for an expired shared grant: %v", rpcErr)
+		}
+		// Re-authorize.
+		st, r = w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
+		mustStatus(t, "re-authorize", st, http.StatusOK, r)
+		if code, page := browserGet(t, consentURL(t, r["authorizationUrl"].(string), "alice"), a.admin); code != 200 {
+			t.Fatalf("re-authorize callback: %d %s", code, page)
+		}
+		collect()
+		_, c = w.do(t, "GET", "/api/mcp-connections/"+conn, a.admin, nil)
+		if az := c["authorization"].(map[string]any); az["authorization"] != "authorized" {
+			t.Errorf("after re-authorizing: %v", az)
+		}
+	})
+
+	t.Run("oauth_per_user", func(t *testing.T) {
+		st, e := w.do(t, "POST", "/api/mcp-marketplace", w.su, map[string]any{
+			"name": "Protected per user", "url": up.MCPURL(), "transportType": "streamable-http", "category": "testing"})
+		mustStatus(t, "create entry", st, http.StatusCreated, e)
+		st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+e["id"].(string)+"/install", a.admin,
+			map[string]any{"workspaceId": a.id, "authMode": "oauth_per_user"})
+		mustStatus(t, "install", st, http.StatusCreated, inst)
+		pconn := inst["id"].(string)
+		accounts := map[string]string{"admin-A": "carol", "member-A": "bob"}
+		if code, _ := browserGet(t, consentURL(t, authURLOf(t, "install", inst), accounts["admin-A"]), ""); code != 200 {
+			t.Fatal("admin consent failed")
+		}
+		st, r := w.do(t, "POST", "/api/mcp-connections/"+pconn+"/authorize", a.member, nil)
+		mustStatus(t, "member authorize", st, http.StatusOK, r)
+		if code, _ := browserGet(t, consentURL(t, r["authorizationUrl"].(string), accounts["member-A"]), a.member); code != 200 {
+			t.Fatal("member consent failed")
+		}
+		collect()
+		row, err := db.ConnectionGet(t.Context(), w.env.Pool, pconn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for sub, account := range accounts {
+			tgt := w.env.Deps.Connections.TargetFor(t.Context(), row, sub)
+			res, err := w.env.Deps.Upstreams.CallTool(t.Context(), tgt, &mcp.CallToolParams{Name: "whoami"})
+			if err != nil || res.Content[0].(*mcp.TextContent).Text != account {
+				t.Errorf("%s reached the upstream as %v (%v), want %s", sub, res, err, account)
+			}
+		}
+		_, _, before := up.Counts()
+		tgt := w.env.Deps.Connections.TargetFor(t.Context(), row, "member-A2")
+		if _, err := w.env.Deps.Upstreams.CallTool(t.Context(), tgt, &mcp.CallToolParams{Name: "whoami"}); err == nil {
+			t.Error("a member without a grant reached the upstream")
+		}
+		if _, err := tgt.Credentials.Token(t.Context()); !errors.Is(err, upstreamauth.ErrAuthorizationRequired) {
+			t.Errorf("Token = %v", err)
+		}
+		// What the gateway answers that member instead (connections.Service.PrepareCall).
+		member2 := &auth.Principal{Subject: "member-A2", Role: auth.RoleMember, Workspaces: []string{a.id}}
+		for _, v := range []string{"2025-11-25", "2026-07-28", "2025-06-18"} {
+			_, res, rpcErr, err := w.env.Deps.Connections.PrepareCall(t.Context(), row, member2, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v >= "2025-11-25" {
+				var je *jsonrpc.Error
+				if !errors.As(rpcErr, &je) || je.Code != -32042 || !strings.Contains(string(je.Data), "/authorize?") || res != nil {
+					t.Errorf("%s: answer %v / %v, want the -32042 error with the link", v, res, rpcErr)
+				}
+				continue
+			}
+			if rpcErr != nil || res == nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "/authorize?") {
+				t.Errorf("%s: answer %v / %v, want isError with the link", v, res, rpcErr)
+			}
+		}
+		// A member with a grant goes through.
+		m1 := &auth.Principal{Subject: "member-A", Role: auth.RoleMember, Workspaces: []string{a.id}}
+		if tgt, res, rpcErr, err := w.env.Deps.Connections.PrepareCall(t.Context(), row, m1, "2025-11-25"); err != nil || res != nil || rpcErr != nil || tgt.Credentials == nil {
+			t.Errorf("member with a grant: %v %v %v", res, rpcErr, err)
+		}
+		// Through the gateway itself: each caller reaches the upstream as their own account;
+		// a member without a grant gets the way to authorize (-32042 from 2025-11-25, an
+		// isError result with the link before) and nothing is forwarded.
+		whoami := "mcp_" + inst["handle"].(string) + "_whoami"
+		for tok, account := range map[string]string{a.admin: "carol", a.member: "bob"} {
+			_, m, out := w.call(t, "/mcp/"+a.id, tok, whoami, map[string]any{}, map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+			if out != "ok" || !strings.Contains(fmt.Sprint(m["result"]), account) {
+				t.Errorf("gateway call as %s: %s %v", account, out, m)
+			}
+		}
+		_, _, before = up.Counts()
+		noGrant := stacktest.Token(t, "member-A2", auth.RoleMember, a.id)
+		_, m, _ := w.call(t, "/mcp/"+a.id, noGrant, whoami, map[string]any{}, map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(-32042) || !strings.Contains(fmt.Sprint(e["data"]), "/authorize?") {
+			t.Errorf("gateway at 2025-11-25 for a member without a grant: %v", m)
+		}
+		_, m, out := w.call(t, "/mcp/"+a.id, noGrant, whoami, map[string]any{}, map[string]string{"Mcp-Protocol-Version": "2025-06-18"})
+		if out != "upstream-error" || !strings.Contains(fmt.Sprint(m["result"]), "/authorize?") {
+			t.Errorf("gateway at 2025-06-18 for a member without a grant: %s %v", out, m)
+		}
+		if _, _, after := up.Counts(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("the upstream saw calls from a member without a grant: %v → %v", before, after)
+		}
+		// Each sees their own status.
+		for tok, want := range map[string]string{a.member: "member-A", a.admin: "admin-A"} {
+			st, s := w.do(t, "GET", "/api/mcp-connections/statuses?workspaceId="+a.id, tok, nil)
+			if tok == a.member {
+				if st != http.StatusForbidden {
+					t.Errorf("statuses for a member: %d", st)
+				}
+				continue
+			}
+			for _, x := range s["statuses"].([]any) {
+				x := x.(map[string]any)
+				if x["connectionId"] == pconn && x["authorization"].(map[string]any)["authorizedBy"] != want {
+					t.Errorf("statuses show %v for %s", x["authorization"], want)
+				}
+			}
+		}
+	})
+
+	t.Run("manual oauth connection", func(t *testing.T) {
+		st, r := w.do(t, "POST", "/api/mcp-connections", a.admin, map[string]any{
+			"name": "Manual protected", "url": up.MCPURL(), "workspaceId": a.id, "authMode": "oauth"})
+		mustStatus(t, "create", st, http.StatusCreated, r)
+		if code, _ := browserGet(t, consentURL(t, authURLOf(t, "create", r), "dave"), ""); code != http.StatusOK {
+			t.Fatal("consent failed")
+		}
+		st, tl := w.do(t, "GET", "/api/mcp-connections/"+r["id"].(string)+"/tools", a.admin, nil)
+		if st != http.StatusOK || !strings.Contains(fmt.Sprint(tl), "whoami") {
+			t.Errorf("tools after consent: %d %v", st, tl)
+		}
+		if st, _ := w.do(t, "POST", "/api/mcp-connections", a.admin, map[string]any{
+			"name": "Bad mode", "url": up.MCPURL(), "workspaceId": a.id, "authMode": "kerberos"}); st != http.StatusBadRequest {
+			t.Errorf("unknown authMode: %d", st)
+		}
+		collect()
+	})
+
+	t.Run("client_credentials with a pre-registered client", func(t *testing.T) {
+		const clientSecret = "cc-secret-0b1f5e"
+		up.RegisterClient("gateway-m2m", clientSecret)
+		st, e := w.do(t, "POST", "/api/mcp-marketplace", w.su, map[string]any{
+			"name": "Protected m2m", "url": up.MCPURL(), "transportType": "streamable-http", "category": "testing"})
+		mustStatus(t, "create entry", st, http.StatusCreated, e)
+		id := e["id"].(string)
+		body := map[string]any{"authMode": "client_credentials", "client": map[string]any{
+			"clientId": "gateway-m2m", "clientSecret": clientSecret, "tokenEndpointAuth": "client_secret_basic"}}
+		if st, _ := w.do(t, "PUT", "/api/mcp-marketplace/"+id+"/auth", a.admin, body); st != http.StatusForbidden {
+			t.Errorf("an admin set a shared entry's client: %d", st)
+		}
+		st, r := w.do(t, "PUT", "/api/mcp-marketplace/"+id+"/auth", w.su, body)
+		mustStatus(t, "set entry auth", st, http.StatusOK, r)
+		if cl := r["client"].(map[string]any); cl["hasSecret"] != true || strings.Contains(fmt.Sprint(r), clientSecret) {
+			t.Errorf("answer: %v", r)
+		}
+		st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+id+"/install", a.admin, map[string]any{"workspaceId": a.id})
+		mustStatus(t, "install", st, http.StatusCreated, inst)
+		if cn, _ := inst["connect"].(map[string]any); inst["authMode"] != "client_credentials" || cn["success"] != true {
+			t.Fatalf("client_credentials install did not connect: %v", inst)
+		}
+		var sealed []byte
+		if err := w.env.Pool.QueryRow(t.Context(), `SELECT client_secret_sealed FROM mcp_oauth_clients WHERE catalog_entry_id = $1`, id).Scan(&sealed); err != nil {
+			t.Fatal(err)
+		}
+		if len(sealed) == 0 || strings.Contains(string(sealed), clientSecret) {
+			t.Error("the client secret is not stored sealed")
+		}
+		var events string
+		_ = w.env.Pool.QueryRow(t.Context(), `SELECT coalesce(string_agg(payload::text, E'\n'), '') FROM event_log`).Scan(&events)
+		if strings.Contains(events, clientSecret) || strings.Contains(w.env.Logs.String(), clientSecret) {
+			t.Error("the client secret is in event_log or the logs")
+		}
+		tokens = append(tokens, clientSecret)
+		collect()
+	})
+
+	t.Run("uninstall revokes and deletes the tokens", func(t *testing.T) {
+		collect()
+		st, _ := w.do(t, "DELETE", "/api/mcp-marketplace/"+entry+"/install?workspaceId="+a.id, a.admin, nil)
+		if st != http.StatusNoContent {
+			t.Fatalf("uninstall: %d", st)
+		}
+		if n := w.count(t, `SELECT count(*) FROM mcp_oauth_grants WHERE connection_id = $1`, conn); n != 0 {
+			t.Errorf("%d grants left after uninstall", n)
+		}
+		_, revoked, _ := up.Counts()
+		if len(revoked) < 2 {
+			t.Errorf("revocation endpoint got %d tokens, want the refresh and access token", len(revoked))
+		}
+	})
+
+	t.Run("no token anywhere", func(t *testing.T) {
+		if len(tokens) < 6 {
+			t.Fatalf("only %d tokens collected", len(tokens))
+		}
+		leak := func(where, text string) {
+			t.Helper()
+			for _, tok := range tokens {
+				if strings.Contains(text, tok) {
+					t.Errorf("%s contain an upstream token", where)
+					return
+				}
+			}
+		}
+		leak("logs", w.env.Logs.String())
+		var rows string
+		if err := w.env.Pool.QueryRow(t.Context(), `SELECT coalesce(string_agg(row_to_json(e)::text, E'\n'), '') FROM event_log e`).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(rows, "mcp.authorized") {
+			t.Error("event_log has no mcp.authorized row")
+		}
+		leak("event_log", rows)
+		var grants string
+		_ = w.env.Pool.QueryRow(t.Context(), `SELECT coalesce(string_agg(row_to_json(g)::text, E'\n'), '') FROM mcp_oauth_grants g`).Scan(&grants)
+		leak("mcp_oauth_grants (stored sealed)", grants)
+		dir := w.env.Deps.Store.(*catalog.DiskStore).Dir
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				data, _ := os.ReadFile(p)
+				leak("catalog document "+d.Name(), string(data))
+			}
+			return nil
+		})
+		for _, p := range []string{"/api/mcp-connections?workspaceId=" + a.id, "/api/mcp-connections/statuses?workspaceId=" + a.id} {
+			_, raw := w.env.Do(t, "GET", p, a.admin, nil)
+			leak("GET "+p, string(raw))
+		}
+	})
+}
+
+// TestUpstreamOAuthTypeScriptSDK installs the official TypeScript SDK's example server with
+// its demo OAuth provider (@modelcontextprotocol/sdk, pinned in test/npm; `--oauth`: a
+// separate authorization server with dynamic registration, PKCE and token introspection)
+// from a catalog entry, follows the authorizationUrl headlessly, and checks that the tools
+// appear in the gateway. (The demo provider issues no refresh tokens and has no revocation
+// endpoint; refresh and revocation are covered by TestUpstreamOAuth.)
+func TestUpstreamOAuthTypeScriptSDK(t *testing.T) {
+	npm := testpeer.NPMDir(t)
+	mcpPort, authPort := freePort(t), freePort(t)
+	testpeer.StartNode(t, npm, []string{"MCP_PORT=" + mcpPort, "MCP_AUTH_PORT=" + authPort},
+		filepath.Join(npm, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "examples", "server", "simpleStreamableHttp.js"), "--oauth")
+	waitPort(t, "127.0.0.1:"+mcpPort)
+	waitPort(t, "127.0.0.1:"+authPort)
+	serverURL := "http://localhost:" + mcpPort + "/mcp" // the resource the example's metadata names
+
+	w := newWorld(t, nil)
+	a := w.ws["A"]
+	st, e := w.do(t, "POST", "/api/mcp-marketplace", w.su, map[string]any{
+		"name": "TS SDK OAuth example", "url": serverURL, "transportType": "streamable-http", "category": "testing"})
+	mustStatus(t, "create entry", st, http.StatusCreated, e)
+	if err := db.CatalogEntryAuthModeSet(t.Context(), w.env.Pool, e["id"].(string), "oauth"); err != nil {
+		t.Fatal(err)
+	}
+	st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+e["id"].(string)+"/install", a.admin, map[string]any{"workspaceId": a.id})
+	mustStatus(t, "install", st, http.StatusCreated, inst)
+	authURL := authURLOf(t, "install", inst)
+	if !strings.HasPrefix(authURL, "http://localhost:"+authPort+"/authorize?") || !strings.Contains(authURL, "code_challenge_method=S256") ||
+		!strings.Contains(authURL, "resource=http%3A%2F%2Flocalhost%3A"+mcpPort+"%2Fmcp") {
+		t.Errorf("authorization URL %s", authURL)
+	}
+	code, page := browserGet(t, consentURL(t, authURL, ""), "")
+	if code != http.StatusOK || !strings.Contains(page, `data-status="authorized"`) {
+		t.Fatalf("callback: %d %s", code, page)
+	}
+	conn, handle := inst["id"].(string), inst["handle"].(string)
+	_, c := w.do(t, "GET", "/api/mcp-connections/"+conn, a.admin, nil)
+	if az := c["authorization"].(map[string]any); az["authorization"] != "authorized" || c["lastError"] != nil {
+		t.Errorf("after consent: %v, lastError %v", az, c["lastError"])
+	}
+	_, m := w.rpc(t, "/mcp/"+a.id, a.admin, "tools/list", nil, nil)
+	if !strings.Contains(fmt.Sprint(m), "mcp_"+handle+"_greet") {
+		t.Errorf("tools/list lacks the example's greet tool: %v", m)
+	}
+	// The stored token works upstream (the gateway's call path uses the same target).
+	row, _ := db.ConnectionGet(t.Context(), w.env.Pool, conn)
+	res, err := w.env.Deps.Upstreams.CallTool(t.Context(), w.env.Deps.Connections.TargetFor(t.Context(), row, "admin-A"),
+		&mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "gateway"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "gateway") {
+		t.Errorf("greet through the stored token: %v %v", res, err)
+	}
+	// Uninstall deletes the grant (the example offers no revocation endpoint).
+	if st, _ := w.do(t, "DELETE", "/api/mcp-marketplace/"+e["id"].(string)+"/install?workspaceId="+a.id, a.admin, nil); st != http.StatusNoContent {
+		t.Fatalf("uninstall: %d", st)
+	}
+	if n := w.count(t, `SELECT count(*) FROM mcp_oauth_grants WHERE connection_id = $1`, conn); n != 0 {
+		t.Errorf("%d grants left", n)
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+}
+
+func waitPort(t *testing.T, addr string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not listen", addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

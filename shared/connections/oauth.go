@@ -1,0 +1,379 @@
+package connections
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/upstreamauth"
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Upstream authorization of connections (docs/UPSTREAM-AUTH.md): auth modes, the consent
+// round trip (install or POST …/authorize answers an authorizationUrl; GET
+// /api/oauth/callback finishes), the stored token in test and refresh, revocation on
+// uninstall and delete.
+
+// HealthCheckActor is the actor name the scheduled health check refreshes with.
+const HealthCheckActor = "healthcheck"
+
+// Authorization is what a client that started (or asked about) an authorization sees.
+type Authorization struct {
+	// Status: authorized | authorization_required | failed.
+	Status string `json:"status"`
+	// AuthorizationURL is where the caller consents (status authorization_required).
+	AuthorizationURL string `json:"authorizationUrl,omitempty"`
+	// Reason says why it is not authorized (never a token or secret).
+	Reason string `json:"reason,omitempty"`
+}
+
+// AuthorizationState is a connection's authorization as its status shows it: authorized,
+// required or expired, who authorized it and when (no token).
+type AuthorizationState struct {
+	Mode string `json:"mode"`
+	upstreamauth.Status
+}
+
+func validMode(m string) error {
+	if !upstreamauth.Mode(m).Valid() {
+		return apperr.New(apperr.Validation, "authMode must be one of none, headers, oauth, oauth_per_user, client_credentials")
+	}
+	return nil
+}
+
+// grantKey is the grant a principal's use of c reads: the connection's shared one, or for
+// oauth_per_user the subject's own.
+func grantKey(c *db.Connection, subject string) upstreamauth.Key {
+	k := upstreamauth.Key{ConnectionID: c.ID}
+	if upstreamauth.Mode(c.AuthMode) == upstreamauth.ModeOAuthPerUser {
+		k.Subject = subject
+	}
+	return k
+}
+
+// TargetFor is TargetOf plus the upstream credentials of connection c for subject (the
+// caller; used by oauth_per_user): for the OAuth modes the Target carries the stored
+// token (refreshed as needed) and, for oauth_per_user, a session id of its own per subject
+// ("<connection id>|<subject>") so that sessions never mix users.
+func (s *Service) TargetFor(ctx context.Context, c *db.Connection, subject string) mcpclient.Target {
+	t := TargetOf(c)
+	if s.Auth == nil {
+		return t
+	}
+	switch upstreamauth.Mode(c.AuthMode) {
+	case upstreamauth.ModeOAuth:
+		t.Credentials = s.Auth.Credentials(grantKey(c, subject))
+	case upstreamauth.ModeOAuthPerUser:
+		t.Credentials = s.Auth.Credentials(grantKey(c, subject))
+		t.ConnectionID = c.ID + "|" + subject
+	case upstreamauth.ModeClientCredentials:
+		if cl, err := s.preregistered(ctx, c); err == nil && cl != nil {
+			t.Credentials = s.Auth.ClientCredentials(grantKey(c, ""), c.URL, *cl)
+		}
+	}
+	return t
+}
+
+// preregistered is the pre-registered client of c's catalog entry (nil when none).
+func (s *Service) preregistered(ctx context.Context, c *db.Connection) (*upstreamauth.Client, error) {
+	if c.CatalogEntryID == nil || s.AuthClients == nil {
+		return nil, nil
+	}
+	return s.AuthClients(ctx, *c.CatalogEntryID)
+}
+
+// beginAuthorization starts the consent for c as p and answers the status to show.
+func (s *Service) beginAuthorization(ctx context.Context, p *auth.Principal, c *db.Connection, returnTo string) *Authorization {
+	if s.Auth == nil {
+		return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: "upstream authorization is not configured on this gateway"}
+	}
+	pre, err := s.preregistered(ctx, c)
+	if err != nil {
+		s.logger().ErrorContext(ctx, "pre-registered client unreadable", "connection_id", c.ID, "err", err)
+		return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: "the catalog entry's OAuth client could not be read"}
+	}
+	ws := ""
+	if c.WorkspaceID != nil {
+		ws = *c.WorkspaceID
+	}
+	u, err := s.Auth.Begin(ctx, upstreamauth.BeginRequest{Caller: upstreamauth.Caller{WorkspaceID: ws, Subject: p.Subject},
+		Key: grantKey(c, p.Subject), ServerURL: c.URL, Client: pre, ReturnTo: returnTo})
+	var fe *upstreamauth.FlowError
+	switch {
+	case err == nil:
+		return &Authorization{Status: upstreamauth.OutcomeRequired, AuthorizationURL: u}
+	case errors.As(err, &fe):
+		s.logger().WarnContext(ctx, "upstream authorization could not start", "connection_id", c.ID, "step", fe.Step, "err", fe.Err)
+		return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: fe.Reason}
+	default:
+		s.logger().ErrorContext(ctx, "upstream authorization could not start", "connection_id", c.ID, "err", err)
+		return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: "internal error"}
+	}
+}
+
+// Authorize (re-)starts the consent of connection id (POST /api/mcp-connections/{id}/authorize):
+// an admin for oauth and client_credentials connections, any member of the connection's
+// workspace for their own grant of an oauth_per_user connection. client_credentials fetches
+// a token at once and connects. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR (the
+// connection does not use OAuth).
+func (s *Service) Authorize(ctx context.Context, p *auth.Principal, id, returnTo string) (*Authorization, error) {
+	c, err := s.visible(ctx, s.Pool, p, id)
+	if err != nil {
+		return nil, err
+	}
+	mode := upstreamauth.Mode(c.AuthMode)
+	if !mode.OAuth() {
+		return nil, apperr.New(apperr.Validation, "this connection does not use OAuth (authMode %s)", c.AuthMode)
+	}
+	if mode != upstreamauth.ModeOAuthPerUser {
+		if c, err = s.writable(ctx, s.Pool, p, id); err != nil {
+			return nil, err
+		}
+	}
+	if mode == upstreamauth.ModeClientCredentials {
+		if s.Auth == nil {
+			return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: "upstream authorization is not configured on this gateway"}, nil
+		}
+		s.Upstreams.Disconnect(c.ID)
+		res, err := s.Refresh(ctx, p.Subject, c)
+		if err != nil {
+			return nil, err
+		}
+		if !res.OK {
+			return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: res.Error}, nil
+		}
+		s.publish(ctx, c.WorkspaceID)
+		return &Authorization{Status: upstreamauth.OutcomeAuthorized}, nil
+	}
+	return s.beginAuthorization(ctx, p, c, returnTo), nil
+}
+
+// AuthorizationOf is the authorization state of c for subject (the shared grant, or the
+// subject's own for oauth_per_user); nil for connections that do not use OAuth.
+func (s *Service) AuthorizationOf(ctx context.Context, c *db.Connection, subject string) (*AuthorizationState, error) {
+	if !upstreamauth.Mode(c.AuthMode).OAuth() || s.Auth == nil {
+		return nil, nil
+	}
+	st, err := s.Auth.Status(ctx, grantKey(c, subject))
+	if err != nil {
+		return nil, err
+	}
+	return &AuthorizationState{Mode: c.AuthMode, Status: st}, nil
+}
+
+// OAuthCallback serves GET /api/oauth/callback: the browser's return from the upstream's
+// authorization server. A request that carries a bearer token must be the caller who
+// started the flow (else the state is refused); one without (a plain browser redirect) is
+// bound by the state alone (single use, 10 minutes). On success the connection's tools are
+// listed with the new token and the catalog rebuilt; mcp.authorized or
+// mcp.authorization_failed is logged (status and reason only).
+func (s *Service) OAuthCallback(v *auth.Verifier) http.Handler {
+	caller := func(r *http.Request) (*upstreamauth.Completer, error) {
+		h := r.Header.Get("Authorization")
+		if h == "" {
+			return nil, nil
+		}
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || v == nil {
+			return nil, errors.New("not a bearer token")
+		}
+		p, err := v.Verify(r.Context(), tok)
+		if err != nil {
+			return nil, err
+		}
+		return &upstreamauth.Completer{Subject: p.Subject, Workspaces: p.Workspaces, AllWorkspaces: p.IsSuperuser()}, nil
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.Auth == nil { // read per request: the local stack wires Auth once its port is known
+			http.Error(w, "upstream authorization is not configured", http.StatusNotFound)
+			return
+		}
+		s.Auth.CallbackHandler(caller, s.afterCallback).ServeHTTP(w, r)
+	})
+}
+
+func (s *Service) afterCallback(ctx context.Context, res *upstreamauth.Result, o upstreamauth.Outcome) {
+	if res == nil || !db.IsUUID(res.Key.ConnectionID) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	c, err := db.ConnectionGet(ctx, s.Pool, res.Key.ConnectionID)
+	if err != nil {
+		return
+	}
+	action := "mcp.authorized"
+	extra := map[string]any{"status": o.Status, "authMode": c.AuthMode}
+	if o.Reason != "" {
+		extra["reason"] = o.Reason
+	}
+	if o.Status != upstreamauth.OutcomeAuthorized {
+		action = "mcp.authorization_failed"
+	}
+	p := &auth.Principal{Subject: res.Caller.Subject}
+	if err := logEvent(ctx, s.Pool, p, action, c, extra); err != nil {
+		s.logger().ErrorContext(ctx, "event log write failed", "connection_id", c.ID, "err", err)
+	}
+	if o.Status == upstreamauth.OutcomeAuthorized && c.Enabled {
+		s.Upstreams.Disconnect(s.TargetFor(ctx, c, res.Caller.Subject).ConnectionID)
+		if _, err := s.Refresh(ctx, res.Caller.Subject, c); err == nil {
+			s.publish(ctx, c.WorkspaceID)
+		}
+	}
+}
+
+// revokeGrants revokes (RFC 7009, where offered) and deletes every grant of c before the
+// connection goes; failures are logged, never block the removal.
+func (s *Service) revokeGrants(ctx context.Context, c *db.Connection) {
+	if s.Auth == nil || !upstreamauth.Mode(c.AuthMode).OAuth() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := s.Auth.Revoke(ctx, c.ID); err != nil {
+		s.logger().WarnContext(ctx, "upstream grants not revoked", "connection_id", c.ID, "err", err)
+	}
+}
+
+// EntryAuthInput is the body of PUT /api/mcp-marketplace/{id}/auth: a catalog entry's
+// default auth mode and, optionally, its pre-registered OAuth client.
+type EntryAuthInput struct {
+	AuthMode string       `json:"authMode"`
+	Client   *EntryClient `json:"client,omitempty"`
+}
+
+// EntryClient is a pre-registered client as written (secrets in) and shown (secrets out:
+// only HasSecret).
+type EntryClient struct {
+	ClientID          string   `json:"clientId"`
+	ClientSecret      string   `json:"clientSecret,omitempty"`
+	PrivateKeyPEM     string   `json:"privateKeyPem,omitempty"`
+	TokenEndpointAuth string   `json:"tokenEndpointAuth,omitempty"`
+	SigningAlg        string   `json:"signingAlg,omitempty"`
+	Issuer            string   `json:"issuer,omitempty"`
+	Scopes            []string `json:"scopes,omitempty"`
+	HasSecret         bool     `json:"hasSecret,omitempty"`
+}
+
+// SetEntryAuth sets catalog entry entryID's default auth mode and pre-registered client
+// (superuser: the catalog is shared by every workspace). The answer never carries the
+// secret. Existing connections keep their own mode. Errors: FORBIDDEN, NOT_FOUND,
+// VALIDATION_ERROR.
+func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID string, in EntryAuthInput) (*EntryAuthInput, error) {
+	if !p.IsSuperuser() {
+		return nil, apperr.New(apperr.Forbidden, "editing the shared catalog requires the superuser role")
+	}
+	if err := validMode(in.AuthMode); err != nil {
+		return nil, err
+	}
+	if c := in.Client; c != nil {
+		switch {
+		case c.ClientID == "" || len(c.ClientID) > 512:
+			return nil, apperr.New(apperr.Validation, "client.clientId is required (at most 512 characters)")
+		case len(c.ClientSecret) > 4096 || len(c.PrivateKeyPEM) > 16384:
+			return nil, apperr.New(apperr.Validation, "client secret or key too long")
+		}
+		switch c.TokenEndpointAuth {
+		case "", upstreamauth.AuthNone, upstreamauth.AuthClientSecretBasic, upstreamauth.AuthClientSecretPost:
+			if c.PrivateKeyPEM != "" {
+				return nil, apperr.New(apperr.Validation, "client.privateKeyPem needs tokenEndpointAuth private_key_jwt")
+			}
+		case upstreamauth.AuthPrivateKeyJWT:
+			if c.PrivateKeyPEM == "" {
+				return nil, apperr.New(apperr.Validation, "private_key_jwt needs client.privateKeyPem")
+			}
+		default:
+			return nil, apperr.New(apperr.Validation, "client.tokenEndpointAuth must be none, client_secret_basic, client_secret_post or private_key_jwt")
+		}
+		if c.Issuer != "" {
+			if err := s.Guard.CheckURL(c.Issuer); err != nil {
+				return nil, err
+			}
+		}
+		if s.AuthClientPut == nil {
+			return nil, apperr.New(apperr.Unavailable, "upstream authorization is not configured on this gateway")
+		}
+	}
+	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+		if _, err := db.CatalogEntryGet(ctx, tx, entryID); err != nil {
+			return err
+		}
+		if err := db.CatalogEntryAuthModeSet(ctx, tx, entryID, in.AuthMode); err != nil {
+			return err
+		}
+		payload := map[string]any{"authMode": in.AuthMode}
+		if c := in.Client; c != nil {
+			if err := s.AuthClientPut(ctx, tx, entryID, &upstreamauth.Client{ClientID: c.ClientID, ClientSecret: c.ClientSecret,
+				PrivateKeyPEM: c.PrivateKeyPEM, TokenEndpointAuth: c.TokenEndpointAuth, SigningAlg: c.SigningAlg,
+				Issuer: c.Issuer, Scopes: c.Scopes}); err != nil {
+				return err
+			}
+			payload["clientId"] = c.ClientID
+			payload["tokenEndpointAuth"] = c.TokenEndpointAuth
+		}
+		return db.EventInsert(ctx, tx, &db.Event{EntityType: "mcp_catalog_entry", EntityID: entryID,
+			Action: "mcp.catalog_entry_auth_updated", Actor: p.Subject, Payload: payload})
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &EntryAuthInput{AuthMode: in.AuthMode}
+	if c := in.Client; c != nil {
+		out.Client = &EntryClient{ClientID: c.ClientID, TokenEndpointAuth: c.TokenEndpointAuth, SigningAlg: c.SigningAlg,
+			Issuer: c.Issuer, Scopes: c.Scopes, HasSecret: c.ClientSecret != "" || c.PrivateKeyPEM != ""}
+	}
+	return out, nil
+}
+
+// PrepareCall is what the gateway calls before forwarding a request of principal p to
+// connection c (made with protocolVersion, the request's MCP protocol version). It returns
+// the upstream target with its credentials — or, when the connection uses OAuth and p has no
+// usable token (oauth_per_user before p authorized, or any OAuth grant whose refresh
+// failed), the answer to give instead, in which case nothing must be sent upstream:
+//
+//   - answerErr, for 2025-11-25 and newer: the JSON-RPC error -32042 (URL elicitation
+//     required) carrying an authorization URL started for p (upstreamauth.Answer);
+//   - answer, for older versions: a tools/call result with isError and the link.
+//
+// For a shared oauth connection only an admin gets a link (re-authorizing the workspace's
+// grant is an admin's act); a member gets an isError result saying an admin must
+// re-authorize. err is for failures of the gateway itself (database).
+func (s *Service) PrepareCall(ctx context.Context, c *db.Connection, p *auth.Principal, protocolVersion string) (t mcpclient.Target, answer *mcp.CallToolResult, answerErr error, err error) {
+	t = s.TargetFor(ctx, c, p.Subject)
+	if t.Credentials == nil {
+		return t, nil, nil, nil
+	}
+	if _, terr := t.Credentials.Token(ctx); !errors.Is(terr, upstreamauth.ErrAuthorizationRequired) {
+		// A usable token (or a transient failure the call itself will report).
+		return t, nil, nil, nil
+	}
+	st, err := s.AuthorizationOf(ctx, c, p.Subject)
+	if err != nil {
+		return t, nil, nil, err
+	}
+	expired := st != nil && st.Authorization == upstreamauth.Expired
+	mode := upstreamauth.Mode(c.AuthMode)
+	if mode == upstreamauth.ModeOAuth && !p.IsAdmin() {
+		return t, &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: c.Name + " is not authorized upstream (or its authorization expired): a workspace admin must authorize it again."}}}, nil, nil
+	}
+	if mode == upstreamauth.ModeClientCredentials {
+		return t, &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: c.Name + " could not obtain a token with its client credentials: an admin must check the catalog entry's OAuth client."}}}, nil, nil
+	}
+	az := s.beginAuthorization(ctx, p, c, "")
+	if az.AuthorizationURL == "" {
+		return t, &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: c.Name + " needs authorization, but it could not be started: " + az.Reason}}}, nil, nil
+	}
+	answer, answerErr = upstreamauth.Answer(protocolVersion, upstreamauth.NeedsAuthorization{
+		ConnectionName: c.Name, AuthorizationURL: az.AuthorizationURL, Expired: expired})
+	return t, answer, answerErr, nil
+}

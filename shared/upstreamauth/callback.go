@@ -1,0 +1,139 @@
+package upstreamauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+)
+
+// Outcome is what a callback did, as the page and the flow's starter see it.
+type Outcome struct {
+	// Status is authorized, authorization_required or failed.
+	Status string `json:"status"`
+	// Reason says why (empty when authorized); never a token or secret.
+	Reason       string `json:"reason,omitempty"`
+	ConnectionID string `json:"connectionId,omitempty"`
+}
+
+// The three outcome statuses of a flow (issue "consent round trip").
+const (
+	OutcomeAuthorized = "authorized"
+	OutcomeRequired   = "authorization_required"
+	OutcomeFailed     = "failed"
+)
+
+// OutcomeOf maps Complete's answer to an Outcome: a refused, expired or foreign state is
+// authorization_required (start again), other failures are failed with the flow's reason.
+func OutcomeOf(res *Result, err error) Outcome {
+	o := Outcome{Status: OutcomeAuthorized}
+	if res != nil {
+		o.ConnectionID = res.Key.ConnectionID
+	}
+	var fe *FlowError
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrStateUnknown):
+		o = Outcome{Status: OutcomeRequired, Reason: "this authorization link is unknown or was already used; start the authorization again"}
+	case errors.Is(err, ErrStateExpired):
+		o.Status, o.Reason = OutcomeRequired, "this authorization link expired (links are valid for 10 minutes); start the authorization again"
+	case errors.Is(err, ErrStateForeign):
+		o = Outcome{Status: OutcomeFailed, Reason: "this authorization was started by another user or workspace"}
+	case errors.As(err, &fe):
+		o.Status, o.Reason = OutcomeFailed, fe.Reason
+	default:
+		o.Status, o.Reason = OutcomeFailed, "internal error"
+	}
+	return o
+}
+
+// CallbackHandler serves GET /api/oauth/callback: it finishes the flow with Complete and
+// answers a small HTML page that says what happened (200 when authorized, 400 otherwise).
+// caller, when non-nil, returns who the request is authenticated as (nil when it carries
+// no credentials; an error answers 401); onDone, when non-nil, is told the
+// outcome (for event logs). The page never shows a token.
+func (s *Service) CallbackHandler(caller func(*http.Request) (*Completer, error), onDone func(context.Context, *Result, Outcome)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", http.MethodGet)
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		var c *Completer
+		if caller != nil {
+			var err error
+			if c, err = caller(r); err != nil {
+				writePage(w, http.StatusUnauthorized, Outcome{Status: OutcomeFailed, Reason: "the request's credentials are not valid"}, "")
+				return
+			}
+		}
+		res, err := s.Complete(r.Context(), c, r.URL.Query())
+		o := OutcomeOf(res, err)
+		if err != nil && o.Reason == "internal error" {
+			s.log.ErrorContext(r.Context(), "upstream authorization callback failed", "err", err)
+		}
+		if onDone != nil {
+			onDone(r.Context(), res, o)
+		}
+		status := http.StatusOK
+		if o.Status != OutcomeAuthorized {
+			status = http.StatusBadRequest
+		}
+		back := ""
+		if res != nil {
+			back = res.ReturnTo
+		}
+		writePage(w, status, o, back)
+	})
+}
+
+var page = template.Must(template.New("callback").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem}</style></head>
+<body><h1 data-status="{{.Outcome.Status}}">{{.Title}}</h1>
+{{if .Outcome.Reason}}<p>{{.Outcome.Reason}}</p>{{end}}
+{{if .Back}}<p><a href="{{.Back}}">Back</a></p>{{else}}<p>You can close this window.</p>{{end}}
+</body></html>
+`))
+
+func writePage(w http.ResponseWriter, status int, o Outcome, back string) {
+	title := map[string]string{OutcomeAuthorized: "Connected", OutcomeRequired: "Authorization needed", OutcomeFailed: "Authorization failed"}[o.Status]
+	if u, err := url.Parse(back); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		back = ""
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer") // the URL carries the code and state
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = page.Execute(w, struct {
+		Title   string
+		Outcome Outcome
+		Back    string
+	}{title, o, back})
+}
+
+// ClientMetadataHandler serves the gateway's client ID metadata document
+// (draft-ietf-oauth-client-id-metadata-document; MCP 2025-11-25 "Client ID Metadata
+// Documents") at Options.ClientMetadataURL: the client_id is that URL itself, the redirect
+// URI the callback, a public client (PKCE, no secret). 404 when no such URL is configured.
+func (s *Service) ClientMetadataHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cimdURL == "" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"client_id": s.cimdURL, "client_name": s.clientName, "redirect_uris": []string{s.redirect},
+			"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"},
+			"token_endpoint_auth_method": AuthNone, "application_type": applicationType(s.redirect),
+		})
+	})
+}

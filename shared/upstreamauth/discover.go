@@ -1,0 +1,271 @@
+package upstreamauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/urlguard"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// Challenge is what an upstream's 401/403 said (WWW-Authenticate, Bearer scheme).
+type Challenge struct {
+	ResourceMetadata string   // resource_metadata (RFC 9728 §5.1), "" if absent
+	Scopes           []string // scope, split on spaces
+	Error            string   // error, e.g. "insufficient_scope"
+}
+
+// ParseChallenge reads the WWW-Authenticate headers of resp (nil resp or no header: a zero
+// Challenge). A malformed header is an error.
+func ParseChallenge(h http.Header) (Challenge, error) {
+	var c Challenge
+	if h == nil {
+		return c, nil
+	}
+	cs, err := oauthex.ParseWWWAuthenticate(h.Values("WWW-Authenticate"))
+	if err != nil {
+		return c, err
+	}
+	for _, ch := range cs {
+		if c.ResourceMetadata == "" && ch.Params["resource_metadata"] != "" {
+			c.ResourceMetadata = ch.Params["resource_metadata"]
+		}
+		if ch.Scheme != "bearer" {
+			continue
+		}
+		if c.Scopes == nil && ch.Params["scope"] != "" {
+			c.Scopes = strings.Fields(ch.Params["scope"])
+		}
+		if c.Error == "" {
+			c.Error = ch.Params["error"]
+		}
+	}
+	return c, nil
+}
+
+// discovery is what discover found: the endpoint (without client identity), the scopes to
+// request, and the authorization server's advertised abilities.
+type discovery struct {
+	ep              Endpoint
+	scopes          []string
+	cimd            bool
+	registration    string
+	authMethods     []string
+	asScopes        []string
+	codeChallengeOK bool
+}
+
+// discover runs protected resource metadata discovery (RFC 9728; the challenge's
+// resource_metadata, else the path-aware and root well-known URLs), then authorization
+// server metadata (RFC 8414 / OIDC in the spec's order via go-sdk), with the 2025-03-26
+// fallbacks when either is absent.
+func (s *Service) discover(ctx context.Context, serverURL string, ch Challenge) (*discovery, error) {
+	if err := s.check(serverURL); err != nil {
+		return nil, flowErr("discovery", err, "server URL refused: %s", publicMsg(err))
+	}
+	su, err := url.Parse(serverURL)
+	if err != nil {
+		return nil, flowErr("discovery", err, "server URL is not a URL")
+	}
+	var prm *oauthex.ProtectedResourceMetadata
+	legacy := false
+	for _, c := range prmCandidates(ch.ResourceMetadata, su) {
+		if err := s.check(c.url); err != nil {
+			return nil, flowErr("discovery", err, "resource metadata URL refused: %s", publicMsg(err))
+		}
+		doc, found, err := getJSON[oauthex.ProtectedResourceMetadata](ctx, s.http, c.url)
+		if err != nil {
+			return nil, flowErr("discovery", err, "resource metadata at %s could not be read", c.url)
+		}
+		if !found {
+			continue
+		}
+		if doc.Resource != c.resource {
+			return nil, flowErr("discovery", ErrResourceMismatch, "resource metadata names resource %q, expected %q", clip(doc.Resource), c.resource)
+		}
+		if len(doc.AuthorizationServers) == 0 {
+			return nil, flowErr("discovery", nil, "resource metadata names no authorization server")
+		}
+		prm = doc
+		break
+	}
+	if prm == nil {
+		// 2025-03-26: the MCP server's origin is the authorization server.
+		root := *su
+		root.Path, root.RawPath, root.RawQuery, root.Fragment = "", "", "", ""
+		prm = &oauthex.ProtectedResourceMetadata{AuthorizationServers: []string{root.String()}, Resource: serverURL}
+		legacy = true
+	}
+	issuer := prm.AuthorizationServers[0]
+	if err := s.check(issuer); err != nil {
+		return nil, flowErr("discovery", err, "authorization server URL refused: %s", publicMsg(err))
+	}
+	for _, u := range asMetadataURLs(issuer) {
+		if err := s.check(u); err != nil {
+			return nil, flowErr("discovery", err, "authorization server metadata URL refused: %s", publicMsg(err))
+		}
+	}
+	asm, err := auth.GetAuthServerMetadata(ctx, issuer, s.http)
+	if err != nil && legacy {
+		// 2025-03-26 servers publish their metadata at their origin's well-known URL whatever
+		// issuer it names (the conformance suite's backcompat server names …/oauth). Without
+		// protected resource metadata the origin is the only authority there is, so the
+		// document it serves is accepted as is; its endpoints are still URL-checked below.
+		asm, err = legacyAuthServerMeta(ctx, s.http, issuer)
+	}
+	if err != nil {
+		return nil, flowErr("discovery", err, "authorization server metadata of %s is unusable", issuer)
+	}
+	d := &discovery{}
+	if asm == nil {
+		// 2025-03-26 fallback: default endpoints at the issuer.
+		base := strings.TrimRight(issuer, "/")
+		asm = &oauthex.AuthServerMeta{Issuer: issuer, AuthorizationEndpoint: base + "/authorize",
+			TokenEndpoint: base + "/token", RegistrationEndpoint: base + "/register"}
+		d.codeChallengeOK = true
+	} else {
+		d.codeChallengeOK = slices.Contains(asm.CodeChallengeMethodsSupported, "S256")
+	}
+	if !d.codeChallengeOK {
+		return nil, flowErr("discovery", nil, "authorization server %s does not offer PKCE S256", issuer)
+	}
+	for _, u := range []string{asm.AuthorizationEndpoint, asm.TokenEndpoint, asm.RegistrationEndpoint, asm.RevocationEndpoint} {
+		if u == "" {
+			continue
+		}
+		if err := s.check(u); err != nil {
+			return nil, flowErr("discovery", err, "authorization server endpoint refused: %s", publicMsg(err))
+		}
+	}
+	d.ep = Endpoint{Resource: prm.Resource, Issuer: asm.Issuer, AuthURL: asm.AuthorizationEndpoint,
+		TokenURL: asm.TokenEndpoint, RevocationURL: asm.RevocationEndpoint,
+		IssSupported: asm.AuthorizationResponseIssParameterSupported}
+	d.cimd = asm.ClientIDMetadataDocumentSupported
+	d.registration = asm.RegistrationEndpoint
+	d.authMethods = asm.TokenEndpointAuthMethodsSupported
+	d.asScopes = asm.ScopesSupported
+	// Scopes: the challenge's, else the resource's scopes_supported, else none (MCP
+	// 2025-11-25 "Scope Selection Strategy"); offline_access when the server offers it
+	// (SEP-2207: the gateway stores refresh tokens sealed).
+	d.scopes = slices.Clone(ch.Scopes)
+	if len(d.scopes) == 0 {
+		d.scopes = slices.Clone(prm.ScopesSupported)
+	}
+	if slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(d.scopes, "offline_access") {
+		d.scopes = append(d.scopes, "offline_access")
+	}
+	return d, nil
+}
+
+type prmCandidate struct{ url, resource string }
+
+// prmCandidates are the protected resource metadata URLs to try, in the spec's order, each
+// with the resource its document must name (RFC 9728 §3.3).
+func prmCandidates(fromChallenge string, su *url.URL) []prmCandidate {
+	var out []prmCandidate
+	if fromChallenge != "" {
+		out = append(out, prmCandidate{fromChallenge, su.String()})
+	}
+	mu := *su
+	mu.RawQuery, mu.Fragment, mu.RawPath = "", "", ""
+	if p := strings.Trim(su.Path, "/"); p != "" {
+		mu.Path = "/.well-known/oauth-protected-resource/" + p
+		out = append(out, prmCandidate{mu.String(), su.String()})
+	}
+	mu.Path = "/.well-known/oauth-protected-resource"
+	root := *su
+	root.Path, root.RawPath, root.RawQuery, root.Fragment = "", "", "", ""
+	out = append(out, prmCandidate{mu.String(), root.String()})
+	return out
+}
+
+// asMetadataURLs are the authorization server metadata URLs go-sdk's GetAuthServerMetadata
+// tries (MCP 2025-11-25 "Authorization Server Metadata Discovery"), listed here so that
+// each is checked by the URL guard before go-sdk fetches it.
+func asMetadataURLs(issuer string) []string {
+	u, err := url.Parse(issuer)
+	if err != nil {
+		return nil
+	}
+	p := strings.Trim(u.Path, "/")
+	mk := func(path string) string { c := *u; c.Path = path; return c.String() }
+	if p == "" {
+		return []string{mk("/.well-known/oauth-authorization-server"), mk("/.well-known/openid-configuration")}
+	}
+	return []string{mk("/.well-known/oauth-authorization-server/" + p), mk("/.well-known/openid-configuration/" + p),
+		mk("/" + p + "/.well-known/openid-configuration")}
+}
+
+// getJSON GETs url and decodes a JSON document of at most 1 MiB. found is false for a 4xx
+// answer (the document is not there); any other failure is an error.
+func getJSON[T any](ctx context.Context, c *http.Client, u string) (_ *T, found bool, _ error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, false, err
+	}
+	defer resp.Body.Close()
+	defer io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
+		return nil, false, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, false, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
+		return nil, false, fmt.Errorf("content type %q is not application/json", clip(resp.Header.Get("Content-Type")))
+	}
+	var v T
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v); err != nil {
+		return nil, false, err
+	}
+	return &v, true, nil
+}
+
+// publicMsg is the client-safe text of a URL guard refusal.
+func publicMsg(err error) string {
+	if e := apperr.As(err); e != nil {
+		return e.Message
+	}
+	var be *urlguard.BlockedError
+	if errors.As(err, &be) {
+		return be.Reason
+	}
+	return "not allowed"
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// legacyAuthServerMeta reads <origin>/.well-known/oauth-authorization-server without the
+// RFC 8414 §3.3 issuer comparison (2025-03-26 discovery; see discover). nil, nil when absent.
+func legacyAuthServerMeta(ctx context.Context, c *http.Client, origin string) (*oauthex.AuthServerMeta, error) {
+	asm, found, err := getJSON[oauthex.AuthServerMeta](ctx, c, strings.TrimRight(origin, "/")+"/.well-known/oauth-authorization-server")
+	if err != nil || !found {
+		return nil, err
+	}
+	for _, u := range []string{asm.AuthorizationEndpoint, asm.TokenEndpoint, asm.RegistrationEndpoint, asm.RevocationEndpoint} {
+		if pu, err := url.Parse(u); err != nil || (u != "" && pu.Scheme != "https" && pu.Scheme != "http") {
+			return nil, fmt.Errorf("endpoint %q has a disallowed scheme", clip(u))
+		}
+	}
+	return asm, nil
+}

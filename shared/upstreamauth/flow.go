@@ -1,0 +1,367 @@
+package upstreamauth
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+	"golang.org/x/sync/singleflight"
+)
+
+// Service runs upstream authorization flows and hands out tokens. Safe for concurrent use;
+// create one per process with New.
+type Service struct {
+	store      Store
+	http       *http.Client
+	checkURL   func(string) error
+	redirect   string
+	cimdURL    string
+	clientName string
+	maxStepUps int
+	now        func() time.Time
+	log        *slog.Logger
+	refreshes  singleflight.Group
+}
+
+// New returns a Service. opts.Store is required.
+func New(opts Options) *Service {
+	s := &Service{store: opts.Store, http: opts.HTTPClient, checkURL: opts.CheckURL, redirect: opts.RedirectURL,
+		cimdURL: opts.ClientMetadataURL, clientName: opts.ClientName, maxStepUps: opts.MaxStepUps, now: opts.Now, log: opts.Logger}
+	if s.http == nil {
+		s.http = &http.Client{Timeout: 15 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if s.clientName == "" {
+		s.clientName = "Agentpack MCP Gateway"
+	}
+	if s.maxStepUps <= 0 {
+		s.maxStepUps = 2
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s
+}
+
+// MaxStepUps is how many scope step-up authorizations one operation may run (Options.MaxStepUps).
+func (s *Service) MaxStepUps() int { return s.maxStepUps }
+
+func (s *Service) check(u string) error {
+	if s.checkURL == nil || u == "" {
+		return nil
+	}
+	return s.checkURL(u)
+}
+
+// BeginRequest is one authorization to start.
+type BeginRequest struct {
+	Caller    Caller
+	Key       Key    // connection (+ subject for oauth_per_user)
+	ServerURL string // the upstream MCP endpoint (the protected resource)
+	// Challenge is the upstream's WWW-Authenticate; nil makes Begin probe ServerURL with an
+	// unauthenticated initialize to get one.
+	Challenge *Challenge
+	// Client is the pre-registered client, if any.
+	Client *Client
+	// ReturnTo is shown as a link on the callback page ("" for none).
+	ReturnTo string
+}
+
+// Begin discovers the upstream's authorization server, settles the client identity, stores a
+// Pending (state, PKCE verifier; single use, StateTTL) and returns the authorization URL for
+// the caller's browser. Step-up: scopes already granted for the key are requested again
+// with the new ones. Errors are *FlowError.
+func (s *Service) Begin(ctx context.Context, r BeginRequest) (authURL string, _ error) {
+	if s.redirect == "" {
+		return "", flowErr("authorization", nil, "no redirect URL configured")
+	}
+	ch := Challenge{}
+	if r.Challenge != nil {
+		ch = *r.Challenge
+	} else {
+		probed, err := s.probe(ctx, r.ServerURL)
+		if err != nil {
+			return "", err
+		}
+		ch = probed
+	}
+	d, err := s.discover(ctx, r.ServerURL, ch)
+	if err != nil {
+		return "", err
+	}
+	prev, _ := s.store.GrantGet(ctx, r.Key)
+	var ep *Endpoint
+	if prev != nil && prev.Endpoint.Registration == "dynamic" && prev.Endpoint.Issuer == d.ep.Issuer &&
+		prev.Endpoint.TokenURL == d.ep.TokenURL && r.Client == nil {
+		// Re-authorization or step-up with the same authorization server: keep the client
+		// registered last time rather than register one more.
+		e := d.ep
+		e.ClientID, e.ClientSecret, e.AuthMethod, e.Registration = prev.Endpoint.ClientID, prev.Endpoint.ClientSecret,
+			prev.Endpoint.AuthMethod, prev.Endpoint.Registration
+		ep = &e
+	} else if ep, err = s.register(ctx, d, r.Client); err != nil {
+		return "", err
+	}
+	scopes := d.scopes
+	if prev != nil && prev.Endpoint.Issuer == ep.Issuer {
+		scopes = union(prev.Scopes, scopes) // step-up keeps what was granted (SEP-2350)
+	}
+	p := &Pending{State: rand.Text(), Caller: r.Caller, Key: r.Key, ServerURL: r.ServerURL,
+		Verifier: oauth2.GenerateVerifier(), ExpiresAt: s.now().Add(StateTTL), Endpoint: *ep,
+		Scopes: scopes, RedirectURL: s.redirect, ReturnTo: r.ReturnTo}
+	if err := s.store.PendingPut(ctx, p); err != nil {
+		return "", fmt.Errorf("upstreamauth: store pending state: %w", err)
+	}
+	return oauthConfig(ep, s.redirect, scopes).AuthCodeURL(p.State,
+		oauth2.S256ChallengeOption(p.Verifier),
+		oauth2.SetAuthURLParam("resource", ep.Resource)), nil
+}
+
+// probe sends an unauthenticated initialize to serverURL and returns its 401 challenge (a
+// zero Challenge when the answer is another status or has none).
+func (s *Service) probe(ctx context.Context, serverURL string) (Challenge, error) {
+	if err := s.check(serverURL); err != nil {
+		return Challenge{}, flowErr("discovery", err, "server URL refused: %s", publicMsg(err))
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agentpack-gateway","version":"1.0.0"}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(body))
+	if err != nil {
+		return Challenge{}, flowErr("discovery", err, "server URL is not usable")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return Challenge{}, flowErr("discovery", err, "upstream did not answer")
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusUnauthorized {
+		return Challenge{}, nil
+	}
+	ch, err := ParseChallenge(resp.Header)
+	if err != nil {
+		return Challenge{}, flowErr("discovery", err, "upstream sent a malformed WWW-Authenticate header")
+	}
+	return ch, nil
+}
+
+// register settles the client identity: a client ID metadata document when the server
+// supports it and one is configured, else the pre-registered client, else dynamic
+// registration (RFC 7591) when the server offers it.
+func (s *Service) register(ctx context.Context, d *discovery, pre *Client) (*Endpoint, error) {
+	ep := d.ep
+	switch {
+	case d.cimd && s.cimdURL != "":
+		ep.ClientID, ep.AuthMethod, ep.Registration = s.cimdURL, AuthNone, "cimd"
+	case pre != nil && pre.ClientID != "":
+		if pre.Issuer != "" && strings.TrimRight(pre.Issuer, "/") != strings.TrimRight(ep.Issuer, "/") {
+			return nil, flowErr("registration", nil, "the pre-registered client is for issuer %q, the server uses %q", pre.Issuer, ep.Issuer)
+		}
+		ep.ClientID, ep.ClientSecret, ep.Registration = pre.ClientID, pre.ClientSecret, "preregistered"
+		ep.AuthMethod = pre.TokenEndpointAuth
+		if ep.AuthMethod == "" {
+			ep.AuthMethod = pickAuthMethod(d.authMethods, pre.ClientSecret != "")
+		}
+	case d.registration != "":
+		meta := &oauthex.ClientRegistrationMetadata{RedirectURIs: []string{s.redirect}, ClientName: s.clientName,
+			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+			ApplicationType: applicationType(s.redirect)}
+		res, err := oauthex.RegisterClient(ctx, d.registration, meta, s.http)
+		if err != nil {
+			return nil, flowErr("registration", err, "dynamic client registration failed")
+		}
+		ep.ClientID, ep.ClientSecret, ep.Registration = res.ClientID, res.ClientSecret, "dynamic"
+		ep.AuthMethod = res.TokenEndpointAuthMethod
+		if ep.AuthMethod == "" {
+			// Not echoed: what the server's metadata supports (post, then basic), else the
+			// RFC 7591 §2 default, client_secret_basic; none for a client without a secret.
+			ep.AuthMethod = pickAuthMethod(d.authMethods, res.ClientSecret != "")
+		}
+	default:
+		return nil, flowErr("registration", nil, "the authorization server supports none of the client identities configured (no client ID metadata document support, no pre-registered client, no registration endpoint)")
+	}
+	return &ep, nil
+}
+
+// applicationType is the RFC 7591 / OIDC application_type for redirect (SEP-837): "native"
+// for a loopback redirect (a local tool such as the conformance client), else "web".
+func applicationType(redirect string) string {
+	u, err := url.Parse(redirect)
+	if err != nil {
+		return "web"
+	}
+	switch h := u.Hostname(); {
+	case h == "localhost":
+		return "native"
+	default:
+		if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+			return "native"
+		}
+	}
+	return "web"
+}
+
+// pickAuthMethod chooses a token endpoint authentication method from the server's list
+// (OAuth 2.1 prefers client_secret_post).
+func pickAuthMethod(supported []string, hasSecret bool) string {
+	if !hasSecret {
+		return AuthNone
+	}
+	for _, m := range []string{AuthClientSecretPost, AuthClientSecretBasic} {
+		if slices.Contains(supported, m) {
+			return m
+		}
+	}
+	return AuthClientSecretBasic
+}
+
+func authStyle(method string) oauth2.AuthStyle {
+	switch method {
+	case AuthClientSecretBasic:
+		return oauth2.AuthStyleInHeader
+	default: // none, client_secret_post, private_key_jwt: everything in the form
+		return oauth2.AuthStyleInParams
+	}
+}
+
+func oauthConfig(ep *Endpoint, redirect string, scopes []string) *oauth2.Config {
+	secret := ep.ClientSecret
+	if ep.AuthMethod == AuthNone {
+		secret = ""
+	}
+	return &oauth2.Config{ClientID: ep.ClientID, ClientSecret: secret, RedirectURL: redirect, Scopes: scopes,
+		Endpoint: oauth2.Endpoint{AuthURL: ep.AuthURL, TokenURL: ep.TokenURL, AuthStyle: authStyle(ep.AuthMethod)}}
+}
+
+// Result is what Complete did, for the callback page and the caller's status.
+type Result struct {
+	Key      Key
+	Caller   Caller
+	ReturnTo string
+	Status   Status
+}
+
+// Completer is who finishes a flow when the callback request is authenticated: the
+// subject must be the one who began it, and the flow's workspace one of theirs.
+type Completer struct {
+	Subject       string
+	Workspaces    []string
+	AllWorkspaces bool // a superuser
+}
+
+// CompleterOf is the Completer of exactly caller c.
+func CompleterOf(c Caller) *Completer {
+	return &Completer{Subject: c.Subject, Workspaces: []string{c.WorkspaceID}}
+}
+
+func (c *Completer) began(p *Pending) bool {
+	return c.Subject == p.Caller.Subject && (c.AllWorkspaces || slices.Contains(c.Workspaces, p.Caller.WorkspaceID))
+}
+
+// Complete finishes the flow with the callback's query (code, state, iss, or error). who,
+// when non-nil (the callback request was authenticated), must be the one who began it, in a
+// workspace of theirs. The state is consumed whatever the outcome. Errors: ErrStateUnknown,
+// ErrStateExpired, ErrStateForeign, ErrDenied (all via errors.Is), or a *FlowError. On
+// success the Grant is stored and its Status returned.
+func (s *Service) Complete(ctx context.Context, who *Completer, q url.Values) (*Result, error) {
+	state := q.Get("state")
+	if state == "" || len(state) > 256 {
+		return nil, ErrStateUnknown
+	}
+	p, err := s.store.PendingTake(ctx, state)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Key: p.Key, Caller: p.Caller, ReturnTo: p.ReturnTo}
+	if who != nil && !who.began(p) {
+		return res, ErrStateForeign
+	}
+	if !s.now().Before(p.ExpiresAt) {
+		return res, ErrStateExpired
+	}
+	if e := q.Get("error"); e != "" {
+		return res, &FlowError{Step: "authorization", Reason: "the authorization server answered " + clip(e) + describe(q.Get("error_description")), Err: ErrDenied}
+	}
+	// RFC 9207: an advertised iss must be present and match; an unadvertised one that is
+	// present must match.
+	if iss := q.Get("iss"); iss != "" || p.Endpoint.IssSupported {
+		if iss != p.Endpoint.Issuer {
+			return res, flowErr("callback", nil, "the authorization response's issuer does not match the authorization server")
+		}
+	}
+	code := q.Get("code")
+	if code == "" {
+		return res, flowErr("callback", nil, "the authorization response carries no code")
+	}
+	tok, err := oauthConfig(&p.Endpoint, p.RedirectURL, p.Scopes).Exchange(s.clientCtx(ctx), code,
+		oauth2.VerifierOption(p.Verifier), oauth2.SetAuthURLParam("resource", p.Endpoint.Resource))
+	if err != nil {
+		return res, flowErr("exchange", err, "the token endpoint refused the code%s", oauthReason(err))
+	}
+	g := s.grantFrom(p.Key, &p.Endpoint, tok, p.Scopes, p.Caller.Subject)
+	if err := s.store.GrantPut(ctx, g); err != nil {
+		return res, fmt.Errorf("upstreamauth: store grant: %w", err)
+	}
+	res.Status = StatusOf(g)
+	return res, nil
+}
+
+func (s *Service) grantFrom(k Key, ep *Endpoint, tok *oauth2.Token, requested []string, by string) *Grant {
+	scopes := requested
+	if sc, ok := tok.Extra("scope").(string); ok && sc != "" {
+		scopes = strings.Fields(sc)
+	}
+	var expiry time.Time
+	if !tok.Expiry.IsZero() {
+		// oauth2 stamps Expiry with the wall clock; carry the lifetime over to the Service's clock.
+		expiry = s.now().Add(time.Until(tok.Expiry)).UTC()
+	}
+	return &Grant{Key: k, Endpoint: *ep, AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken,
+		TokenType: tok.TokenType, Expiry: expiry, Scopes: scopes, AuthorizedBy: by, AuthorizedAt: s.now().UTC()}
+}
+
+func (s *Service) clientCtx(ctx context.Context) context.Context {
+	return context.WithValue(ctx, oauth2.HTTPClient, s.http)
+}
+
+func describe(d string) string {
+	if d == "" {
+		return ""
+	}
+	return ": " + clip(d)
+}
+
+// oauthReason is the OAuth error code of a token endpoint refusal (never the response body,
+// which could echo a secret).
+func oauthReason(err error) string {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && re.ErrorCode != "" {
+		return " (" + clip(re.ErrorCode) + ")"
+	}
+	return ""
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
