@@ -39,9 +39,7 @@ echo "== console browser tests"
 mkdir -p .state
 go test -count=1 -timeout 10m -v "$console_pkg" 2>&1 | tee .state/console-test.log \
   | grep -E '^(--- |ok|FAIL)|_test\.go:[0-9]+:|interactive|full load|in-app navigation|fresh browser'
-if grep -qs '^infra-test:' mk/*.mk; then
-  echo "== infra"
-  make --no-print-directory infra-test
-fi
+echo "== infra"
+make --no-print-directory infra-test
 scripts/fuzz.sh 5  # short native fuzzing pass, one target at a time (make fuzz runs longer)
 echo "== all tests passed"

@@ -114,6 +114,9 @@ func TestS3StoreGofakes3(t *testing.T) {
 func TestS3StoreMoto(t *testing.T) {
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
+		if os.Getenv("REQUIRE_PEERS") == "1" {
+			t.Fatal("moto_server not installed (REQUIRE_PEERS=1)")
+		}
 		t.Skip("moto_server not installed")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -60,7 +60,9 @@ func TestLoadTwiceKeepsRuntimeFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int
-	_ = pool.QueryRow(ctx, `SELECT count(*) FROM mcp_catalog_entries`).Scan(&n)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM mcp_catalog_entries`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != len(seed.Catalog) {
 		t.Fatalf("%d rows after the first load, want %d", n, len(seed.Catalog))
 	}
@@ -74,7 +76,9 @@ func TestLoadTwiceKeepsRuntimeFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	var before time.Time
-	_ = pool.QueryRow(ctx, `SELECT updated_at FROM mcp_catalog_entries WHERE name = 'Sentry'`).Scan(&before)
+	if err := pool.QueryRow(ctx, `SELECT updated_at FROM mcp_catalog_entries WHERE name = 'Sentry'`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
 
 	for range 2 {
 		if err := seed.Load(ctx, pool); err != nil {
@@ -96,11 +100,15 @@ func TestLoadTwiceKeepsRuntimeFields(t *testing.T) {
 		t.Error("re-seeding did not restore a curated field")
 	}
 	var after time.Time
-	_ = pool.QueryRow(ctx, `SELECT updated_at FROM mcp_catalog_entries WHERE name = 'Sentry'`).Scan(&after)
+	if err := pool.QueryRow(ctx, `SELECT updated_at FROM mcp_catalog_entries WHERE name = 'Sentry'`).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
 	if !after.Equal(before) {
 		t.Errorf("re-seeding touched an unchanged row's updated_at: %v → %v", before, after)
 	}
-	_ = pool.QueryRow(ctx, `SELECT count(*) FROM mcp_catalog_entries`).Scan(&n)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM mcp_catalog_entries`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != len(seed.Catalog) {
 		t.Errorf("%d rows after re-seeding", n)
 	}

@@ -140,6 +140,16 @@ func TestArgumentsMustBeAnObject(t *testing.T) {
 	}
 }
 
+// TestBuiltinFormatsAreChecked: a built-in's schema that says format "uuid" refuses a
+// non-UUID with VALIDATION_ERROR before the handler runs.
+func TestBuiltinFormatsAreChecked(t *testing.T) {
+	e := newEdgeEnv(t)
+	_, b := e.post(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentpack_catalog_get","arguments":{"entryId":"not-a-uuid"}}}`, "application/json")
+	if !bytes.Contains(b, []byte(`VALIDATION_ERROR`)) || !bytes.Contains(b, []byte(`"isError":true`)) {
+		t.Fatalf("answer %s", b)
+	}
+}
+
 // TestLenientAccept (issue 14 item 2): a POST whose Accept lists only application/json,
 // only text/event-stream, */* or nothing is served — as JSON, or as a one-event stream
 // when text/event-stream is the only type allowed; only an Accept that allows neither

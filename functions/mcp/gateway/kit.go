@@ -65,6 +65,7 @@ func compile(b *Builtin) (*compiledBuiltin, error) {
 		return nil, fmt.Errorf("builtin %s: input schema root type must be object", b.Name)
 	}
 	c := jsonschema.NewCompiler()
+	c.AssertFormat() // the schemas say format "uuid": check it, not just advertise it
 	url := "mem://builtin/" + b.Name
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("builtin %s: %w", b.Name, err)
