@@ -16,6 +16,8 @@ targets=(
   "./shared/urlguard FuzzCheckURL"
   "./shared/catalog FuzzDecode"
   "./functions/mcp/gateway FuzzGatewayRPC"
+  "./functions/mcp/gateway FuzzForwardDecoder"
+  "./shared/mcpclient FuzzMemberEdits"
 )
 for t in "${targets[@]}"; do
   set -- $t

@@ -438,7 +438,10 @@ func memberSpan(obj json.RawMessage, key string) (start, end int, found bool, er
 			return 0, 0, false, err
 		}
 		after := dec.InputOffset()
-		if k == key && !found {
+		if k == key && found {
+			return 0, 0, false, errors.New("duplicate member " + strconv.Quote(key))
+		}
+		if k == key {
 			// InputOffset before Decode points just after the key's string (or its ':');
 			// the value starts at the first non-space, non-':' byte after it.
 			s := int(before)

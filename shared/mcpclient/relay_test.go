@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -185,4 +186,39 @@ func TestMemberEdits(t *testing.T) {
 	if _, err := SetMember(json.RawMessage(`[1]`), "a", json.RawMessage(`1`)); err == nil {
 		t.Error("SetMember on an array: no error")
 	}
+}
+
+// FuzzMemberEdits: SetMember and DeleteMember never panic; on a JSON object they return a
+// JSON object with the member set (or gone) and every other member unchanged.
+func FuzzMemberEdits(f *testing.F) {
+	for _, s := range []string{`{"a":1,"name":"x"}`, `{}`, ` { "name" : [1,{"b":2}] , "c":"\u00e9" } `, `[1]`, `{"a":}`, `{"a":1}x`, `"s"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		set, err := SetMember(obj, "name", json.RawMessage(`"n"`))
+		var in map[string]json.RawMessage
+		isObj := json.Unmarshal(obj, &in) == nil && in != nil
+		if err != nil {
+			return
+		}
+		var out map[string]json.RawMessage
+		if json.Unmarshal(set, &out) != nil || string(out["name"]) != `"n"` {
+			t.Fatalf("SetMember(%q) = %q", obj, set)
+		}
+		if isObj {
+			for k, v := range in {
+				if k != "name" && !bytes.Equal(bytes.TrimSpace(out[k]), bytes.TrimSpace(v)) {
+					t.Fatalf("SetMember(%q) changed %q: %q", obj, k, set)
+				}
+			}
+		}
+		del, err := DeleteMember(set, "name")
+		if err != nil {
+			t.Fatalf("DeleteMember(%q): %v", set, err)
+		}
+		out = nil
+		if json.Unmarshal(del, &out) != nil || out["name"] != nil {
+			t.Fatalf("DeleteMember(%q) = %q", set, del)
+		}
+	})
 }
