@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // Outcome is what a callback did, as the page and the flow's starter see it.
@@ -95,14 +96,25 @@ var page = template.Must(template.New("callback").Parse(`<!doctype html>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem}</style></head>
 <body><h1 data-status="{{.Outcome.Status}}">{{.Title}}</h1>
 {{if .Outcome.Reason}}<p>{{.Outcome.Reason}}</p>{{end}}
-{{if .Back}}<p><a href="{{.Back}}">Back</a></p>{{else}}<p>You can close this window.</p>{{end}}
+{{if .Back}}<p><a id="back" href="{{.Back}}">{{.BackLabel}}</a></p>{{else}}<p>You can close this window.</p>{{end}}
 </body></html>
 `))
 
 func writePage(w http.ResponseWriter, status int, o Outcome, back string) {
 	title := map[string]string{OutcomeAuthorized: "Connected", OutcomeRequired: "Authorization needed", OutcomeFailed: "Authorization failed"}[o.Status]
-	if u, err := url.Parse(back); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+	// back: an absolute http(s) URL, or a path on this origin ("/admin/…"; never "//host").
+	u, err := url.Parse(back)
+	switch {
+	case err != nil:
 		back = ""
+	case u.Scheme == "https" || u.Scheme == "http":
+	case u.Scheme == "" && u.Host == "" && strings.HasPrefix(back, "/") && !strings.HasPrefix(back, "//") && !strings.Contains(back, "\\"):
+	default:
+		back = ""
+	}
+	label := "Back"
+	if back != "" && strings.HasPrefix(u.Path, "/admin") {
+		label = "Back to the console" // the admin console started the flow (docs/CONSOLE.md)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -112,10 +124,11 @@ func writePage(w http.ResponseWriter, status int, o Outcome, back string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_ = page.Execute(w, struct {
-		Title   string
-		Outcome Outcome
-		Back    string
-	}{title, o, back})
+		Title     string
+		Outcome   Outcome
+		Back      string
+		BackLabel string
+	}{title, o, back, label})
 }
 
 // ClientMetadataHandler serves the gateway's client ID metadata document

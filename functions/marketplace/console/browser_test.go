@@ -21,6 +21,7 @@ import (
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/testpeer"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
@@ -163,6 +164,24 @@ func TestConsoleInBrowser(t *testing.T) {
 	fx3 := testpeer.NewFixture(t, nil)
 	if st, b := env.Do(t, "POST", "/api/mcp-connections", su, map[string]any{"name": "Global", "url": fx3.URL}); st != http.StatusCreated {
 		t.Fatalf("global connection: %d %s", st, b)
+	}
+	// An OAuth-protected upstream (its own authorization server, dynamic registration,
+	// PKCE) behind a catalog entry whose default auth mode is oauth: the install answers a
+	// consent to complete (docs/UPSTREAM-AUTH.md).
+	oauthUp := testpeer.NewOAuthUpstream(t)
+	st, b = env.Do(t, "POST", "/api/mcp-marketplace", su, map[string]any{
+		"name": "OAuth Fixture", "url": oauthUp.MCPURL(), "transportType": "streamable-http", "category": "Identity",
+		"description": "An OAuth-protected MCP server.",
+	})
+	if st != http.StatusCreated {
+		t.Fatalf("create oauth entry: %d %s", st, b)
+	}
+	var oauthEntry struct{ ID string }
+	if err := json.Unmarshal(b, &oauthEntry); err != nil || oauthEntry.ID == "" {
+		t.Fatalf("oauth entry: %v %s", err, b)
+	}
+	if err := db.CatalogEntryAuthModeSet(t.Context(), env.Pool, oauthEntry.ID, "oauth"); err != nil {
+		t.Fatal(err)
 	}
 	const secret = "sk-browser-secret-7f3a9c"
 
@@ -525,6 +544,51 @@ func TestConsoleInBrowser(t *testing.T) {
 	do("template install anyway", chromedp.Click(`#install-dialog button[type="submit"]`, chromedp.ByQuery))
 	waitJS("template installed", `!!document.querySelector('`+tplCard+` .badge-installed')`)
 	checkCSP("admin")
+
+	// Upstream OAuth: install shows the Connect step; Connect leaves for the upstream's
+	// consent page (the test authorization server consents at once and redirects), the
+	// gateway's callback page links back to the console, and the connection shows as
+	// authorized by this admin. Re-authorize runs the same round trip from Connections.
+	oauthCard := `li[data-entry="OAuth Fixture"]`
+	do("oauth: open install", chromedp.Click(oauthCard+` button.primary`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#install-dialog button[type="submit"]`, chromedp.ByQuery))
+	do("oauth: install", chromedp.Click(`#install-dialog button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#install-dialog #connect-step #connect-button`, chromedp.ByQuery))
+	waitJS("oauth: installed behind the dialog", `!!document.querySelector('`+oauthCard+` .badge-installed')`)
+	checkLabels("connect step")
+	shot("install-connect")
+	callbackBack := func(what string) {
+		t.Helper()
+		do(what+": callback page", chromedp.WaitVisible(`h1[data-status="authorized"]`, chromedp.ByQuery))
+		var back struct{ Href, Text, Origin string }
+		eval(what+": back link", `(() => { const a = document.querySelector('a#back'); return {Href: a ? a.href : '', Text: a ? a.textContent : '', Origin: location.origin} })()`, &back)
+		if back.Origin != env.URL || back.Text != "Back to the console" || back.Href != srv.URL+console.Prefix+"/#/connections" {
+			t.Fatalf("%s: callback page link %+v (stack %s, console %s)", what, back, env.URL, srv.URL)
+		}
+		checkCSP(what + ": callback page")
+		shot("oauth-callback")
+		do(what+": back to the console", chromedp.Click(`a#back`, chromedp.ByQuery),
+			chromedp.WaitVisible(`body[data-ready="connections"]`, chromedp.ByQuery))
+		waitJS(what+": authorized", `(() => { const d = document.querySelector('li[data-connection="OAuth Fixture"] dd[data-authorization]');
+			return !!d && d.dataset.authorization === 'authorized' && d.textContent.includes('by web-admin') })()`)
+	}
+	do("oauth: connect", chromedp.Click(`#connect-button`, chromedp.ByQuery))
+	callbackBack("oauth connect")
+	var reauth string
+	eval("oauth: re-authorize button", `document.querySelector('li[data-connection="OAuth Fixture"] .actions button')?.textContent || ''`, &reauth)
+	if !strings.HasPrefix(reauth, "Re-authorize") {
+		t.Fatalf("first action of the authorized connection: %q", reauth)
+	}
+	checkLabels("connections with oauth")
+	shot("connections-oauth")
+	if n := countRows(t, env, `SELECT count(*) FROM mcp_oauth_grants g JOIN mcp_connections c ON c.id = g.connection_id
+		WHERE c.name = 'OAuth Fixture'`); n != 1 {
+		t.Fatalf("grants of the OAuth connection: %d", n)
+	}
+	do("oauth: re-authorize", chromedp.Click(`li[data-connection="OAuth Fixture"] .actions button`, chromedp.ByQuery))
+	callbackBack("oauth re-authorize")
+	checkCSP("oauth")
+	open("#/marketplace", "marketplace")
 
 	// Full page loads (a new document each: HTML, API calls, render; the versioned assets
 	// come from the browser's cache after the first), warm browser, five times each. The

@@ -3,6 +3,27 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, qs } from '../api.js';
 import { Badge, Dialog, ErrorBox, Field, Notice, describedBy, markReady, useLoad, when } from '../ui.jsx';
+import { ConnectStep, consoleReturnTo } from './marketplace.jsx';
+
+const AZ_LABEL = { authorized: 'Authorized', required: 'Authorization required', expired: 'Authorization expired' };
+
+// AuthorizationState shows an OAuth connection's upstream authorization: authorized (by
+// whom, when), required or expired (with the reason). Nothing for other auth modes.
+export function AuthorizationState({ az }) {
+  if (!az) return null;
+  const st = az.authorization;
+  return (
+    <>
+      <dt>Authorization</dt>
+      <dd data-authorization={st}>
+        <Badge kind={'az-' + st}>{AZ_LABEL[st] || st}</Badge>
+        {st === 'authorized' && az.authorizedBy ? ` by ${az.authorizedBy} · ${when(az.authorizedAt)}` : null}
+        {az.mode === 'oauth_per_user' ? ' (your own grant)' : null}
+        {az.reason ? <span class="err-text"> · {az.reason}</span> : null}
+      </dd>
+    </>
+  );
+}
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -53,6 +74,7 @@ export function Connections({ ctx }) {
   const [deleting, setDeleting] = useState(null);
   const [tests, setTests] = useState({});
   const [open, setOpen] = useState({});
+  const [connecting, setConnecting] = useState(null);
 
   useEffect(() => {
     if (!list.loading) markReady('connections');
@@ -90,6 +112,19 @@ export function Connections({ ctx }) {
       setTests((t) => ({ ...t, [c.id]: { error: err } }));
     }
   };
+
+  // authorize (re-)starts the upstream consent and leaves for the authorization page; the
+  // callback page links back here.
+  const authorize = (c) =>
+    act(async () => {
+      const r = await api('POST', `/api/mcp-connections/${c.id}/authorize`, { returnTo: consoleReturnTo() });
+      if (r.status === 'authorization_required' && r.authorizationUrl) {
+        location.assign(r.authorizationUrl);
+        return;
+      }
+      if (r.status === 'authorized') setMessage(`${c.name} is authorized.`);
+      else setMessage(`${c.name}: authorization could not start: ${r.reason || 'unknown error'}`);
+    });
 
   const conns = list.data || [];
   return (
@@ -140,9 +175,16 @@ export function Connections({ ctx }) {
                     <dd class="err-text">{c.lastError}</dd>
                   </>
                 ) : null}
+                <AuthorizationState az={s.authorization} />
               </dl>
               {canWrite ? (
                 <div class="actions">
+                  {s.authorization && ctx.isAdmin ? (
+                    <button type="button" class={s.authorization.authorization === 'authorized' ? '' : 'primary'} onClick={() => authorize(c)}>
+                      {s.authorization.authorization === 'required' ? 'Authorize' : 'Re-authorize'}
+                      <span class="sr-only"> {c.name}</span>
+                    </button>
+                  ) : null}
                   <button type="button" onClick={() => test(c)} disabled={t && t.busy}>
                     Test<span class="sr-only"> {c.name}</span>
                   </button>
@@ -174,7 +216,20 @@ export function Connections({ ctx }) {
         })}
       </ul>
       {!list.loading && conns.length === 0 ? <p>No connections yet: install one from the Marketplace or add one below.</p> : null}
-      <AddConnection ctx={ctx} onDone={(name) => { setMessage(`${name} was added.`); reload(); }} />
+      <AddConnection
+        ctx={ctx}
+        onDone={(name, out) => {
+          const az = out && out.authorization;
+          if (az && az.status === 'authorization_required' && az.authorizationUrl) setConnecting({ name, url: az.authorizationUrl });
+          setMessage(`${name} was added.` + (az && az.status === 'failed' ? ` Its authorization could not start: ${az.reason || 'unknown error'}` : ''));
+          reload();
+        }}
+      />
+      {connecting ? (
+        <Dialog id="connect-dialog" title={'Connect ' + connecting.name} onClose={() => setConnecting(null)}>
+          <ConnectStep name={connecting.name} url={connecting.url} onLater={() => setConnecting(null)} />
+        </Dialog>
+      ) : null}
       {editing ? <EditDialog conn={editing} onClose={() => setEditing(null)} onDone={() => { setEditing(null); setMessage('Saved.'); reload(); }} /> : null}
       {deleting ? (
         <Dialog id="delete-dialog" title={'Delete ' + deleting.name + '?'} onClose={() => setDeleting(null)}>
@@ -315,7 +370,7 @@ function ConnectionFields({ p, v, set, errors }) {
 const toHeaders = (rows) => Object.fromEntries(rows.filter((h) => h.name).map((h) => [h.name, h.value]));
 
 function AddConnection({ ctx, onDone }) {
-  const empty = { name: '', url: '', transport: 'streamable-http', headers: [] };
+  const empty = { name: '', url: '', transport: 'streamable-http', authMode: 'headers', headers: [] };
   const [v, setV] = useState(empty);
   const [errors, setErrors] = useState({});
   const [busy, setBusy] = useState(false);
@@ -326,11 +381,12 @@ function AddConnection({ ctx, onDone }) {
     if (Object.keys(e).length) return;
     setBusy(true);
     try {
-      await api('POST', '/api/mcp-connections', {
+      const out = await api('POST', '/api/mcp-connections', {
         name: v.name.trim(), url: v.url, transportType: v.transport, headers: toHeaders(v.headers), workspaceId: ctx.ws,
+        authMode: v.authMode, returnTo: consoleReturnTo(),
       });
       setV(empty);
-      onDone(v.name.trim());
+      onDone(v.name.trim(), out);
     } catch (err) {
       setErrors(fieldErrors(v, err));
     } finally {
@@ -341,6 +397,14 @@ function AddConnection({ ctx, onDone }) {
     <form class="panel" onSubmit={submit} novalidate aria-labelledby="add-title">
       <h2 id="add-title">Add connection</h2>
       <ConnectionFields p="add" v={v} set={setV} errors={errors} />
+      <Field id="add-auth" label="Upstream authorization" help="OAuth: the server's own consent page, once for the workspace (shared) or by each member.">
+        <select id="add-auth" value={v.authMode} aria-describedby="add-auth-help" onChange={(ev) => setV({ ...v, authMode: ev.currentTarget.value })}>
+          <option value="headers">Headers (static values below)</option>
+          <option value="none">None</option>
+          <option value="oauth">OAuth, shared (an admin consents)</option>
+          <option value="oauth_per_user">OAuth, per user (each member consents)</option>
+        </select>
+      </Field>
       <HeaderRows p="add" rows={v.headers} setRows={(h) => setV({ ...v, headers: h })} errors={errors} />
       {errors.form ? <p class="field-error" role="alert">{errors.form}</p> : null}
       <div class="actions">

@@ -143,11 +143,14 @@ export function Marketplace({ ctx }) {
           entry={installing}
           ctx={ctx}
           onClose={() => setInstalling(null)}
-          onDone={(name, out) => {
-            setInstalling(null);
+          onDone={(name, out, keepOpen) => {
+            if (!keepOpen) setInstalling(null);
             const connect = out.connect;
+            const az = out.authorization;
             setMessage(
               `${name} was installed.` +
+                (az && az.status === 'authorization_required' ? ' It needs your consent at the upstream before it can be used.' : '') +
+                (az && az.status === 'failed' ? ` Its authorization could not start: ${az.reason || 'unknown error'}` : '') +
                 (connect && !connect.success ? ` Its first connect failed: ${connect.error || 'unknown error'}` : '') +
                 (out.warnings && out.warnings.length ? ' Warning: ' + out.warnings.join(' ') : '')
             );
@@ -168,6 +171,9 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
   const [confirmed, setConfirmed] = useState(false);
   const [url, setUrl] = useState('');
   const [urlErr, setUrlErr] = useState('');
+  // connectUrl: the install answered authorization_required; the dialog becomes the
+  // Connect step (the upstream's consent page, then the callback page links back here).
+  const [connectUrl, setConnectUrl] = useState('');
 
   const submit = async (ev) => {
     ev.preventDefault();
@@ -190,11 +196,17 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
     setError(null);
     const headers = Object.fromEntries(Object.entries(values).filter(([, v]) => v));
     try {
-      const body = { workspaceId: ctx.ws, headers };
+      const body = { workspaceId: ctx.ws, headers, returnTo: consoleReturnTo() };
       if (entry.isPlaceholder) body.url = url;
       const out = await api('POST', `/api/mcp-marketplace/${entry.id}/install`, body);
       // Forget the typed values at once: they are never shown again.
       setValues({});
+      const az = out.authorization;
+      if (az && az.status === 'authorization_required' && az.authorizationUrl) {
+        setConnectUrl(az.authorizationUrl);
+        onDone(entry.name, out, true);
+        return;
+      }
       onDone(entry.name, out);
     } catch (err) {
       if (err.details && err.details.field === 'url') setUrlErr(err.message);
@@ -204,6 +216,13 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
     }
   };
 
+  if (connectUrl) {
+    return (
+      <Dialog id="install-dialog" title={'Connect ' + entry.name} onClose={onClose}>
+        <ConnectStep name={entry.name} url={connectUrl} onLater={onClose} />
+      </Dialog>
+    );
+  }
   return (
     <Dialog id="install-dialog" title={'Install ' + entry.name} onClose={onClose}>
       <form onSubmit={submit} novalidate>
@@ -230,10 +249,6 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
             </Field>
           </>
         ) : null}
-        {/* CONNECT STEP (upstream OAuth consent) — reserved. When upstream authorization
-            lands, an entry that needs OAuth gets a "Connect" button here that starts the
-            consent round trip and returns to #/marketplace. Not implemented in this branch. */}
-        <div id="connect-step" hidden></div>
         {names.map((n, i) => (
           <Field
             key={n}
@@ -269,5 +284,36 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
         </div>
       </form>
     </Dialog>
+  );
+}
+
+// consoleReturnTo is where the upstream-auth callback page links back to: the console's
+// Connections page on this origin (the callback is served by the same gateway).
+export function consoleReturnTo() {
+  return location.origin + '/admin/#/connections';
+}
+
+// ConnectStep is the upstream consent step (docs/UPSTREAM-AUTH.md): the connection exists
+// but its server answers only with a token, which the gateway gets once someone consents at
+// the server's authorization page. Connect leaves the console (same tab); the callback page
+// links back to Connections.
+export function ConnectStep({ name, url, onLater }) {
+  return (
+    <div id="connect-step">
+      <div class="callout">
+        <strong>{name} needs your consent.</strong> Its server uses OAuth: the gateway can call it only after
+        someone authorizes it at the server's own sign-in page. Connect opens that page here; afterwards the
+        gateway's confirmation page links back to the console.
+      </div>
+      <p class="help">The link is valid for 10 minutes. You can also authorize later from Connections.</p>
+      <div class="actions">
+        <button type="button" onClick={onLater}>
+          Later
+        </button>
+        <button type="button" class="primary" id="connect-button" onClick={() => location.assign(url)}>
+          Connect<span class="sr-only"> {name}</span>
+        </button>
+      </div>
+    </div>
   );
 }
