@@ -587,6 +587,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	do("oauth: re-authorize", chromedp.Click(`li[data-connection="OAuth Fixture"] .actions button`, chromedp.ByQuery))
 	callbackBack("oauth re-authorize")
+	// A manual connection with auth mode oauth: the same Connect step after Add; Later
+	// leaves it unauthorized, with Authorize on its row.
+	setValue("#add-name", "Manual OAuth")
+	setValue("#add-url", oauthUp.MCPURL())
+	eval("oauth: auth mode", `(() => { const s = document.querySelector('#add-auth'); s.value = 'oauth'; s.dispatchEvent(new Event('change', {bubbles: true})); return true })()`, nil)
+	do("oauth: add", chromedp.Click(`form.panel button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#connect-dialog #connect-step #connect-button`, chromedp.ByQuery))
+	checkLabels("connect dialog")
+	do("oauth: later", chromedp.Click(`#connect-dialog #connect-step button:not(.primary)`, chromedp.ByQuery))
+	waitJS("oauth: manual required", `(() => { const r = document.querySelector('li[data-connection="Manual OAuth"]');
+		return !document.querySelector('#connect-dialog') && !!r && r.querySelector('dd[data-authorization]')?.dataset.authorization === 'required'
+			&& r.querySelector('.actions button').textContent.startsWith('Authorize') })()`)
 	checkCSP("oauth")
 	open("#/marketplace", "marketplace")
 
