@@ -567,6 +567,8 @@ func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxied
 		if fail.Code == apperr.UpstreamTimeout {
 			fail.Hint = taskTimeoutHint
 		}
+		// Name the connection: the caller sees which installed server failed.
+		fail.Message = ref.c.Name + ": " + fail.Message
 		g.log.WarnContext(ctx, "proxied call failed", "tool", name, "connection_id", ref.c.ID, "error_id", errorID, "err", err)
 		g.metrics.toolCall("proxied", name, "error", st.requestID, d)
 		g.metrics.upstreamCall(ref.c.ID, "error", st.requestID, d)
