@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"html/template"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -66,7 +67,7 @@ func (s *Service) CallbackHandler(caller func(*http.Request) (*Completer, error)
 		if caller != nil {
 			var err error
 			if c, err = caller(r); err != nil {
-				writePage(w, http.StatusUnauthorized, Outcome{Status: OutcomeFailed, Reason: "the request's credentials are not valid"}, "")
+				writePage(w, http.StatusUnauthorized, Outcome{Status: OutcomeFailed, Reason: "the request's credentials are not valid"}, "", "")
 				return
 			}
 		}
@@ -86,7 +87,7 @@ func (s *Service) CallbackHandler(caller func(*http.Request) (*Completer, error)
 		if res != nil {
 			back = res.ReturnTo
 		}
-		writePage(w, status, o, back)
+		writePage(w, status, o, back, r.Host)
 	})
 }
 
@@ -100,14 +101,30 @@ var page = template.Must(template.New("callback").Parse(`<!doctype html>
 </body></html>
 `))
 
-func writePage(w http.ResponseWriter, status int, o Outcome, back string) {
+// loopbackHost reports whether hostport names this machine (a local run, where the console
+// and the API may listen on two loopback ports).
+func loopbackHost(hostport string) bool {
+	h := hostport
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		h = host
+	}
+	h = strings.Trim(h, "[]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func writePage(w http.ResponseWriter, status int, o Outcome, back, host string) {
 	title := map[string]string{OutcomeAuthorized: "Connected", OutcomeRequired: "Authorization needed", OutcomeFailed: "Authorization failed"}[o.Status]
-	// back: an absolute http(s) URL, or a path on this origin ("/admin/…"; never "//host").
+	// back: an http(s) URL on this site (the callback's own host), or a path on it
+	// ("/admin/…"; never "//host"): the page never links a visitor elsewhere.
 	u, err := url.Parse(back)
 	switch {
 	case err != nil:
 		back = ""
-	case u.Scheme == "https" || u.Scheme == "http":
+	case (u.Scheme == "https" || u.Scheme == "http") && (strings.EqualFold(u.Host, host) || (loopbackHost(u.Host) && loopbackHost(host))):
 	case u.Scheme == "" && u.Host == "" && strings.HasPrefix(back, "/") && !strings.HasPrefix(back, "//") && !strings.Contains(back, "\\"):
 	default:
 		back = ""
