@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -232,8 +233,13 @@ func TestCatalogStoreFailing(t *testing.T) {
 			t.Errorf("store failing: call = %d %s", st, out)
 		}
 	}
-	if st, m := w.rpc(t, "/mcp/"+cold, admin, "tools/list", nil, nil); st != http.StatusServiceUnavailable {
-		t.Errorf("store failing, never loaded: %d %v, want 503", st, m)
+	st, m := w.rpc(t, "/mcp/"+cold, admin, "tools/list", nil, nil)
+	e, _ := m["error"].(map[string]any)
+	data, _ := e["data"].(map[string]any)
+	if st != http.StatusServiceUnavailable || e["code"] != float64(-32603) || data["errorId"] == "" || data["errorId"] == nil ||
+		data["retryable"] != true || !strings.Contains(w.env.Logs.String(), fmt.Sprint(data["errorId"])) {
+		// The client gets the error id that the log line carries, and a retryable flag.
+		t.Errorf("store failing, never loaded: %d %v, want 503, -32603 with a logged errorId, retryable", st, m)
 	}
 	store.fail.Store(false)
 	if st, m := w.rpc(t, "/mcp/"+cold, admin, "tools/list", nil, nil); st != 200 {

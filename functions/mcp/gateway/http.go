@@ -223,9 +223,17 @@ func (g *Gateway) writeResolveError(w http.ResponseWriter, r *http.Request, err 
 		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+g.resourceMetadataURL(r)+`"`)
 	}
 	if status >= 500 {
+		// The client gets the id the log line carries, with the envelope's code and
+		// retryable flag, under -32603 (the gateway's fault, not the request's).
 		id := httpapi.NewID()
 		logx.Annotate(r.Context(), logx.FieldErrorID, id)
 		g.log.ErrorContext(r.Context(), "mcp request failed", "error_id", id, "err", err)
+		data, _ := json.Marshal(map[string]any{"code": e.Code, "retryable": e.Code.Retryable(), "errorId": id})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
+			"error": map[string]any{"code": -32603, "message": e.Message, "data": json.RawMessage(data)}})
+		return
 	}
 	writeHTTPError(w, status, e.Message)
 }
