@@ -91,6 +91,13 @@ func (s *Service) preregistered(ctx context.Context, c *db.Connection) (*upstrea
 
 // beginAuthorization starts the consent for c as p and answers the status to show.
 func (s *Service) beginAuthorization(ctx context.Context, p *auth.Principal, c *db.Connection, returnTo string) *Authorization {
+	return s.beginAuthorizationFor(ctx, p, c, returnTo, nil)
+}
+
+// beginAuthorizationFor is beginAuthorization answering the upstream's challenge ch (nil:
+// probe the upstream for one); a 403 insufficient_scope challenge asks for its scopes on
+// top of those already granted (step-up).
+func (s *Service) beginAuthorizationFor(ctx context.Context, p *auth.Principal, c *db.Connection, returnTo string, ch *upstreamauth.Challenge) *Authorization {
 	if s.Auth == nil {
 		return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: "upstream authorization is not configured on this gateway"}
 	}
@@ -104,7 +111,7 @@ func (s *Service) beginAuthorization(ctx context.Context, p *auth.Principal, c *
 		ws = *c.WorkspaceID
 	}
 	u, err := s.Auth.Begin(ctx, upstreamauth.BeginRequest{Caller: upstreamauth.Caller{WorkspaceID: ws, Subject: p.Subject},
-		Key: grantKey(c, p.Subject), ServerURL: c.URL, Client: pre, ReturnTo: returnTo})
+		Key: grantKey(c, p.Subject), ServerURL: c.URL, Client: pre, ReturnTo: returnTo, Challenge: ch})
 	var fe *upstreamauth.FlowError
 	switch {
 	case err == nil:
@@ -330,6 +337,40 @@ func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID s
 			Issuer: c.Issuer, Scopes: c.Scopes, HasSecret: c.ClientSecret != "" || c.PrivateKeyPEM != ""}
 	}
 	return out, nil
+}
+
+// StepUp is what the gateway calls when a request of principal p to connection c failed:
+// when the upstream answered 403 insufficient_scope (MCP authorization, scope challenge
+// handling), it starts an authorization asking for the scopes the challenge names (with
+// those already granted) and returns the answer to give, as PrepareCall does: -32042 with the
+// link (2025-11-25+), or an isError result with it. ok is false when there was no such
+// challenge: the failure is an ordinary one. A member cannot step up a shared oauth grant
+// (an admin's act) and gets an isError result saying so. The step-up is one consent per
+// answer; the caller retries the call after it.
+func (s *Service) StepUp(ctx context.Context, c *db.Connection, p *auth.Principal, protocolVersion string) (answer *mcp.CallToolResult, answerErr error, ok bool) {
+	if s.Auth == nil {
+		return nil, nil, false
+	}
+	mode := upstreamauth.Mode(c.AuthMode)
+	if mode != upstreamauth.ModeOAuth && mode != upstreamauth.ModeOAuthPerUser {
+		return nil, nil, false
+	}
+	ch := s.Auth.TakeScopeChallenge(grantKey(c, p.Subject))
+	if ch == nil {
+		return nil, nil, false
+	}
+	if mode == upstreamauth.ModeOAuth && !p.IsAdmin() {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: c.Name + " needs more permissions upstream (" + strings.Join(ch.Scopes, " ") + "): a workspace admin must authorize it again."}}}, nil, true
+	}
+	az := s.beginAuthorizationFor(ctx, p, c, "", ch)
+	if az.AuthorizationURL == "" {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: c.Name + " needs more permissions upstream, but the authorization could not be started: " + az.Reason}}}, nil, true
+	}
+	answer, answerErr = upstreamauth.Answer(protocolVersion, upstreamauth.NeedsAuthorization{
+		ConnectionName: c.Name, AuthorizationURL: az.AuthorizationURL})
+	return answer, answerErr, true
 }
 
 // PrepareCall is what the gateway calls before forwarding a request of principal p to

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,16 @@ type OAuthUpstream struct {
 	ttl           time.Duration        // access token lifetime
 	requests      []string             // "METHOD path" of every request, in order
 	mcpCalls      map[string]int       // subject → MCP POSTs that reached the tool handler
+	stepUpScope   string               // RequireScope: calls need this scope too
+}
+
+// RequireScope makes every MCP request whose token lacks scope answer 403 with a
+// WWW-Authenticate insufficient_scope challenge naming "tools:read <scope>" (MCP
+// authorization "Scope challenge handling": step-up). "" turns it off.
+func (u *OAuthUpstream) RequireScope(scope string) {
+	u.mu.Lock()
+	u.stepUpScope = scope
+	u.mu.Unlock()
 }
 
 type codeGrant struct {
@@ -135,6 +146,14 @@ func NewOAuthUpstream(t TB) *OAuthUpstream {
 		if !ok || time.Now().After(info.expires) || info.resource != u.URL()+"/mcp" {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+u.URL()+`/.well-known/oauth-protected-resource/mcp", scope="tools:read"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		u.mu.Lock()
+		need := u.stepUpScope
+		u.mu.Unlock()
+		if need != "" && !slices.Contains(strings.Fields(info.scope), need) {
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="tools:read `+need+`", resource_metadata="`+u.URL()+`/.well-known/oauth-protected-resource/mcp"`)
+			http.Error(w, "insufficient scope", http.StatusForbidden)
 			return
 		}
 		r.Header.Set("X-Subject", info.subject)

@@ -80,6 +80,9 @@ func (c *Credentials) Unauthorized(ctx context.Context, token string, resp *http
 		c.last = &ch
 		c.mu.Unlock()
 	}
+	if err == nil && ch.Error == "insufficient_scope" {
+		c.s.scopeChallenges.Store(c.key.String(), &ch)
+	}
 	if resp.StatusCode != http.StatusUnauthorized || token == "" {
 		return false
 	}

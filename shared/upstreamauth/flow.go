@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -32,6 +33,21 @@ type Service struct {
 	now        func() time.Time
 	log        *slog.Logger
 	refreshes  singleflight.Group
+	// scopeChallenges: Key.String() → the last 403 insufficient_scope challenge answered
+	// to a request made with that grant, by any Credentials of it (TakeScopeChallenge).
+	scopeChallenges sync.Map
+}
+
+// TakeScopeChallenge returns (and forgets) the last 403 insufficient_scope challenge an
+// upstream answered to a request made with the grant under k, or nil: what a step-up
+// authorization (Begin with that Challenge) needs. Sessions are shared, so the Credentials
+// that saw the 403 may not be the caller's own instance; the challenge is kept per grant.
+func (s *Service) TakeScopeChallenge(k Key) *Challenge {
+	v, ok := s.scopeChallenges.LoadAndDelete(k.String())
+	if !ok {
+		return nil
+	}
+	return v.(*Challenge)
 }
 
 // New returns a Service. opts.Store is required.

@@ -125,6 +125,44 @@ func TestUpstreamOAuth(t *testing.T) {
 		t.Errorf("tools/list lacks mcp_%s_whoami: %v", handle, m)
 	}
 
+	t.Run("step-up on 403 insufficient_scope", func(t *testing.T) {
+		// The upstream now wants a scope the grant lacks: the gateway answers the way to
+		// grant it (-32042 with a link asking for both scopes) instead of an error; a member
+		// of a shared grant is told an admin must; after the admin's consent the call works.
+		up.RequireScope("admin:write")
+		defer up.RequireScope("")
+		whoami := "mcp_" + handle + "_whoami"
+		v25 := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+		_, m, _ := w.call(t, "/mcp/"+a.id, a.admin, whoami, map[string]any{}, v25)
+		e, _ := m["error"].(map[string]any)
+		link := fmt.Sprint(e["data"])
+		if e == nil || e["code"] != float64(-32042) || !strings.Contains(link, "admin%3Awrite") || !strings.Contains(link, "tools%3Aread") {
+			t.Fatalf("admin, scope missing: %v", m)
+		}
+		_, m, out := w.call(t, "/mcp/"+a.id, a.member, whoami, map[string]any{}, v25)
+		if out != "upstream-error" || !strings.Contains(fmt.Sprint(m["result"]), "admin must authorize") {
+			t.Errorf("member, scope missing: %s %v", out, m)
+		}
+		st, r := w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
+		mustStatus(t, "authorize", st, http.StatusOK, r)
+		// Consent to the step-up link the gateway answered (the URL inside the -32042 data).
+		_, m, _ = w.call(t, "/mcp/"+a.id, a.admin, whoami, map[string]any{}, v25)
+		data, _ := m["error"].(map[string]any)["data"].(map[string]any)
+		stepURL := ""
+		if els, ok := data["elicitations"].([]any); ok && len(els) > 0 {
+			stepURL, _ = els[0].(map[string]any)["url"].(string)
+		}
+		if stepURL == "" {
+			t.Fatalf("no URL in the -32042 data: %v", data)
+		}
+		if code, page := browserGet(t, consentURL(t, stepURL, "alice"), ""); code != http.StatusOK || !strings.Contains(page, `data-status="authorized"`) {
+			t.Fatalf("step-up consent: %d %s", code, page)
+		}
+		collect()
+		if _, m, out := w.call(t, "/mcp/"+a.id, a.admin, whoami, map[string]any{}, v25); out != "ok" || !strings.Contains(fmt.Sprint(m["result"]), "alice") {
+			t.Errorf("after the step-up: %s %v", out, m)
+		}
+	})
 	t.Run("replayed callback", func(t *testing.T) {
 		code, page := browserGet(t, callback, "")
 		if code != http.StatusBadRequest || !strings.Contains(page, "already used") {

@@ -235,6 +235,19 @@ type preparedCall struct {
 	answerErr error
 }
 
+// stepUp answers a failed call of connection c for st's principal whose upstream asked for
+// more scopes (connections.StepUp); ok is false for any other failure.
+func (g *Gateway) stepUp(ctx context.Context, st *requestState, c *catalog.Connection) (*mcp.CallToolResult, error, bool) {
+	if g.o.Connections == nil {
+		return nil, nil, false
+	}
+	row, err := g.targets.row(ctx, g.o.Pool, c)
+	if err != nil {
+		return nil, nil, false
+	}
+	return g.o.Connections.StepUp(ctx, row, st.principal, st.version)
+}
+
 // prepare resolves connection c's target for st's principal (docs/UPSTREAM-AUTH.md).
 func (g *Gateway) prepare(ctx context.Context, st *requestState, c *catalog.Connection, version string) (*preparedCall, error) {
 	row, err := g.targets.row(ctx, g.o.Pool, c)

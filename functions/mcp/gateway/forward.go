@@ -559,6 +559,19 @@ func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxied
 			logx.Annotate(ctx, logx.FieldRPCCode, strconv.FormatInt(je.Code, 10))
 			return nil, je
 		}
+		if ans, ansErr, ok := g.stepUp(ctx, st, ref.c); ok {
+			// 403 insufficient_scope: the way to grant the scopes the upstream asks for.
+			g.metrics.toolCall("proxied", name, "error", st.requestID, d)
+			logx.Annotate(ctx, logx.FieldOutcome, "authorization_required")
+			if ansErr != nil {
+				return nil, ansErr
+			}
+			b, merr := json.Marshal(ans)
+			if merr != nil {
+				return nil, g.internalError(ctx, "tools/call", merr, nil)
+			}
+			return b, nil
+		}
 		errorID := httpapi.NewID()
 		fail := toolError(err, errorID)
 		if fail.Code == apperr.Internal {
