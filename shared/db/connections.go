@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
@@ -82,15 +83,7 @@ func HandleCandidate(base string, i int) string {
 	if i == 0 {
 		return base
 	}
-	return base + itoa(i+1)
-}
-
-func itoa(i int) string {
-	const digits = "0123456789"
-	if i < 10 {
-		return digits[i : i+1]
-	}
-	return itoa(i/10) + digits[i%10:i%10+1]
+	return base + strconv.Itoa(i+1)
 }
 
 func nonNil(h map[string]string) map[string]string {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net"
@@ -149,7 +150,7 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 	}
 	st.workspace = ws
 	logx.Annotate(ctx, logx.FieldWorkspace, ws)
-	if ts := firstNonEmpty(r.Header.Get("X-MCP-Toolsets"), r.URL.Query().Get("toolsets")); ts != "" {
+	if ts := cmp.Or(r.Header.Get("X-MCP-Toolsets"), r.URL.Query().Get("toolsets")); ts != "" {
 		for _, t := range strings.Split(ts, ",") {
 			if t = strings.TrimSpace(t); t != "" {
 				st.toolsets = append(st.toolsets, t)
@@ -166,14 +167,14 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 			}
 		}
 	}
-	st.projectID = firstNonEmpty(r.Header.Get("X-Project-Id"), r.URL.Query().Get("project"))
+	st.projectID = cmp.Or(r.Header.Get("X-Project-Id"), r.URL.Query().Get("project"))
 	if st.projectID != "" && !db.IsUUID(st.projectID) {
 		return nil, apperr.New(apperr.Validation, "X-Project-Id must be a project id (UUID)")
 	}
 	if st.snap, err = g.o.Catalog.Get(ctx, ws); err != nil {
 		return nil, apperr.Wrap(err, apperr.Unavailable, "catalog unavailable")
 	}
-	st.chatID = firstNonEmpty(r.Header.Get("X-Chat-Id"), r.URL.Query().Get("chat"))
+	st.chatID = cmp.Or(r.Header.Get("X-Chat-Id"), r.URL.Query().Get("chat"))
 	if st.chatID != "" {
 		if st.allowed, err = g.resolveChat(ctx, st); err != nil {
 			return nil, err
@@ -371,15 +372,6 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusServiceUnavailable
 	}
 	httpapi.JSON(w, status, out)
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func (g *Gateway) knownToolset(name string) bool {
