@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -176,12 +176,9 @@ func (g *Gateway) internalError(ctx context.Context, method string, err error, p
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error", Data: data}
 }
 
-// serverCache is a bounded LRU of server items.
+// serverCache is a bounded LRU of server items (hashicorp/golang-lru).
 type serverCache struct {
-	mu    sync.Mutex
-	max   int
-	ll    *list.List
-	items map[string]*list.Element
+	lru *lru.Cache[string, *serverItem]
 }
 
 // serverItem is what one server key holds: go-sdk's server for built-ins and protocol
@@ -200,30 +197,24 @@ type serverItem struct {
 }
 
 func newServerCache(max int) *serverCache {
-	return &serverCache{max: max, ll: list.New(), items: map[string]*list.Element{}}
+	c, err := lru.New[string, *serverItem](max)
+	if err != nil {
+		panic(err) // max ≤ 0: a programming error (New defaults it to 256)
+	}
+	return &serverCache{lru: c}
 }
 
 // get returns key's item, adding an empty one (and evicting the least recently used)
 // when absent.
 func (c *serverCache) get(key string) *serverItem {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.items[key]; ok {
-		c.ll.MoveToFront(e)
-		return e.Value.(*serverItem)
+	if it, ok := c.lru.Get(key); ok {
+		return it
 	}
 	it := &serverItem{key: key}
-	c.items[key] = c.ll.PushFront(it)
-	for c.ll.Len() > c.max {
-		old := c.ll.Back()
-		c.ll.Remove(old)
-		delete(c.items, old.Value.(*serverItem).key)
+	if prev, found, _ := c.lru.PeekOrAdd(key, it); found {
+		return prev
 	}
 	return it
 }
 
-func (c *serverCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ll.Len()
-}
+func (c *serverCache) len() int { return c.lru.Len() }
