@@ -3,14 +3,10 @@ package deps
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -20,38 +16,9 @@ import (
 // project) on a loopback port and returns a Secrets Manager client for it.
 func motoSecrets(t *testing.T) *secretsmanager.Client {
 	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		if os.Getenv("REQUIRE_PEERS") == "1" {
-			t.Fatal("moto_server not found")
-		}
-		t.Skip("moto_server not found")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("moto_server did not start")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	url := testpeer.Moto(t)
 	return secretsmanager.New(secretsmanager.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String("http://" + addr),
+		Region: "us-east-1", BaseEndpoint: aws.String(url),
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
 	})
 }

@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -109,36 +105,7 @@ func TestKMSSealer(t *testing.T) {
 
 func motoKMS(t *testing.T) *kms.Client {
 	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		if os.Getenv("REQUIRE_PEERS") == "1" {
-			t.Fatal("moto_server not found")
-		}
-		t.Skip("moto_server not found")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("moto_server did not start")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return kms.New(kms.Options{Region: "us-east-1", BaseEndpoint: aws.String("http://" + addr),
+	url := testpeer.Moto(t)
+	return kms.New(kms.Options{Region: "us-east-1", BaseEndpoint: aws.String(url),
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 }
