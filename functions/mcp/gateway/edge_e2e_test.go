@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -231,34 +232,58 @@ func TestCancellation(t *testing.T) {
 		}
 		t.Fatal("the upstream received no notifications/cancelled")
 	}
+	// waitForwarded waits until the upstream received n slow calls in all (the call is in
+	// flight upstream), whatever the machine's load.
+	waitForwarded := func(t *testing.T, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); e.up.CountRequests("POST", `"slow"`) < n; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the slow call never reached the upstream")
+			}
+		}
+	}
 	t.Run("client disconnects", func(t *testing.T) {
 		before := e.up.CountRequests("POST", `"notifications/cancelled"`)
-		ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+		calls := e.up.CountRequests("POST", `"slow"`)
+		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.env.URL+"/mcp/"+e.ws, strings.NewReader(slow("11")))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set("Authorization", "Bearer "+e.admin)
+		errc := make(chan error, 1)
+		go func() {
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				err = fmt.Errorf("the slow call answered %d", resp.StatusCode)
+			} else {
+				err = nil
+			}
+			errc <- err
+		}()
+		waitForwarded(t, calls+1)
 		start := time.Now()
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			t.Fatalf("the slow call answered %d", resp.StatusCode)
+		cancel() // the client goes away while the upstream works
+		if err := <-errc; err != nil {
+			t.Fatal(err)
 		}
 		waitCancelled(t, before)
-		if d := time.Since(start); d > 6*time.Second {
-			t.Errorf("cancellation reached the upstream after %v", d)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("cancellation reached the upstream %v after the client left", d)
 		}
 	})
 	t.Run("an ambiguous notifications/cancelled cancels nothing", func(t *testing.T) {
 		// Two clients sharing a token, each with a request id 7 in flight.
 		done := make(chan []byte, 2)
+		calls := e.up.CountRequests("POST", `"slow"`)
 		for range 2 {
 			go func() {
-				_, b := e.post(t, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcp_`+e.handle+`_slow","arguments":{"ms":1500}}}`, "application/json")
+				_, b := e.post(t, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcp_`+e.handle+`_slow","arguments":{"ms":3000}}}`, "application/json")
 				done <- b
 			}()
 		}
-		time.Sleep(500 * time.Millisecond)
+		waitForwarded(t, calls+2) // both in flight
 		e.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`, "application/json")
 		for range 2 {
 			if b := <-done; !bytes.Contains(b, []byte(`"result"`)) || bytes.Contains(b, []byte(`"isError":true`)) {
@@ -270,11 +295,12 @@ func TestCancellation(t *testing.T) {
 		before := e.up.CountRequests("POST", `"notifications/cancelled"`)
 		done := make(chan []byte, 1)
 		start := time.Now()
+		calls := e.up.CountRequests("POST", `"slow"`)
 		go func() {
 			_, b := e.post(t, slow(`"slow-2"`), "application/json")
 			done <- b
 		}()
-		time.Sleep(500 * time.Millisecond)
+		waitForwarded(t, calls+1)
 		resp, _ := e.post(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-2","reason":"user"}}`, "application/json")
 		if resp.StatusCode != http.StatusAccepted {
 			t.Errorf("notifications/cancelled: %d, want 202", resp.StatusCode)

@@ -164,8 +164,14 @@ func TestTasks(t *testing.T) {
 	})
 	t.Run("cancel while working", func(t *testing.T) {
 		before := len(e.up.Received("notifications/cancelled"))
+		calls := len(e.up.Received("tools/call"))
 		tk := e.create(t, e.admin, e.tool, `{"delayMs":60000}`, 60000)
-		time.Sleep(300 * time.Millisecond)
+		// Cancel once the worker's call is upstream, however loaded the machine is.
+		for deadline := time.Now().Add(20 * time.Second); len(e.up.Received("tools/call")) == calls; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the task's call never reached the upstream")
+			}
+		}
 		res, code := e.rpc(t, e.admin, "tasks/cancel", `{"taskId":"`+tk.TaskID+`"}`)
 		var w wireTask
 		_ = json.Unmarshal(res, &w)
