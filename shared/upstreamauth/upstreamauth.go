@@ -173,7 +173,7 @@ type Grant struct {
 // Authorization is the public state of one grant, as connection status shows it.
 type Authorization string
 
-// The authorization states of DESIGN §6c: a usable grant, none yet, or one that cannot be
+// The authorization states of docs/DESIGN.md §6c: a usable grant, none yet, or one that cannot be
 // refreshed any more.
 const (
 	Authorized Authorization = "authorized"
