@@ -46,6 +46,8 @@ type rpcRequest struct {
 	id     json.RawMessage // exactly as sent
 	method string
 	params json.RawMessage // nil when absent
+	// call holds a tools/call's params members, decoded once by readRequest.
+	call map[string]json.RawMessage
 }
 
 // edgeRefusal is a JSON-RPC error the edge answers without going further.
@@ -109,6 +111,7 @@ func readRequest(body []byte) (*rpcRequest, *edgeRefusal) {
 			return nil, &edgeRefusal{id: id, code: jsonrpc.CodeInvalidParams,
 				msg: "invalid params: tools/call arguments must be an object"}
 		}
+		req.call = p
 	}
 	return req, nil
 }
@@ -325,7 +328,7 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		g.reply(w, st, req, page, nil)
 		return true
 	case req.method == "tools/call":
-		p, _ := members(req.params)
+		p := req.call
 		var name string
 		if json.Unmarshal(p["name"], &name) != nil {
 			return false
