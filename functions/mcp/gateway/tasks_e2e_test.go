@@ -1,7 +1,9 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -341,6 +343,38 @@ func TestTasks(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTaskStartFails: when the worker cannot be started (in Lambda: the asynchronous
+// invocation is refused), the task is answered at once as failed, with a reason and an
+// errorId, and nothing reaches the upstream.
+func TestTaskStartFails(t *testing.T) {
+	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{Gateway: func(g *gateway.Options) {
+		g.StartTask = func(context.Context, gateway.TaskJob) error { return errors.New("invoke refused") }
+	}}})
+	ws, _, _ := env.Workspace(t, "NoStart")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := testpeer.NewRawUpstream(t, false)
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Up", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ Handle string }
+	_ = json.Unmarshal(out, &c)
+	resp, body := env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp_`+c.Handle+`_report","arguments":{},"task":{}}}`,
+		map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+	var ct struct{ Task wireTask }
+	if err := json.Unmarshal(resultOf(t, resp, body), &ct); err != nil || ct.Task.Status != "failed" || ct.Task.StatusMessage == "" {
+		t.Fatalf("task %+v (%v): %s", ct.Task, err, body)
+	}
+	resp, body = env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"`+ct.Task.TaskID+`"}}`,
+		map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+	if !strings.Contains(string(body), "could not be started") || !strings.Contains(string(body), "errorId") {
+		t.Errorf("tasks/result: %s", body)
+	}
+	if n := len(up.Received("tools/call")); n != 0 {
+		t.Errorf("%d calls reached the upstream", n)
+	}
 }
 
 // TestSyncBudget: a plain tools/call that runs past the synchronous budget answers an
