@@ -77,19 +77,26 @@ var listeningLine = regexp.MustCompile(`bind-loopback: listening on (127\.0\.0\.
 // Missing node_modules: skip, or fail with REQUIRE_PEERS=1.
 func Everything(t TB, mode string) string {
 	t.Helper()
-	var arg, path string
+	dir, entry, arg, path := everythingArgs(t, mode)
+	addr := StartNode(t, dir, []string{"PORT=0"}, entry, arg)
+	return "http://" + addr + path
+}
+
+// everythingArgs resolves server-everything's npm folder, entry script, transport argument
+// and endpoint path for mode ("streamable" or "sse").
+func everythingArgs(t TB, mode string) (dir, entry, arg, path string) {
+	t.Helper()
 	switch mode {
 	case "streamable", "streamable-http", "streamableHttp":
 		arg, path = "streamableHttp", "/mcp"
 	case "sse":
 		arg, path = "sse", "/sse"
 	default:
-		t.Fatalf("testpeer: Everything mode %q, want streamable or sse", mode)
+		t.Fatalf("testpeer: server-everything mode %q, want streamable or sse", mode)
 	}
-	dir := NPMDir(t)
-	entry := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	addr := StartNode(t, dir, []string{"PORT=0"}, entry, arg)
-	return "http://" + addr + path
+	dir = NPMDir(t)
+	entry = filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	return dir, entry, arg, path
 }
 
 // StartNode runs `node --require <dir>/bind-loopback.cjs args...` in dir with the extra

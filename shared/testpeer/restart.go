@@ -3,7 +3,6 @@ package testpeer
 import (
 	"fmt"
 	"net"
-	"path/filepath"
 	"strings"
 	"sync"
 )
@@ -27,18 +26,8 @@ type RestartablePeer struct {
 // REQUIRE_PEERS=1.
 func EverythingRestartable(t TB, mode string) *RestartablePeer {
 	t.Helper()
-	var arg, path string
-	switch mode {
-	case "streamable", "streamable-http", "streamableHttp":
-		arg, path = "streamableHttp", "/mcp"
-	case "sse":
-		arg, path = "sse", "/sse"
-	default:
-		t.Fatalf("testpeer: EverythingRestartable mode %q, want streamable or sse", mode)
-	}
-	dir := NPMDir(t)
-	p := &RestartablePeer{dir: dir, arg: arg,
-		entry: filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")}
+	dir, entry, arg, path := everythingArgs(t, mode)
+	p := &RestartablePeer{dir: dir, arg: arg, entry: entry}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("testpeer: %v", err)
