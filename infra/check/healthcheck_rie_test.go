@@ -58,14 +58,7 @@ func TestHealthCheckUnderEmulator(t *testing.T) {
 		Results                   []struct{ EntryName, Status, Transport string }
 	}, output string) {
 		t.Helper()
-		e, err := rie.Start(ctx, rie.Options{Emulator: emulator, Bootstrap: bootstrap, Timeout: timeout,
-			Env: []string{"AWS_LAMBDA_FUNCTION_NAME=healthcheck", "AWS_REGION=eu-west-1", "APP_ENV=local",
-				"LOG_LEVEL=info", "DATABASE_URL=" + dbURL, "JWT_SECRET=" + testJWTSecret,
-				"CATALOG_DIR=" + t.TempDir(), "ALLOW_PRIVATE_UPSTREAMS=true"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Stop()
+		e := startEmulated(t, emulator, bootstrap, localFunctionEnv(t, "healthcheck", dbURL), timeout)
 		ictx, cancel := context.WithTimeout(ctx, timeout+10*time.Second)
 		defer cancel()
 		inv, err := e.Invoke(ictx, event)

@@ -259,6 +259,30 @@ func goarch() string {
 
 // requireEmulator returns the aws-lambda-rie binary, or skips t (fails it when
 // REQUIRE_INFRA=1) when it is not installed.
+// localFunctionEnv is the environment of a function run under the emulator against the
+// local test database dbURL (APP_ENV local, loopback upstreams allowed).
+func localFunctionEnv(t *testing.T, name, dbURL string) []string {
+	return []string{"AWS_LAMBDA_FUNCTION_NAME=" + name, "AWS_REGION=eu-west-1", "APP_ENV=local", "LOG_LEVEL=info",
+		"DATABASE_URL=" + dbURL, "JWT_SECRET=" + testJWTSecret, "CATALOG_DIR=" + t.TempDir(), "ALLOW_PRIVATE_UPSTREAMS=true"}
+}
+
+// startEmulated starts bootstrap under the emulator with env and timeout; t.Cleanup stops
+// it, and a failed test logs its output.
+func startEmulated(t *testing.T, emulator, bootstrap string, env []string, timeout time.Duration) *rie.Emulator {
+	t.Helper()
+	e, err := rie.Start(t.Context(), rie.Options{Emulator: emulator, Bootstrap: bootstrap, Timeout: timeout, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("emulator output:\n%s", e.Output())
+		}
+		e.Stop()
+	})
+	return e
+}
+
 func requireEmulator(t *testing.T, root string) string {
 	t.Helper()
 	emulator := rie.Binary(root)

@@ -44,19 +44,7 @@ func TestTaskUnderEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := rie.Start(ctx, rie.Options{Emulator: emulator, Bootstrap: bootstrap, Timeout: 60 * time.Second,
-		Env: []string{"AWS_LAMBDA_FUNCTION_NAME=mcp", "AWS_REGION=eu-west-1", "APP_ENV=local", "LOG_LEVEL=info",
-			"DATABASE_URL=" + dbURL, "JWT_SECRET=" + testJWTSecret, "CATALOG_DIR=" + t.TempDir(),
-			"ALLOW_PRIVATE_UPSTREAMS=true"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Stop)
-	defer func() {
-		if t.Failed() {
-			t.Logf("emulator output:\n%s", e.Output())
-		}
-	}()
+	e := startEmulated(t, emulator, bootstrap, localFunctionEnv(t, "mcp", dbURL), 60*time.Second)
 	raw, err := os.ReadFile(filepath.Join(root, "events", "mcp-task.json"))
 	if err != nil {
 		t.Fatal(err)
