@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -126,13 +128,36 @@ func EventList(ctx context.Context, q Querier, f EventFilter) ([]Event, bool, er
 
 // ---- audit ----
 
-// AuditEventInsert appends one gateway audit row.
-func AuditEventInsert(ctx context.Context, q Querier, e *AuditEvent) error {
-	_, err := q.Exec(ctx, `INSERT INTO audit_events
-		(request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		e.RequestID, e.Principal, e.WorkspaceID, e.Tool, e.Version, e.Kind, e.ConnectionID,
-		e.DurationMS, e.ArgsDigest)
+// AuditEventInsert appends gateway audit rows in one statement (a multi-row INSERT;
+// 9 parameters a row, so at most 7,281 rows under Postgres's 65,535-parameter limit —
+// callers batch far fewer). Either every row is written or none (a constraint violation
+// by one row fails the statement). No rows is a no-op.
+func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.Grow(160 + len(evs)*48)
+	b.WriteString(`INSERT INTO audit_events
+		(request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest) VALUES `)
+	args := make([]any, 0, len(evs)*9)
+	for i, e := range evs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		for j := 1; j <= 9; j++ {
+			if j > 1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(i*9 + j))
+		}
+		b.WriteByte(')')
+		args = append(args, e.RequestID, e.Principal, e.WorkspaceID, e.Tool, e.Version, e.Kind, e.ConnectionID,
+			e.DurationMS, e.ArgsDigest)
+	}
+	_, err := q.Exec(ctx, b.String(), args...)
 	return Interpret(err)
 }
 

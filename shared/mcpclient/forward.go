@@ -364,6 +364,40 @@ func mergeMeta(params json.RawMessage, add map[string]any) (json.RawMessage, err
 	return SetMember(params, "_meta", mb)
 }
 
+// Members decodes one JSON object into its members (raw values), refusing duplicate keys
+// and trailing data — decoders disagree on those (encoding/json keeps the last duplicate,
+// others the first), so a gateway that checks one member must not forward an object
+// another decoder reads differently. ok is false for anything else.
+func Members(raw []byte) (m map[string]json.RawMessage, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	m = make(map[string]json.RawMessage, 4)
+	for dec.More() {
+		k, err := dec.Token()
+		key, isStr := k.(string)
+		if err != nil || !isStr {
+			return nil, false
+		}
+		if _, dup := m[key]; dup {
+			return nil, false
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return nil, false
+		}
+		m[key] = v
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return m, true
+}
+
 // SetMember returns obj (a JSON object) with member key set to value (raw JSON): an
 // existing member's value is replaced in place, else the member is appended. Every other
 // byte of obj is kept. Errors when obj is not a single JSON object.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/mcpclient"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -122,10 +123,8 @@ func (w *limitedWriter) finish() {
 		if id == nil {
 			id = json.RawMessage("null")
 		}
-		_ = json.NewEncoder(w.ResponseWriter).Encode(map[string]any{
-			"jsonrpc": "2.0", "id": id,
-			"error": map[string]any{"code": -32603, "message": "response exceeds the gateway's " + strconv.Itoa(w.limit) + "-byte limit"},
-		})
+		_, _ = w.ResponseWriter.Write(wire.Response(id, nil, wire.Refusal(jsonrpc.CodeInternalError,
+			"response exceeds the gateway's "+strconv.Itoa(w.limit)+"-byte limit")))
 		return
 	}
 	if w.status == 0 {
@@ -136,7 +135,7 @@ func (w *limitedWriter) finish() {
 		// plain text; MCP clients expect a JSON-RPC error object, so give them one.
 		msg := strings.TrimSpace(w.buf.String())
 		w.Header().Del("X-Content-Type-Options")
-		writeHTTPErrorCode(w.ResponseWriter, w.status, plainErrorCode(msg), msg)
+		wire.WriteHTTP(w.ResponseWriter, w.status, nil, wire.Refusal(int64(plainErrorCode(msg)), msg))
 		return
 	}
 	if w.buf.Len() > 0 {

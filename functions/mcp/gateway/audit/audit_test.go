@@ -1,8 +1,11 @@
-package gateway
+package audit
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,7 +35,7 @@ func TestAuditGroupCommit(t *testing.T) {
 		_ = pool.QueryRow(ctx, `SELECT count(*) FROM audit_events`).Scan(&n)
 		return n
 	}
-	a := newAuditWriter(pool)
+	a := New(pool)
 
 	const n = 200
 	var wg sync.WaitGroup
@@ -104,5 +107,37 @@ func TestAuditGroupCommit(t *testing.T) {
 			t.Fatalf("writer left running=%v with %d pending", running, pending)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRecordDigest: the row holds a digest of the arguments and the caller's identity,
+// never the argument values.
+func TestRecordDigest(t *testing.T) {
+	pool, _ := dbtest.Fresh(t)
+	ctx := context.Background()
+	ws := uuid.NewString()
+	if err := db.WorkspaceUpsert(ctx, pool, ws, "audit"); err != nil {
+		t.Fatal(err)
+	}
+	w := New(pool)
+	if err := w.Record(Entry{RequestID: "r1", Principal: "alice", WorkspaceID: ws, Tool: "mcp_x_echo", Kind: "proxied",
+		Duration: 1500 * time.Microsecond, Arguments: []byte(`{"secret":"hunter2"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := db.AuditEventList(ctx, pool, ws, 10)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("%v %v", evs, err)
+	}
+	e := evs[0]
+	sum := sha256.Sum256([]byte(`{"secret":"hunter2"}`))
+	if e.ArgsDigest != "sha256:"+hex.EncodeToString(sum[:]) {
+		t.Fatalf("digest %q", e.ArgsDigest)
+	}
+	if e.Principal != "alice" || e.Tool != "mcp_x_echo" || e.DurationMS != 1.5 || e.ConnectionID != nil {
+		t.Fatalf("row %+v", e)
+	}
+	if err := w.Record(Entry{RequestID: "r2", Principal: "alice", WorkspaceID: ws, Tool: "t", Kind: "bogus"}); err == nil ||
+		!strings.Contains(err.Error(), "audit: bogus t") {
+		t.Fatalf("a refused row: %v", err)
 	}
 }

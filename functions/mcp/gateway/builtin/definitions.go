@@ -1,7 +1,8 @@
-package gateway
+package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -32,23 +33,24 @@ var toolsetDescriptions = map[string]string{
 	toolsetMeta:        "Discover toolsets and search every tool you can call.",
 }
 
-type toolsetInfo struct {
+// Toolset is a named group of built-ins, selectable with X-MCP-Toolsets.
+type Toolset struct {
 	Name        string   `json:"name"`
 	Description string   `json:"description"`
 	Tools       []string `json:"tools"`
 }
 
-func toolsetsOf(bs []*compiledBuiltin) []toolsetInfo {
-	m := map[string]*toolsetInfo{}
+func toolsetsOf(bs []*Compiled) []Toolset {
+	m := map[string]*Toolset{}
 	for _, b := range bs {
 		ts := m[b.Toolset]
 		if ts == nil {
-			ts = &toolsetInfo{Name: b.Toolset, Description: toolsetDescriptions[b.Toolset]}
+			ts = &Toolset{Name: b.Toolset, Description: toolsetDescriptions[b.Toolset]}
 			m[b.Toolset] = ts
 		}
 		ts.Tools = append(ts.Tools, b.Name)
 	}
-	out := make([]toolsetInfo, 0, len(m))
+	out := make([]Toolset, 0, len(m))
 	for _, ts := range m {
 		out = append(out, *ts)
 	}
@@ -58,8 +60,8 @@ func toolsetsOf(bs []*compiledBuiltin) []toolsetInfo {
 
 var readOnly = mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
 
-// builtinDefinitions declares every built-in (prefix agentpack_). Handlers close over g.
-func builtinDefinitions(g *Gateway) []*Builtin {
+// definitions declares every built-in (prefix agentpack_). Handlers are methods of s.
+func (s *Set) definitions() []*Builtin {
 	return append([]*Builtin{
 		{
 			Name: "agentpack_catalog_list", Version: "1.0.0", Toolset: toolsetCatalog,
@@ -67,7 +69,7 @@ func builtinDefinitions(g *Gateway) []*Builtin {
 			Description: "List the curated catalog of remote MCP servers that can be installed into this workspace, with verification tier and health. Filter by a search term (name, description, author) and/or category.",
 			Input:       `{"type":"object","properties":{"search":{"type":"string","maxLength":200},"category":{"type":"string","maxLength":100},"limit":{"type":"integer","minimum":1,"maximum":100}},"additionalProperties":false}`,
 			Annotations: readOnly,
-			Handler:     g.catalogList,
+			Handler:     s.catalogList,
 		},
 		{
 			Name: "agentpack_catalog_get", Version: "1.0.0", Toolset: toolsetCatalog,
@@ -75,7 +77,7 @@ func builtinDefinitions(g *Gateway) []*Builtin {
 			Description: "Show one catalog entry by id or exact name: URL, transport, the header names it expects, tier, health, and whether this workspace has installed it.",
 			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"},"name":{"type":"string","minLength":1,"maxLength":200}},"oneOf":[{"required":["entryId"]},{"required":["name"]}],"additionalProperties":false}`,
 			Annotations: readOnly,
-			Handler:     g.catalogGet,
+			Handler:     s.catalogGet,
 		},
 		{
 			Name: "agentpack_connections_list", Version: "1.0.0", Toolset: toolsetConnections, TakesProject: true,
@@ -83,7 +85,7 @@ func builtinDefinitions(g *Gateway) []*Builtin {
 			Description: "List the MCP servers connected to this workspace (global, workspace and the project's own), with status, last error and the names under which their tools are exposed. projectId defaults to the workspace's default project.",
 			Input:       `{"type":"object","properties":{"projectId":{"type":"string","format":"uuid"}},"additionalProperties":false}`,
 			Annotations: readOnly,
-			Handler:     g.connectionsList,
+			Handler:     s.connectionsList,
 		},
 		{
 			Name: "agentpack_catalog_install", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true,
@@ -91,7 +93,7 @@ func builtinDefinitions(g *Gateway) []*Builtin {
 			Description: "Install a catalog entry into this workspace (admin). Its tools appear in this gateway as mcp_<handle>_<tool>. headers are sent to the upstream server (e.g. an Authorization token) and are never shown again.",
 			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"},"name":{"type":"string","minLength":1,"maxLength":100},"headers":{"type":"object","additionalProperties":{"type":"string"},"maxProperties":32}},"required":["entryId"],"additionalProperties":false}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)},
-			Handler:     g.catalogInstall,
+			Handler:     s.catalogInstall,
 		},
 		{
 			Name: "agentpack_catalog_uninstall", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true,
@@ -99,7 +101,7 @@ func builtinDefinitions(g *Gateway) []*Builtin {
 			Description: "Uninstall a catalog entry from this workspace (admin): its connection and tools are removed from the gateway. Re-installing later creates a new connection.",
 			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"}},"required":["entryId"],"additionalProperties":false}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)},
-			Handler:     g.catalogUninstall,
+			Handler:     s.catalogUninstall,
 		},
 		{
 			Name: "agentpack_connection_toggle", Version: "1.0.0", Toolset: toolsetConnections, AdminOnly: true,
@@ -107,7 +109,7 @@ func builtinDefinitions(g *Gateway) []*Builtin {
 			Description: "Flip a workspace connection between enabled and disabled (admin). A disabled connection's tools leave the gateway; its frozen tool names are kept for when it is enabled again.",
 			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)},
-			Handler:     g.connectionToggle,
+			Handler:     s.connectionToggle,
 		},
 		{
 			Name: "agentpack_connection_test", Version: "1.0.0", Toolset: toolsetConnections, AdminOnly: true,
@@ -115,7 +117,7 @@ func builtinDefinitions(g *Gateway) []*Builtin {
 			Description: "Connect to a workspace connection's server afresh (admin), list and store its tools, and report success, tool count and any error. An unreachable server is a result (success false), not a tool error.",
 			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)},
-			Handler:     g.connectionTest,
+			Handler:     s.connectionTest,
 		},
 		{
 			Name: "agentpack_audit_list", Version: "1.0.0", Toolset: toolsetAudit, AdminOnly: true,
@@ -123,7 +125,7 @@ func builtinDefinitions(g *Gateway) []*Builtin {
 			Description: "List the workspace's most recent audited tool calls (successful writes): who, which tool, when, how long. Arguments appear only as a digest.",
 			Input:       `{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200}},"additionalProperties":false}`,
 			Annotations: readOnly,
-			Handler:     g.auditList,
+			Handler:     s.auditList,
 		},
 		{
 			Name: "agentpack_toolsets_list", Version: "1.0.0", Toolset: toolsetMeta,
@@ -131,7 +133,7 @@ func builtinDefinitions(g *Gateway) []*Builtin {
 			Description: "List the gateway's toolsets and their tools. Narrow a session's built-in tools with the X-MCP-Toolsets header or ?toolsets=a,b.",
 			Input:       `{"type":"object","additionalProperties":false}`,
 			Annotations: readOnly,
-			Handler:     g.toolsetsList,
+			Handler:     s.toolsetsList,
 		},
 		{
 			Name: "agentpack_tools_search", Version: "1.0.0", Toolset: toolsetMeta,
@@ -139,9 +141,9 @@ func builtinDefinitions(g *Gateway) []*Builtin {
 			Description: "Search every tool you can call here — built-in and from connected servers — by keyword in name and description.",
 			Input:       `{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["query"],"additionalProperties":false}`,
 			Annotations: readOnly,
-			Handler:     g.toolsSearch,
+			Handler:     s.toolsSearch,
 		},
-	}, pinBuiltins(g)...)
+	}, s.pinDefinitions()...)
 }
 
 func intArg(args map[string]any, key string, def int) int {
@@ -175,8 +177,8 @@ func viewEntry(e *db.CatalogEntry) catalogEntryView {
 	return v
 }
 
-func (g *Gateway) catalogList(ctx context.Context, c *Call) (any, error) {
-	entries, err := db.CatalogEntryList(ctx, g.o.Pool, db.CatalogFilter{Search: strArg(c.Args, "search"), Category: strArg(c.Args, "category")})
+func (s *Set) catalogList(ctx context.Context, c *Call) (any, error) {
+	entries, err := db.CatalogEntryList(ctx, s.svc.Pool, db.CatalogFilter{Search: strArg(c.Args, "search"), Category: strArg(c.Args, "category")})
 	if err != nil {
 		return nil, err
 	}
@@ -191,19 +193,19 @@ func (g *Gateway) catalogList(ctx context.Context, c *Call) (any, error) {
 	return map[string]any{"entries": out, "total": len(entries)}, nil
 }
 
-func (g *Gateway) catalogGet(ctx context.Context, c *Call) (any, error) {
+func (s *Set) catalogGet(ctx context.Context, c *Call) (any, error) {
 	var e *db.CatalogEntry
 	var err error
 	if id := strArg(c.Args, "entryId"); id != "" {
-		e, err = db.CatalogEntryGet(ctx, g.o.Pool, id)
+		e, err = db.CatalogEntryGet(ctx, s.svc.Pool, id)
 	} else {
-		e, err = db.CatalogEntryGetByName(ctx, g.o.Pool, strArg(c.Args, "name"))
+		e, err = db.CatalogEntryGetByName(ctx, s.svc.Pool, strArg(c.Args, "name"))
 	}
 	if err != nil {
 		return nil, err
 	}
 	var installed []map[string]any
-	for _, conn := range c.Req.snap.Doc.Connections {
+	for _, conn := range c.Req.Snapshot.Doc.Connections {
 		if conn.CatalogEntryID == e.ID {
 			installed = append(installed, map[string]any{"connectionId": conn.ID, "name": conn.Name, "handle": conn.Handle})
 		}
@@ -211,13 +213,13 @@ func (g *Gateway) catalogGet(ctx context.Context, c *Call) (any, error) {
 	return map[string]any{"entry": viewEntry(e), "installed": installed}, nil
 }
 
-func (g *Gateway) connectionsList(ctx context.Context, c *Call) (any, error) {
-	rows, err := db.ConnectionList(ctx, g.o.Pool, db.ConnectionFilter{WorkspaceIDs: []string{c.Workspace}})
+func (s *Set) connectionsList(ctx context.Context, c *Call) (any, error) {
+	rows, err := db.ConnectionList(ctx, s.svc.Pool, db.ConnectionFilter{WorkspaceIDs: []string{c.Workspace}})
 	if err != nil {
 		return nil, err
 	}
 	exposed := map[string][]string{}
-	for _, conn := range c.Req.snap.Doc.Connections {
+	for _, conn := range c.Req.Snapshot.Doc.Connections {
 		for _, t := range conn.Tools {
 			exposed[conn.ID] = append(exposed[conn.ID], t.ExposedName)
 		}
@@ -244,8 +246,8 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
-func (g *Gateway) catalogInstall(ctx context.Context, c *Call) (any, error) {
-	if g.o.Connections == nil {
+func (s *Set) catalogInstall(ctx context.Context, c *Call) (any, error) {
+	if s.svc.Connections == nil {
 		return nil, apperr.New(apperr.Unavailable, "installs are not available on this gateway")
 	}
 	h := map[string]string{}
@@ -256,7 +258,7 @@ func (g *Gateway) catalogInstall(ctx context.Context, c *Call) (any, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, mcpclient.DefaultConnectTimeout+5e9)
 	defer cancel()
-	out, err := g.o.Connections.Install(ctx, c.Principal, strArg(c.Args, "entryId"), connections.InstallInput{
+	out, err := s.svc.Connections.Install(ctx, c.Principal, strArg(c.Args, "entryId"), connections.InstallInput{
 		WorkspaceID: c.Workspace, Name: strArg(c.Args, "name"), Headers: h,
 	})
 	if err != nil {
@@ -265,11 +267,11 @@ func (g *Gateway) catalogInstall(ctx context.Context, c *Call) (any, error) {
 	return builtinOutcome(c, out), nil
 }
 
-func (g *Gateway) catalogUninstall(ctx context.Context, c *Call) (any, error) {
-	if g.o.Connections == nil {
+func (s *Set) catalogUninstall(ctx context.Context, c *Call) (any, error) {
+	if s.svc.Connections == nil {
 		return nil, apperr.New(apperr.Unavailable, "uninstalls are not available on this gateway")
 	}
-	if err := g.o.Connections.Uninstall(ctx, c.Principal, strArg(c.Args, "entryId"), c.Workspace); err != nil {
+	if err := s.svc.Connections.Uninstall(ctx, c.Principal, strArg(c.Args, "entryId"), c.Workspace); err != nil {
 		return nil, err
 	}
 	return map[string]any{"uninstalled": true, "entryId": strArg(c.Args, "entryId")}, nil
@@ -279,12 +281,12 @@ func (g *Gateway) catalogUninstall(ctx context.Context, c *Call) (any, error) {
 // request's workspace; any other connection (another workspace's, a global one) answers
 // NOT_FOUND, as if it did not exist. Disabled connections are not in the catalog snapshot,
 // so Postgres is asked.
-func (g *Gateway) workspaceConnection(ctx context.Context, c *Call) (string, error) {
-	if g.o.Connections == nil {
+func (s *Set) workspaceConnection(ctx context.Context, c *Call) (string, error) {
+	if s.svc.Connections == nil {
 		return "", apperr.New(apperr.Unavailable, "connection management is not available on this gateway")
 	}
 	id := strArg(c.Args, "connectionId")
-	row, err := db.ConnectionGet(ctx, g.o.Pool, id)
+	row, err := db.ConnectionGet(ctx, s.svc.Pool, id)
 	if err != nil {
 		return "", err
 	}
@@ -294,12 +296,12 @@ func (g *Gateway) workspaceConnection(ctx context.Context, c *Call) (string, err
 	return id, nil
 }
 
-func (g *Gateway) connectionToggle(ctx context.Context, c *Call) (any, error) {
-	id, err := g.workspaceConnection(ctx, c)
+func (s *Set) connectionToggle(ctx context.Context, c *Call) (any, error) {
+	id, err := s.workspaceConnection(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	out, err := g.o.Connections.Toggle(ctx, c.Principal, id)
+	out, err := s.svc.Connections.Toggle(ctx, c.Principal, id)
 	if err != nil {
 		return nil, err
 	}
@@ -319,36 +321,36 @@ func builtinOutcome(c *Call, out *connections.Outcome) *connections.Outcome {
 	return &cp
 }
 
-func (g *Gateway) connectionTest(ctx context.Context, c *Call) (any, error) {
-	id, err := g.workspaceConnection(ctx, c)
+func (s *Set) connectionTest(ctx context.Context, c *Call) (any, error) {
+	id, err := s.workspaceConnection(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	return g.o.Connections.Test(ctx, c.Principal, id)
+	return s.svc.Connections.Test(ctx, c.Principal, id)
 }
 
-func (g *Gateway) auditList(ctx context.Context, c *Call) (any, error) {
-	evs, err := db.AuditEventList(ctx, g.o.Pool, c.Workspace, intArg(c.Args, "limit", 50))
+func (s *Set) auditList(ctx context.Context, c *Call) (any, error) {
+	evs, err := db.AuditEventList(ctx, s.svc.Pool, c.Workspace, intArg(c.Args, "limit", 50))
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"events": evs}, nil
 }
 
-func (g *Gateway) toolsetsList(_ context.Context, c *Call) (any, error) {
-	out := make([]toolsetInfo, 0, len(g.toolsets))
-	for _, ts := range g.toolsets {
+func (s *Set) toolsetsList(_ context.Context, c *Call) (any, error) {
+	out := make([]Toolset, 0, len(s.toolsets))
+	for _, ts := range s.toolsets {
 		var visible []string
 		for _, name := range ts.Tools {
-			if canSee(c.Principal, g.byName[name], nil) {
+			if CanSee(c.Principal, s.byName[name], nil) {
 				visible = append(visible, name)
 			}
 		}
 		if len(visible) > 0 {
-			out = append(out, toolsetInfo{Name: ts.Name, Description: ts.Description, Tools: visible})
+			out = append(out, Toolset{Name: ts.Name, Description: ts.Description, Tools: visible})
 		}
 	}
-	return map[string]any{"toolsets": out, "selected": c.Req.toolsets}, nil
+	return map[string]any{"toolsets": out, "selected": c.Req.Toolsets}, nil
 }
 
 type searchHit struct {
@@ -358,22 +360,22 @@ type searchHit struct {
 	Source      string `json:"source"`
 }
 
-func (g *Gateway) toolsSearch(_ context.Context, c *Call) (any, error) {
+func (s *Set) toolsSearch(_ context.Context, c *Call) (any, error) {
 	q := strings.ToLower(strArg(c.Args, "query"))
 	limit := intArg(c.Args, "limit", 20)
 	var hits []searchHit
 	match := func(name, desc string) bool {
 		return strings.Contains(strings.ToLower(name), q) || strings.Contains(strings.ToLower(desc), q)
 	}
-	for _, b := range g.builtins {
-		if canSee(c.Principal, b, c.Req.toolsets) && match(b.Name, b.Description) {
+	for _, b := range s.all {
+		if CanSee(c.Principal, b, c.Req.Toolsets) && match(b.Name, b.Description) {
 			hits = append(hits, searchHit{Name: b.Name, Description: b.Description, Kind: "builtin", Source: "agentpack"})
 		}
 	}
 	st := c.Req
-	for i := range st.snap.Doc.Connections {
-		conn := &st.snap.Doc.Connections[i]
-		if !connectionVisible(st, conn) {
+	for i := range st.Snapshot.Doc.Connections {
+		conn := &st.Snapshot.Doc.Connections[i]
+		if !st.Visible(conn) {
 			continue
 		}
 		for _, t := range conn.Tools {
@@ -402,4 +404,18 @@ func visibleURL(p *auth.Principal, raw string) string {
 		return headers.RedactURL(raw)
 	}
 	return headers.PublicURL(raw)
+}
+
+// CatalogJSON is the agentpack://catalog resource: every catalog entry as the built-ins
+// show it ({"entries": [...]}, header values and URL secrets redacted).
+func (s *Set) CatalogJSON(ctx context.Context) ([]byte, error) {
+	entries, err := db.CatalogEntryList(ctx, s.svc.Pool, db.CatalogFilter{})
+	if err != nil {
+		return nil, err
+	}
+	views := make([]catalogEntryView, 0, len(entries))
+	for i := range entries {
+		views = append(views, viewEntry(&entries[i]))
+	}
+	return json.Marshal(map[string]any{"entries": views})
 }

@@ -1,4 +1,4 @@
-package gateway
+package builtin
 
 import (
 	"context"
@@ -20,7 +20,7 @@ func init() {
 // agentpack_pin_add and agentpack_pin_remove (admin). chatId defaults to the request's
 // chat (X-Chat-Id or ?chat=). They share the pins REST function's rules through
 // pins.Service: a chat outside the request's workspace is NOT_FOUND.
-func pinBuiltins(g *Gateway) []*Builtin {
+func (s *Set) pinDefinitions() []*Builtin {
 	return []*Builtin{
 		{
 			Name: "agentpack_pins_list", Version: "1.0.0", Toolset: toolsetPins,
@@ -28,7 +28,7 @@ func pinBuiltins(g *Gateway) []*Builtin {
 			Description: "Show a chat's pinned MCP servers and the resolved tool set the chat gets: built-in tools plus the tools of the pinned servers and of every enabled workspace-scoped server (pins only add). With no pins the chat gets every enabled server of the workspace. Each tool names the server it comes from. chatId defaults to the session's chat (X-Chat-Id).",
 			Input:       `{"type":"object","properties":{"chatId":{"type":"string","format":"uuid"}},"additionalProperties":false}`,
 			Annotations: readOnly,
-			Handler:     g.pinsList,
+			Handler:     s.pinsList,
 		},
 		{
 			Name: "agentpack_pin_add", Version: "1.0.0", Toolset: toolsetPins, AdminOnly: true,
@@ -36,7 +36,7 @@ func pinBuiltins(g *Gateway) []*Builtin {
 			Description: "Pin a connected MCP server (global or of this workspace) to a chat (admin), so the chat gets its tools on top of the workspace-scoped ones. chatId defaults to the session's chat (X-Chat-Id).",
 			Input:       `{"type":"object","properties":{"chatId":{"type":"string","format":"uuid"},"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(false)},
-			Handler:     g.pinAdd,
+			Handler:     s.pinAdd,
 		},
 		{
 			Name: "agentpack_pin_remove", Version: "1.0.0", Toolset: toolsetPins, AdminOnly: true,
@@ -44,25 +44,24 @@ func pinBuiltins(g *Gateway) []*Builtin {
 			Description: "Remove a pin from a chat (admin); the pin is deleted. Get pin ids from agentpack_pins_list. chatId defaults to the session's chat (X-Chat-Id).",
 			Input:       `{"type":"object","properties":{"chatId":{"type":"string","format":"uuid"},"pinId":{"type":"string","format":"uuid"}},"required":["pinId"],"additionalProperties":false}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
-			Handler:     g.pinRemove,
+			Handler:     s.pinRemove,
 		},
 	}
 }
 
-func (g *Gateway) pinService() *pins.Service { return &pins.Service{Pool: g.o.Pool, Logger: g.log} }
 
 // pinChat returns the chat a pin built-in acts on: chatId, else the request's chat; it
 // must belong to the request's workspace.
-func (g *Gateway) pinChat(ctx context.Context, c *Call) (*db.Chat, error) {
+func (s *Set) pinChat(ctx context.Context, c *Call) (*db.Chat, error) {
 	id := strArg(c.Args, "chatId")
 	if id == "" {
-		id = c.Req.chatID
+		id = c.Req.ChatID
 	}
 	if id == "" {
 		return nil, apperr.New(apperr.Validation, "chatId is required").
 			WithHint("pass chatId, or open the session with the X-Chat-Id header")
 	}
-	chat, err := g.pinService().Chat(ctx, c.Principal, id)
+	chat, err := s.pins.Chat(ctx, c.Principal, id)
 	if err != nil {
 		return nil, err
 	}
@@ -72,22 +71,22 @@ func (g *Gateway) pinChat(ctx context.Context, c *Call) (*db.Chat, error) {
 	return chat, nil
 }
 
-func (g *Gateway) pinsList(ctx context.Context, c *Call) (any, error) {
-	chat, err := g.pinChat(ctx, c)
+func (s *Set) pinsList(ctx context.Context, c *Call) (any, error) {
+	chat, err := s.pinChat(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	list, err := pins.PinList(ctx, g.o.Pool, chat.ID)
+	list, err := pins.PinList(ctx, s.svc.Pool, chat.ID)
 	if err != nil {
 		return nil, err
 	}
-	res, err := pins.ResolveChat(ctx, g.o.Pool, g.log, c.Req.snap, chat)
+	res, err := pins.ResolveChat(ctx, s.svc.Pool, s.svc.Logger, c.Req.Snapshot, chat)
 	if err != nil {
 		return nil, err
 	}
-	ts := pins.ProxiedTools(c.Req.snap, chat, res)
-	for _, b := range g.builtins {
-		if canSee(c.Principal, b, c.Req.toolsets) {
+	ts := pins.ProxiedTools(c.Req.Snapshot, chat, res)
+	for _, b := range s.all {
+		if CanSee(c.Principal, b, c.Req.Toolsets) {
 			ts.Tools = append(ts.Tools, pins.Tool{Name: b.Name, Description: b.Title, Kind: "builtin", Source: "agentpack"})
 		}
 	}
@@ -95,24 +94,24 @@ func (g *Gateway) pinsList(ctx context.Context, c *Call) (any, error) {
 	return map[string]any{"pins": list, "toolSet": ts}, nil
 }
 
-func (g *Gateway) pinAdd(ctx context.Context, c *Call) (any, error) {
-	chat, err := g.pinChat(ctx, c)
+func (s *Set) pinAdd(ctx context.Context, c *Call) (any, error) {
+	chat, err := s.pinChat(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	pin, err := g.pinService().Add(ctx, c.Principal, chat.ID, strArg(c.Args, "connectionId"))
+	pin, err := s.pins.Add(ctx, c.Principal, chat.ID, strArg(c.Args, "connectionId"))
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"pin": pin}, nil
 }
 
-func (g *Gateway) pinRemove(ctx context.Context, c *Call) (any, error) {
-	chat, err := g.pinChat(ctx, c)
+func (s *Set) pinRemove(ctx context.Context, c *Call) (any, error) {
+	chat, err := s.pinChat(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	pin, err := g.pinService().Remove(ctx, c.Principal, chat.ID, strArg(c.Args, "pinId"))
+	pin, err := s.pins.Remove(ctx, c.Principal, chat.ID, strArg(c.Args, "pinId"))
 	if err != nil {
 		return nil, err
 	}

@@ -4,24 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
-	"github.com/agentpack/gateway/shared/apperr"
-	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
+	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
-	"github.com/agentpack/gateway/shared/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/attribute"
 )
 
 // The edge and the one forwarding path (docs/ARCHITECTURE.md "A proxied call").
@@ -33,7 +28,7 @@ import (
 //     built-ins' definitions and each proxied tool's upstream definition as listed, with
 //     only its name changed;
 //   - tools/call of a proxied tool, and on the single-server endpoint resources/*,
-//     prompts/* and completion/complete: forwarded (forwardCall, forwardMethod). The
+//     prompts/* and completion/complete: forwarded (package forward: Call, Method). The
 //     upstream's result, or its JSON-RPC error, goes back to the client as the upstream's
 //     bytes under the client's own id; the gateway changes only the id, and the tool name
 //     (and the downstream exchange's _meta fields) on the way up;
@@ -80,7 +75,7 @@ func readRequest(body []byte) (*rpcRequest, *edgeRefusal) {
 	if !utf8.Valid(trimmed) {
 		return nil, nil
 	}
-	m, ok := members(trimmed)
+	m, ok := mcpclient.Members(trimmed)
 	if !ok {
 		return nil, nil
 	}
@@ -95,7 +90,7 @@ func readRequest(body []byte) (*rpcRequest, *edgeRefusal) {
 	}
 	req := &rpcRequest{id: id, method: method, params: m["params"]}
 	if method == "tools/call" {
-		p, ok := members(req.params)
+		p, ok := mcpclient.Members(req.params)
 		if !ok {
 			return nil, nil
 		}
@@ -145,51 +140,19 @@ func validID(raw json.RawMessage) bool {
 	return false
 }
 
-// members decodes one JSON object into its members, refusing duplicate keys and trailing
-// data (go-sdk's decoder and encoding/json could disagree on those).
-func members(raw []byte) (map[string]json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
-	}
-	m := make(map[string]json.RawMessage, 4)
-	for dec.More() {
-		k, err := dec.Token()
-		key, isStr := k.(string)
-		if err != nil || !isStr {
-			return nil, false
-		}
-		if _, dup := m[key]; dup {
-			return nil, false
-		}
-		var v json.RawMessage
-		if dec.Decode(&v) != nil {
-			return nil, false
-		}
-		m[key] = v
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	return m, true
-}
-
 // serveRPC serves one authenticated MCP POST (see the top of this file).
 func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
 	if err != nil {
-		writeHTTPError(w, http.StatusBadRequest, "could not read the request body")
+		wire.WriteInvalidRequest(w, http.StatusBadRequest, "could not read the request body")
 		return
 	}
 	if len(body) > maxRequestBytes {
 		// Read (and drop) the rest first, bounded: a server that answers while the client is
 		// still sending makes the client see a reset instead of this answer.
 		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxDrainBytes))
-		writeHTTPErrorID(w, http.StatusRequestEntityTooLarge, requestID(body), jsonrpc.CodeInvalidRequest,
-			"request body exceeds the gateway's "+strconv.Itoa(maxRequestBytes)+"-byte limit")
+		wire.WriteHTTP(w, http.StatusRequestEntityTooLarge, requestID(body), wire.Refusal(jsonrpc.CodeInvalidRequest,
+			"request body exceeds the gateway's "+strconv.Itoa(maxRequestBytes)+"-byte limit"))
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -204,10 +167,10 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 		logx.Annotate(r.Context(), logx.FieldOutcome, "rpc_error")
 		logx.Annotate(r.Context(), logx.FieldRPCCode, strconv.Itoa(refusal.code))
 		if refusal.code == jsonrpc.CodeInvalidRequest {
-			writeHTTPErrorID(w, http.StatusBadRequest, refusal.id, refusal.code, refusal.msg)
+			wire.WriteHTTP(w, http.StatusBadRequest, refusal.id, wire.Refusal(int64(refusal.code), refusal.msg))
 			return
 		}
-		writeRPC(w, refusal.id, nil, &jsonrpc.Error{Code: int64(refusal.code), Message: refusal.msg})
+		wire.Write(w, refusal.id, nil, wire.Refusal(int64(refusal.code), refusal.msg))
 		return
 	}
 	if req != nil && g.edgeRoutes(w, r, st, req) {
@@ -256,7 +219,7 @@ func (g *Gateway) track(ctx context.Context, st *requestState, id json.RawMessag
 }
 
 func inflightKey(st *requestState, id json.RawMessage) string {
-	return st.principal.Subject + "\x00" + st.workspace + "\x00" + string(id)
+	return st.Principal.Subject + "\x00" + st.Workspace + "\x00" + string(id)
 }
 
 // cancelled handles a client's notifications/cancelled (MCP "Cancellation"): when it names
@@ -270,7 +233,7 @@ func (g *Gateway) cancelled(w *limitedWriter, r *http.Request, st *requestState,
 	if !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
 		return false
 	}
-	m, ok := members(bytes.TrimSpace(body))
+	m, ok := mcpclient.Members(bytes.TrimSpace(body))
 	if !ok || string(m["method"]) != `"notifications/cancelled"` || m["id"] != nil {
 		return false
 	}
@@ -303,11 +266,11 @@ const maxDrainBytes = 64 << 20
 // edgeRoutes answers req itself when it is one of the edge's methods and reports whether
 // it did; false leaves the request to go-sdk (nothing written).
 func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
-	if st.newProtocol && !newProtocolHeadersMatch(r, req) {
+	if st.NewProtocol && !newProtocolHeadersMatch(r, req) {
 		return false // go-sdk answers the precise 400 / -32020
 	}
 	it := g.serverItem(st)
-	if st.single != nil && strings.HasPrefix(req.method, "tools/") && !singleAllows(st.single, req.method) {
+	if st.Single != nil && strings.HasPrefix(req.method, "tools/") && !singleAllows(st.Single, req.method) {
 		return false // an upstream without tools: go-sdk answers as the capabilities say
 	}
 	switch {
@@ -322,7 +285,7 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		}
 		page, ok := it.toolsList(g, st, p.Cursor)
 		if !ok {
-			g.reply(w, st, req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"})
+			g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeInvalidParams, "invalid cursor"))
 			return true
 		}
 		g.reply(w, st, req, page, nil)
@@ -335,13 +298,13 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		}
 		if p["task"] != nil && tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")) {
 			if string(p["task"]) == "null" || p["task"][0] != '{' {
-				g.reply(w, st, req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: task must be an object"})
+				g.reply(w, st, req, nil, wire.InvalidParams("task must be an object"))
 				return true
 			}
 			ref, proxied := it.lookup(st, name)
-			b := g.byName[name]
+			b := g.builtins.Lookup(name)
 			switch {
-			case b != nil && st.single == nil:
+			case b != nil && st.Single == nil:
 				res, rerr := g.createTask(r.Context(), st, name, nil, b, req.params, p)
 				g.reply(w, st, req, res, rerr)
 			case proxied:
@@ -353,12 +316,12 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 			return true
 		}
 		ref, ok := it.lookup(st, name)
-		if !ok || g.byName[name] != nil {
+		if !ok || g.builtins.Lookup(name) != nil {
 			return false
 		}
 		ctx, done := g.track(r.Context(), st, req.id)
 		defer done()
-		res, rerr := g.forwardCall(ctx, st, ref, plainParams(req.params), p)
+		res, rerr := g.forward.Call(ctx, st.State, ref, forward.PlainParams(req.params), p)
 		g.reply(w, st, req, res, rerr)
 		return true
 	case strings.HasPrefix(req.method, "tasks/") && tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")):
@@ -369,15 +332,15 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 			return true
 		}
 		return false
-	case st.single != nil && passThroughMethods[req.method] && !singleAllows(st.single, req.method):
+	case st.Single != nil && forward.PassThrough(req.method) && !singleAllows(st.Single, req.method):
 		// Consistent with the capabilities advertised (go-sdk would answer an empty list).
-		g.reply(w, st, req, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-			Message: "method not found: this server does not declare the capability"})
+		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,
+			"method not found: this server does not declare the capability"))
 		return true
-	case st.single != nil && passThroughMethods[req.method]:
+	case st.Single != nil && forward.PassThrough(req.method):
 		ctx, done := g.track(r.Context(), st, req.id)
 		defer done()
-		res, rerr := g.forwardMethod(ctx, st, st.single, req.method, req.params)
+		res, rerr := g.forward.Method(ctx, st.State, st.Single, req.method, req.params)
 		g.reply(w, st, req, res, rerr)
 		return true
 	}
@@ -391,26 +354,26 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 // no intermediary may share it, whatever the upstream said. Results for older clients are
 // written as they are.
 func (g *Gateway) reply(w *limitedWriter, st *requestState, req *rpcRequest, result any, rerr error) {
-	if rerr != nil || !st.newProtocol {
-		writeRPC(w, req.id, result, rerr)
+	if rerr != nil || !st.NewProtocol {
+		wire.Write(w, req.id, result, rerr)
 		return
 	}
 	raw, ok := result.(json.RawMessage)
 	if !ok {
 		b, err := json.Marshal(result)
 		if err != nil {
-			writeRPC(w, req.id, nil, g.internalError(context.Background(), req.method, err, nil))
+			wire.Write(w, req.id, nil, wire.Internal(context.Background(), g.log, req.method, err, nil))
 			return
 		}
 		raw = b
 	}
-	writeRPC(w, req.id, newEraResult(req.method, raw), nil)
+	wire.Write(w, req.id, newEraResult(req.method, raw), nil)
 }
 
 // newEraResult adds the members a 2026-07-28 result must have (see reply); a result that is
 // not a JSON object is returned as it is.
 func newEraResult(method string, raw json.RawMessage) json.RawMessage {
-	m, ok := members(raw)
+	m, ok := mcpclient.Members(raw)
 	if !ok {
 		return raw
 	}
@@ -461,47 +424,6 @@ func newProtocolHeadersMatch(r *http.Request, req *rpcRequest) bool {
 	return true
 }
 
-// writeRPC writes a JSON-RPC response with id (null when nil): result as given (bytes, or
-// a value encoded here), else rerr (a *jsonrpc.Error passes through; anything else is a
-// bug and is answered as -32603).
-func writeRPC(w *limitedWriter, id json.RawMessage, result any, rerr error) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"jsonrpc":"2.0","id":`)
-	if len(id) == 0 {
-		buf.WriteString("null")
-	} else {
-		buf.Write(id)
-	}
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if rerr != nil {
-		var je *jsonrpc.Error
-		if !errors.As(rerr, &je) {
-			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
-		}
-		buf.WriteString(`,"error":`)
-		_ = enc.Encode(je)
-	} else {
-		buf.WriteString(`,"result":`)
-		switch v := result.(type) {
-		case json.RawMessage:
-			buf.Write(v)
-		case []byte:
-			buf.Write(v)
-		default:
-			if err := enc.Encode(v); err != nil {
-				buf.Truncate(0)
-				writeRPC(w, id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"})
-				return
-			}
-		}
-	}
-	out := bytes.TrimRight(buf.Bytes(), "\n")
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(append(out, '}'))
-}
-
 // requestID returns the id of a body too large to decode, when it can be read from the
 // first bytes (a top-level "id" member before "params"), or nil.
 func requestID(body []byte) json.RawMessage {
@@ -510,246 +432,4 @@ func requestID(body []byte) json.RawMessage {
 		return nil
 	}
 	return id
-}
-
-// forwardCall is a proxied tools/call: metrics, forward, audit, and the envelope for a
-// gateway-side failure. params is the client's params object (p its members). The result
-// is the upstream's bytes; an upstream JSON-RPC error is returned as the *jsonrpc.Error to
-// pass through. Exactly one audit row is written for a result without isError: true.
-func (g *Gateway) forwardCall(ctx context.Context, st *requestState, ref proxiedRef, params json.RawMessage, p map[string]json.RawMessage) (_ json.RawMessage, rerr error) {
-	start := time.Now()
-	name := ref.name
-	logx.Annotate(ctx, logx.FieldTool, name)
-	logx.Annotate(ctx, logx.FieldConnectionID, ref.c.ID)
-	ctx, span := telemetry.Start(ctx, "tools/call "+name, attribute.String("agentpack.tool", name),
-		attribute.String("agentpack.connection_id", ref.c.ID))
-	defer func() {
-		if rerr != nil {
-			telemetry.Fail(span, "proxied call failed", rerr)
-		}
-		span.End()
-	}()
-	up, err := upstreamParams(params, ref.t.UpstreamName)
-	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
-	}
-	var res json.RawMessage
-	callCtx, cancel := g.callContext(ctx, st)
-	pc, err := g.prepare(callCtx, st, ref.c, st.version) // under the call's deadline too
-	if err == nil && (pc.answer != nil || pc.answerErr != nil) {
-		// No usable upstream token for this caller: the way to authorize, nothing forwarded.
-		cancel()
-		logx.Annotate(ctx, logx.FieldOutcome, "authorization_required")
-		if pc.answerErr != nil {
-			return nil, pc.answerErr
-		}
-		b, merr := json.Marshal(pc.answer)
-		if merr != nil {
-			return nil, g.internalError(ctx, "tools/call", merr, nil)
-		}
-		return b, nil
-	}
-	if err == nil {
-		res, err = g.o.Upstreams.Forward(callCtx, pc.target, "tools/call", up, relayFor(st, p["_meta"]))
-	}
-	cancel()
-	d := time.Since(start)
-	if err != nil {
-		if je := mcpclient.RPCError(err); je != nil {
-			g.metrics.toolCall("proxied", name, "error", st.requestID, d)
-			g.metrics.upstreamCall(ref.c.ID, "rpc_error", st.requestID, d)
-			logx.Annotate(ctx, logx.FieldOutcome, "rpc_error")
-			logx.Annotate(ctx, logx.FieldRPCCode, strconv.FormatInt(je.Code, 10))
-			return nil, je
-		}
-		if ans, ansErr, ok := g.stepUp(ctx, st, ref.c); ok {
-			// 403 insufficient_scope: the way to grant the scopes the upstream asks for.
-			g.metrics.toolCall("proxied", name, "error", st.requestID, d)
-			logx.Annotate(ctx, logx.FieldOutcome, "authorization_required")
-			if ansErr != nil {
-				return nil, ansErr
-			}
-			b, merr := json.Marshal(ans)
-			if merr != nil {
-				return nil, g.internalError(ctx, "tools/call", merr, nil)
-			}
-			return b, nil
-		}
-		errorID := httpapi.NewID()
-		fail := toolError(err, errorID)
-		if fail.Code == apperr.Internal {
-			fail.Code, fail.Message, fail.Retryable = apperr.UpstreamError, "upstream call failed", false
-		}
-		if fail.Code == apperr.UpstreamTimeout {
-			fail.Hint = taskTimeoutHint
-		}
-		// Name the connection: the caller sees which installed server failed.
-		fail.Message = ref.c.Name + ": " + fail.Message
-		g.log.WarnContext(ctx, "proxied call failed", "tool", name, "connection_id", ref.c.ID, "error_id", errorID, "err", err)
-		g.metrics.toolCall("proxied", name, "error", st.requestID, d)
-		g.metrics.upstreamCall(ref.c.ID, "error", st.requestID, d)
-		telemetry.Fail(span, "upstream call failed", err)
-		logx.Annotate(ctx, logx.FieldOutcome, "tool_error")
-		logx.Annotate(ctx, logx.FieldRPCCode, string(fail.Code))
-		logx.Annotate(ctx, logx.FieldErrorID, errorID)
-		b, merr := json.Marshal(seal(EnvelopeMeta{Tool: name, Version: "upstream"}, nil, fail))
-		if merr != nil {
-			return nil, g.internalError(ctx, "tools/call", merr, nil)
-		}
-		return b, nil
-	}
-	outcome := "ok"
-	if resultIsError(res) {
-		outcome = "tool_error"
-	}
-	g.metrics.toolCall("proxied", name, outcome, st.requestID, d)
-	g.metrics.upstreamCall(ref.c.ID, outcome, st.requestID, d)
-	logx.Annotate(ctx, logx.FieldOutcome, outcome)
-	if outcome == "ok" {
-		if err := g.audit(ctx, st, name, "", "proxied", ref.c.ID, d, p["arguments"]); err != nil {
-			return nil, g.internalError(ctx, "tools/call", err, nil)
-		}
-	}
-	return res, nil
-}
-
-// answerText is the text of an authorization answer (its first text content).
-func answerText(r *mcp.CallToolResult) string {
-	for _, c := range r.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			return t.Text
-		}
-	}
-	return "authorize it in the console"
-}
-
-// plainParams is a tools/call's params without a "task" member: a client of a revision
-// without tasks (or a request the edge serves synchronously) must not make the upstream
-// start a task whose id the client could not use.
-func plainParams(params json.RawMessage) json.RawMessage {
-	if !bytes.Contains(params, []byte(`"task"`)) {
-		return params
-	}
-	out, err := mcpclient.DeleteMember(params, "task")
-	if err != nil {
-		return params
-	}
-	return out
-}
-
-// resultIsError reports whether a tools/call result says isError: true.
-func resultIsError(res json.RawMessage) bool {
-	if !bytes.Contains(res, []byte(`"isError"`)) {
-		return false
-	}
-	var r struct {
-		IsError bool `json:"isError"`
-	}
-	return json.Unmarshal(res, &r) == nil && r.IsError
-}
-
-// upstreamParams is the client's tools/call params with the upstream's tool name and the
-// downstream exchange's _meta fields left out (see downstreamMeta); every other member
-// keeps its bytes.
-func upstreamParams(params json.RawMessage, upstreamName string) (json.RawMessage, error) {
-	nb, _ := json.Marshal(upstreamName)
-	out, err := mcpclient.SetMember(params, "name", nb)
-	if err != nil {
-		return nil, err
-	}
-	return withoutDownstreamMeta(out)
-}
-
-// withoutDownstreamMeta removes from params._meta what describes the client's exchange
-// with the gateway rather than the request: the progress token (the pool asks the upstream
-// for progress with a token of its own when it relays) and the io.modelcontextprotocol/*
-// protocol fields of 2026-07-28 (the pool sets its own for its upstream session). Other
-// _meta keys are the request's and go upstream.
-func withoutDownstreamMeta(params json.RawMessage) (json.RawMessage, error) {
-	if !bytes.Contains(params, []byte(`"_meta"`)) {
-		return params, nil
-	}
-	p, ok := members(params)
-	if !ok {
-		return nil, errors.New("params is not a JSON object")
-	}
-	raw, has := p["_meta"]
-	if !has {
-		return params, nil
-	}
-	var meta map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &meta); err != nil {
-		return nil, errors.New("_meta is not an object")
-	}
-	changed := false
-	for k := range meta {
-		if k == progressTokenKey || strings.HasPrefix(k, "io.modelcontextprotocol/") {
-			delete(meta, k)
-			changed = true
-		}
-	}
-	if !changed {
-		return params, nil
-	}
-	mb, _ := json.Marshal(meta)
-	return mcpclient.SetMember(params, "_meta", mb)
-}
-
-// passThroughMethods are the methods the single-server endpoint forwards to the upstream.
-var passThroughMethods = map[string]bool{
-	"resources/list":           true,
-	"resources/templates/list": true,
-	"resources/read":           true,
-	"resources/subscribe":      true,
-	"resources/unsubscribe":    true,
-	"prompts/list":             true,
-	"prompts/get":              true,
-	"completion/complete":      true,
-}
-
-// forwardMethod sends one pass-through request of the single-server endpoint upstream and
-// returns the upstream's result bytes. A JSON-RPC error from the upstream reaches the
-// client unchanged; a gateway-side failure (unreachable, timeout) is a JSON-RPC internal
-// error whose data carries the envelope code, retryable flag and an errorId that is
-// logged. The params go without the downstream exchange's _meta fields.
-func (g *Gateway) forwardMethod(ctx context.Context, st *requestState, c *catalog.Connection, method string, params json.RawMessage) (json.RawMessage, error) {
-	if len(params) == 0 || string(params) == "null" {
-		params = json.RawMessage("{}")
-	}
-	up, err := withoutDownstreamMeta(params)
-	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
-	}
-	start := time.Now()
-	callCtx, cancel := g.callContext(ctx, st)
-	pc, err := g.prepare(callCtx, st, c, st.version)
-	if err == nil && pc.answerErr != nil {
-		cancel()
-		return nil, pc.answerErr
-	}
-	if err == nil && pc.answer != nil {
-		cancel()
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "this server needs authorization: " + answerText(pc.answer)}
-	}
-	var res json.RawMessage
-	if err == nil {
-		res, err = g.o.Upstreams.Forward(callCtx, pc.target, method, up, nil)
-	}
-	cancel()
-	if err == nil {
-		g.log.DebugContext(ctx, "passed through", "method", method, "connection_id", c.ID,
-			"duration_ms", float64(time.Since(start).Microseconds())/1000)
-		return res, nil
-	}
-	if je := mcpclient.RPCError(err); je != nil {
-		return nil, je
-	}
-	errorID := httpapi.NewID()
-	fail := toolError(err, errorID)
-	if fail.Code == apperr.Internal {
-		fail.Code, fail.Message, fail.Retryable = apperr.UpstreamError, "upstream request failed", false
-	}
-	g.log.WarnContext(ctx, "pass-through failed", "method", method, "connection_id", c.ID, "error_id", errorID, "err", err)
-	data, _ := json.Marshal(map[string]any{"code": fail.Code, "retryable": fail.Retryable, "errorId": errorID})
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fail.Message, Data: data}
 }

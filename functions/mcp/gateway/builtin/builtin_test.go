@@ -1,4 +1,4 @@
-package gateway
+package builtin
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/mcpclient"
@@ -20,20 +21,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func testGateway(t *testing.T) *Gateway {
+func testSet(t *testing.T) *Set {
 	t.Helper()
-	g, err := New(Options{})
+	s, err := New(Services{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g
+	return s
 }
 
 // TestErrorClasses: one input that produces each envelope code (docs/DESIGN.md §5).
 func TestErrorClasses(t *testing.T) {
-	g := testGateway(t)
+	t.Parallel()
+	s := testSet(t)
 	member := &auth.Principal{Subject: "m", Role: auth.RoleMember, Workspaces: []string{"ws"}}
-	_, validation := validateArgs(g.byName["agentpack_catalog_list"], json.RawMessage(`{"limit":"ten"}`))
+	_, validation := validateArgs(s.byName["agentpack_catalog_list"], json.RawMessage(`{"limit":"ten"}`))
 	v, _ := auth.NewVerifier(context.Background(), auth.Options{Secret: "x"})
 	_, unauth := v.Verify(context.Background(), "not.a.jwt")
 	up := mcpclient.New(&mcpclient.Options{Guard: urlguard.New(&urlguard.Options{AllowPrivate: true}), ConnectTimeout: 2 * time.Second})
@@ -53,8 +55,8 @@ func TestErrorClasses(t *testing.T) {
 	}{
 		{"schema violation", validation, apperr.Validation, false, false},
 		{"bad token", unauth, apperr.Unauthenticated, false, false},
-		{"member calls admin-only", checkToolAccess(member, g.byName["agentpack_audit_list"], "ws"), apperr.Forbidden, false, false},
-		{"other workspace", checkToolAccess(member, g.byName["agentpack_catalog_list"], "other"), apperr.Forbidden, false, false},
+		{"member calls admin-only", checkToolAccess(member, s.byName["agentpack_audit_list"], "ws"), apperr.Forbidden, false, false},
+		{"other workspace", checkToolAccess(member, s.byName["agentpack_catalog_list"], "other"), apperr.Forbidden, false, false},
 		{"no rows", fmt.Errorf("catalog get: %w", pgx.ErrNoRows), apperr.NotFound, false, false},
 		{"unique violation", &pgconn.PgError{Code: "23505", Message: "duplicate key value violates unique constraint \"x\""}, apperr.Conflict, false, false},
 		{"foreign-key violation", &pgconn.PgError{Code: "23503"}, apperr.InvalidReference, false, false},
@@ -71,7 +73,7 @@ func TestErrorClasses(t *testing.T) {
 			if tt.err == nil {
 				t.Fatal("the input produced no error")
 			}
-			e := toolError(tt.err, "err-123")
+			e := wire.ToolError(tt.err, "err-123")
 			if e.Code != tt.code || e.Retryable != tt.retryable || (e.ErrorID != "") != tt.errorID {
 				t.Errorf("toolError(%v) = %+v, want code %s retryable %v errorId %v", tt.err, e, tt.code, tt.retryable, tt.errorID)
 			}
@@ -84,45 +86,13 @@ func TestErrorClasses(t *testing.T) {
 	}
 }
 
-// TestProtocolGuard: a panic or a plain error escaping method handling is -32603 with
-// data.errorId; JSON-RPC errors pass unchanged.
-func TestProtocolGuard(t *testing.T) {
-	g := testGateway(t)
-	rpcErr := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool"}
-	tests := []struct {
-		name     string
-		next     mcp.MethodHandler
-		wantCode int64
-		wantID   bool
-	}{
-		{"panic", func(context.Context, string, mcp.Request) (mcp.Result, error) { panic("boom") }, jsonrpc.CodeInternalError, true},
-		{"plain error", func(context.Context, string, mcp.Request) (mcp.Result, error) {
-			return nil, errors.New("db password=x")
-		}, jsonrpc.CodeInternalError, true},
-		{"json-rpc error", func(context.Context, string, mcp.Request) (mcp.Result, error) { return nil, rpcErr }, jsonrpc.CodeInvalidParams, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := g.guard(tt.next)(context.Background(), "tools/list", &mcp.ListToolsRequest{})
-			var je *jsonrpc.Error
-			if !errors.As(err, &je) || je.Code != tt.wantCode {
-				t.Fatalf("err = %v, want code %d", err, tt.wantCode)
-			}
-			var data struct{ ErrorID string }
-			_ = json.Unmarshal(je.Data, &data)
-			if (data.ErrorID != "") != tt.wantID || strings.Contains(je.Message, "password") {
-				t.Errorf("error = %+v", je)
-			}
-		})
-	}
-}
-
 // TestBuiltinDefinitions: every built-in is compiled once at New, belongs to a toolset,
 // has a valid name, and seal is the one place meta is written.
 func TestBuiltinDefinitions(t *testing.T) {
-	g := testGateway(t)
+	t.Parallel()
+	s := testSet(t)
 	seen := map[string]bool{}
-	for _, b := range g.builtins {
+	for _, b := range s.all {
 		if !validName(b.Name) || seen[b.Name] || b.Toolset == "" || b.Version == "" || b.Description == "" || b.tool == nil || b.schema == nil {
 			t.Errorf("built-in %+v", b.Builtin)
 		}
@@ -131,8 +101,8 @@ func TestBuiltinDefinitions(t *testing.T) {
 			t.Errorf("%s: toolset %q has no description", b.Name, b.Toolset)
 		}
 	}
-	res := seal(EnvelopeMeta{Tool: "t", Version: "1.2.3"}, nil, &EnvelopeError{Code: apperr.NotFound, Message: "m"})
-	var env Envelope
+	res := wire.Seal(wire.EnvelopeMeta{Tool: "t", Version: "1.2.3"}, nil, &wire.EnvelopeError{Code: apperr.NotFound, Message: "m"})
+	var env wire.Envelope
 	_ = json.Unmarshal(res.StructuredContent.(json.RawMessage), &env)
 	if !res.IsError || env.OK || env.Meta.Tool != "t" || env.Meta.Version != "1.2.3" {
 		t.Errorf("seal = %+v", env)

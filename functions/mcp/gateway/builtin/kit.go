@@ -1,10 +1,25 @@
-package gateway
+// Package builtin is the gateway's built-in tools (prefix agentpack_, docs/DESIGN.md §4):
+// their declarations (the seed's tool kit), who may see and call each, argument
+// validation, and the one dispatch every built-in call goes through — instrument → access
+// → validate → default project → handler → classify → seal → audit. Handlers call
+// services (shared/connections, shared/pins, …), never the database directly.
+package builtin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"errors"
+	"strings"
+
+	"github.com/agentpack/gateway/functions/mcp/gateway/request"
+	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
+	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -42,21 +57,27 @@ type Call struct {
 	ProjectID string // after default-project filling; "" when none
 	Args      map[string]any
 	RawArgs   json.RawMessage
-	Req       *requestState
+	// Req is the request the call arrived in (chat, toolsets, catalog snapshot).
+	Req *request.State
 }
 
-// compiledBuiltin is a Builtin with its registered definition and argument validator.
-type compiledBuiltin struct {
+// Compiled is a Builtin with its registered definition and argument validator.
+type Compiled struct {
 	*Builtin
 	tool   *mcp.Tool
 	schema *jsonschema.Schema
 }
 
+// Tool is the definition registered with go-sdk and listed by tools/list.
+func (b *Compiled) Tool() *mcp.Tool { return b.tool }
+
 // envelopeOutputSchema is the output schema every built-in declares: the envelope of
-// docs/DESIGN.md §5.
+// docs/DESIGN.md §5 (wire.Envelope).
 var envelopeOutputSchema = json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"},"data":{},"error":{"type":"object","properties":{"code":{"type":"string"},"message":{"type":"string"},"retryable":{"type":"boolean"},"hint":{"type":"string"},"errorId":{"type":"string"}},"required":["code","message","retryable"]},"meta":{"type":"object","properties":{"tool":{"type":"string"},"version":{"type":"string"}},"required":["tool","version"]}},"required":["ok","meta"]}`)
 
-func compile(b *Builtin) (*compiledBuiltin, error) {
+// compile checks b's input schema (a JSON object schema) and compiles its validator;
+// formats are asserted (format "uuid" is checked, not only advertised).
+func compile(b *Builtin) (*Compiled, error) {
 	var doc any
 	if err := json.Unmarshal([]byte(b.Input), &doc); err != nil {
 		return nil, fmt.Errorf("builtin %s: input schema: %w", b.Name, err)
@@ -76,7 +97,7 @@ func compile(b *Builtin) (*compiledBuiltin, error) {
 	}
 	ann := b.Annotations
 	ann.Title = b.Title
-	return &compiledBuiltin{
+	return &Compiled{
 		Builtin: b,
 		schema:  s,
 		tool: &mcp.Tool{
@@ -89,3 +110,47 @@ func compile(b *Builtin) (*compiledBuiltin, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// validateArgs parses raw (absent = {}) and validates it against b's input schema;
+// failures are VALIDATION_ERROR with the schema violations in details.
+func validateArgs(b *Compiled, raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, apperr.New(apperr.Validation, "Invalid tool arguments: not valid JSON")
+	}
+	if err := b.schema.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		details := any(nil)
+		if errors.As(err, &ve) {
+			details = ve.DetailedOutput()
+		}
+		return nil, apperr.Wrap(err, apperr.Validation, "Invalid tool arguments: %s", shortSchemaError(err)).
+			WithDetails(details).WithHint("check the tool's inputSchema")
+	}
+	m, _ := v.(map[string]any)
+	return m, nil
+}
+
+var printer = message.NewPrinter(language.English)
+
+// shortSchemaError is a one-line summary of a schema violation: the first leaf error
+// with its instance location ("/limit: maximum: got 500, want 100").
+func shortSchemaError(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return "arguments do not match the input schema"
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	loc := "/" + strings.Join(ve.InstanceLocation, "/")
+	return loc + ": " + ve.ErrorKind.LocalizedString(printer)
+}
+
+// sealed is wire.Seal under b's name and version.
+func (b *Compiled) sealed(data any, fail *wire.EnvelopeError) *mcp.CallToolResult {
+	return wire.Seal(wire.EnvelopeMeta{Tool: b.Name, Version: b.Version}, data, fail)
+}

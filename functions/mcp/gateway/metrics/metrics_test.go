@@ -1,4 +1,4 @@
-package gateway
+package metrics
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 func TestUpstreamCallEMF(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	m := &metrics{w: &buf}
-	m.upstreamCall("conn-1", "error", "req-1", 1500*time.Microsecond)
+	m := New(&buf)
+	m.UpstreamCall("conn-1", "error", "req-1", 1500*time.Microsecond)
 	var l struct {
 		AWS struct {
 			CloudWatchMetrics []struct {
@@ -36,7 +36,31 @@ func TestUpstreamCallEMF(t *testing.T) {
 		l.ConnectionID != "conn-1" || l.Outcome != "error" || l.RequestID != "req-1" || l.Latency != 1.5 || l.Calls != 1 {
 		t.Errorf("EMF line %s", buf.String())
 	}
-	var none *metrics
-	none.upstreamCall("c", "ok", "", 0)
-	(&metrics{}).upstreamCall("c", "ok", "", 0)
+	var none *EMF
+	none.UpstreamCall("c", "ok", "", 0)
+	(&EMF{}).UpstreamCall("c", "ok", "", 0)
+}
+
+// TestToolCallEMF: one line per call with the {kind, outcome} dimension set.
+func TestToolCallEMF(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	New(&buf).ToolCall("proxied", "mcp_x_echo", "ok", "req-2", 2*time.Millisecond)
+	var l struct {
+		AWS struct {
+			CloudWatchMetrics []struct {
+				Dimensions [][]string
+			}
+		} `json:"_aws"`
+		Kind, Outcome, Tool string
+		Duration            float64 `json:"ToolCallDuration"`
+		Calls               int     `json:"ToolCalls"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &l); err != nil {
+		t.Fatal(err)
+	}
+	if l.Kind != "proxied" || l.Outcome != "ok" || l.Tool != "mcp_x_echo" || l.Duration != 2 || l.Calls != 1 ||
+		len(l.AWS.CloudWatchMetrics) != 1 || len(l.AWS.CloudWatchMetrics[0].Dimensions[0]) != 2 {
+		t.Errorf("EMF line %s", buf.String())
+	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package builtin
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 )
 
 func TestVisibleURL(t *testing.T) {
+	t.Parallel()
 	member := &auth.Principal{Role: auth.RoleMember}
 	admin := &auth.Principal{Role: auth.RoleAdmin}
 	raw := "https://mcp.example.com/v1/mcp?api_key=sk-live-123#frag"

@@ -1,4 +1,4 @@
-package gateway
+package builtin
 
 import (
 	"slices"
@@ -7,9 +7,9 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 )
 
-// canSee reports whether principal p sees built-in b in tools/list, given the toolsets
+// CanSee reports whether principal p sees built-in b in tools/list, given the toolsets
 // the request selected (nil = all). Admin-only tools are listed to admins only.
-func canSee(p *auth.Principal, b *compiledBuiltin, toolsets []string) bool {
+func CanSee(p *auth.Principal, b *Compiled, toolsets []string) bool {
 	if b.AdminOnly && !p.IsAdmin() {
 		return false
 	}
@@ -18,7 +18,7 @@ func canSee(p *auth.Principal, b *compiledBuiltin, toolsets []string) bool {
 
 // checkToolAccess is the seed's checkToolAccess for a call: nil when p may call b in
 // workspace ws, else a FORBIDDEN error. It runs before any argument parsing.
-func checkToolAccess(p *auth.Principal, b *compiledBuiltin, ws string) error {
+func checkToolAccess(p *auth.Principal, b *Compiled, ws string) error {
 	if !p.InWorkspace(ws) {
 		return apperr.New(apperr.Forbidden, "not a member of this workspace")
 	}
@@ -29,9 +29,9 @@ func checkToolAccess(p *auth.Principal, b *compiledBuiltin, ws string) error {
 	return nil
 }
 
-// roleClass is the part of a principal that decides which built-ins are visible: the
+// RoleClass is the part of a principal that decides which built-ins are visible: the
 // server cache key uses it, never the principal itself.
-func roleClass(p *auth.Principal) string {
+func RoleClass(p *auth.Principal) string {
 	if p.IsAdmin() {
 		return "admin"
 	}
