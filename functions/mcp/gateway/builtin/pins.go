@@ -49,7 +49,6 @@ func (s *Set) pinDefinitions() []*Builtin {
 	}
 }
 
-
 // pinChat returns the chat a pin built-in acts on: chatId, else the request's chat; it
 // must belong to the request's workspace.
 func (s *Set) pinChat(ctx context.Context, c *Call) (*db.Chat, error) {
