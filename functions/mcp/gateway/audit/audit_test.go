@@ -25,6 +25,7 @@ func auditEvent(i int, ws string) *db.AuditEvent {
 // and only those, so that rows written == callers answered nil; a database that is gone
 // fails every waiting caller.
 func TestAuditGroupCommit(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := context.Background()
 	ws := uuid.NewString()
@@ -113,6 +114,7 @@ func TestAuditGroupCommit(t *testing.T) {
 // TestRecordDigest: the row holds a digest of the arguments and the caller's identity,
 // never the argument values.
 func TestRecordDigest(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := context.Background()
 	ws := uuid.NewString()
