@@ -216,7 +216,7 @@ func TestSAMTemplateFacts(t *testing.T) {
 		}
 		for _, k := range []string{"APP_ENV", "DATABASE_URL", "DATABASE_SECRET_ARN", "DATABASE_HOST",
 			"JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "AUTH_SERVER_URL", "CATALOG_BUCKET",
-			"CATALOG_TTL", "ALLOW_PRIVATE_UPSTREAMS", "LOG_LEVEL"} {
+			"CATALOG_TTL", "ALLOW_PRIVATE_UPSTREAMS", "NEW_TOOLS_NEED_APPROVAL", "LOG_LEVEL"} {
 			if !slices.Contains(fn.EnvKeys, k) {
 				t.Errorf("%s: environment lacks %s", id, k)
 			}

@@ -19,14 +19,11 @@ import (
 // 5xx) and is not an answer of the upstream.
 func RPCError(err error) *jsonrpc.Error {
 	var e *jsonrpc.Error
-	if errors.As(err, &e) && !(e.Code == codeRejected && e.Message == "rejected by transport") {
+	if errors.As(err, &e) && !transportRejected(e) {
 		return e
 	}
 	return nil
 }
-
-// codeRejected is go-sdk's internal jsonrpc2.ErrRejected code (not exported).
-const codeRejected = -32005
 
 // classifyConnect turns a failed connect attempt into an *apperr.Error whose Details is a
 // *Failure (stage, HTTP status, hint: FailureOf).
