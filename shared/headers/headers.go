@@ -38,6 +38,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/text"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -176,20 +177,12 @@ func checkValue(name, value string) error {
 }
 
 func invalid(name, format string, args ...any) *apperr.Error {
-	return apperr.New(apperr.Validation, format, args...).WithDetails(map[string]string{"header": clip(name)})
+	return apperr.New(apperr.Validation, format, args...).WithDetails(map[string]string{"header": text.Clip(name, 64)})
 }
 
 // show quotes a (possibly hostile) header name for a message: Go-quoted, so control bytes
 // are escaped, and clipped to 64 bytes.
-func show(name string) string { return fmt.Sprintf("%q", clip(name)) }
-
-func clip(name string) string {
-	const max = 64
-	if len(name) > max {
-		return name[:max] + "…"
-	}
-	return name
-}
+func show(name string) string { return fmt.Sprintf("%q", text.Clip(name, 64)) }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' }
 

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/text"
 )
 
 // MaxURLBytes is the longest URL CheckURL accepts, in bytes.
@@ -128,9 +129,9 @@ func (g *Guard) CheckURL(raw string) error {
 		}
 	default:
 		if g.opts.RequireHTTPS {
-			return invalid("url must use https (got scheme %q)", clip(u.Scheme))
+			return invalid("url must use https (got scheme %q)", text.Clip(u.Scheme, 64))
 		}
-		return invalid("url must use http or https (got scheme %q)", clip(u.Scheme))
+		return invalid("url must use http or https (got scheme %q)", text.Clip(u.Scheme, 64))
 	}
 	if u.Opaque != "" || u.Host == "" {
 		return invalid("url has no host")
@@ -158,7 +159,7 @@ func (g *Guard) CheckURL(raw string) error {
 		return invalid("url host is not a valid IP address or name")
 	}
 	if looksNumeric(host) {
-		return invalid("url host %q is a non-standard IP address form; write the address as a.b.c.d", clip(host))
+		return invalid("url host %q is a non-standard IP address form; write the address as a.b.c.d", text.Clip(host, 64))
 	}
 	if !g.opts.AllowPrivate && isLocalName(host) {
 		return invalid("url targets localhost").WithHint("only public addresses are allowed here")
@@ -348,11 +349,4 @@ func parsePort(p string) (int, error) {
 
 func invalid(format string, args ...any) *apperr.Error {
 	return apperr.New(apperr.Validation, format, args...)
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }
