@@ -70,6 +70,10 @@ type Options struct {
 	AllowPrivate bool
 	// RequireHTTPS refuses http:// URLs (deployed mode, docs/DESIGN.md §9).
 	RequireHTTPS bool
+	// Resolver, when set, is the resolver the dialer uses to turn a host name into the
+	// addresses it then checks and dials; nil is the system's (net.DefaultResolver). Tests
+	// set it to make a name resolve to a chosen address (DNS rebinding).
+	Resolver *net.Resolver
 }
 
 // Guard checks URLs and dials. It is safe for concurrent use; share one per process so that
@@ -90,6 +94,7 @@ func New(opts *Options) *Guard {
 		Timeout:   10 * time.Second,
 		KeepAlive: 30 * time.Second,
 		Control:   g.control,
+		Resolver:  g.opts.Resolver,
 	}
 	g.transport = &http.Transport{
 		Proxy:                 nil, // never: see the package doc
