@@ -112,12 +112,8 @@ func validateName(name string) error {
 
 // ---- authorization ----
 
-func requireAdmin(p *auth.Principal) error {
-	if !p.IsAdmin() {
-		return apperr.New(apperr.Forbidden, "this action requires the admin role")
-	}
-	return nil
-}
+// requireAdmin is auth.RequireAdmin (one rule and one message for every write).
+var requireAdmin = auth.RequireAdmin
 
 // authorizeScope checks that admin p may write a connection of scope (ws, project):
 // global needs a superuser; a workspace must be p's; a project must be in it.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sse "github.com/tmaxmax/go-sse"
@@ -164,7 +165,7 @@ func (s *session) post(ctx context.Context, id int64, method string, params json
 	case "text/event-stream":
 		return s.readStream(resp.Body, jid, sink)
 	}
-	return nil, fmt.Errorf("upstream answered with content type %q", clip(ct, 64))
+	return nil, fmt.Errorf("upstream answered with content type %q", text.Clip(ct, 64))
 }
 
 // readStream reads an SSE response until the response with id jid: priming events (no
@@ -650,7 +651,7 @@ func (p *Pool) listAllRaw(ctx context.Context, s *session) ([]json.RawMessage, e
 		}
 		var lp listPage
 		if err := json.Unmarshal(raw, &lp); err != nil {
-			return nil, apperr.Wrap(err, apperr.UpstreamError, "upstream tools/list result is not valid: %s", clip(err.Error(), 120))
+			return nil, apperr.Wrap(err, apperr.UpstreamError, "upstream tools/list result is not valid: %s", text.Clip(err.Error(), 120))
 		}
 		all = append(all, lp.Tools...)
 		if lp.NextCursor == "" {

@@ -148,12 +148,8 @@ func requireCatalogWriter(p *auth.Principal) error {
 	return nil
 }
 
-func requireAdmin(p *auth.Principal) error {
-	if !p.IsAdmin() {
-		return apperr.New(apperr.Forbidden, "this action requires the admin role")
-	}
-	return nil
-}
+// requireAdmin is auth.RequireAdmin (one rule and one message for every write).
+var requireAdmin = auth.RequireAdmin
 
 // ---- install ----
 
