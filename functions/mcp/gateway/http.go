@@ -19,6 +19,7 @@ import (
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/pins"
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -147,7 +148,7 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 		// must not be able to grow at will.
 		for _, t := range st.Toolsets {
 			if !g.builtins.KnownToolset(t) {
-				return nil, apperr.New(apperr.Validation, "unknown toolset %q", clip(t, 64)).
+				return nil, apperr.New(apperr.Validation, "unknown toolset %q", text.Clip(t, 64)).
 					WithHint("agentpack_toolsets_list lists the toolsets")
 			}
 		}
@@ -208,20 +209,18 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request) (*auth.Prin
 
 func (g *Gateway) writeResolveError(w http.ResponseWriter, r *http.Request, err error) {
 	e := apperr.Public(err)
-	status := e.Code.HTTPStatus()
 	if e.Code == apperr.Unauthenticated {
 		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+g.resourceMetadataURL(r)+`"`)
 	}
-	if status >= 500 {
-		// The client gets the id the log line carries, with the envelope's code and
-		// retryable flag, under -32603 (the gateway's fault, not the request's).
-		id := httpapi.NewID()
+	id := ""
+	if e.Code.HTTPStatus() >= 500 {
+		// The client gets the id the log line carries (the gateway's fault, not the
+		// request's).
+		id = httpapi.NewID()
 		logx.Annotate(r.Context(), logx.FieldErrorID, id)
 		g.log.ErrorContext(r.Context(), "mcp request failed", "error_id", id, "err", err)
-		wire.WriteHTTP(w, status, nil, wire.Failure(&wire.EnvelopeError{Code: e.Code, Message: e.Message, Retryable: e.Code.Retryable()}, id))
-		return
 	}
-	wire.WriteInvalidRequest(w, status, e.Message)
+	wire.Refuse(w, err, id)
 }
 
 // originAllowed is the DNS-rebinding and CSRF guard. A request that arrived on a
@@ -334,12 +333,4 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusServiceUnavailable
 	}
 	httpapi.JSON(w, status, out)
-}
-
-// clip shortens s to at most n bytes for an error message.
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

@@ -13,18 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// plainErrorCode picks the JSON-RPC code for one of go-sdk's plain-text refusals.
-func plainErrorCode(msg string) int {
-	switch {
-	case strings.Contains(msg, "unsupported") || strings.Contains(msg, "not handled"):
-		return jsonrpc.CodeMethodNotFound
-	case strings.Contains(msg, "malformed") || strings.Contains(msg, "invalid character") ||
-		strings.Contains(msg, "unexpected end") || strings.Contains(msg, "parse"):
-		return jsonrpc.CodeParseError
-	}
-	return jsonrpc.CodeInvalidRequest
-}
-
 // limitedWriter buffers a response (API Gateway buffers it anyway) so that one larger
 // than limit bytes can be replaced by a clear JSON-RPC error instead of a payload Lambda
 // would refuse (6 MB synchronous limit).
@@ -135,7 +123,7 @@ func (w *limitedWriter) finish() {
 		// plain text; MCP clients expect a JSON-RPC error object, so give them one.
 		msg := strings.TrimSpace(w.buf.String())
 		w.Header().Del("X-Content-Type-Options")
-		wire.WriteHTTP(w.ResponseWriter, w.status, nil, wire.Refusal(int64(plainErrorCode(msg)), msg))
+		wire.WriteHTTP(w.ResponseWriter, w.status, nil, wire.Refusal(mcpclient.PlainRefusalCode(msg), msg))
 		return
 	}
 	if w.buf.Len() > 0 {

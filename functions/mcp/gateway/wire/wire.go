@@ -128,8 +128,9 @@ func Refusal(code int64, msg string) *jsonrpc.Error {
 }
 
 // Internal logs err (or a recovered panic value) under a new errorId, annotates the
-// access line with it, and returns the -32603 "internal error" the client gets, whose data
-// carries that errorId. method names what was being served.
+// access line with it, and returns the -32603 "internal error" the client gets:
+// apperr.RPC's, data {"code":"INTERNAL_ERROR","errorId":…,"retryable":false}. method names
+// what was being served.
 func Internal(ctx context.Context, log *slog.Logger, method string, err error, panicValue any) *jsonrpc.Error {
 	id := httpapi.NewID()
 	logx.Annotate(ctx, logx.FieldErrorID, id)
@@ -139,16 +140,27 @@ func Internal(ctx context.Context, log *slog.Logger, method string, err error, p
 	} else {
 		log.ErrorContext(ctx, "MCP method failed", "error_id", id, "method", method, "err", err)
 	}
-	data, _ := json.Marshal(map[string]string{"errorId": id})
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error", Data: data}
+	return apperr.RPC(apperr.Wrap(err, apperr.Internal, "internal error"), id)
 }
 
-// Failure is the -32603 answer for a gateway-side failure the client may act on (an
-// upstream unreachable, the database down): message is the envelope's (safe to show) and
-// data holds {code, retryable, errorId}. The caller logs errorId.
+// Failure is the -32603 answer for a method the gateway could not complete on the
+// client's behalf (an upstream unreachable or refusing, a connection removed meanwhile,
+// the database down): message is the envelope's (safe to show) and data is
+// apperr.RPCData {code, errorId, retryable} — the same data apperr.RPC gives a 5xx-class
+// error, here whatever the code, because the request itself was valid. The caller logs
+// errorId.
 func Failure(fail *EnvelopeError, errorID string) *jsonrpc.Error {
-	data, _ := json.Marshal(map[string]any{"code": fail.Code, "retryable": fail.Retryable, "errorId": errorID})
+	data, _ := json.Marshal(apperr.RPCData{Code: fail.Code, Retryable: fail.Retryable, ErrorID: errorID})
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fail.Message, Data: data}
+}
+
+// Refuse is the HTTP-level answer for err, an *apperr.Error refusing the request before
+// any method runs (bad token, no access, no such server …): its HTTP status and the
+// JSON-RPC error of apperr's table (apperr.RPC: -32600 with the message for 4xx-class
+// codes; -32603 with {code, errorId, retryable} for 5xx-class ones, errorID being the id
+// the caller logged).
+func Refuse(w http.ResponseWriter, err error, errorID string) {
+	WriteHTTP(w, apperr.Public(err).Code.HTTPStatus(), nil, apperr.RPC(err, errorID))
 }
 
 // Response encodes a JSON-RPC response object with id (null when nil): result as given
