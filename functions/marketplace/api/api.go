@@ -30,6 +30,7 @@
 //	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
 //	GET    /api/openapi.json                              200 (no token)
 //
+// Every authenticated route may also answer 503 (UNAVAILABLE: the database is unreachable).
 // Errors are {"error": {"code", "message", "hint"?, "errorId"?, "details"?}} with the
 // status of their code (shared/httpapi). Header values are never returned (§9).
 package api

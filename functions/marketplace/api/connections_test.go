@@ -203,7 +203,7 @@ func TestConnectionTestBudget(t *testing.T) {
 	svc := *w.env.Deps.Connections
 	svc.TestTimeout = 300 * time.Millisecond
 	svc.OnCatalogChange = nil
-	srv := httptest.NewServer((&api.API{Pool: w.env.Pool, Connections: &svc, Verifier: w.env.Deps.Verifier}).Handler())
+	srv := httptest.NewServer(stacktest.CheckOpenAPI(t, (&api.API{Pool: w.env.Pool, Connections: &svc, Verifier: w.env.Deps.Verifier}).Handler()))
 	t.Cleanup(srv.Close)
 
 	fx.SetListHook(func(string, *mcp.ListToolsResult) { time.Sleep(2 * time.Second) })

@@ -215,7 +215,7 @@ func (w *world) strictWith(t *testing.T, res connections.Resolver, guard *urlgua
 	up := mcpclient.New(&mcpclient.Options{Guard: guard, ConnectTimeout: 2 * time.Second})
 	svc := &connections.Service{Pool: w.env.Pool, Store: w.env.Deps.Store, Upstreams: up, Guard: guard, Resolver: res}
 	a := &api.API{Pool: w.env.Pool, Connections: svc, Verifier: w.env.Deps.Verifier}
-	srv := httptest.NewServer(a.Handler())
+	srv := httptest.NewServer(stacktest.CheckOpenAPI(t, a.Handler()))
 	t.Cleanup(func() { srv.Close(); _ = up.Close() })
 	return srv.URL
 }
