@@ -47,7 +47,8 @@ func TestNewEntryView(t *testing.T) {
 }
 
 // TestEntryViewKeepsTheWireShape: the view has exactly the JSON members the row used to
-// send (the REST shape before the view existed) plus the badge members.
+// send (the REST shape before the view existed) plus the badge members and headerNames
+// (which the built-in tools always showed; REST gained it when both took this view).
 func TestEntryViewKeepsTheWireShape(t *testing.T) {
 	keys := func(v any) []string {
 		raw, _ := json.Marshal(v)
@@ -56,9 +57,12 @@ func TestEntryViewKeepsTheWireShape(t *testing.T) {
 		return slices.Sorted(maps.Keys(m))
 	}
 	yes, id := true, "c1"
-	v := NewEntryView(&db.CatalogEntry{}, false)
+	v := NewEntryView(&db.CatalogEntry{Headers: map[string]string{"X-Key": "sk-1", "Authorization": "Bearer t"}}, false)
+	if !slices.Equal(v.HeaderNames, []string{"Authorization", "X-Key"}) {
+		t.Errorf("headerNames %v", v.HeaderNames)
+	}
 	v.Installed, v.ConnectionID = &yes, &id
-	want := append(keys(db.CatalogEntry{}), "connectionId", "installed")
+	want := append(keys(db.CatalogEntry{}), "connectionId", "installed", "headerNames")
 	slices.Sort(want)
 	if got := keys(v); !slices.Equal(got, want) {
 		t.Errorf("view members %v, want %v", got, want)

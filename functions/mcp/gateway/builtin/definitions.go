@@ -3,12 +3,12 @@ package builtin
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
@@ -158,24 +158,9 @@ func strArg(args map[string]any, key string) string {
 	return s
 }
 
-// catalogEntryView is a catalog entry as tools and REST show it: header templates are
-// reduced to their names (values may be secrets or placeholders).
-type catalogEntryView struct {
-	db.CatalogEntry
-	Headers     map[string]string `json:"headers"`
-	HeaderNames []string          `json:"headerNames"`
-}
-
-func viewEntry(e *db.CatalogEntry) catalogEntryView {
-	names := make([]string, 0, len(e.Headers))
-	for k := range e.Headers {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	v := catalogEntryView{CatalogEntry: *e, Headers: headers.Redact(e.Headers), HeaderNames: names}
-	v.URL = headers.RedactURL(e.URL) // a query may hold a key: values redacted (issue 14 item 7)
-	return v
-}
+// viewEntry is catalog entry e as the built-ins show it: catalog.EntryView, as the REST
+// API shows it to anyone but a superuser (URL secrets and header values redacted).
+func viewEntry(e *db.CatalogEntry) catalog.EntryView { return catalog.NewEntryView(e, false) }
 
 func (s *Set) catalogList(ctx context.Context, c *Call) (any, error) {
 	entries, err := db.CatalogEntryList(ctx, s.svc.Pool, db.CatalogFilter{Search: strArg(c.Args, "search"), Category: strArg(c.Args, "category")})
@@ -183,7 +168,7 @@ func (s *Set) catalogList(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	limit := intArg(c.Args, "limit", 50)
-	out := make([]catalogEntryView, 0, min(limit, len(entries)))
+	out := make([]catalog.EntryView, 0, min(limit, len(entries)))
 	for i := range entries {
 		if len(out) == limit {
 			break
@@ -413,7 +398,7 @@ func (s *Set) CatalogJSON(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	views := make([]catalogEntryView, 0, len(entries))
+	views := make([]catalog.EntryView, 0, len(entries))
 	for i := range entries {
 		views = append(views, viewEntry(&entries[i]))
 	}
