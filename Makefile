@@ -57,8 +57,10 @@ db-destroy: ## Stop and delete the local throwaway Postgres
 	scripts/pg.sh destroy
 
 .PHONY: lint
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet, staticcheck and deadcode (both pinned in go.mod's tool block); part of make test
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	@out=$$($(GO) tool deadcode -test ./...); test -z "$$out" || { echo "$$out"; echo "deadcode: unreachable functions (delete them, or use them)"; exit 1; }
 
 include $(wildcard mk/*.mk)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test.sh — `make test`: go vet, then every Go test under the race detector against a real
+# test.sh — `make test`: make lint (gofmt, go vet, staticcheck, deadcode), then every Go test under the race detector against a real
 # Postgres (TEST_DATABASE_URL: the caller's DATABASE_URL, or a throwaway local cluster
 # started here and stopped on exit) and real MCP peers (npm, pinned in test/npm), then the
 # infrastructure checks. REQUIRE_DB=1 and REQUIRE_PEERS=1 turn "skip" into "fail" so that
@@ -26,8 +26,8 @@ if grep -qs '^console-check:' mk/*.mk; then
   export REQUIRE_BROWSER=1
 fi
 
-echo "== go vet"
-go vet ./...
+echo "== lint (gofmt, go vet, staticcheck, deadcode)"
+make --no-print-directory lint
 echo "== go test -race"
 # ./infra/... runs once, below, with the emulator installed and REQUIRE_INFRA=1. The
 # console's browser tests run alone afterwards: they measure page-interactive time, which

@@ -100,7 +100,7 @@ func (c *Cache) Get(ctx context.Context, ws string) (*Snapshot, error) {
 	c.mu.Lock()
 	e := c.entries[ws]
 	c.mu.Unlock()
-	if e != nil && time.Now().Sub(e.checked) < c.ttl {
+	if e != nil && time.Since(e.checked) < c.ttl {
 		return e.snap, nil
 	}
 	v, err, _ := c.group.Do(ws, func() (any, error) { return c.refresh(ctx, ws, e) })

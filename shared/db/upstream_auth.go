@@ -36,15 +36,6 @@ func OAuthGrantGet(ctx context.Context, q Querier, connectionID, subject string)
 		WHERE connection_id = $1 AND subject = $2`, connectionID, subject)
 }
 
-// OAuthGrantList returns the grants of connectionID (every subject), ordered by subject.
-func OAuthGrantList(ctx context.Context, q Querier, connectionID string) ([]OAuthGrant, error) {
-	if !IsUUID(connectionID) {
-		return nil, nil
-	}
-	return collect[OAuthGrant](ctx, q, `SELECT `+oauthGrantCols+` FROM mcp_oauth_grants
-		WHERE connection_id = $1 ORDER BY subject`, connectionID)
-}
-
 // OAuthGrantUpsert stores g (ConnectionID, Subject) replacing any grant there; an unknown
 // connection is INVALID_REFERENCE.
 func OAuthGrantUpsert(ctx context.Context, q Querier, g *OAuthGrant) error {
@@ -145,16 +136,6 @@ func OAuthClientUpsert(ctx context.Context, q Querier, c *OAuthClient) error {
 			client_secret_sealed = EXCLUDED.client_secret_sealed, updated_at = now()`,
 		c.CatalogEntryID, c.ClientID, c.TokenEndpointAuth, c.SigningAlg, c.Issuer, scopes, c.ClientSecretSealed)
 	return Interpret(err)
-}
-
-// ConnectionAuthModeGet returns the auth mode of connection id, or NOT_FOUND.
-func ConnectionAuthModeGet(ctx context.Context, q Querier, id string) (string, error) {
-	if !IsUUID(id) {
-		return "", notFound()
-	}
-	var mode string
-	err := q.QueryRow(ctx, `SELECT auth_mode FROM mcp_connections WHERE id = $1`, id).Scan(&mode)
-	return mode, Interpret(err)
 }
 
 // ConnectionAuthModeSet sets the auth mode of connection id (VALIDATION_ERROR for an

@@ -180,7 +180,7 @@ func PgxTracer() pgx.QueryTracer {
 	if s == nil {
 		return nil
 	}
-	return otelpgx.NewTracer(otelpgx.WithTracerProvider(s.tp), otelpgx.WithTrimSQLInSpanName(),
+	return otelpgx.NewTracer(otelpgx.WithTracerProvider(s.tp),
 		otelpgx.WithDisableAcquireTracer())
 }
 

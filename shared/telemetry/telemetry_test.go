@@ -181,7 +181,7 @@ func TestTransportFailure(t *testing.T) {
 		t.Fatalf("spans: %v", spans)
 	}
 	for _, kv := range spans[0].Attributes() {
-		if strings.Contains(kv.Value.Emit(), querySecret) {
+		if strings.Contains(kv.Value.String(), querySecret) {
 			t.Errorf("attribute %s holds the query", kv.Key)
 		}
 	}

@@ -42,8 +42,6 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
-
-	"golang.org/x/oauth2"
 )
 
 // Mode is how a connection authorizes upstream.
@@ -207,11 +205,6 @@ func StatusOf(g *Grant) Status {
 		s.Reason = g.Reason
 	}
 	return s
-}
-
-// token is g's tokens in oauth2's shape.
-func (g *Grant) token() *oauth2.Token {
-	return &oauth2.Token{AccessToken: g.AccessToken, RefreshToken: g.RefreshToken, TokenType: g.TokenType, Expiry: g.Expiry}
 }
 
 // Errors callers test with errors.Is.

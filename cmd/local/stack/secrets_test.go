@@ -155,11 +155,11 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 	for _, sp := range spans.Ended() {
 		spanText.WriteString(sp.Name() + "\n")
 		for _, kv := range sp.Attributes() {
-			fmt.Fprintf(&spanText, "%s=%s\n", kv.Key, kv.Value.Emit())
+			fmt.Fprintf(&spanText, "%s=%s\n", kv.Key, kv.Value.String())
 		}
 		for _, ev := range sp.Events() {
 			for _, kv := range ev.Attributes {
-				fmt.Fprintf(&spanText, "%s=%s\n", kv.Key, kv.Value.Emit())
+				fmt.Fprintf(&spanText, "%s=%s\n", kv.Key, kv.Value.String())
 			}
 		}
 		fmt.Fprintf(&spanText, "%s\n", sp.Status().Description)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -281,6 +282,9 @@ func TestUpstreamOAuth(t *testing.T) {
 		tgt := w.env.Deps.Connections.TargetFor(t.Context(), row, "member-A2")
 		if _, err := w.env.Deps.Upstreams.CallTool(t.Context(), tgt, &mcp.CallToolParams{Name: "whoami"}); err == nil {
 			t.Error("a member without a grant reached the upstream")
+		}
+		if _, _, after := up.Counts(); !maps.Equal(after, before) {
+			t.Errorf("the upstream received calls from a member without a grant: %v, before %v", after, before)
 		}
 		if _, err := tgt.Credentials.Token(t.Context()); !errors.Is(err, upstreamauth.ErrAuthorizationRequired) {
 			t.Errorf("Token = %v", err)

@@ -20,15 +20,13 @@ import (
 // taskEnv is a stack with a RawUpstream (its tools/call waits arguments.delayMs) installed
 // in workspace ws, and a second workspace.
 type taskEnv struct {
-	env               *stacktest.Env
-	ws, ws2           string
-	admin, member     string
-	other             string // a member of ws2
-	tool, connID      string
-	up                *testpeer.RawUpstream
-	hdr               map[string]string
-	deadConnTool      string
-	deadWorkspaceTool string
+	env           *stacktest.Env
+	ws, ws2       string
+	admin, member string
+	other         string // a member of ws2
+	tool, connID  string
+	up            *testpeer.RawUpstream
+	hdr           map[string]string
 }
 
 func newTaskEnv(t *testing.T, callTimeout time.Duration) *taskEnv {
@@ -371,7 +369,7 @@ func TestTaskStartFails(t *testing.T) {
 	}
 	resp, body = env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"`+ct.Task.TaskID+`"}}`,
 		map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
-	if !strings.Contains(string(body), "could not be started") || !strings.Contains(string(body), "errorId") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "could not be started") || !strings.Contains(string(body), "errorId") {
 		t.Errorf("tasks/result: %s", body)
 	}
 	if n := len(up.Received("tools/call")); n != 0 {

@@ -147,13 +147,6 @@ func (r *Receiver) Spans() []Span {
 	return append([]Span(nil), r.spans...)
 }
 
-// Requests is the number of export requests received.
-func (r *Receiver) Requests() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.requests
-}
-
 // WaitFor polls until ok(spans) holds or timeout passes, and returns the spans.
 func (r *Receiver) WaitFor(timeout time.Duration, ok func([]Span) bool) ([]Span, bool) {
 	deadline := time.Now().Add(timeout)

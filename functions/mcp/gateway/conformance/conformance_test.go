@@ -97,8 +97,8 @@ type result struct {
 }
 
 // run runs the conformance CLI of package pkg (a test/npm/node_modules directory) and
-// returns its exit error, combined output and the checks per scenario.
-func (w *world) run(t *testing.T, pkg string, timeout time.Duration, args ...string) (error, string, map[string][]result) {
+// returns its combined output, the checks per scenario and its exit error.
+func (w *world) run(t *testing.T, pkg string, timeout time.Duration, args ...string) (string, map[string][]result, error) {
 	t.Helper()
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -120,7 +120,7 @@ func (w *world) run(t *testing.T, pkg string, timeout time.Duration, args ...str
 		}
 		return nil
 	})
-	return err, string(b), checks
+	return string(b), checks, err
 }
 
 // failures lists the FAILURE checks.
@@ -154,7 +154,7 @@ func TestConformance(t *testing.T) {
 
 	t.Run("aggregate", func(t *testing.T) {
 		for _, sc := range aggregateScenarios {
-			err, out, checks := w.run(t, "conformance-latest", 60*time.Second, "--url", w.proxy+w.aggregate, "--scenario", sc)
+			out, checks, err := w.run(t, "conformance-latest", 60*time.Second, "--url", w.proxy+w.aggregate, "--scenario", sc)
 			if err != nil || len(checks) == 0 || len(failures(checks)) > 0 {
 				t.Errorf("aggregate %s: %v %v\n%s", sc, err, failures(checks), out)
 			}
@@ -162,7 +162,7 @@ func TestConformance(t *testing.T) {
 	})
 
 	t.Run("single-server", func(t *testing.T) {
-		err, out, checks := w.run(t, "conformance-latest", 150*time.Second, "--url", w.proxy+w.single,
+		out, checks, err := w.run(t, "conformance-latest", 150*time.Second, "--url", w.proxy+w.single,
 			"--expected-failures", expectedFailures(t))
 		t.Logf("single-server: %d scenarios; failures: %v", len(checks), failures(checks))
 		if err != nil {
@@ -183,7 +183,7 @@ func TestConformance(t *testing.T) {
 			if ep.gating {
 				args = append(args, "--expected-failures", expectedFailuresFile(t, "expected-failures-2026-07-28.yaml"))
 			}
-			err, out, checks := w.run(t, "conformance-next", 150*time.Second, args...)
+			out, checks, err := w.run(t, "conformance-next", 150*time.Second, args...)
 			passed, failed := 0, failures(checks)
 			for _, rs := range checks {
 				for _, r := range rs {

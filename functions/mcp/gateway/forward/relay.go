@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP logging is deprecated as of 2026-07-28 (SEP-2577); the gateway still relays and advertises it for the revisions before, which define it.
+
 package forward
 
 import (
