@@ -17,6 +17,7 @@ import (
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tmaxmax/go-sse"
 )
 
 // chattyUpstream serves (stateful Streamable HTTP, SSE answers, logging capability) a tool
@@ -48,18 +49,17 @@ func chattyUpstream(t *testing.T) string {
 	return srv.URL
 }
 
-// sseMessages returns the data of each event of an SSE body.
+// sseMessages returns the data of each event of an SSE body, read with go-sse (as the
+// forwarding path reads upstream streams); a body that is not a well-formed event stream
+// fails the test.
 func sseMessages(t *testing.T, body []byte) []string {
 	t.Helper()
 	var out []string
-	for ev := range strings.SplitSeq(strings.TrimSpace(string(body)), "\n\n") {
-		var data []string
-		for line := range strings.SplitSeq(ev, "\n") {
-			if v, ok := strings.CutPrefix(line, "data: "); ok {
-				data = append(data, v)
-			}
+	for ev, err := range sse.Read(bytes.NewReader(body), &sse.ReadConfig{MaxEventSize: len(body) + 1}) {
+		if err != nil {
+			t.Fatalf("reading the event stream: %v\n%s", err, body)
 		}
-		out = append(out, strings.Join(data, "\n"))
+		out = append(out, ev.Data)
 	}
 	return out
 }
