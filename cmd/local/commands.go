@@ -31,7 +31,6 @@ import (
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/seed"
 	"github.com/agentpack/gateway/shared/testpeer"
-	"github.com/jackc/pgx/v5"
 )
 
 // The demo workspace, project and chat that `seed` creates (fixed ids so that tokens and
@@ -70,7 +69,7 @@ func cmdSeed(ctx context.Context) error {
 		return err
 	}
 	defer pool.Close()
-	return db.InTx(ctx, pool, func(tx pgx.Tx) error {
+	return db.InTx(ctx, pool, func(tx db.Tx) error {
 		if err := seed.Load(ctx, tx); err != nil {
 			return err
 		}
@@ -79,7 +78,7 @@ func cmdSeed(ctx context.Context) error {
 }
 
 // seedDemo creates the demo workspace with a default project and a chat.
-func seedDemo(ctx context.Context, tx pgx.Tx) error {
+func seedDemo(ctx context.Context, tx db.Tx) error {
 	if err := db.WorkspaceUpsert(ctx, tx, demoWorkspace, "Demo workspace"); err != nil {
 		return err
 	}

@@ -25,7 +25,6 @@ import (
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
-	"github.com/jackc/pgx/v5"
 )
 
 // Service implements the connection flows. Pool, Store, Upstreams and Guard are required.
@@ -265,7 +264,7 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 		return res, err
 	}
 	defs := ToolDefs(tools)
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := db.LockKey(ctx, tx, "tools", c.ID); err != nil {
 			return err
 		}

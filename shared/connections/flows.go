@@ -12,7 +12,6 @@ import (
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/upstreamauth"
-	"github.com/jackc/pgx/v5"
 )
 
 // ToolDefs converts listed upstream tools to stored definitions (the whole definition and
@@ -84,7 +83,7 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput)
 	}
 	enabled := in.Enabled == nil || *in.Enabled
 	var c *db.Connection
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := s.authorizeScope(ctx, tx, p, in.WorkspaceID, in.ProjectID); err != nil {
 			return err
 		}
@@ -225,7 +224,7 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 	}
 	var c *db.Connection
 	var warnings []string
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		ws := in.WorkspaceID
 		entry, err := s.lockedEntry(ctx, tx, p, ws, entryID)
 		if err != nil {
@@ -300,7 +299,7 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 
 // lockedEntry authorizes admin p in workspace ws and returns catalog entry entryID under
 // its row lock (installs and uninstalls of one entry serialise on it).
-func (s *Service) lockedEntry(ctx context.Context, tx pgx.Tx, p *auth.Principal, ws, entryID string) (*db.CatalogEntry, error) {
+func (s *Service) lockedEntry(ctx context.Context, tx db.Tx, p *auth.Principal, ws, entryID string) (*db.CatalogEntry, error) {
 	if err := s.authorizeScope(ctx, tx, p, &ws, nil); err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
-	"github.com/jackc/pgx/v5"
 )
 
 // DefaultTestTimeout is the budget of Test (seed: POST /:id/test, timeout 10 s).
@@ -55,7 +54,7 @@ type droppedView struct {
 }
 
 // lockConnection serialises writes to connection id (update, toggle, delete).
-func lockConnection(ctx context.Context, tx pgx.Tx, id string) error {
+func lockConnection(ctx context.Context, tx db.Tx, id string) error {
 	return db.LockKey(ctx, tx, "connection", id)
 }
 
@@ -93,7 +92,7 @@ func (s *Service) Update(ctx context.Context, p *auth.Principal, id string, in U
 		in.Name = &n
 	}
 	var c *db.Connection
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := lockConnection(ctx, tx, id); err != nil {
 			return err
 		}
@@ -190,7 +189,7 @@ func mergeRedacted(old, next map[string]string) (map[string]string, error) {
 // Errors: as Update.
 func (s *Service) Toggle(ctx context.Context, p *auth.Principal, id string) (*Outcome, error) {
 	var c *db.Connection
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := requireAdmin(p); err != nil {
 			return err
 		}
@@ -223,7 +222,7 @@ func (s *Service) Toggle(ctx context.Context, p *auth.Principal, id string) (*Ou
 // Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE.
 func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) error {
 	var c *db.Connection
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := requireAdmin(p); err != nil {
 			return err
 		}
@@ -243,7 +242,7 @@ func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) erro
 }
 
 // remove drops c's tools and row, uncounts its install and logs action.
-func (s *Service) remove(ctx context.Context, tx pgx.Tx, p *auth.Principal, c *db.Connection, action string) error {
+func (s *Service) remove(ctx context.Context, tx db.Tx, p *auth.Principal, c *db.Connection, action string) error {
 	s.revokeGrants(ctx, c) // before the row goes: its grants cascade with it
 	if err := db.ConnectionToolsDelete(ctx, tx, c.ID); err != nil {
 		return err
@@ -279,7 +278,7 @@ func (s *Service) Uninstall(ctx context.Context, p *auth.Principal, entryID, ws 
 		return apperr.New(apperr.Validation, "workspaceId must be a UUID")
 	}
 	var c *db.Connection
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		entry, err := s.lockedEntry(ctx, tx, p, ws, entryID)
 		if err != nil {
 			return err
@@ -399,7 +398,7 @@ func (s *Service) Tools(ctx context.Context, p *auth.Principal, id string) ([]db
 func (s *Service) ApproveTool(ctx context.Context, p *auth.Principal, id, tool string) (*db.ConnectionTool, error) {
 	var c *db.Connection
 	var t *db.ConnectionTool
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		var err error
 		if c, err = s.writable(ctx, tx, p, id); err != nil {
 			return err

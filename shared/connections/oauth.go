@@ -12,7 +12,6 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/upstreamauth"
-	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -308,7 +307,7 @@ func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID s
 			return nil, apperr.New(apperr.Unavailable, "upstream authorization is not configured on this gateway")
 		}
 	}
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if _, err := db.CatalogEntryGet(ctx, tx, entryID); err != nil {
 			return err
 		}

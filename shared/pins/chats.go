@@ -8,7 +8,6 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
-	"github.com/jackc/pgx/v5"
 )
 
 // ActionChatCreated is the event_log action of a chat creation (entity_type "chat").
@@ -72,7 +71,7 @@ func (s *Service) CreateChat(ctx context.Context, p *auth.Principal, ws, title s
 		return nil, err
 	}
 	var chat *db.Chat
-	err = db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if chat, err = db.ChatCreate(ctx, tx, ws, title); err != nil {
 			return err
 		}

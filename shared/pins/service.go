@@ -10,7 +10,6 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/logx"
-	"github.com/jackc/pgx/v5"
 )
 
 // Event actions written to event_log for pin changes. The entity is the pinned
@@ -93,7 +92,7 @@ func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connection
 			WithHint("chats use global and workspace-scoped connections only")
 	}
 	var pin *Pin
-	err = db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if pin, err = PinCreate(ctx, tx, chat.ID, conn.ID, p.Subject); err != nil {
 			return err
 		}
@@ -118,7 +117,7 @@ func (s *Service) Remove(ctx context.Context, p *auth.Principal, chatID, pinID s
 		return nil, apperr.New(apperr.Forbidden, "unpinning requires the admin role")
 	}
 	var pin *Pin
-	err = db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if pin, err = PinDelete(ctx, tx, chat.ID, pinID); err != nil {
 			return err
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
-	"github.com/jackc/pgx/v5"
 )
 
 // catalogEntityType is the event_log entity type of catalog entry changes.
@@ -205,7 +204,7 @@ func (a *API) catalogCreate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 		return err
 	}
 	var e *db.CatalogEntry
-	err := db.InTx(r.Context(), a.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(r.Context(), a.Pool, func(tx db.Tx) error {
 		var err error
 		if e, err = db.CatalogEntryCreate(r.Context(), tx, b.input()); err != nil {
 			return nameConflict(err, b.Name)
@@ -240,7 +239,7 @@ func (a *API) catalogUpdate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 		return err
 	}
 	var e *db.CatalogEntry
-	err := db.InTx(r.Context(), a.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(r.Context(), a.Pool, func(tx db.Tx) error {
 		var err error
 		if e, err = db.CatalogEntryUpdateByID(r.Context(), tx, r.PathValue("id"), b.input()); err != nil {
 			return nameConflict(err, b.Name)
@@ -261,7 +260,7 @@ func (a *API) catalogDelete(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err := requireCatalogWriter(p); err != nil {
 		return err
 	}
-	err := db.InTx(r.Context(), a.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(r.Context(), a.Pool, func(tx db.Tx) error {
 		e, err := db.CatalogEntryGet(r.Context(), tx, r.PathValue("id"))
 		if err != nil {
 			return err
