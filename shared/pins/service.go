@@ -264,13 +264,8 @@ func SourceNames(snap *catalog.Snapshot, tools []string) []string {
 }
 
 // SourceNameDB is SourceName without a snapshot: it reads the connection name behind the
-// exposed tool name from Postgres (mcp_connection_tools). NOT_FOUND for unknown names.
+// exposed tool name from Postgres (db.ConnectionNameByExposedTool). NOT_FOUND for unknown
+// names.
 func SourceNameDB(ctx context.Context, q db.Querier, tool string) (string, error) {
-	var name string
-	err := q.QueryRow(ctx, `SELECT c.name FROM mcp_connection_tools t
-		JOIN mcp_connections c ON c.id = t.connection_id WHERE t.exposed_name = $1`, tool).Scan(&name)
-	if err != nil {
-		return "", db.Interpret(err)
-	}
-	return name, nil
+	return db.ConnectionNameByExposedTool(ctx, q, tool)
 }
