@@ -55,6 +55,32 @@ func WorkspaceUpsert(ctx context.Context, q Querier, id, name string) error {
 	return Interpret(err)
 }
 
+// WorkspaceSetDefaultProject makes project the default project of workspace ws
+// (workspaces.default_project_id). Errors: NOT_FOUND (no workspace ws, or a malformed
+// id), INVALID_REFERENCE (no project of that id).
+func WorkspaceSetDefaultProject(ctx context.Context, q Querier, ws, project string) error {
+	if !IsUUID(ws) {
+		return notFound()
+	}
+	tag, err := q.Exec(ctx, `UPDATE workspaces SET default_project_id = $2 WHERE id = $1`, ws, project)
+	if err != nil {
+		return Interpret(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound()
+	}
+	return nil
+}
+
+// ProjectEnsure creates project id named name in workspace ws unless a project id exists
+// already (then nothing changes: dev seed and tests). Errors: INVALID_REFERENCE (no
+// workspace ws), VALIDATION_ERROR (malformed id).
+func ProjectEnsure(ctx context.Context, q Querier, id, ws, name string) error {
+	_, err := q.Exec(ctx, `INSERT INTO projects (id, workspace_id, name) VALUES ($1, $2, $3)
+		ON CONFLICT (id) DO NOTHING`, id, ws, name)
+	return Interpret(err)
+}
+
 // ProjectGet returns project id, or NOT_FOUND.
 func ProjectGet(ctx context.Context, q Querier, id string) (*Project, error) {
 	if !IsUUID(id) {
@@ -86,6 +112,15 @@ func ChatList(ctx context.Context, q Querier, ws string, limit int) ([]Chat, boo
 		return out[:limit], true, nil
 	}
 	return out, false, nil
+}
+
+// ChatEnsure creates chat id titled title in workspace ws unless a chat id exists already
+// (then nothing changes: dev seed and tests). Errors: INVALID_REFERENCE (no workspace
+// ws), VALIDATION_ERROR (malformed id).
+func ChatEnsure(ctx context.Context, q Querier, id, ws, title string) error {
+	_, err := q.Exec(ctx, `INSERT INTO chats (id, workspace_id, title) VALUES ($1, $2, $3)
+		ON CONFLICT (id) DO NOTHING`, id, ws, title)
+	return Interpret(err)
 }
 
 // ChatCreate inserts a chat titled title in workspace ws and returns it.
