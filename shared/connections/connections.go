@@ -12,6 +12,7 @@ package connections
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -291,4 +292,13 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 	}
 	res.OK, res.ToolCount = true, len(defs)
 	return res, nil
+}
+
+// wrapErr prefixes a non-nil *err with the operation and ids format names ("<package>:
+// <operation> <ids>: <err>"), keeping it wrapped (%w) so that apperr.As, errors.Is and
+// the HTTP status mapping still see the original error. Service methods defer it.
+func wrapErr(err *error, format string, args ...any) {
+	if *err != nil {
+		*err = fmt.Errorf(format+": %w", append(args, *err)...)
+	}
 }

@@ -63,7 +63,8 @@ type Outcome struct {
 // on the connection and returned in Outcome.Connect, not as an error (seed).
 // Errors: VALIDATION_ERROR (name, URL guard, transport, headers), FORBIDDEN, NOT_FOUND
 // (workspace not the principal's), INVALID_REFERENCE (project), UNAVAILABLE.
-func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput) (*Outcome, error) {
+func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput) (_ *Outcome, err error) {
+	defer wrapErr(&err, "connections: create %q", in.Name)
 	if in.TransportType == "" {
 		in.TransportType = TransportStreamable
 	}
@@ -83,7 +84,7 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput)
 	}
 	enabled := in.Enabled == nil || *in.Enabled
 	var c *db.Connection
-	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := s.authorizeScope(ctx, tx, p, in.WorkspaceID, in.ProjectID); err != nil {
 			return err
 		}
@@ -200,7 +201,8 @@ func missingHeaders(entry, h map[string]string) []string {
 // same URL guard as a manual connection; other entries refuse in.URL (VALIDATION_ERROR).
 // Headers the entry declares but in.Headers lacks do not stop the install: the outcome
 // carries a warning per header.
-func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string, in InstallInput) (*Outcome, error) {
+func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string, in InstallInput) (_ *Outcome, err error) {
+	defer wrapErr(&err, "connections: install %s", entryID)
 	in.WorkspaceID = DefaultWorkspace(p, in.WorkspaceID)
 	if in.WorkspaceID == "" {
 		return nil, apperr.New(apperr.Validation, "workspaceId is required").
@@ -224,7 +226,7 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 	}
 	var c *db.Connection
 	var warnings []string
-	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		ws := in.WorkspaceID
 		entry, err := s.lockedEntry(ctx, tx, p, ws, entryID)
 		if err != nil {

@@ -272,7 +272,8 @@ type EntryClient struct {
 // (superuser: the catalog is shared by every workspace). The answer never carries the
 // secret. Existing connections keep their own mode. Errors: FORBIDDEN, NOT_FOUND,
 // VALIDATION_ERROR.
-func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID string, in EntryAuthInput) (*EntryAuthInput, error) {
+func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID string, in EntryAuthInput) (_ *EntryAuthInput, err error) {
+	defer wrapErr(&err, "connections: set authorization of entry %s", entryID)
 	if !p.IsSuperuser() {
 		return nil, apperr.New(apperr.Forbidden, "editing the shared catalog requires the superuser role")
 	}
@@ -307,7 +308,7 @@ func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID s
 			return nil, apperr.New(apperr.Unavailable, "upstream authorization is not configured on this gateway")
 		}
 	}
-	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if _, err := db.CatalogEntryGet(ctx, tx, entryID); err != nil {
 			return err
 		}

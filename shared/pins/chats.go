@@ -52,8 +52,9 @@ func (s *Service) Chats(ctx context.Context, p *auth.Principal, ws string, limit
 // be empty) in workspace ws and logs "chat.created", in one transaction. It needs admin,
 // like every other write of the workspace (docs/DESIGN.md §8).
 // Errors: VALIDATION_ERROR, NOT_FOUND (workspace), FORBIDDEN (not admin), UNAVAILABLE.
-func (s *Service) CreateChat(ctx context.Context, p *auth.Principal, ws, title string) (*db.Chat, error) {
-	ws, err := Workspace(p, ws)
+func (s *Service) CreateChat(ctx context.Context, p *auth.Principal, ws, title string) (_ *db.Chat, err error) {
+	defer wrapErr(&err, "pins: create chat in workspace %q", ws)
+	ws, err = Workspace(p, ws)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package pins
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sort"
 
@@ -65,7 +66,8 @@ func (s *Service) List(ctx context.Context, p *auth.Principal, chatID string) ([
 // Errors: VALIDATION_ERROR (connectionId not a UUID), NOT_FOUND (chat, or a connection p
 // cannot see), FORBIDDEN (not admin), INVALID_REFERENCE (a connection of another
 // workspace, or project-scoped: nothing is written), CONFLICT (already pinned).
-func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connectionID string) (*Pin, error) {
+func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connectionID string) (_ *Pin, err error) {
+	defer wrapErr(&err, "pins: pin %s to chat %s", connectionID, chatID)
 	chat, err := s.Chat(ctx, p, chatID)
 	if err != nil {
 		return nil, err
@@ -108,7 +110,8 @@ func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connection
 // Remove hard-deletes pin pinID of chat chatID and logs "mcp.unpinned", in one
 // transaction, returning the pin as it was. Errors: NOT_FOUND (chat or pin), FORBIDDEN
 // (not admin), UNAVAILABLE.
-func (s *Service) Remove(ctx context.Context, p *auth.Principal, chatID, pinID string) (*Pin, error) {
+func (s *Service) Remove(ctx context.Context, p *auth.Principal, chatID, pinID string) (_ *Pin, err error) {
+	defer wrapErr(&err, "pins: remove pin %s of chat %s", pinID, chatID)
 	chat, err := s.Chat(ctx, p, chatID)
 	if err != nil {
 		return nil, err
@@ -268,4 +271,13 @@ func SourceNames(snap *catalog.Snapshot, tools []string) []string {
 // names.
 func SourceNameDB(ctx context.Context, q db.Querier, tool string) (string, error) {
 	return db.ConnectionNameByExposedTool(ctx, q, tool)
+}
+
+// wrapErr prefixes a non-nil *err with the operation and ids format names ("<package>:
+// <operation> <ids>: <err>"), keeping it wrapped (%w) so that apperr.As, errors.Is and
+// the HTTP status mapping still see the original error. Service methods defer it.
+func wrapErr(err *error, format string, args ...any) {
+	if *err != nil {
+		*err = fmt.Errorf(format+": %w", append(args, *err)...)
+	}
 }
