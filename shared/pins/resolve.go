@@ -1,6 +1,7 @@
 // Package pins resolves the tool set of a chat from its pins (docs/DESIGN.md §7, seed
-// mcp-marketplace "Pinning per-chat", resolveSkillsForChat) and holds the pin queries
-// shared by the pins function and the gateway.
+// mcp-marketplace "Pinning per-chat", resolveSkillsForChat) and holds the pin and chat
+// flows shared by the pins function and the gateway; the queries are shared/db's
+// (ChatPin*, ChatPinnedConnections).
 package pins
 
 import (
