@@ -26,12 +26,20 @@ func TestServiceErrorsNameTheOperation(t *testing.T) {
 	admin := &auth.Principal{Subject: "adm", Role: auth.RoleAdmin, Workspaces: []string{ws}}
 	member := &auth.Principal{Subject: "mem", Role: auth.RoleMember, Workspaces: []string{ws}}
 	id, entry := uuid.NewString(), uuid.NewString()
+	_, getErr := s.Get(ctx, admin, id)
+	_, toolsErr := s.Tools(ctx, member, id)
+	_, notesErr := s.SchemaNotes(ctx, admin, id)
+	_, authErr := s.Authorize(ctx, admin, id, "")
 	for _, tc := range []struct {
 		name   string
 		err    error
 		prefix string
 		status int
 	}{
+		{"get unknown", getErr, "connections: get " + id + ": ", http.StatusNotFound},
+		{"tools as member", toolsErr, "connections: tools of " + id + ": ", http.StatusForbidden},
+		{"schema notes of unknown", notesErr, "connections: schema notes of " + id + ": ", http.StatusNotFound},
+		{"authorize unknown", authErr, "connections: authorize " + id + ": ", http.StatusNotFound},
 		{"delete unknown", s.Delete(ctx, admin, id), "connections: delete " + id + ": ", http.StatusNotFound},
 		{"delete as member", s.Delete(ctx, member, id), "connections: delete " + id + ": ", http.StatusForbidden},
 		{"uninstall unknown entry", s.Uninstall(ctx, admin, entry, ws), "connections: uninstall " + entry + " from " + ws + ": ", http.StatusNotFound},

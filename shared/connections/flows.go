@@ -316,7 +316,8 @@ func (s *Service) lockedEntry(ctx context.Context, tx db.Tx, p *auth.Principal, 
 }
 
 // Get returns connection id if p may see it (NOT_FOUND otherwise).
-func (s *Service) Get(ctx context.Context, p *auth.Principal, id string) (*db.Connection, error) {
+func (s *Service) Get(ctx context.Context, p *auth.Principal, id string) (_ *db.Connection, err error) {
+	defer wrapErr(&err, "connections: get %s", id)
 	return s.visible(ctx, s.Pool, p, id)
 }
 

@@ -385,7 +385,8 @@ func (s *Service) RefreshAndPublish(ctx context.Context, actor string, c *db.Con
 
 // Tools returns connection id's stored tools with their drift status (admin), ordered by
 // upstream name. Errors: FORBIDDEN, NOT_FOUND.
-func (s *Service) Tools(ctx context.Context, p *auth.Principal, id string) ([]db.ConnectionTool, error) {
+func (s *Service) Tools(ctx context.Context, p *auth.Principal, id string) (_ []db.ConnectionTool, err error) {
+	defer wrapErr(&err, "connections: tools of %s", id)
 	if err := requireAdmin(p); err != nil {
 		return nil, err
 	}

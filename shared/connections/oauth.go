@@ -129,7 +129,8 @@ func (s *Service) beginAuthorizationFor(ctx context.Context, p *auth.Principal, 
 // workspace for their own grant of an oauth_per_user connection. client_credentials fetches
 // a token at once and connects. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR (the
 // connection does not use OAuth).
-func (s *Service) Authorize(ctx context.Context, p *auth.Principal, id, returnTo string) (*Authorization, error) {
+func (s *Service) Authorize(ctx context.Context, p *auth.Principal, id, returnTo string) (_ *Authorization, err error) {
+	defer wrapErr(&err, "connections: authorize %s", id)
 	c, err := s.visible(ctx, s.Pool, p, id)
 	if err != nil {
 		return nil, err
