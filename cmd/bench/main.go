@@ -50,6 +50,7 @@ import (
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/tmaxmax/go-sse"
 )
 
 const (
@@ -316,18 +317,17 @@ func (l *leg) do() error {
 	return nil
 }
 
-// lastEventData returns the data of the last event of an SSE body that has data.
+// lastEventData returns the data of the last event of an SSE body that has data (blank
+// data, e.g. a priming event, does not count), read with go-sse as shared/mcpclient does;
+// nil when there is none or the body is not a readable event stream.
 func lastEventData(b []byte) []byte {
 	var last []byte
-	for _, ev := range bytes.Split(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n\n")) {
-		var data [][]byte
-		for _, line := range bytes.Split(ev, []byte("\n")) {
-			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				data = append(data, bytes.TrimPrefix(v, []byte(" ")))
-			}
+	for ev, err := range sse.Read(bytes.NewReader(b), &sse.ReadConfig{MaxEventSize: len(b) + 1}) {
+		if err != nil {
+			break
 		}
-		if d := bytes.Join(data, []byte("\n")); len(bytes.TrimSpace(d)) > 0 {
-			last = d
+		if strings.TrimSpace(ev.Data) != "" {
+			last = []byte(ev.Data)
 		}
 	}
 	return last

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway"
+	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/lambdaapp"
@@ -31,7 +32,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer d.Close()
-	o := gateway.FromDeps(d, os.Stdout)
+	o := gatewayOptions(d)
 	if lambdaapp.InLambda() {
 		// Tasks run in an asynchronous invocation of this function (tasks.go).
 		if o.StartTask, err = selfInvoker(ctx); err != nil {
@@ -46,4 +47,20 @@ func run(ctx context.Context) error {
 	// Lambda that needs the SIGTERM of a registered extension (see lambdaapp.Start).
 	return lambdaapp.StartWithEvents(ctx, g.Handler(), "127.0.0.1:"+cfg.Port, d.Logger, taskEventKey, runTaskEvent(g),
 		d.EndUpstreamSessions)
+}
+
+// gatewayOptions wires the gateway to the process's dependencies (this is the function's
+// composition root; cmd/local/stack is the local one). EMF metrics go to stdout, where
+// Lambda's log capture extracts them.
+func gatewayOptions(d *deps.Deps) gateway.Options {
+	o := gateway.Options{
+		Pool: d.Pool, Catalog: d.CatalogCache(), Upstreams: d.Upstreams, Verifier: d.Verifier,
+		Connections: d.Connections, Logger: d.Logger, Metrics: os.Stdout,
+		PublicBaseURL: d.Config.PublicBaseURL, AuthServerURL: d.Config.AuthServerURL,
+		AllowedOrigins: d.Config.AllowedOrigins,
+	}
+	if d.Config.UnauthenticatedLocal && !d.Config.Deployed() {
+		o.UnauthenticatedPrincipal = &auth.Principal{Subject: "local-unauthenticated", Role: auth.RoleAdmin}
+	}
+	return o
 }

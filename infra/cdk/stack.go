@@ -205,6 +205,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		"ALLOW_PRIVATE_UPSTREAMS": p.allowPrivate.ValueAsString(),
 		"CATALOG_BUCKET":          bucket.BucketName(),
 		"CATALOG_TTL":             p.catalogTTL.ValueAsString(),
+		"NEW_TOOLS_NEED_APPROVAL": p.newToolsNeedApproval.ValueAsString(),
 		// The admin console's OAuth 2.1 + PKCE sign-in (public client; issue 13).
 		"CONSOLE_OAUTH_CLIENT_ID":     p.consoleClientID.ValueAsString(),
 		"CONSOLE_OAUTH_AUTHORIZE_URL": p.consoleAuthorizeURL.ValueAsString(),
@@ -378,6 +379,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 type params struct {
 	logLevel, jwtIssuer, jwtAudience, jwtJwksURL, jwtSecret, authServerURL,
 	publicBaseURL, allowedOrigins, allowPrivate, catalogTTL awscdk.CfnParameter
+	newToolsNeedApproval                                                                 awscdk.CfnParameter
 	consoleClientID, consoleAuthorizeURL, consoleTokenURL, consoleScope, consoleAudience awscdk.CfnParameter
 }
 
@@ -405,6 +407,8 @@ func newParams(stack awscdk.Stack) params {
 		allowedOrigins: str("AllowedOrigins", "", "Browser origins allowed to call /mcp (ALLOWED_ORIGINS).", false),
 		allowPrivate:   str("AllowPrivateUpstreams", "false", "ALLOW_PRIVATE_UPSTREAMS.", false, "true", "false"),
 		catalogTTL:     str("CatalogTtl", "5s", "CATALOG_TTL.", false),
+		newToolsNeedApproval: str("NewToolsNeedApproval", "false",
+			"NEW_TOOLS_NEED_APPROVAL; \"true\" holds tools new on a refresh as pending until an admin approves them.", false, "true", "false"),
 		consoleClientID: str("ConsoleOAuthClientId", "",
 			"Admin console client id at the identity provider, a public PKCE client (CONSOLE_OAUTH_CLIENT_ID); empty: no sign-in button.", false),
 		consoleAuthorizeURL: str("ConsoleOAuthAuthorizeUrl", "", "Authorization endpoint, https (CONSOLE_OAUTH_AUTHORIZE_URL).", false),

@@ -23,7 +23,7 @@ import (
 // worst-case check (≈ 57 s with the tool refresh) plus the reserve — it starts nothing and reports the entry as
 // skipped, leaving the state untouched.
 func TestHealthCheckUnderEmulator(t *testing.T) {
-	root := repoRoot(t)
+	root := testpeer.RepoRoot(t)
 	emulator := requireEmulator(t, root)
 	pool, dbURL := dbtest.Fresh(t)
 	ctx := t.Context()

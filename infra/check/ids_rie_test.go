@@ -11,6 +11,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/dbtest"
 	"github.com/agentpack/gateway/shared/telemetry/otlptest"
+	"github.com/agentpack/gateway/shared/testpeer"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
@@ -27,7 +28,7 @@ var startRE = regexp.MustCompile(`START RequestId: ([0-9a-fA-F-]+)`)
 // The invocation's spans reach the receiver before the invoke returns (flushed per
 // invocation): a server span carrying the Lambda id, for pins with a query span under it.
 func TestRequestIDsUnderEmulator(t *testing.T) {
-	root := repoRoot(t)
+	root := testpeer.RepoRoot(t)
 	emulator := requireEmulator(t, root)
 	_, dbURL := dbtest.Fresh(t)
 	seedEventRows(t, dbURL)

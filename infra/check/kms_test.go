@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/awslabs/goformation/v7/intrinsics"
 )
 
@@ -22,7 +23,7 @@ const kmsPurpose = `"kms:EncryptionContext:purpose":"agentpack-upstream-auth"`
 // grants exactly kms:GenerateDataKey and kms:Decrypt on it, under the purpose encryption
 // context, to the functions that handle tokens and to no other.
 func TestSAMUpstreamAuthKey(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "template.yaml"))
+	raw, err := os.ReadFile(filepath.Join(testpeer.RepoRoot(t), "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

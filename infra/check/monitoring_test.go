@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/awslabs/goformation/v7/intrinsics"
 	"github.com/google/go-cmp/cmp"
 )
@@ -26,7 +27,7 @@ var wantAlarms = []string{
 // samRaw is template.yaml as JSON with its intrinsics left as they are ({"Ref": …}).
 func samRaw(t *testing.T) map[string]any {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "template.yaml"))
+	raw, err := os.ReadFile(filepath.Join(testpeer.RepoRoot(t), "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestMonitoringParitySAMvsCDK(t *testing.T) {
 	if d := cmp.Diff(sam, cdk); d != "" {
 		t.Errorf("monitoring differs (-template.yaml +cdk):\n%s", d)
 	}
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "infra", "cdk", "dashboard.json"))
+	b, err := os.ReadFile(filepath.Join(testpeer.RepoRoot(t), "infra", "cdk", "dashboard.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -18,9 +19,9 @@ func cdkTemplate(t *testing.T) map[string]any {
 	t.Helper()
 	dir := os.Getenv("CDK_OUT_DIR")
 	if dir == "" {
-		dir = filepath.Join(repoRoot(t), "infra", "cdk", "cdk.out")
+		dir = filepath.Join(testpeer.RepoRoot(t), "infra", "cdk", "cdk.out")
 	} else if !filepath.IsAbs(dir) {
-		dir = filepath.Join(repoRoot(t), dir)
+		dir = filepath.Join(testpeer.RepoRoot(t), dir)
 	}
 	path := filepath.Join(dir, "AgentpackGateway.template.json")
 	b, err := os.ReadFile(path)

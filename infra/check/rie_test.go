@@ -13,6 +13,7 @@ import (
 	"github.com/agentpack/gateway/infra/rie"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/dbtest"
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -120,7 +121,7 @@ var emulatorCases = map[string][]invokeCase{
 // and checks the answers. It logs each binary's size and its cold start: emulator process
 // start to the first answered invoke, the emulator's Init Duration, and a warm invoke.
 func TestEmulator(t *testing.T) {
-	root := repoRoot(t)
+	root := testpeer.RepoRoot(t)
 	emulator := requireEmulator(t, root)
 	_, dbURL := dbtest.Fresh(t)
 	seedEventRows(t, dbURL)

@@ -20,7 +20,7 @@ import (
 // {"agentpackTask": TaskJob}) runs in its own invocation, forwards the call to a real
 // upstream on loopback and stores the upstream's result in the task row.
 func TestTaskUnderEmulator(t *testing.T) {
-	root := repoRoot(t)
+	root := testpeer.RepoRoot(t)
 	emulator := requireEmulator(t, root)
 	pool, dbURL := dbtest.Fresh(t)
 	ctx := t.Context()

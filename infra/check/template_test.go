@@ -13,8 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpack/gateway/infra/rie"
-
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
 	"github.com/awslabs/goformation/v7/intrinsics"
@@ -63,7 +62,7 @@ type functionFacts struct {
 // is renamed before goformation's typed unmarshalling.
 func parseSAM(t *testing.T, overrides map[string]any) *cloudformation.Template {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "template.yaml"))
+	raw, err := os.ReadFile(filepath.Join(testpeer.RepoRoot(t), "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +215,7 @@ func TestSAMTemplateFacts(t *testing.T) {
 		}
 		for _, k := range []string{"APP_ENV", "DATABASE_URL", "DATABASE_SECRET_ARN", "DATABASE_HOST",
 			"JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE", "AUTH_SERVER_URL", "CATALOG_BUCKET",
-			"CATALOG_TTL", "ALLOW_PRIVATE_UPSTREAMS", "LOG_LEVEL"} {
+			"CATALOG_TTL", "ALLOW_PRIVATE_UPSTREAMS", "NEW_TOOLS_NEED_APPROVAL", "LOG_LEVEL"} {
 			if !slices.Contains(fn.EnvKeys, k) {
 				t.Errorf("%s: environment lacks %s", id, k)
 			}
@@ -362,7 +361,7 @@ func TestSAMTemplateExternalDatabase(t *testing.T) {
 	var doc struct {
 		Resources map[string]struct{ Condition string }
 	}
-	raw, _ := os.ReadFile(filepath.Join(repoRoot(t), "template.yaml"))
+	raw, _ := os.ReadFile(filepath.Join(testpeer.RepoRoot(t), "template.yaml"))
 	js, err := intrinsics.ProcessYAML(raw, &intrinsics.ProcessorOptions{NoProcess: true})
 	if err != nil {
 		t.Fatal(err)
@@ -452,13 +451,4 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := rie.RepoRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
 }

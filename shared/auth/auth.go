@@ -36,6 +36,17 @@ type Principal struct {
 // IsAdmin reports whether p may write (admin or superuser).
 func (p *Principal) IsAdmin() bool { return p.Role == RoleAdmin || p.Role == RoleSuperuser }
 
+// RequireAdmin returns nil when p is an admin or superuser (IsAdmin), else an *apperr.Error
+// with code FORBIDDEN (HTTP 403) and the message "this action requires the admin role":
+// the check every write of the REST API and the connection service starts with
+// (docs/DESIGN.md §9, members read, admins write).
+func RequireAdmin(p *Principal) error {
+	if !p.IsAdmin() {
+		return apperr.New(apperr.Forbidden, "this action requires the admin role")
+	}
+	return nil
+}
+
 // IsSuperuser reports whether p may act in every workspace.
 func (p *Principal) IsSuperuser() bool { return p.Role == RoleSuperuser }
 

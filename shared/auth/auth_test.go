@@ -175,6 +175,13 @@ func TestPrincipal(t *testing.T) {
 			if tt.p.IsAdmin() != tt.admin || tt.p.IsSuperuser() != tt.super || tt.p.InWorkspace("a") != tt.inWS {
 				t.Errorf("%+v: admin=%v super=%v in(a)=%v", tt.p, tt.p.IsAdmin(), tt.p.IsSuperuser(), tt.p.InWorkspace("a"))
 			}
+			err := RequireAdmin(&tt.p)
+			if tt.admin != (err == nil) {
+				t.Fatalf("RequireAdmin(%s) = %v", tt.p.Role, err)
+			}
+			if err != nil && (apperr.CodeOf(err) != apperr.Forbidden || err.Error() != "FORBIDDEN: this action requires the admin role") {
+				t.Errorf("RequireAdmin(%s) = %q (%s), want FORBIDDEN", tt.p.Role, err, apperr.CodeOf(err))
+			}
 		})
 	}
 	ctx := WithPrincipal(context.Background(), &Principal{Subject: "x"})

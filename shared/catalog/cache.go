@@ -65,7 +65,6 @@ type Cache struct {
 	store  Store
 	ttl    time.Duration
 	logger *slog.Logger
-	now    func() time.Time
 
 	// Missing, when set, builds the document of a workspace the store has none for (e.g.
 	// Build on the database). Its snapshot's ETag is a content hash, so an unchanged result
@@ -92,7 +91,7 @@ func NewCache(store Store, ttl time.Duration, logger *slog.Logger) *Cache {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Cache{store: store, ttl: ttl, logger: logger, now: time.Now, entries: map[string]*cacheEntry{}}
+	return &Cache{store: store, ttl: ttl, logger: logger, entries: map[string]*cacheEntry{}}
 }
 
 // Get returns workspace ws's current snapshot. It returns an error only when the store
@@ -101,7 +100,7 @@ func (c *Cache) Get(ctx context.Context, ws string) (*Snapshot, error) {
 	c.mu.Lock()
 	e := c.entries[ws]
 	c.mu.Unlock()
-	if e != nil && c.now().Sub(e.checked) < c.ttl {
+	if e != nil && time.Now().Sub(e.checked) < c.ttl {
 		return e.snap, nil
 	}
 	v, err, _ := c.group.Do(ws, func() (any, error) { return c.refresh(ctx, ws, e) })
@@ -216,7 +215,7 @@ func contentTag(d *Document) string {
 
 func (c *Cache) remember(ws string, s *Snapshot) {
 	c.mu.Lock()
-	c.entries[ws] = &cacheEntry{snap: s, checked: c.now()}
+	c.entries[ws] = &cacheEntry{snap: s, checked: time.Now()}
 	c.mu.Unlock()
 }
 
@@ -249,7 +248,7 @@ func (c *Cache) Health() Health {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := Health{CachedWorkspaces: len(c.entries), TTLMs: c.ttl.Milliseconds(), StoreFailures: c.storeFailures.Load()}
-	now := c.now()
+	now := time.Now()
 	for _, e := range c.entries {
 		h.OldestAgeMs = max(h.OldestAgeMs, now.Sub(e.checked).Milliseconds())
 	}

@@ -14,6 +14,7 @@ import (
 // document in the store; the cache builds it from Postgres so that it still sees the
 // global connections (found in review: it used to get an empty catalog).
 func TestCacheBuildsMissingDocument(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := context.Background()
 	store := &catalog.DiskStore{Dir: t.TempDir()}

@@ -30,6 +30,7 @@ func (s *refusingStore) Put(ctx context.Context, ws string, data []byte) (string
 // TestRebuildAllTriesEveryWorkspace: a global change rebuilds every workspace; one
 // failing workspace does not leave the others stale, and its error is returned.
 func TestRebuildAllTriesEveryWorkspace(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := context.Background()
 	ids := []string{"10000000-0000-4000-8000-000000000001", "20000000-0000-4000-8000-000000000002",
@@ -75,6 +76,7 @@ func (s *failingGetStore) Get(ctx context.Context, ws, inm string) ([]byte, stri
 // TestCacheHealth: the aggregate health counts cached workspaces and store failures and
 // names no workspace.
 func TestCacheHealth(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := &failingGetStore{Store: &catalog.DiskStore{Dir: t.TempDir()}}
 	const ws = "70000000-0000-4000-8000-000000000007"
@@ -102,6 +104,7 @@ func TestCacheHealth(t *testing.T) {
 // (Agentpack/Catalog RevalidationFailures, dimension reason): "store" when the store
 // fails, "invalid" when the document does not decode; a good revalidation writes none.
 func TestCacheRevalidationMetrics(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := &failingGetStore{Store: &catalog.DiskStore{Dir: t.TempDir()}}
 	const ws = "70000000-0000-4000-8000-000000000007"
@@ -154,6 +157,7 @@ func TestCacheRevalidationMetrics(t *testing.T) {
 // TestRebuildDatabaseErrorNamesWorkspace: a database failure of a rebuild keeps its code
 // (UNAVAILABLE on a closed pool) and names the workspace.
 func TestRebuildDatabaseErrorNamesWorkspace(t *testing.T) {
+	t.Parallel()
 	_, url := dbtest.Fresh(t)
 	pool, err := db.Open(t.Context(), url, 1)
 	if err != nil {

@@ -36,6 +36,7 @@ func events(t *testing.T, pool *db.Pool, id, action string) int {
 // TestServiceWrites: create, update and delete each write the entry and one event; a
 // non-superuser is FORBIDDEN and writes nothing; the name conflict keeps its message.
 func TestServiceWrites(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	s := &catalogentries.Service{Pool: pool}
@@ -106,6 +107,7 @@ func TestServiceWrites(t *testing.T) {
 // TestDeleteInstalledEntry: an installed entry is not deleted (CONFLICT, no event), and
 // the wrapped service error still carries its operation, id and HTTP status.
 func TestDeleteInstalledEntry(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	s := &catalogentries.Service{Pool: pool}

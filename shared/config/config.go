@@ -4,7 +4,8 @@
 // DATABASE_URL, JWT_SECRET (HS256), JWT_JWKS_URL, JWT_ISSUER, JWT_AUDIENCE,
 // AUTH_SERVER_URL, PUBLIC_BASE_URL, CATALOG_BUCKET (S3; empty → disk store in CATALOG_DIR),
 // CATALOG_DIR (default .state/catalog), CATALOG_TTL (Go duration, default 5s),
-// ALLOW_PRIVATE_UPSTREAMS (bool; default true locally, false when deployed), LOG_LEVEL,
+// ALLOW_PRIVATE_UPSTREAMS (bool; default true locally, false when deployed),
+// NEW_TOOLS_NEED_APPROVAL (bool, default false), LOG_LEVEL,
 // ALLOWED_ORIGINS (comma list of browser origins allowed to call /mcp), PORT (local, 8080),
 // and the admin console's OAuth sign-in: CONSOLE_OAUTH_CLIENT_ID, CONSOLE_OAUTH_AUTHORIZE_URL,
 // CONSOLE_OAUTH_TOKEN_URL (https when deployed), CONSOLE_OAUTH_SCOPE, CONSOLE_OAUTH_AUDIENCE.
@@ -35,9 +36,13 @@ type Config struct {
 	CatalogDir            string
 	CatalogTTL            time.Duration
 	AllowPrivateUpstreams bool
-	AllowedOrigins        []string
-	LogLevel              string
-	Port                  string
+	// NewToolsNeedApproval holds every tool that appears on a connection's refresh (the
+	// first listing included) as pending until an admin approves it, like a drifted one
+	// (NEW_TOOLS_NEED_APPROVAL; connections.Service.NewToolsNeedApproval).
+	NewToolsNeedApproval bool
+	AllowedOrigins       []string
+	LogLevel             string
+	Port                 string
 	// UpstreamAuthKMSKeyID is the KMS key (id, ARN or alias) that seals upstream OAuth
 	// tokens (docs/UPSTREAM-AUTH.md); "" uses UpstreamAuthKeyFile instead (local only).
 	UpstreamAuthKMSKeyID string
@@ -91,6 +96,9 @@ func Load() (*Config, error) {
 		return nil, fmt.Errorf("config: CATALOG_TTL: %w", err)
 	}
 	if c.AllowPrivateUpstreams, err = boolEnv("ALLOW_PRIVATE_UPSTREAMS", !c.Deployed()); err != nil {
+		return nil, err
+	}
+	if c.NewToolsNeedApproval, err = boolEnv("NEW_TOOLS_NEED_APPROVAL", false); err != nil {
 		return nil, err
 	}
 	if c.UnauthenticatedLocal, err = boolEnv("MCP_UNAUTHENTICATED_LOCAL", false); err != nil {

@@ -44,3 +44,28 @@ func TestConsoleOAuth(t *testing.T) {
 		})
 	}
 }
+
+// TestNewToolsNeedApproval: NEW_TOOLS_NEED_APPROVAL is off by default, read as a boolean,
+// and a malformed value is an error naming the variable.
+func TestNewToolsNeedApproval(t *testing.T) {
+	for _, tc := range []struct {
+		value   string
+		want    bool
+		wantErr bool
+	}{{"", false, false}, {"true", true, false}, {"1", true, false}, {"false", false, false}, {"sometimes", false, true}} {
+		t.Run(tc.value, func(t *testing.T) {
+			t.Setenv("APP_ENV", "local")
+			t.Setenv("NEW_TOOLS_NEED_APPROVAL", tc.value)
+			c, err := Load()
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "NEW_TOOLS_NEED_APPROVAL") {
+					t.Fatalf("error %v, want one naming NEW_TOOLS_NEED_APPROVAL", err)
+				}
+				return
+			}
+			if err != nil || c.NewToolsNeedApproval != tc.want {
+				t.Fatalf("%v %v, want %v", c, err, tc.want)
+			}
+		})
+	}
+}

@@ -35,8 +35,10 @@ type Service struct {
 	Upstreams *mcpclient.Pool
 	Guard     *urlguard.Guard
 	Logger    *slog.Logger
-	// NewToolsNeedApproval makes tools that appear on a refresh wait for an admin's
-	// approval like drifted ones (docs/DESIGN.md §6 "configurable").
+	// NewToolsNeedApproval stores every tool that appears on a refresh (the first listing
+	// included) as pending: withheld from the gateway until an admin approves it
+	// (ApproveTool), like a drifted one (docs/DESIGN.md §6 "Drift"). Set from
+	// NEW_TOOLS_NEED_APPROVAL (shared/config); false makes new tools active at once.
 	NewToolsNeedApproval bool
 	// TestTimeout bounds POST /{id}/test (seed: 10 s).
 	TestTimeout time.Duration
@@ -110,12 +112,8 @@ func validateName(name string) error {
 
 // ---- authorization ----
 
-func requireAdmin(p *auth.Principal) error {
-	if !p.IsAdmin() {
-		return apperr.New(apperr.Forbidden, "this action requires the admin role")
-	}
-	return nil
-}
+// requireAdmin is auth.RequireAdmin (one rule and one message for every write).
+var requireAdmin = auth.RequireAdmin
 
 // authorizeScope checks that admin p may write a connection of scope (ws, project):
 // global needs a superuser; a workspace must be p's; a project must be in it.

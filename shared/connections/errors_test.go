@@ -16,6 +16,7 @@ import (
 // TestServiceErrorsNameTheOperation: the connection flows' errors say what failed and on
 // which ids, and keep their code, so the REST status is unchanged (404, 403, 400 here).
 func TestServiceErrorsNameTheOperation(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	s := &connections.Service{Pool: pool}

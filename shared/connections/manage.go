@@ -10,6 +10,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
+	"github.com/agentpack/gateway/shared/text"
 )
 
 // DefaultTestTimeout is the budget of Test (seed: POST /:id/test, timeout 10 s).
@@ -173,7 +174,7 @@ func mergeRedacted(old, next map[string]string) (map[string]string, error) {
 			}
 			if !found {
 				return nil, apperr.New(apperr.Validation, "headers: %q has the placeholder value %s but no stored value to keep",
-					clipHost(name), headers.RedactedValue).WithDetails(map[string]string{"header": clipHost(name)})
+					text.Clip(name, 64), headers.RedactedValue).WithDetails(map[string]string{"header": text.Clip(name, 64)})
 			}
 		}
 		out[name] = v
@@ -314,13 +315,17 @@ func (s *Service) Uninstall(ctx context.Context, p *auth.Principal, entryID, ws 
 // Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE (database).
 func (s *Service) Test(ctx context.Context, p *auth.Principal, id string) (_ *RefreshResult, err error) {
 	defer wrapErr(&err, "connections: test %s", id)
-	timeout := s.TestTimeout
-	if timeout <= 0 {
-		timeout = DefaultTestTimeout
-	}
-	tctx, cancel := context.WithTimeout(ctx, timeout)
+	tctx, cancel := context.WithTimeout(ctx, s.testBudget())
 	defer cancel()
 	return s.probe(tctx, p, id, true, "mcp.connection_tested")
+}
+
+// testBudget is Test's time limit: TestTimeout, or DefaultTestTimeout when it is not positive.
+func (s *Service) testBudget() time.Duration {
+	if s.TestTimeout <= 0 {
+		return DefaultTestTimeout
+	}
+	return s.TestTimeout
 }
 
 // RefreshByID re-lists connection id's tools on its cached (or a new) session (admin;
@@ -416,7 +421,7 @@ func (s *Service) ApproveTool(ctx context.Context, p *auth.Principal, id, tool s
 		}
 		before, err := db.ConnectionToolGet(ctx, tx, c.ID, tool)
 		if apperr.CodeOf(err) == apperr.NotFound {
-			return apperr.New(apperr.NotFound, "connection has no tool %q", clipHost(tool))
+			return apperr.New(apperr.NotFound, "connection has no tool %q", text.Clip(tool, 64))
 		}
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/text"
 )
 
 // Resolver is the part of *net.Resolver the write-time address check uses.
@@ -48,16 +49,9 @@ func (s *Service) checkResolved(ctx context.Context, raw string) error {
 	}
 	for _, a := range addrs {
 		if err := s.Guard.CheckAddr(a); err != nil {
-			return apperr.New(apperr.Validation, "url host %q resolves to a blocked address (%s)", clipHost(host), a.Unmap()).
+			return apperr.New(apperr.Validation, "url host %q resolves to a blocked address (%s)", text.Clip(host, 64), a.Unmap()).
 				WithHint("only public addresses are allowed here")
 		}
 	}
 	return nil
-}
-
-func clipHost(h string) string {
-	if len(h) > 64 {
-		return h[:64] + "…"
-	}
-	return h
 }

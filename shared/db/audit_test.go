@@ -19,9 +19,11 @@ func auditRows(ws string, n int, kind string) []*db.AuditEvent {
 	return out
 }
 
-// TestAuditEventInsertBatch: every row of a batch is written with its values; a batch
-// with one bad row writes nothing; an oversized batch is refused; none and one row work.
-func TestAuditEventInsertBatch(t *testing.T) {
+// TestAuditEventInsert: every row of a batch is written with its values; a batch
+// with one bad row writes nothing; an oversized batch is refused; none and one row work;
+// the largest batch fits one statement.
+func TestAuditEventInsert(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	count := func() int {
@@ -33,10 +35,10 @@ func TestAuditEventInsertBatch(t *testing.T) {
 		return len(l)
 	}
 
-	if err := db.AuditEventInsertBatch(ctx, pool, nil); err != nil {
+	if err := db.AuditEventInsert(ctx, pool); err != nil {
 		t.Fatalf("empty batch: %v", err)
 	}
-	if err := db.AuditEventInsertBatch(ctx, pool, auditRows(wsA, 3, "proxied")); err != nil {
+	if err := db.AuditEventInsert(ctx, pool, auditRows(wsA, 3, "proxied")...); err != nil {
 		t.Fatal(err)
 	}
 	l, err := db.AuditEventList(ctx, pool, wsA, 200)
@@ -57,28 +59,28 @@ func TestAuditEventInsertBatch(t *testing.T) {
 
 	bad := auditRows(wsA, 3, "proxied")
 	bad[2].Kind = "other" // CHECK (kind IN ('builtin', 'proxied'))
-	if err := db.AuditEventInsertBatch(ctx, pool, bad); apperr.CodeOf(err) != apperr.Validation {
+	if err := db.AuditEventInsert(ctx, pool, bad...); apperr.CodeOf(err) != apperr.Validation {
 		t.Fatalf("batch with a bad row: %v, want VALIDATION_ERROR", err)
 	}
 	if n := count(); n != 3 {
 		t.Fatalf("a failed batch wrote rows: %d, want 3", n)
 	}
 
-	if err := db.AuditEventInsertBatch(ctx, pool, auditRows(wsA, db.AuditEventBatchMax+1, "builtin")); apperr.CodeOf(err) != apperr.Validation {
+	if err := db.AuditEventInsert(ctx, pool, auditRows(wsA, db.AuditEventBatchMax+1, "builtin")...); apperr.CodeOf(err) != apperr.Validation {
 		t.Fatalf("oversized batch: %v, want VALIDATION_ERROR", err)
 	}
 	if n := count(); n != 3 {
 		t.Fatalf("an oversized batch wrote rows: %d, want 3", n)
 	}
 
-	if err := db.AuditEventInsertBatch(ctx, pool, auditRows(wsA, 1, "builtin")); err != nil {
+	if err := db.AuditEventInsert(ctx, pool, auditRows(wsA, 1, "builtin")...); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(); n != 4 {
 		t.Fatalf("after a batch of 1: %d rows, want 4", n)
 	}
 	// The largest batch fits one statement.
-	if err := db.AuditEventInsertBatch(ctx, pool, auditRows(wsA, db.AuditEventBatchMax, "builtin")); err != nil {
+	if err := db.AuditEventInsert(ctx, pool, auditRows(wsA, db.AuditEventBatchMax, "builtin")...); err != nil {
 		t.Fatalf("batch of AuditEventBatchMax rows: %v", err)
 	}
 }

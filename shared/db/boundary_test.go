@@ -18,6 +18,7 @@ var pgxAllowed = map[string]bool{"shared/db": true, "shared/dbtest": true, "cmd/
 // TestStorageBoundary: no production Go file outside the allowed folders imports pgx or
 // pgconn, so SQL stays behind shared/db's named queries (test files may keep fixtures).
 func TestStorageBoundary(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

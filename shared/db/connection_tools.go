@@ -2,11 +2,9 @@ package db
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 
-	"github.com/agentpack/gateway/shared/names"
+	"github.com/agentpack/gateway/shared/tooldrift"
 )
 
 const toolCols = `connection_id, upstream_name, exposed_name, title, description, input_schema, output_schema,
@@ -24,33 +22,12 @@ type ToolDef struct {
 	Definition json.RawMessage
 }
 
-// Digest is the definition digest of d (docs/DESIGN.md §6): hex SHA-256 of the canonical JSON of
-// the whole definition when known — every member, icons, execution and _meta included —
-// else of name, title, description, schemas and annotations (object keys sorted, so
-// formatting and key order do not count as a change).
-func (d *ToolDef) Digest() string {
-	canon := func(raw json.RawMessage) any {
-		if len(raw) == 0 {
-			return nil
-		}
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			return string(raw)
-		}
-		return v
-	}
-	if v := canon(d.Definition); v != nil {
-		b, _ := json.Marshal(v)
-		sum := sha256.Sum256(b)
-		return hex.EncodeToString(sum[:])
-	}
-	b, _ := json.Marshal(map[string]any{
-		"name": d.Name, "title": d.Title, "description": d.Description,
-		"inputSchema": canon(d.InputSchema), "outputSchema": canon(d.OutputSchema),
-		"annotations": canon(d.Annotations),
-	})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+// Digest is the definition digest of d: tooldrift.Digest (docs/DESIGN.md §6).
+func (d *ToolDef) Digest() string { return tooldrift.Digest(d.definition()) }
+
+func (d *ToolDef) definition() tooldrift.Definition {
+	return tooldrift.Definition{Name: d.Name, Title: d.Title, Description: d.Description,
+		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, Annotations: d.Annotations, Whole: d.Definition}
 }
 
 // SyncResult says what ConnectionToolsSync changed: upstream names added, removed,
@@ -68,85 +45,55 @@ func (r *SyncResult) Changed() bool {
 	return len(r.Added)+len(r.Removed)+len(r.Drifted)+len(r.Restored) > 0
 }
 
-// ConnectionToolsSync stores defs as connection id's tool list (docs/DESIGN.md §3, §6). Existing
-// tools keep their exposed name forever (frozen); new tools get names.Exposed(handle, …)
-// and status active, or pending when newNeedApproval; a tool whose digest differs from
-// its approved digest becomes drifted (withheld from the gateway) and one whose digest is
-// back to the approved one becomes active again; tools no longer listed are deleted.
-// Call it inside a transaction holding the connection's lock (LockKey "tools", id).
+// ConnectionToolsSync stores defs as connection id's tool list (docs/DESIGN.md §3, §6), as
+// tooldrift.Plan decides: existing tools keep their exposed name forever (frozen); new
+// tools get names.Unique(handle, …) and status active, or pending when newNeedApproval;
+// a tool whose digest differs from its approved digest becomes drifted (withheld from the
+// gateway) and one whose digest is back to the approved one becomes active again; tools
+// no longer listed are deleted. Call it inside a transaction holding the connection's
+// lock (LockKey "tools", id).
 func ConnectionToolsSync(ctx context.Context, q Querier, id, handle string, defs []ToolDef, newNeedApproval bool) (*SyncResult, error) {
 	existing, err := ConnectionToolList(ctx, q, id)
 	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]*ConnectionTool, len(existing))
-	for i := range existing {
-		byName[existing[i].UpstreamName] = &existing[i]
+	stored := make([]tooldrift.Stored, len(existing))
+	for i, t := range existing {
+		stored[i] = tooldrift.Stored{UpstreamName: t.UpstreamName, ExposedName: t.ExposedName, Status: t.Status,
+			DefinitionDigest: t.DefinitionDigest, ApprovedDigest: t.ApprovedDigest}
 	}
-	res := &SyncResult{}
-	// Exposed names already used by this connection (frozen ones included, and those of
-	// tools about to be removed: their rows still exist when the new ones are inserted).
-	taken := make(map[string]bool, len(existing)+len(defs))
-	for i := range existing {
-		taken[existing[i].ExposedName] = true
-	}
-	seen := make(map[string]bool, len(defs))
+	listed := make([]tooldrift.Listed, len(defs))
 	for i := range defs {
-		d := &defs[i]
-		if seen[d.Name] {
-			continue // an upstream listing the same name twice: first wins
-		}
-		seen[d.Name] = true
-		digest := d.Digest()
-		old := byName[d.Name]
-		switch {
-		case old == nil:
-			exposed := names.Unique(handle, d.Name, func(n string) bool { return taken[n] })
-			taken[exposed] = true
-			status, approved := ToolActive, digest
-			if newNeedApproval {
-				status, approved = ToolPending, ""
-			}
+		listed[i] = tooldrift.Listed{Name: defs[i].Name, Digest: defs[i].Digest()}
+	}
+	plan := tooldrift.Plan(stored, listed, handle, newNeedApproval)
+	for _, w := range plan.Writes {
+		d, digest := &defs[w.Index], listed[w.Index].Digest
+		if w.New {
 			_, err = q.Exec(ctx, `INSERT INTO mcp_connection_tools
 				(connection_id, upstream_name, exposed_name, title, description, input_schema, output_schema, annotations,
 				 definition_digest, approved_digest, status, definition)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-				id, d.Name, exposed, d.Title, d.Description, []byte(d.InputSchema),
-				nullJSON(d.OutputSchema), nullJSON(d.Annotations), digest, approved, status, nullText(d.Definition))
-			res.Added = append(res.Added, d.Name)
-		default:
-			status := old.Status
-			switch {
-			case old.Status == ToolPending:
-			case digest != old.ApprovedDigest:
-				if old.Status != ToolDrifted || digest != old.DefinitionDigest {
-					res.Drifted = append(res.Drifted, d.Name)
-				}
-				status = ToolDrifted
-			case old.Status == ToolDrifted:
-				status = ToolActive
-				res.Restored = append(res.Restored, d.Name)
-			}
+				id, d.Name, w.ExposedName, d.Title, d.Description, []byte(d.InputSchema),
+				nullJSON(d.OutputSchema), nullJSON(d.Annotations), digest, w.ApprovedDigest, w.Status, nullText(d.Definition))
+		} else {
 			_, err = q.Exec(ctx, `UPDATE mcp_connection_tools SET title = $3, description = $4, input_schema = $5,
 				output_schema = $6, annotations = $7, definition_digest = $8, status = $9, definition = $10, listed_at = now()
 				WHERE connection_id = $1 AND upstream_name = $2`,
 				id, d.Name, d.Title, d.Description, []byte(d.InputSchema), nullJSON(d.OutputSchema),
-				nullJSON(d.Annotations), digest, status, nullText(d.Definition))
+				nullJSON(d.Annotations), digest, w.Status, nullText(d.Definition))
 		}
 		if err != nil {
 			return nil, Interpret(err)
 		}
 	}
-	for _, old := range existing {
-		if !seen[old.UpstreamName] {
-			if _, err := q.Exec(ctx, `DELETE FROM mcp_connection_tools WHERE connection_id = $1 AND upstream_name = $2`,
-				id, old.UpstreamName); err != nil {
-				return nil, Interpret(err)
-			}
-			res.Removed = append(res.Removed, old.UpstreamName)
+	for _, name := range plan.Deletes {
+		if _, err := q.Exec(ctx, `DELETE FROM mcp_connection_tools WHERE connection_id = $1 AND upstream_name = $2`,
+			id, name); err != nil {
+			return nil, Interpret(err)
 		}
 	}
-	return res, nil
+	return &SyncResult{Added: plan.Added, Removed: plan.Removed, Drifted: plan.Drifted, Restored: plan.Restored}, nil
 }
 
 func nullJSON(raw json.RawMessage) any {

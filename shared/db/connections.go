@@ -3,10 +3,9 @@ package db
 import (
 	"context"
 	"encoding/json"
-	"strconv"
-	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/names"
 )
 
 const connectionCols = `id, name, handle, url, transport_type, working_transport, protocol_version, headers,
@@ -28,7 +27,8 @@ type ConnectionNew struct {
 }
 
 // ConnectionCreate inserts a connection with a fresh collision-checked handle derived
-// from its name (docs/DESIGN.md §4) and returns it. A second marketplace install of the same
+// from its name (docs/DESIGN.md §4: names.ConnectionHandleBase, then the candidates of
+// names.ConnectionHandleCandidate until one is free) and returns it. A second marketplace install of the same
 // entry into one workspace is CONFLICT (partial unique index); an unknown workspace,
 // project or entry is INVALID_REFERENCE.
 func ConnectionCreate(ctx context.Context, q Querier, n *ConnectionNew) (*Connection, error) {
@@ -36,9 +36,9 @@ func ConnectionCreate(ctx context.Context, q Querier, n *ConnectionNew) (*Connec
 	if err != nil {
 		return nil, err
 	}
-	base := HandleBase(n.Name)
+	base := names.ConnectionHandleBase(n.Name)
 	for i := 0; i < 50; i++ {
-		handle := HandleCandidate(base, i)
+		handle := names.ConnectionHandleCandidate(base, i)
 		c, err := one[Connection](ctx, q, `INSERT INTO mcp_connections
 			(name, handle, url, transport_type, headers, enabled, source, catalog_entry_id, workspace_id, project_id, created_by)
 			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
@@ -56,33 +56,6 @@ func ConnectionCreate(ctx context.Context, q Querier, n *ConnectionNew) (*Connec
 		return c, err
 	}
 	return nil, apperr.New(apperr.Conflict, "could not allocate a connection handle")
-}
-
-// HandleBase turns a connection name into the base of its handle: lower-case letters and
-// digits only, at most 12 characters ("GitHub Copilot" → "githubcopilo"); "conn" when
-// nothing is left.
-func HandleBase(name string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(name) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-			if b.Len() == 12 {
-				break
-			}
-		}
-	}
-	if b.Len() == 0 {
-		return "conn"
-	}
-	return b.String()
-}
-
-// HandleCandidate is the i-th handle tried for base: base, base2, base3, … (≤ 16 chars).
-func HandleCandidate(base string, i int) string {
-	if i == 0 {
-		return base
-	}
-	return base + strconv.Itoa(i+1)
 }
 
 func nonNil(h map[string]string) map[string]string {

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/puddle/v2"
 	"github.com/pressly/goose/v3"
 )
 
@@ -158,6 +159,9 @@ func Interpret(err error) error {
 	return apperr.Wrap(err, apperr.Internal, "internal error")
 }
 
+// isClosedPool reports a query on a pool that was closed: pgxpool returns puddle's
+// ErrClosedPool from Acquire unwrapped (pgxpool.Pool.Acquire), and a connection closed under
+// a query gives net.ErrClosed.
 func isClosedPool(err error) bool {
-	return err != nil && (err.Error() == "closed pool" || errors.Is(err, net.ErrClosed))
+	return errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, net.ErrClosed)
 }

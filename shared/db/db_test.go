@@ -21,6 +21,7 @@ func mustWorkspace(t *testing.T, pool *db.Pool, id string) {
 const wsA = "aaaaaaaa-0000-4000-8000-000000000001"
 
 func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	if err := db.Migrate(t.Context(), pool); err != nil {
 		t.Fatalf("second migrate: %v", err)
@@ -28,6 +29,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 }
 
 func TestAuditTablesAreAppendOnly(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	if err := db.AuditEventInsert(ctx, pool, &db.AuditEvent{Principal: "p", Tool: "t", Kind: "builtin", ArgsDigest: "x"}); err != nil {
@@ -52,6 +54,7 @@ func TestAuditTablesAreAppendOnly(t *testing.T) {
 }
 
 func TestInterpretErrors(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	mustWorkspace(t, pool, wsA)
@@ -76,6 +79,7 @@ func TestInterpretErrors(t *testing.T) {
 }
 
 func TestConnectionHandlesAreUnique(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	mustWorkspace(t, pool, wsA)
@@ -97,6 +101,7 @@ func TestConnectionHandlesAreUnique(t *testing.T) {
 }
 
 func TestConnectionToolsSyncFreezesNamesAndDetectsDrift(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	mustWorkspace(t, pool, wsA)
@@ -143,6 +148,7 @@ func TestConnectionToolsSyncFreezesNamesAndDetectsDrift(t *testing.T) {
 // name at once both succeed with different handles; the second must not see the
 // handle's unique violation (which InstallFlow would report as "already installed").
 func TestConnectionCreateHandleRace(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	mustWorkspace(t, pool, wsA)

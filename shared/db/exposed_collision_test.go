@@ -18,6 +18,7 @@ import (
 // so one crafted tool name took down every tool of the connection. Now both tools are
 // stored under distinct valid names, in either listing order and across refreshes.
 func TestConnectionToolsSyncCollidingNames(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	mustWorkspace(t, pool, wsA)

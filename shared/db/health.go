@@ -3,18 +3,21 @@ package db
 import (
 	"context"
 	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/entryhealth"
 )
 
-// Health statuses of catalog entries (docs/DESIGN.md §9a).
+// Health statuses of catalog entries (docs/DESIGN.md §9a; entryhealth holds the rule).
 const (
-	HealthHealthy = "healthy"
-	HealthStale   = "stale"
-	HealthDown    = "down"
+	HealthHealthy = entryhealth.Healthy
+	HealthStale   = entryhealth.Stale
+	HealthDown    = entryhealth.Down
 )
 
-// HealthDownAfter is the number of consecutive failed runs from which an entry is "down";
-// fewer (1–2) make it "stale" (docs/DESIGN.md §9a, seed "Health check").
-const HealthDownAfter = 3
+// HealthDownAfter is entryhealth.DownAfter: the number of consecutive failed runs from
+// which an entry is "down"; fewer (1–2) make it "stale" (docs/DESIGN.md §9a).
+const HealthDownAfter = entryhealth.DownAfter
 
 // HealthCandidate is one catalog entry the health check probes, and the connection it
 // probes it through.
@@ -53,26 +56,33 @@ type HealthState struct {
 	LastHealthError     *string    `db:"last_health_error" json:"lastHealthError"`
 }
 
-// CatalogEntryRecordHealth records one check of entry id at time at, atomically in one
-// UPDATE, and returns the new state. failure is "" on success: status healthy,
-// consecutive_failures 0, last_health_error cleared. Otherwise consecutive_failures + 1,
-// status stale for 1–2 failures and down from HealthDownAfter, last_health_error =
-// failure (which must hold no secrets). last_health_check is set either way. Only the
-// health columns change (not updated_at, which tracks curated data). NOT_FOUND when the
-// entry is gone.
+// CatalogEntryRecordHealth records one check of entry id at time at and returns the new
+// state, as entryhealth.After decides from the stored consecutive_failures: failure is ""
+// on success (status healthy, consecutive_failures 0, last_health_error cleared), else
+// consecutive_failures + 1, status stale for 1–2 failures and down from HealthDownAfter,
+// last_health_error = failure (which must hold no secrets). last_health_check is set
+// either way. Only the health columns change (not updated_at, which tracks curated data).
+// The write is a compare-and-set on consecutive_failures, retried when another check of
+// the same entry got in between, so concurrent checks each count once without a
+// transaction. NOT_FOUND when the entry is gone (or id is malformed).
 func CatalogEntryRecordHealth(ctx context.Context, q Querier, id string, at time.Time, failure string) (*HealthState, error) {
 	if !IsUUID(id) {
 		return nil, notFound()
 	}
-	if failure == "" {
-		return one[HealthState](ctx, q, `UPDATE mcp_catalog_entries SET health_status = 'healthy',
-				consecutive_failures = 0, last_health_check = $2, last_health_error = NULL
-			WHERE id = $1 RETURNING health_status, consecutive_failures, last_health_check, last_health_error`, id, at)
+	for {
+		var before int
+		if err := q.QueryRow(ctx, `SELECT consecutive_failures FROM mcp_catalog_entries WHERE id = $1`, id).Scan(&before); err != nil {
+			return nil, Interpret(err)
+		}
+		next := entryhealth.After(before, failure)
+		st, err := one[HealthState](ctx, q, `UPDATE mcp_catalog_entries SET health_status = $3,
+				consecutive_failures = $4, last_health_check = $5, last_health_error = NULLIF($6, '')
+			WHERE id = $1 AND consecutive_failures = $2
+			RETURNING health_status, consecutive_failures, last_health_check, last_health_error`,
+			id, before, next.Status, next.ConsecutiveFailures, at, next.LastError)
+		if apperr.CodeOf(err) == apperr.NotFound {
+			continue // another check changed the count (or the entry is gone: the SELECT says)
+		}
+		return st, err
 	}
-	return one[HealthState](ctx, q, `UPDATE mcp_catalog_entries SET
-			consecutive_failures = consecutive_failures + 1,
-			health_status = CASE WHEN consecutive_failures + 1 >= $4 THEN 'down' ELSE 'stale' END,
-			last_health_check = $2, last_health_error = $3
-		WHERE id = $1 RETURNING health_status, consecutive_failures, last_health_check, last_health_error`,
-		id, at, failure, HealthDownAfter)
 }

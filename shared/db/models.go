@@ -3,6 +3,8 @@ package db
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agentpack/gateway/shared/tooldrift"
 )
 
 // Workspace is a tenant (docs/DESIGN.md §3).
@@ -115,9 +117,9 @@ type ConnectionTool struct {
 
 // Tool statuses (docs/DESIGN.md §6 drift).
 const (
-	ToolActive  = "active"
-	ToolDrifted = "drifted"
-	ToolPending = "pending"
+	ToolActive  = tooldrift.Active
+	ToolDrifted = tooldrift.Drifted
+	ToolPending = tooldrift.Pending
 )
 
 // AuditEvent is one gateway tool call row (audit_events).

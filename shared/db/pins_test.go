@@ -17,6 +17,7 @@ const (
 // TestChatPins walks the pin queries: create, get, list (oldest first), the conflict and
 // reference errors, pinned connections, delete and its NOT_FOUND.
 func TestChatPins(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	mustWorkspace(t, pool, wsPins)
@@ -98,6 +99,7 @@ func TestChatPins(t *testing.T) {
 // TestConnectionNameByExposedTool maps an exposed tool name to its connection's name;
 // an unknown name is NOT_FOUND.
 func TestConnectionNameByExposedTool(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	c, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: "Echoer", URL: "http://e", TransportType: "streamable-http", Source: "manual", Enabled: true})

@@ -164,55 +164,44 @@ func EventList(ctx context.Context, q Querier, f EventFilter) ([]Event, bool, er
 
 // ---- audit ----
 
-// AuditEventInsert appends one gateway audit row.
-func AuditEventInsert(ctx context.Context, q Querier, e *AuditEvent) error {
-	_, err := q.Exec(ctx, `INSERT INTO audit_events
-		(request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		e.RequestID, e.Principal, e.WorkspaceID, e.Tool, e.Version, e.Kind, e.ConnectionID,
-		e.DurationMS, e.ArgsDigest)
-	return Interpret(err)
-}
-
-// AuditEventBatchMax is the most rows AuditEventInsertBatch takes: 9 parameters a row
+// AuditEventBatchMax is the most rows one AuditEventInsert takes: 9 parameters a row
 // within Postgres's 65,535 parameters of one statement.
 const AuditEventBatchMax = 65535 / 9
 
-// AuditEventInsertBatch appends evs to audit_events in one multi-row INSERT, so that they
-// commit or fail together (the gateway's audit group commit, docs/DESIGN.md §4). No rows
-// is a no-op; one row is AuditEventInsert. Errors: VALIDATION_ERROR (more than
-// AuditEventBatchMax rows: nothing is written), else Interpret's (nothing is written).
-func AuditEventInsertBatch(ctx context.Context, q Querier, evs []*AuditEvent) error {
+// AuditEventInsert appends gateway audit rows in one statement (a multi-row INSERT; at
+// most AuditEventBatchMax rows — callers batch far fewer). Either every row is written or
+// none (a constraint violation by one row fails the statement). No rows is a no-op.
+// Errors: VALIDATION_ERROR (more than AuditEventBatchMax rows, or a row the table's
+// constraints refuse), else Interpret's.
+func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error {
 	switch {
 	case len(evs) == 0:
 		return nil
-	case len(evs) == 1:
-		return AuditEventInsert(ctx, q, evs[0])
 	case len(evs) > AuditEventBatchMax:
-		return apperr.New(apperr.Validation, "%d audit rows in one batch, at most %d", len(evs), AuditEventBatchMax)
+		return apperr.New(apperr.Validation, "%d audit rows in one statement, at most %d", len(evs), AuditEventBatchMax)
 	}
-	var sql strings.Builder
-	sql.Grow(160 + len(evs)*48)
-	sql.WriteString(`INSERT INTO audit_events
+	var b strings.Builder
+	b.Grow(160 + len(evs)*48)
+	b.WriteString(`INSERT INTO audit_events
 		(request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest) VALUES `)
 	args := make([]any, 0, len(evs)*9)
 	for i, e := range evs {
 		if i > 0 {
-			sql.WriteByte(',')
+			b.WriteByte(',')
 		}
-		sql.WriteByte('(')
+		b.WriteByte('(')
 		for j := 1; j <= 9; j++ {
 			if j > 1 {
-				sql.WriteByte(',')
+				b.WriteByte(',')
 			}
-			sql.WriteByte('$')
-			sql.WriteString(strconv.Itoa(i*9 + j))
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(i*9 + j))
 		}
-		sql.WriteByte(')')
+		b.WriteByte(')')
 		args = append(args, e.RequestID, e.Principal, e.WorkspaceID, e.Tool, e.Version, e.Kind, e.ConnectionID,
 			e.DurationMS, e.ArgsDigest)
 	}
-	_, err := q.Exec(ctx, sql.String(), args...)
+	_, err := q.Exec(ctx, b.String(), args...)
 	return Interpret(err)
 }
 

@@ -12,6 +12,7 @@ import (
 // TestInTx: a nil callback commits, an error or a panic rolls back, and the callback's
 // error comes back unchanged.
 func TestInTx(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	const wsB = "bbbbbbbb-0000-4000-8000-000000000002"
@@ -59,6 +60,7 @@ func TestInTx(t *testing.T) {
 // TestInTxBeginFailure: a closed pool cannot begin; InTx reports UNAVAILABLE and does
 // not call the callback.
 func TestInTxBeginFailure(t *testing.T) {
+	t.Parallel()
 	_, url := dbtest.Fresh(t)
 	pool, err := db.Open(t.Context(), url, 1)
 	if err != nil {

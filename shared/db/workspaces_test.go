@@ -12,6 +12,7 @@ import (
 // leave an existing row alone; WorkspaceSetDefaultProject sets the default; the error
 // paths keep their codes.
 func TestProjectChatEnsureAndDefaultProject(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	const (

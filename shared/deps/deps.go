@@ -78,7 +78,7 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 		return nil, err
 	}
 	d.Connections = &connections.Service{Pool: d.Pool, Store: d.Store, Upstreams: d.Upstreams,
-		Guard: d.Guard, Logger: d.Logger}
+		Guard: d.Guard, Logger: d.Logger, NewToolsNeedApproval: cfg.NewToolsNeedApproval}
 	if err := d.buildAuth(ctx); err != nil {
 		d.Close()
 		return nil, err

@@ -38,6 +38,8 @@ import (
 	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/text"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Limits on a connection's declared headers (docs/DESIGN.md §9). Sizes are in bytes.
@@ -150,10 +152,8 @@ func checkName(name string) error {
 	if len(name) > MaxNameBytes {
 		return invalid(name, "headers: header name %s is %d bytes long, at most %d allowed", show(name), len(name), MaxNameBytes)
 	}
-	for i := 0; i < len(name); i++ {
-		if !isTchar(name[i]) {
-			return invalid(name, "headers: header name %s is not a valid HTTP field name (RFC 9110 token: letters, digits and !#$%%&'*+-.^_`|~ only)", show(name))
-		}
+	if !httpguts.ValidHeaderFieldName(name) {
+		return invalid(name, "headers: header name %s is not a valid HTTP field name (RFC 9110 token: letters, digits and !#$%%&'*+-.^_`|~ only)", show(name))
 	}
 	if why, ok := Reserved(name); ok {
 		return invalid(name, "headers: header %s may not be set on a connection (%s)", show(name), why)
@@ -165,11 +165,10 @@ func checkValue(name, value string) error {
 	if len(value) > MaxValueBytes {
 		return invalid(name, "headers: value of header %s is %d bytes long, at most %d allowed", show(name), len(value), MaxValueBytes)
 	}
-	for i := 0; i < len(value); i++ {
-		b := value[i]
-		if (b < 0x20 && b != '\t') || b == 0x7f {
-			return invalid(name, "headers: value of header %s contains a control character (CR, LF, NUL or other)", show(name))
-		}
+	// httpguts refuses every control character but horizontal tab (RFC 9110 §5.5: CTL
+	// other than HTAB is not field content); obs-text (0x80-0xff) passes, as in net/http.
+	if !httpguts.ValidHeaderFieldValue(value) {
+		return invalid(name, "headers: value of header %s contains a control character (CR, LF, NUL or other)", show(name))
 	}
 	if value != "" && (isSpace(value[0]) || isSpace(value[len(value)-1])) {
 		return invalid(name, "headers: value of header %s has leading or trailing whitespace", show(name))
@@ -178,31 +177,14 @@ func checkValue(name, value string) error {
 }
 
 func invalid(name, format string, args ...any) *apperr.Error {
-	return apperr.New(apperr.Validation, format, args...).WithDetails(map[string]string{"header": clip(name)})
+	return apperr.New(apperr.Validation, format, args...).WithDetails(map[string]string{"header": text.Clip(name, 64)})
 }
 
 // show quotes a (possibly hostile) header name for a message: Go-quoted, so control bytes
 // are escaped, and clipped to 64 bytes.
-func show(name string) string { return fmt.Sprintf("%q", clip(name)) }
-
-func clip(name string) string {
-	const max = 64
-	if len(name) > max {
-		return name[:max] + "…"
-	}
-	return name
-}
+func show(name string) string { return fmt.Sprintf("%q", text.Clip(name, 64)) }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' }
-
-// isTchar reports whether b is an RFC 9110 §5.6.2 tchar.
-func isTchar(b byte) bool {
-	switch {
-	case b >= 'a' && b <= 'z', b >= 'A' && b <= 'Z', b >= '0' && b <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0
-}
 
 // Redact returns a copy of h with the same names and every value replaced by RedactedValue,
 // for API answers and logs (docs/DESIGN.md §9: header values are secrets). nil in, nil out.

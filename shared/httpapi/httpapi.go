@@ -92,10 +92,22 @@ func jsonErrText(err error) string {
 		return fmt.Sprintf("syntax error at byte %d", se.Offset)
 	case errors.As(err, &te):
 		return fmt.Sprintf("field %q must be %s", te.Field, te.Type)
-	case strings.HasPrefix(err.Error(), "json: unknown field"):
-		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	if text, ok := unknownField(err); ok {
+		return text
 	}
 	return "invalid JSON"
+}
+
+// unknownField returns `unknown field "name"` when err is encoding/json's refusal of a
+// field under DisallowUnknownFields. The standard library has no type or sentinel for it
+// (encoding/json decode.go builds it with fmt.Errorf), so this is the one place that reads
+// its text; TestDecodeUnknownField pins the text for the Go release in use.
+func unknownField(err error) (string, bool) {
+	if rest, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "unknown field " + rest, true
+	}
+	return "", false
 }
 
 // NewID returns a random 16-hex-digit id (errorId, request id).

@@ -3,7 +3,8 @@
 // and the API Gateway request id), which every *Context log call adds to its line, and the
 // access record that AccessLog writes as one line per request. Keys are stable: err,
 // request_id, lambda_request_id, apigw_request_id, trace_id, tool, connection_id,
-// duration_ms, error_id (docs/OPERATIONS.md). Header values and tokens are never logged,
+// duration_ms, error_id (docs/OPERATIONS.md). Header values and tokens are never logged
+// (an http.Header attribute goes through headers.ScrubHTTP),
 // and every URL in a message, a string or an error is written through headers.ScrubURLs
 // (query values, userinfo and fragment redacted): net/http and go-sdk quote the whole
 // upstream URL in their errors, and some upstreams take an API key in the query.
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 
@@ -138,8 +140,9 @@ func (h *ctxHandler) WithAttrs(as []slog.Attr) slog.Handler {
 }
 
 // scrubAttr returns a with URLs in its text redacted: strings, errors, fmt.Stringers and
-// other values printed as text, and groups member by member. Numbers, times and the like
-// pass unchanged.
+// other values printed as text, and groups member by member; an http.Header goes through
+// headers.ScrubHTTP (credential values redacted). Numbers, times and the like pass
+// unchanged.
 func scrubAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
@@ -157,6 +160,8 @@ func scrubAttr(a slog.Attr) slog.Attr {
 	case slog.KindAny:
 		var text string
 		switch x := v.Any().(type) {
+		case http.Header:
+			return slog.Any(a.Key, headers.ScrubHTTP(x))
 		case error:
 			text = x.Error()
 		case fmt.Stringer:

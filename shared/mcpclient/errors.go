@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,14 +20,11 @@ import (
 // 5xx) and is not an answer of the upstream.
 func RPCError(err error) *jsonrpc.Error {
 	var e *jsonrpc.Error
-	if errors.As(err, &e) && !(e.Code == codeRejected && e.Message == "rejected by transport") {
+	if errors.As(err, &e) && !transportRejected(e) {
 		return e
 	}
 	return nil
 }
-
-// codeRejected is go-sdk's internal jsonrpc2.ErrRejected code (not exported).
-const codeRejected = -32005
 
 // classifyConnect turns a failed connect attempt into an *apperr.Error whose Details is a
 // *Failure (stage, HTTP status, hint: FailureOf).
@@ -59,7 +57,7 @@ func (p *Pool) classifyConnect(ctx context.Context, err error, pr *probe, rt *ro
 	}
 	if rpc := RPCError(err); rpc != nil {
 		return withFailure(apperr.Wrap(err, apperr.UpstreamError, "upstream refused the MCP handshake (%s): JSON-RPC error %d: %s",
-			name, rpc.Code, clip(rpc.Message, 200)), StageProtocol, httpStatusOf(status))
+			name, rpc.Code, text.Clip(rpc.Message, 200)), StageProtocol, httpStatusOf(status))
 	}
 	return withFailure(apperr.Wrap(err, apperr.UpstreamError, "upstream did not complete the MCP handshake (%s): protocol error", name).
 		WithHint("the URL answers HTTP but not as an MCP server: check the URL and the transport"), StageProtocol, httpStatusOf(status))
@@ -92,7 +90,7 @@ func (p *Pool) classify(ctx, callCtx context.Context, err error, pr *probe, s *s
 	if rpc := RPCError(err); rpc != nil && !gone && !s.rt.tooLarge.Load() &&
 		status != http.StatusUnauthorized && status != http.StatusForbidden &&
 		status != http.StatusTooManyRequests && status < 500 {
-		return apperr.Wrap(err, apperr.UpstreamError, "upstream returned JSON-RPC error %d: %s", rpc.Code, clip(rpc.Message, 200))
+		return apperr.Wrap(err, apperr.UpstreamError, "upstream returned JSON-RPC error %d: %s", rpc.Code, text.Clip(rpc.Message, 200))
 	}
 	if e := p.classifyHTTP(err, pr, s.rt, "the "+what); e != nil {
 		return e
@@ -174,11 +172,4 @@ func transportLabel(t string) string {
 		return "SSE"
 	}
 	return "streamable HTTP"
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/agentpack/gateway/shared/urlguard"
 )
 
@@ -229,4 +230,4 @@ func mcpPathHint(scheme, host, path string) string {
 	return "the MCP endpoint is often at /mcp: try " + scheme + "://" + host + p + "/mcp"
 }
 
-func quote(s string) string { return "\"" + clip(s, 128) + "\"" }
+func quote(s string) string { return "\"" + text.Clip(s, 128) + "\"" }

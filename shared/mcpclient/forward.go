@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sse "github.com/tmaxmax/go-sse"
@@ -164,7 +165,7 @@ func (s *session) post(ctx context.Context, id int64, method string, params json
 	case "text/event-stream":
 		return s.readStream(resp.Body, jid, sink)
 	}
-	return nil, fmt.Errorf("upstream answered with content type %q", clip(ct, 64))
+	return nil, fmt.Errorf("upstream answered with content type %q", text.Clip(ct, 64))
 }
 
 // readStream reads an SSE response until the response with id jid: priming events (no
@@ -362,6 +363,40 @@ func mergeMeta(params json.RawMessage, add map[string]any) (json.RawMessage, err
 		return nil, err
 	}
 	return SetMember(params, "_meta", mb)
+}
+
+// Members decodes one JSON object into its members (raw values), refusing duplicate keys
+// and trailing data — decoders disagree on those (encoding/json keeps the last duplicate,
+// others the first), so a gateway that checks one member must not forward an object
+// another decoder reads differently. ok is false for anything else.
+func Members(raw []byte) (m map[string]json.RawMessage, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	m = make(map[string]json.RawMessage, 4)
+	for dec.More() {
+		k, err := dec.Token()
+		key, isStr := k.(string)
+		if err != nil || !isStr {
+			return nil, false
+		}
+		if _, dup := m[key]; dup {
+			return nil, false
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return nil, false
+		}
+		m[key] = v
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return m, true
 }
 
 // SetMember returns obj (a JSON object) with member key set to value (raw JSON): an
@@ -616,7 +651,7 @@ func (p *Pool) listAllRaw(ctx context.Context, s *session) ([]json.RawMessage, e
 		}
 		var lp listPage
 		if err := json.Unmarshal(raw, &lp); err != nil {
-			return nil, apperr.Wrap(err, apperr.UpstreamError, "upstream tools/list result is not valid: %s", clip(err.Error(), 120))
+			return nil, apperr.Wrap(err, apperr.UpstreamError, "upstream tools/list result is not valid: %s", text.Clip(err.Error(), 120))
 		}
 		all = append(all, lp.Tools...)
 		if lp.NextCursor == "" {

@@ -64,6 +64,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/telemetry"
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -599,7 +600,7 @@ func (p *Pool) connect(ctx context.Context, t Target) (*session, error) {
 		}
 	default:
 		return nil, apperr.New(apperr.UpstreamError, "the connection's transport %q is not one of %q, %q",
-			clip(t.Transport, 32), TransportStreamable, TransportSSE)
+			text.Clip(t.Transport, 32), TransportStreamable, TransportSSE)
 	}
 	deadline := time.Now().Add(p.opts.ConnectTimeout) // for all attempts together
 	key := configKey(t)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -55,7 +56,7 @@ func (p *Pool) CallToolRelay(ctx context.Context, t Target, params *mcp.CallTool
 	}
 	var out mcp.CallToolResult
 	if err := json.Unmarshal(res, &out); err != nil {
-		return nil, apperr.Wrap(err, apperr.UpstreamError, "upstream tools/call result is not valid: %s", clip(err.Error(), 120))
+		return nil, apperr.Wrap(err, apperr.UpstreamError, "upstream tools/call result is not valid: %s", text.Clip(err.Error(), 120))
 	}
 	return &out, nil
 }

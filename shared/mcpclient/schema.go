@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -37,7 +38,7 @@ func usableTools(all []json.RawMessage) (kept []Tool, dropped, normalized []Drop
 			case changed:
 				if d, err := SetMember(t.Definition, "inputSchema", norm); err == nil {
 					t.InputSchema, t.Definition = norm, d
-					normalized = append(normalized, DroppedTool{Name: clip(t.Name, 128), Reason: why})
+					normalized = append(normalized, DroppedTool{Name: text.Clip(t.Name, 128), Reason: why})
 				} else {
 					reason = "definition is not a valid tool object"
 				}
@@ -49,7 +50,7 @@ func usableTools(all []json.RawMessage) (kept []Tool, dropped, normalized []Drop
 			}
 		}
 		if reason != "" {
-			dropped = append(dropped, DroppedTool{Name: clip(t.Name, 128), Reason: reason})
+			dropped = append(dropped, DroppedTool{Name: text.Clip(t.Name, 128), Reason: reason})
 			continue
 		}
 		seen[t.Name] = true
@@ -94,10 +95,10 @@ func describeType(v any) string {
 	case nil:
 		return "missing"
 	case string:
-		return fmt.Sprintf("%q", clip(v, 32))
+		return fmt.Sprintf("%q", text.Clip(v, 32))
 	default:
 		b, _ := json.Marshal(v)
-		return clip(string(b), 64)
+		return text.Clip(string(b), 64)
 	}
 }
 
@@ -105,5 +106,5 @@ func describeType(v any) string {
 type noRemoteLoader struct{}
 
 func (noRemoteLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema reference %q not loaded", clip(url, 128))
+	return nil, fmt.Errorf("external schema reference %q not loaded", text.Clip(url, 128))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -63,7 +64,7 @@ func NormalizeToolSchema(raw json.RawMessage) (normalized json.RawMessage, chang
 	switch typ := obj["type"].(type) {
 	case string:
 		if typ != "object" {
-			return nil, false, fmt.Sprintf("inputSchema root type is %q, not \"object\"", clip(typ, 32)), false
+			return nil, false, fmt.Sprintf("inputSchema root type is %q, not \"object\"", text.Clip(typ, 32)), false
 		}
 	case nil:
 		if _, present := obj["type"]; present {
@@ -154,7 +155,7 @@ func compileProblem(schema []byte) string {
 type refuseRemote struct{}
 
 func (refuseRemote) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema reference %q not loaded", clip(url, 128))
+	return nil, fmt.Errorf("external schema reference %q not loaded", text.Clip(url, 128))
 }
 
 // typeText shows a root "type" value for a reason: JSON, clipped.
@@ -163,7 +164,7 @@ func typeText(v any) string {
 	if err != nil {
 		return "(invalid)"
 	}
-	return clip(string(b), 64)
+	return text.Clip(string(b), 64)
 }
 
 func jsonKind(v any) string {

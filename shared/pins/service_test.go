@@ -289,6 +289,7 @@ func TestUnavailable(t *testing.T) {
 // TestServiceErrorsNameTheOperation: a service error says what failed, on which ids, and
 // keeps its code (and so its HTTP status).
 func TestServiceErrorsNameTheOperation(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	ctx := t.Context()
 	pin := uuid.NewString()

@@ -17,6 +17,7 @@ import (
 // URL guard) and 12 placeholders (unverified, YOUR-HOST), unique names, valid header
 // templates.
 func TestCatalogShape(t *testing.T) {
+	t.Parallel()
 	strict := urlguard.New(&urlguard.Options{RequireHTTPS: true})
 	names := map[string]bool{}
 	vendors, placeholders := 0, 0
@@ -54,6 +55,7 @@ func TestCatalogShape(t *testing.T) {
 // TestLoadTwiceKeepsRuntimeFields: re-seeding never overwrites install_count or the
 // health columns, restores edited curated fields, and leaves unchanged rows' updated_at.
 func TestLoadTwiceKeepsRuntimeFields(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := context.Background()
 	if err := seed.Load(ctx, pool); err != nil {

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentpack/gateway/infra/rie"
 )
 
 // RequirePeersEnv names the environment variable that turns "npm peers missing" from a skip
@@ -24,24 +26,16 @@ const RequirePeersEnv = "REQUIRE_PEERS"
 // peerStartTimeout bounds how long a node peer may take to print its listening line.
 const peerStartTimeout = 30 * time.Second
 
-// RepoRoot returns the directory holding the module's go.mod, walking up from the working
-// directory (a test runs in its package directory). It fails the test if there is none.
+// RepoRoot returns the repository root: the nearest directory at or above the working
+// directory (a test runs in its package directory) whose go.mod declares this module
+// (rie.RepoRoot). It fails the test if there is none.
 func RepoRoot(t TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := rie.RepoRoot(".")
 	if err != nil {
 		t.Fatalf("testpeer: %v", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("testpeer: no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // NPMDir returns test/npm under the repository root, after checking that its node_modules

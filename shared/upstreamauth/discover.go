@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -91,7 +92,7 @@ func (s *Service) discover(ctx context.Context, serverURL string, ch Challenge) 
 			continue
 		}
 		if doc.Resource != c.resource {
-			return nil, flowErr("discovery", ErrResourceMismatch, "resource metadata names resource %q, expected %q", clip(doc.Resource), c.resource)
+			return nil, flowErr("discovery", ErrResourceMismatch, "resource metadata names resource %q, expected %q", text.Clip(doc.Resource, 200), c.resource)
 		}
 		if len(doc.AuthorizationServers) == 0 {
 			return nil, flowErr("discovery", nil, "resource metadata names no authorization server")
@@ -227,7 +228,7 @@ func getJSON[T any](ctx context.Context, c *http.Client, u string) (_ *T, found 
 		return nil, false, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-		return nil, false, fmt.Errorf("content type %q is not application/json", clip(resp.Header.Get("Content-Type")))
+		return nil, false, fmt.Errorf("content type %q is not application/json", text.Clip(resp.Header.Get("Content-Type"), 200))
 	}
 	var v T
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v); err != nil {
@@ -248,13 +249,6 @@ func publicMsg(err error) string {
 	return "not allowed"
 }
 
-func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
-	}
-	return s
-}
-
 // legacyAuthServerMeta reads <origin>/.well-known/oauth-authorization-server without the
 // RFC 8414 §3.3 issuer comparison (2025-03-26 discovery; see discover). nil, nil when absent.
 func legacyAuthServerMeta(ctx context.Context, c *http.Client, origin string) (*oauthex.AuthServerMeta, error) {
@@ -264,7 +258,7 @@ func legacyAuthServerMeta(ctx context.Context, c *http.Client, origin string) (*
 	}
 	for _, u := range []string{asm.AuthorizationEndpoint, asm.TokenEndpoint, asm.RegistrationEndpoint, asm.RevocationEndpoint} {
 		if pu, err := url.Parse(u); err != nil || (u != "" && pu.Scheme != "https" && pu.Scheme != "http") {
-			return nil, fmt.Errorf("endpoint %q has a disallowed scheme", clip(u))
+			return nil, fmt.Errorf("endpoint %q has a disallowed scheme", text.Clip(u, 200))
 		}
 	}
 	return asm, nil

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
@@ -311,7 +312,7 @@ func (s *Service) Complete(ctx context.Context, who *Completer, q url.Values) (*
 		return res, ErrStateExpired
 	}
 	if e := q.Get("error"); e != "" {
-		return res, &FlowError{Step: "authorization", Reason: "the authorization server answered " + clip(e) + describe(q.Get("error_description")), Err: ErrDenied}
+		return res, &FlowError{Step: "authorization", Reason: "the authorization server answered " + text.Clip(e, 200) + describe(q.Get("error_description")), Err: ErrDenied}
 	}
 	// RFC 9207: an advertised iss must be present and match; an unadvertised one that is
 	// present must match.
@@ -359,7 +360,7 @@ func describe(d string) string {
 	if d == "" {
 		return ""
 	}
-	return ": " + clip(d)
+	return ": " + text.Clip(d, 200)
 }
 
 // oauthReason is the OAuth error code of a token endpoint refusal (never the response body,
@@ -367,7 +368,7 @@ func describe(d string) string {
 func oauthReason(err error) string {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) && re.ErrorCode != "" {
-		return " (" + clip(re.ErrorCode) + ")"
+		return " (" + text.Clip(re.ErrorCode, 200) + ")"
 	}
 	return ""
 }

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/text"
 )
 
 // MaxURLBytes is the longest URL CheckURL accepts, in bytes.
@@ -69,6 +70,10 @@ type Options struct {
 	AllowPrivate bool
 	// RequireHTTPS refuses http:// URLs (deployed mode, docs/DESIGN.md §9).
 	RequireHTTPS bool
+	// Resolver, when set, is the resolver the dialer uses to turn a host name into the
+	// addresses it then checks and dials; nil is the system's (net.DefaultResolver). Tests
+	// set it to make a name resolve to a chosen address (DNS rebinding).
+	Resolver *net.Resolver
 }
 
 // Guard checks URLs and dials. It is safe for concurrent use; share one per process so that
@@ -89,6 +94,7 @@ func New(opts *Options) *Guard {
 		Timeout:   10 * time.Second,
 		KeepAlive: 30 * time.Second,
 		Control:   g.control,
+		Resolver:  g.opts.Resolver,
 	}
 	g.transport = &http.Transport{
 		Proxy:                 nil, // never: see the package doc
@@ -128,9 +134,9 @@ func (g *Guard) CheckURL(raw string) error {
 		}
 	default:
 		if g.opts.RequireHTTPS {
-			return invalid("url must use https (got scheme %q)", clip(u.Scheme))
+			return invalid("url must use https (got scheme %q)", text.Clip(u.Scheme, 64))
 		}
-		return invalid("url must use http or https (got scheme %q)", clip(u.Scheme))
+		return invalid("url must use http or https (got scheme %q)", text.Clip(u.Scheme, 64))
 	}
 	if u.Opaque != "" || u.Host == "" {
 		return invalid("url has no host")
@@ -158,7 +164,7 @@ func (g *Guard) CheckURL(raw string) error {
 		return invalid("url host is not a valid IP address or name")
 	}
 	if looksNumeric(host) {
-		return invalid("url host %q is a non-standard IP address form; write the address as a.b.c.d", clip(host))
+		return invalid("url host %q is a non-standard IP address form; write the address as a.b.c.d", text.Clip(host, 64))
 	}
 	if !g.opts.AllowPrivate && isLocalName(host) {
 		return invalid("url targets localhost").WithHint("only public addresses are allowed here")
@@ -348,11 +354,4 @@ func parsePort(p string) (int, error) {
 
 func invalid(format string, args ...any) *apperr.Error {
 	return apperr.New(apperr.Validation, format, args...)
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }

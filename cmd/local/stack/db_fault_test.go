@@ -212,6 +212,7 @@ func (s *failingStore) Get(ctx context.Context, ws, ifNoneMatch string) ([]byte,
 // whose catalog was loaded keeps being served from the last good copy (tools listed and
 // callable); one never loaded answers 503 "catalog unavailable"; both recover.
 func TestCatalogStoreFailing(t *testing.T) {
+	t.Parallel()
 	store := &failingStore{Store: &catalog.DiskStore{Dir: t.TempDir()}}
 	env := stacktest.New(t, &stacktest.Options{Store: store})
 	w := &world{env: env, ws: map[string]*tenant{}}

@@ -86,6 +86,7 @@ var restMatrix = []restRow{
 // and error code: existence does not leak); nothing of the target changes; no row ever ties
 // one workspace's object to another.
 func TestIsolationMatrix(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	snapshot := func() string {
 		var s string

@@ -20,6 +20,7 @@ import (
 // one workspace → exactly one 201, nineteen 409, one connection row, one install counted,
 // one install event.
 func TestConcurrentInstalls(t *testing.T) {
+	t.Parallel()
 	env := stacktest.New(t, nil)
 	w := &world{env: env, ws: map[string]*tenant{}}
 	ws, _, _ := env.Workspace(t, "I")
@@ -63,6 +64,7 @@ func TestConcurrentInstalls(t *testing.T) {
 // error at all, and audit rows exactly equal to the successful writes (proxied calls; the
 // read-only built-ins are not audited).
 func TestConcurrentGatewayCalls(t *testing.T) {
+	t.Parallel()
 	env := stacktest.New(t, nil)
 	w := &world{env: env, ws: map[string]*tenant{}}
 	ws, _, _ := env.Workspace(t, "L")
@@ -136,6 +138,8 @@ func TestConcurrentGatewayCalls(t *testing.T) {
 // TestNoGoroutineLeaks (issue 7): once the stack's HTTP server, the gateway handler's
 // upstream client and the upstream are shut down, no goroutine of theirs is left.
 func TestNoGoroutineLeaks(t *testing.T) {
+	// Not parallel: goroutines of tests running alongside would count as leaks. It runs
+	// alone, before the parallel tests of this package start.
 	// Other tests of this binary may have left idle keep-alive connections in the default
 	// client; they are not the stack's.
 	http.DefaultClient.CloseIdleConnections()

@@ -12,6 +12,7 @@ import (
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/functions/mcp/gateway"
 	pinsapi "github.com/agentpack/gateway/functions/pins/api"
+	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
@@ -47,7 +48,15 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	if metrics == nil {
 		metrics = io.Discard
 	}
-	gopts := gateway.FromDeps(d, metrics)
+	gopts := gateway.Options{
+		Pool: d.Pool, Catalog: d.CatalogCache(), Upstreams: d.Upstreams, Verifier: d.Verifier,
+		Connections: d.Connections, Logger: d.Logger, Metrics: metrics,
+		PublicBaseURL: d.Config.PublicBaseURL, AuthServerURL: d.Config.AuthServerURL,
+		AllowedOrigins: d.Config.AllowedOrigins,
+	}
+	if d.Config.UnauthenticatedLocal && !d.Config.Deployed() { // config refuses it deployed, too
+		gopts.UnauthenticatedPrincipal = &auth.Principal{Subject: "local-unauthenticated", Role: auth.RoleAdmin}
+	}
 	if o.Gateway != nil {
 		o.Gateway(&gopts)
 	}

@@ -70,6 +70,7 @@ func authURLOf(t *testing.T, what string, b map[string]any) string {
 // each member's own account; uninstall revokes and deletes the tokens; no token ever shows
 // in logs, event_log, catalog documents or answers.
 func TestUpstreamOAuth(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	a, b := w.ws["A"], w.ws["B"]
 	up := testpeer.NewOAuthUpstream(t)
@@ -466,6 +467,7 @@ func TestUpstreamOAuth(t *testing.T) {
 // appear in the gateway. (The demo provider issues no refresh tokens and has no revocation
 // endpoint; refresh and revocation are covered by TestUpstreamOAuth.)
 func TestUpstreamOAuthTypeScriptSDK(t *testing.T) {
+	t.Parallel()
 	npm := testpeer.NPMDir(t)
 	mcpPort, authPort := freePort(t), freePort(t)
 	testpeer.StartNode(t, npm, []string{"MCP_PORT=" + mcpPort, "MCP_AUTH_PORT=" + authPort},

@@ -137,6 +137,7 @@ func createConnection(t *testing.T, w *world, ws, admin, name, url, transport st
 // answer through the gateway, the gateway keeps serving afterwards, and only successful
 // proxied calls are audited.
 func TestUpstreamFaults(t *testing.T) {
+	t.Parallel()
 	env := faultEnv(t, nil)
 	w := &world{env: env, ws: map[string]*tenant{}}
 	ws, _, _ := env.Workspace(t, "F")

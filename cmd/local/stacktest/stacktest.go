@@ -112,7 +112,9 @@ func New(t testing.TB, o *Options) *Env {
 		t.Fatal(err)
 	}
 	// As in Lambda (lambdaapp.Start): ids, one access line per request, trace spans.
-	e.Server = httptest.NewServer(lambdaapp.Wrap(e.Stack.Handler, logger))
+	// Every REST response is checked against the OpenAPI document (openapi.go): a
+	// response the document does not describe fails the test that caused it.
+	e.Server = httptest.NewServer(CheckOpenAPI(t, lambdaapp.Wrap(e.Stack.Handler, logger)))
 	e.URL = e.Server.URL
 	// Upstream authorization: its redirect URI is this server's callback, so it is wired
 	// once the port is known (the handlers read Connections.Auth per request).

@@ -12,7 +12,7 @@
 // bounded by AttemptTimeout (10 s); a failed attempt is retried after 1 s, 2 s and 4 s
 // (Retries), so a check costs at most 4 × 10 s + 7 s = 47 s.
 //
-// State (db.CatalogEntryRecordHealth): success → healthy, consecutive_failures 0; failure
+// State (db.CatalogEntryRecordHealth applying entryhealth.After): success → healthy, consecutive_failures 0; failure
 // → consecutive_failures + 1, stale for 1–2, down from 3; last_health_check always;
 // last_health_error on failure, with header values scrubbed. Stale and down entries stay
 // listed and installable: nothing here blocks an install.

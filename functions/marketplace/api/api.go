@@ -30,6 +30,7 @@
 //	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
 //	GET    /api/openapi.json                              200 (no token)
 //
+// Every authenticated route may also answer 503 (UNAVAILABLE: the database is unreachable).
 // Errors are {"error": {"code", "message", "hint"?, "errorId"?, "details"?}} with the
 // status of their code (shared/httpapi). Header values are never returned (§9).
 package api
@@ -143,12 +144,8 @@ func (a *API) Handler() http.Handler {
 // non-superuser gets 403 whatever the body holds.
 func requireCatalogWriter(p *auth.Principal) error { return catalogentries.RequireWriter(p) }
 
-func requireAdmin(p *auth.Principal) error {
-	if !p.IsAdmin() {
-		return apperr.New(apperr.Forbidden, "this action requires the admin role")
-	}
-	return nil
-}
+// requireAdmin is auth.RequireAdmin (one rule and one message for every write).
+var requireAdmin = auth.RequireAdmin
 
 // ---- install ----
 

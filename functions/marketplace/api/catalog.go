@@ -8,34 +8,13 @@ import (
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/catalogentries"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
 )
-
-// entryView is a catalog entry as REST returns it: header templates redacted (an admin
-// may have put a real secret in one), the URL's query values, userinfo and fragment
-// redacted except for a superuser (who edits entries) reading one entry or writing it
-// (issue 14 item 7), plus, when the list was asked for a workspace, the "Installed" badge
-// (seed "Como se usa" 3).
-type entryView struct {
-	db.CatalogEntry
-	Installed    *bool   `json:"installed,omitempty"`
-	ConnectionID *string `json:"connectionId,omitempty"`
-}
-
-func viewEntry(e db.CatalogEntry, fullURL bool) entryView {
-	if !fullURL {
-		e.URL = headers.RedactURL(e.URL)
-	}
-	e.Headers = headers.Redact(e.Headers)
-	if e.Headers == nil {
-		e.Headers = map[string]string{}
-	}
-	return entryView{CatalogEntry: e}
-}
 
 // catalogList is GET /api/mcp-marketplace?search=&category=&workspaceId=&limit=&offset=:
 // any valid token. Entries carry verificationTier and healthStatus for the badges; with
@@ -74,9 +53,9 @@ func (a *API) catalogList(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	if err != nil {
 		return err
 	}
-	out := make([]entryView, 0, len(entries))
+	out := make([]catalog.EntryView, 0, len(entries))
 	for _, e := range entries {
-		v := viewEntry(e, false)
+		v := catalog.NewEntryView(&e, false)
 		if installs != nil {
 			id, ok := installs[e.ID]
 			v.Installed = &ok
@@ -113,7 +92,7 @@ func (a *API) catalogGet(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, viewEntry(*e, p.IsSuperuser()))
+	httpapi.JSON(w, http.StatusOK, catalog.NewEntryView(e, p.IsSuperuser()))
 	return nil
 }
 
@@ -199,7 +178,7 @@ func (a *API) catalogCreate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusCreated, viewEntry(*e, true))
+	httpapi.JSON(w, http.StatusCreated, catalog.NewEntryView(e, true))
 	return nil
 }
 
@@ -220,7 +199,7 @@ func (a *API) catalogUpdate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, viewEntry(*e, true))
+	httpapi.JSON(w, http.StatusOK, catalog.NewEntryView(e, true))
 	return nil
 }
 

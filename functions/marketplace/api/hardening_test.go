@@ -2,12 +2,13 @@ package api_test
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/agentpack/gateway/shared/testpeer"
+	"github.com/agentpack/gateway/shared/urlguard"
 )
 
 // TestHostileInputs is the §9 table: every hostile header or URL is refused on write with
@@ -84,14 +85,6 @@ func TestHostileInputs(t *testing.T) {
 	if len(cases) < 20 {
 		t.Fatalf("only %d hostile inputs", len(cases))
 	}
-	if h, err := os.Hostname(); err == nil {
-		// A real name of this machine that the system resolver maps to loopback (e.g. via
-		// /etc/hosts), when there is one.
-		if as, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", h); err == nil && len(as) > 0 && as[0].IsLoopback() {
-			cases = append(cases, hostile{"real hostname " + h + " → loopback", "https://" + h + "/mcp", nil, false, "resolves to a blocked address"})
-		}
-	}
-
 	snapshot := func() [3]int {
 		return [3]int{w.count(t, `SELECT count(*) FROM mcp_connections`), w.count(t, `SELECT count(*) FROM event_log`),
 			w.count(t, `SELECT count(*) FROM mcp_catalog_entries`)}
@@ -170,17 +163,14 @@ func TestHostileInputs(t *testing.T) {
 // recorded, nothing is reached.
 func TestDialTimeGuard(t *testing.T) {
 	t.Parallel()
-	h, err := os.Hostname()
-	if err != nil {
-		t.Skip("no hostname")
-	}
-	as, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", h)
-	if err != nil || len(as) == 0 || !as[0].IsLoopback() {
-		t.Skipf("this machine's name %q does not resolve to loopback; nothing to rebind to", h)
-	}
+	// The dialer resolves through a test DNS server, so the rebinding happens on every
+	// machine (no dependence on what this host's name resolves to).
+	const h = "rebound.example.test"
+	dial := testpeer.Resolver(t, map[string][]netip.Addr{h: {netip.MustParseAddr("127.0.0.1")}})
 	w := newWorld(t, nil)
-	// The write-time lookup says "public"; the system resolver at dial time says loopback.
-	strict := w.strict(t, fakeResolver{h: {netip.MustParseAddr("93.184.216.34")}})
+	// The write-time lookup says "public"; the dialer's resolver says loopback.
+	strict := w.strictWith(t, fakeResolver{h: {netip.MustParseAddr("93.184.216.34")}},
+		urlguard.New(&urlguard.Options{RequireHTTPS: true, Resolver: dial}))
 	st, b := doAt(t, strict, "POST", "/api/mcp-connections", w.adminA, map[string]any{
 		"name": "rebound", "url": "https://" + h + ":1/mcp", "workspaceId": w.wsA})
 	want(t, "create", st, http.StatusCreated, b)

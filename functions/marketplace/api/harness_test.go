@@ -205,11 +205,17 @@ func (f fakeResolver) LookupNetIP(ctx context.Context, network, host string) ([]
 // over w's database and store, with names resolved by res. It returns the base URL.
 func (w *world) strict(t *testing.T, res connections.Resolver) string {
 	t.Helper()
-	guard := urlguard.New(&urlguard.Options{RequireHTTPS: true})
+	return w.strictWith(t, res, urlguard.New(&urlguard.Options{RequireHTTPS: true}))
+}
+
+// strictWith is strict with the given guard (e.g. one whose dialer resolves through a test
+// DNS server).
+func (w *world) strictWith(t *testing.T, res connections.Resolver, guard *urlguard.Guard) string {
+	t.Helper()
 	up := mcpclient.New(&mcpclient.Options{Guard: guard, ConnectTimeout: 2 * time.Second})
 	svc := &connections.Service{Pool: w.env.Pool, Store: w.env.Deps.Store, Upstreams: up, Guard: guard, Resolver: res}
 	a := &api.API{Pool: w.env.Pool, Connections: svc, Verifier: w.env.Deps.Verifier}
-	srv := httptest.NewServer(a.Handler())
+	srv := httptest.NewServer(stacktest.CheckOpenAPI(t, a.Handler()))
 	t.Cleanup(func() { srv.Close(); _ = up.Close() })
 	return srv.URL
 }

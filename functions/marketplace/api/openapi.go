@@ -18,3 +18,7 @@ func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	_, _ = w.Write(openAPI)
 }
+
+// OpenAPIDocument returns the OpenAPI 3.1 document served at OpenAPIPath (JSON bytes; the
+// caller must not modify them). Tests validate REST responses against it.
+func OpenAPIDocument() []byte { return openAPI }

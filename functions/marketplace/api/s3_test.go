@@ -49,7 +49,7 @@ func TestS3Catalog(t *testing.T) {
 	guard := urlguard.New(&urlguard.Options{AllowPrivate: true})
 	up := mcpclient.New(&mcpclient.Options{Guard: guard})
 	market := &connections.Service{Pool: w.env.Pool, Store: store, Upstreams: up, Guard: guard}
-	msrv := httptest.NewServer((&api.API{Pool: w.env.Pool, Connections: market, Verifier: w.env.Deps.Verifier}).Handler())
+	msrv := httptest.NewServer(stacktest.CheckOpenAPI(t, (&api.API{Pool: w.env.Pool, Connections: market, Verifier: w.env.Deps.Verifier}).Handler()))
 	t.Cleanup(func() { msrv.Close(); _ = up.Close() })
 
 	if got := w.gatewayTools(t, w.wsA, w.memberA); slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "mcp_") }) {

@@ -186,7 +186,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	const secret = "sk-browser-secret-7f3a9c"
 
 	rec := &recorder{}
-	srv := httptest.NewServer(rec.wrap(env.Stack.Handler))
+	srv := httptest.NewServer(stacktest.CheckOpenAPI(t, rec.wrap(env.Stack.Handler)))
 	defer srv.Close()
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],

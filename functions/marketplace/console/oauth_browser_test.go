@@ -98,7 +98,7 @@ func TestConsoleOAuthSignIn(t *testing.T) {
 		AuthorizeURL: idpSrv.URL + "/authorize", TokenURL: idpSrv.URL + "/token", Scope: "openid profile"}})
 	mux.Handle(console.Prefix+"/", cons)
 	mux.Handle("/", env.Stack.Handler)
-	srv = httptest.NewServer(mux)
+	srv = httptest.NewServer(stacktest.CheckOpenAPI(t, mux))
 	defer srv.Close()
 	// The IdP must see the console on a different origin: 127.0.0.1 vs localhost.
 	consoleURL := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + console.Prefix + "/"

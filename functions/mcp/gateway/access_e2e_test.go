@@ -99,6 +99,7 @@ func callOutcome(status int, out map[string]any) string {
 // parsing); a toolset selection narrows the listed built-ins (meta always listed), and a
 // built-in outside it answers "unknown tool"; proxied tools are not affected by toolsets.
 func TestAccessMatrix(t *testing.T) {
+	t.Parallel()
 	w := newDemoWorld(t)
 	type kind struct {
 		name, tool, toolset string
@@ -173,6 +174,7 @@ func TestAccessMatrix(t *testing.T) {
 // TestAuditRule: one row per successful write (docs/DESIGN.md §4); read-only built-ins and
 // failed calls are not audited; every proxied call is a write.
 func TestAuditRule(t *testing.T) {
+	t.Parallel()
 	w := newDemoWorld(t)
 	// A catalog entry that points at the demo upstream, so that install (a write built-in)
 	// succeeds on loopback.
@@ -244,6 +246,7 @@ func auditRows(t *testing.T, w *demoWorld, tool string) []auditRow {
 // TestDefaultProject: tools that take projectId get the workspace's default project when
 // it is omitted; a project of another workspace is refused.
 func TestDefaultProject(t *testing.T) {
+	t.Parallel()
 	w := newDemoWorld(t)
 	mcpA := "/mcp/" + w.wsA
 	tests := []struct {
@@ -275,6 +278,7 @@ func TestDefaultProject(t *testing.T) {
 // TestSingleServerEndpoint: one connection under its upstream names, the same auth and
 // workspace rules as the aggregate endpoint.
 func TestSingleServerEndpoint(t *testing.T) {
+	t.Parallel()
 	w := newDemoWorld(t)
 	path := "/mcp/" + w.wsA + "/servers/" + w.handle
 	st, out := w.rpc(t, path, w.tokens[auth.RoleMember], "tools/list", map[string]any{}, nil)
@@ -309,6 +313,7 @@ func TestSingleServerEndpoint(t *testing.T) {
 // TestConnectionAdminBuiltins: test, toggle and uninstall through the gateway, and their
 // refusal for another workspace's connection.
 func TestConnectionAdminBuiltins(t *testing.T) {
+	t.Parallel()
 	w := newDemoWorld(t)
 	mcpA := "/mcp/" + w.wsA
 	call := func(token, path, tool string, args map[string]any) (string, map[string]any) {

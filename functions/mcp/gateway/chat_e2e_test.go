@@ -159,6 +159,7 @@ func (w *chatWorld) restProxied(t *testing.T) (names []string, sources map[strin
 // GET /api/chats/{chatId}/tools and agentpack_pins_list report, and tools/call refuses
 // anything else.
 func TestChatToolsListIsResolvedSet(t *testing.T) {
+	t.Parallel()
 	w := newChatWorld(t)
 	chatHdr := map[string]string{"X-Chat-Id": w.chatA}
 
@@ -294,6 +295,7 @@ func TestChatToolsListIsResolvedSet(t *testing.T) {
 
 // TestChatOfAnotherWorkspace: a chat id that is not the workspace's (or unknown) is 404.
 func TestChatOfAnotherWorkspace(t *testing.T) {
+	t.Parallel()
 	w := newChatWorld(t)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	for _, chat := range []string{w.chatB, uuid.NewString(), "not-a-uuid"} {

@@ -120,6 +120,7 @@ func auditCount(t *testing.T, env *stacktest.Env) map[string]int {
 }
 
 func TestWalkingSkeletonGoClient(t *testing.T) {
+	t.Parallel()
 	s := newSkeleton(t)
 	for _, pv := range []string{"", "2025-06-18"} {
 		t.Run("protocol="+pv, func(t *testing.T) {
@@ -179,6 +180,7 @@ func TestWalkingSkeletonGoClient(t *testing.T) {
 }
 
 func TestWalkingSkeletonTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	s := newSkeleton(t)
 	echo := "mcp_" + s.handleSSE + "_echo"
 	for _, pv := range []string{"", "2025-06-18"} {
@@ -214,6 +216,7 @@ func TestWalkingSkeletonTypeScriptClient(t *testing.T) {
 }
 
 func TestMemberCannotCallAdminBuiltin(t *testing.T) {
+	t.Parallel()
 	s := newSkeleton(t)
 	sess := s.env.MCP(t, s.mcpA, s.memberA, "", nil)
 	names := listAll(t, sess)
@@ -235,6 +238,7 @@ func TestMemberCannotCallAdminBuiltin(t *testing.T) {
 }
 
 func TestOtherWorkspaceSeesNothing(t *testing.T) {
+	t.Parallel()
 	s := newSkeleton(t)
 	sess := s.env.MCP(t, "/mcp/"+s.wsB, s.adminB, "", nil)
 	for _, n := range listAll(t, sess) {
@@ -258,6 +262,7 @@ func TestOtherWorkspaceSeesNothing(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	s := newSkeleton(t)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	tests := []struct {

@@ -77,6 +77,7 @@ func rpcError(t *testing.T, body []byte) (id string, code int) {
 // send; integers of any length and strings with escapes come back byte for byte, on the
 // edge's own methods and on those go-sdk serves.
 func TestJSONRPCFidelity(t *testing.T) {
+	t.Parallel()
 	e := newEdgeEnv(t)
 	for _, body := range []string{
 		`[]`, ` [ ] `,
@@ -111,6 +112,7 @@ func TestJSONRPCFidelity(t *testing.T) {
 // object get -32602 for proxied tools and built-ins alike, and nothing reaches the
 // upstream; absent arguments are forwarded as the client sent them.
 func TestArgumentsMustBeAnObject(t *testing.T) {
+	t.Parallel()
 	e := newEdgeEnv(t)
 	for _, args := range []string{`[]`, `"x"`, `null`, `1`, `true`} {
 		for _, tool := range []string{"mcp_" + e.handle + "_echo", "agentpack_catalog_list"} {
@@ -144,6 +146,7 @@ func TestArgumentsMustBeAnObject(t *testing.T) {
 // TestBuiltinFormatsAreChecked: a built-in's schema that says format "uuid" refuses a
 // non-UUID with VALIDATION_ERROR before the handler runs.
 func TestBuiltinFormatsAreChecked(t *testing.T) {
+	t.Parallel()
 	e := newEdgeEnv(t)
 	_, b := e.post(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agentpack_catalog_get","arguments":{"entryId":"not-a-uuid"}}}`, "application/json")
 	if !bytes.Contains(b, []byte(`VALIDATION_ERROR`)) || !bytes.Contains(b, []byte(`"isError":true`)) {
@@ -156,6 +159,7 @@ func TestBuiltinFormatsAreChecked(t *testing.T) {
 // when text/event-stream is the only type allowed; only an Accept that allows neither
 // gets 406.
 func TestLenientAccept(t *testing.T) {
+	t.Parallel()
 	e := newEdgeEnv(t)
 	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp_` + e.handle + `_echo","arguments":{"message":"acc"}}}`
 	list := `{"jsonrpc":"2.0","id":6,"method":"ping"}`
@@ -199,6 +203,7 @@ func TestLenientAccept(t *testing.T) {
 // carrying the request's id, which the client reads in full (no reset while it is still
 // sending); a 256 KiB body is served.
 func TestOversizedRequest(t *testing.T) {
+	t.Parallel()
 	e := newEdgeEnv(t)
 	big := `{"jsonrpc":"2.0","id":"big-1","method":"tools/call","params":{"name":"mcp_` + e.handle + `_echo","arguments":{"message":"` + strings.Repeat("x", 7<<20) + `"}}}`
 	resp, b := e.post(t, big, "application/json")
@@ -217,6 +222,7 @@ func TestOversizedRequest(t *testing.T) {
 // notifications/cancelled for its request, makes the gateway send notifications/cancelled
 // upstream for the forwarded request and stop waiting.
 func TestCancellation(t *testing.T) {
+	t.Parallel()
 	e := newEdgeEnv(t)
 	slow := func(id string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"mcp_` + e.handle + `_slow","arguments":{"ms":20000}}}`

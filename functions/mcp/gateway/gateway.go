@@ -1,6 +1,11 @@
-// Package gateway is the MCP gateway of docs/DESIGN.md §4: one stateless Streamable HTTP endpoint
-// (go-sdk, JSON responses) that shows each caller the gateway's built-in tools plus the
-// proxied tools of every connection its workspace installed.
+// Package gateway is the MCP gateway's HTTP edge (docs/DESIGN.md §4, docs/ARCHITECTURE.md):
+// one stateless Streamable HTTP endpoint (go-sdk, JSON responses) that shows each caller
+// the gateway's built-in tools plus the proxied tools of every connection its workspace
+// installed. The edge authenticates, resolves the request (package request), keeps the
+// per-key server cache, routes each JSON-RPC message, and writes the answer. The roles
+// behind it have packages of their own: builtin (the agentpack_* tools), forward (the one
+// path to upstreams), audit (the audit rule's rows), wire (every envelope and JSON-RPC
+// error the gateway produces) and metrics (EMF lines).
 //
 // Per request: authenticate → resolve the workspace (and optional project, chat,
 // toolsets) → load that workspace's precomputed catalog snapshot → obtain an mcp.Server
@@ -21,6 +26,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/audit"
+	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
+	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
+	"github.com/agentpack/gateway/functions/mcp/gateway/metrics"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
@@ -70,16 +79,13 @@ type Options struct {
 type Gateway struct {
 	o        Options
 	log      *slog.Logger
-	builtins []*compiledBuiltin
-	byName   map[string]*compiledBuiltin
-	toolsets []toolsetInfo
+	builtins *builtin.Set
+	forward  *forward.Forwarder
 	servers  *serverCache
-	targets  *targetCache
-	metrics  *metrics
-	auditor  *auditWriter
+	metrics  *metrics.EMF
 	mcp      *mcp.StreamableHTTPHandler
 	// inflight: inflightKey → the cancel functions of the forwarded requests with that key
-	// (forward.go track / cancelled)
+	// (edge.go track / cancelled)
 	inflightMu sync.Mutex
 	inflight   map[string][]*context.CancelFunc
 	// taskCancels: task id → *context.CancelFunc of a task this process runs (tasks.go)
@@ -101,19 +107,16 @@ func New(o Options) (*Gateway, error) {
 	if o.TaskTimeout == 0 {
 		o.TaskTimeout = 14 * time.Minute
 	}
-	g := &Gateway{o: o, log: o.Logger, byName: map[string]*compiledBuiltin{}, metrics: &metrics{w: o.Metrics}}
-	for _, b := range builtinDefinitions(g) {
-		cb, err := compile(b)
-		if err != nil {
-			return nil, err
-		}
-		g.builtins = append(g.builtins, cb)
-		g.byName[cb.Name] = cb
+	em := metrics.New(o.Metrics)
+	auditor := audit.New(o.Pool)
+	set, err := builtin.New(builtin.Services{Pool: o.Pool, Connections: o.Connections, Logger: o.Logger,
+		Metrics: em, Audit: auditor})
+	if err != nil {
+		return nil, err
 	}
-	g.toolsets = toolsetsOf(g.builtins)
-	g.servers = newServerCache(o.MaxServers)
-	g.targets = newTargetCache()
-	g.auditor = newAuditWriter(o.Pool)
+	g := &Gateway{o: o, log: o.Logger, builtins: set, metrics: em, servers: newServerCache(o.MaxServers),
+		forward: forward.New(forward.Options{Pool: o.Pool, Upstreams: o.Upstreams, Connections: o.Connections,
+			Logger: o.Logger, Metrics: em, Audit: auditor, CallTimeout: o.CallTimeout})}
 	g.mcp = mcp.NewStreamableHTTPHandler(g.getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,

@@ -3,7 +3,6 @@ package gateway
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"net"
 	"net/http"
 	"net/netip"
@@ -12,39 +11,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/request"
+	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/pins"
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// requestState is everything one MCP request resolved before it reached go-sdk. It
-// travels in the request context; cached servers read per-request data only from here.
+// requestState is one MCP request at the edge: what it resolved (request.State, which
+// the built-ins and the forwarding path read) plus the edge's memos. It travels in the
+// request context; cached servers read per-request data only from here.
 type requestState struct {
-	principal *auth.Principal
-	workspace string
-	projectID string   // explicit X-Project-Id / ?project=, "" when none
-	toolsets  []string // nil = all
-	chatID    string
-	allowed   map[string]bool // connection ids allowed by the chat's pins; nil = all
-	single    *catalog.Connection
-	snap      *catalog.Snapshot
-	requestID string
-	deadline  time.Time
-	// version is the request's Mcp-Protocol-Version header ("" when absent); newProtocol is
-	// set for 2026-07-28 (sessionless) requests.
-	version     string
-	newProtocol bool
-	// acceptsSSE: the client accepts text/event-stream; relay collects the notifications
-	// relayed from upstreams for this request (relay.go).
-	acceptsSSE bool
-	relay      *relayed
-	key        string
-	server     *mcp.Server // memoised: go-sdk calls getServer twice per POST
-	item       *serverItem // server's cache item
+	*request.State
+	key    string
+	server *mcp.Server // memoised: go-sdk calls getServer twice per POST
+	item   *serverItem // server's cache item
 }
 
 type stateKey struct{}
@@ -78,7 +64,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", reqID)
 	ctx := logx.WithRequestID(r.Context(), reqID)
 	if !g.originAllowed(r) {
-		writeHTTPError(w, http.StatusForbidden, "origin not allowed")
+		wire.WriteInvalidRequest(w, http.StatusForbidden, "origin not allowed")
 		return
 	}
 	g.cors(w, r)
@@ -89,12 +75,12 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 	default:
 		w.Header().Set("Allow", "POST, OPTIONS")
-		writeHTTPError(w, http.StatusMethodNotAllowed, "this endpoint is stateless: use POST")
+		wire.WriteInvalidRequest(w, http.StatusMethodNotAllowed, "this endpoint is stateless: use POST")
 		return
 	}
 	okJSON, okSSE := acceptable(r.Header.Values("Accept"))
 	if !okJSON && !okSSE {
-		writeHTTPError(w, http.StatusNotAcceptable, "Accept must allow application/json or text/event-stream")
+		wire.WriteInvalidRequest(w, http.StatusNotAcceptable, "Accept must allow application/json or text/event-stream")
 		return
 	}
 	// go-sdk requires both types listed; the gateway answers in the one the client allows.
@@ -104,22 +90,22 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		g.writeResolveError(w, r, err)
 		return
 	}
-	st.requestID = reqID
-	st.version = r.Header.Get("Mcp-Protocol-Version")
-	st.newProtocol = st.version >= "2026-07-28"
+	st.RequestID = reqID
+	st.Version = r.Header.Get("Mcp-Protocol-Version")
+	st.NewProtocol = st.Version >= "2026-07-28"
 	if dl, ok := ctx.Deadline(); ok {
-		st.deadline = dl
+		st.Deadline = dl
 	}
-	ctx = context.WithValue(ctx, stateKey{}, st)
-	st.acceptsSSE = okSSE
-	if st.single != nil {
-		st.relay = &relayed{}
+	st.AcceptsSSE = okSSE
+	if st.Single != nil {
+		st.Relay = &request.Relayed{}
 	}
+	ctx = request.With(context.WithValue(ctx, stateKey{}, st), st.State)
 	rw := &limitedWriter{ResponseWriter: w, limit: maxResponseBytes}
 	g.serveRPC(rw, r.WithContext(ctx), st)
 	var events [][]byte
-	if st.relay != nil {
-		events = st.relay.take()
+	if st.Relay != nil {
+		events = st.Relay.Take()
 	}
 	rw.relay(events, okSSE && !okJSON)
 	rw.finish()
@@ -132,7 +118,7 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 	if err != nil {
 		return nil, err
 	}
-	st := &requestState{principal: p}
+	st := &requestState{State: &request.State{Principal: p}}
 	ws := r.PathValue("workspaceId")
 	if ws == "" {
 		ws = r.Header.Get("X-Workspace-Id")
@@ -148,44 +134,44 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 	if !db.IsUUID(ws) || !p.InWorkspace(ws) {
 		return nil, apperr.New(apperr.Forbidden, "no access to this workspace")
 	}
-	st.workspace = ws
+	st.Workspace = ws
 	logx.Annotate(ctx, logx.FieldWorkspace, ws)
 	if ts := cmp.Or(r.Header.Get("X-MCP-Toolsets"), r.URL.Query().Get("toolsets")); ts != "" {
 		for _, t := range strings.Split(ts, ",") {
 			if t = strings.TrimSpace(t); t != "" {
-				st.toolsets = append(st.toolsets, t)
+				st.Toolsets = append(st.Toolsets, t)
 			}
 		}
-		slices.Sort(st.toolsets)
-		st.toolsets = slices.Compact(st.toolsets)
+		slices.Sort(st.Toolsets)
+		st.Toolsets = slices.Compact(st.Toolsets)
 		// Only known names: the toolsets are part of the server cache key, which a client
 		// must not be able to grow at will.
-		for _, t := range st.toolsets {
-			if !g.knownToolset(t) {
-				return nil, apperr.New(apperr.Validation, "unknown toolset %q", clip(t, 64)).
+		for _, t := range st.Toolsets {
+			if !g.builtins.KnownToolset(t) {
+				return nil, apperr.New(apperr.Validation, "unknown toolset %q", text.Clip(t, 64)).
 					WithHint("agentpack_toolsets_list lists the toolsets")
 			}
 		}
 	}
-	st.projectID = cmp.Or(r.Header.Get("X-Project-Id"), r.URL.Query().Get("project"))
-	if st.projectID != "" && !db.IsUUID(st.projectID) {
+	st.ProjectID = cmp.Or(r.Header.Get("X-Project-Id"), r.URL.Query().Get("project"))
+	if st.ProjectID != "" && !db.IsUUID(st.ProjectID) {
 		return nil, apperr.New(apperr.Validation, "X-Project-Id must be a project id (UUID)")
 	}
-	if st.snap, err = g.o.Catalog.Get(ctx, ws); err != nil {
+	if st.Snapshot, err = g.o.Catalog.Get(ctx, ws); err != nil {
 		return nil, apperr.Wrap(err, apperr.Unavailable, "catalog unavailable")
 	}
-	st.chatID = cmp.Or(r.Header.Get("X-Chat-Id"), r.URL.Query().Get("chat"))
-	if st.chatID != "" {
-		if st.allowed, err = g.resolveChat(ctx, st); err != nil {
+	st.ChatID = cmp.Or(r.Header.Get("X-Chat-Id"), r.URL.Query().Get("chat"))
+	if st.ChatID != "" {
+		if st.Allowed, err = g.resolveChat(ctx, st); err != nil {
 			return nil, err
 		}
 	}
 	if ref := r.PathValue("connection"); ref != "" {
-		c, ok := st.snap.ConnectionByRef(ref)
-		if !ok || !connectionVisible(st, c) {
+		c, ok := st.Snapshot.ConnectionByRef(ref)
+		if !ok || !st.Visible(c) {
 			return nil, apperr.New(apperr.NotFound, "no such server in this workspace")
 		}
-		st.single = c
+		st.Single = c
 	}
 	return st, nil
 }
@@ -193,17 +179,21 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 // resolveChat returns the connection ids a chat may use (docs/DESIGN.md §7), checking that the
 // chat belongs to the request's workspace.
 func (g *Gateway) resolveChat(ctx context.Context, st *requestState) (map[string]bool, error) {
-	chat, err := db.ChatGet(ctx, g.o.Pool, st.chatID)
+	chat, err := db.ChatGet(ctx, g.o.Pool, st.ChatID)
 	if err != nil {
 		if apperr.CodeOf(err) == apperr.NotFound {
 			return nil, apperr.New(apperr.NotFound, "no such chat")
 		}
 		return nil, err
 	}
-	if chat.WorkspaceID != st.workspace {
+	if chat.WorkspaceID != st.Workspace {
 		return nil, apperr.New(apperr.NotFound, "no such chat")
 	}
-	return ResolveChatConnections(ctx, g.o.Pool, g.log, st.snap, chat)
+	res, err := pins.ResolveChat(ctx, g.o.Pool, g.log, st.Snapshot, chat)
+	if err != nil {
+		return nil, err
+	}
+	return res.Allowed, nil
 }
 
 func (g *Gateway) authenticate(ctx context.Context, r *http.Request) (*auth.Principal, error) {
@@ -219,47 +209,18 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request) (*auth.Prin
 
 func (g *Gateway) writeResolveError(w http.ResponseWriter, r *http.Request, err error) {
 	e := apperr.Public(err)
-	status := e.Code.HTTPStatus()
 	if e.Code == apperr.Unauthenticated {
 		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+g.resourceMetadataURL(r)+`"`)
 	}
-	if status >= 500 {
-		// The client gets the id the log line carries, with the envelope's code and
-		// retryable flag, under -32603 (the gateway's fault, not the request's).
-		id := httpapi.NewID()
+	id := ""
+	if e.Code.HTTPStatus() >= 500 {
+		// The client gets the id the log line carries (the gateway's fault, not the
+		// request's).
+		id = httpapi.NewID()
 		logx.Annotate(r.Context(), logx.FieldErrorID, id)
 		g.log.ErrorContext(r.Context(), "mcp request failed", "error_id", id, "err", err)
-		data, _ := json.Marshal(map[string]any{"code": e.Code, "retryable": e.Code.Retryable(), "errorId": id})
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
-			"error": map[string]any{"code": -32603, "message": e.Message, "data": json.RawMessage(data)}})
-		return
 	}
-	writeHTTPError(w, status, e.Message)
-}
-
-// writeHTTPError answers an HTTP-level refusal (before JSON-RPC handling) with a JSON-RPC
-// error body, id null, so that MCP clients can show the message.
-func writeHTTPError(w http.ResponseWriter, status int, msg string) {
-	writeHTTPErrorCode(w, status, -32600, msg)
-}
-
-func writeHTTPErrorCode(w http.ResponseWriter, status, code int, msg string) {
-	writeHTTPErrorID(w, status, nil, code, msg)
-}
-
-// writeHTTPErrorID is writeHTTPErrorCode with the request's id (nil: null).
-func writeHTTPErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": code, "message": msg},
-	})
+	wire.Refuse(w, err, id)
 }
 
 // originAllowed is the DNS-rebinding and CSRF guard. A request that arrived on a
@@ -358,7 +319,7 @@ func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) 
 func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	out := map[string]any{"status": "ok", "version": Version, "builtinTools": len(g.builtins),
+	out := map[string]any{"status": "ok", "version": Version, "builtinTools": len(g.builtins.All()),
 		"cachedServers": g.servers.len()}
 	if err := g.o.Pool.Ping(ctx); err != nil {
 		out["status"], out["database"] = "degraded", "unavailable"
@@ -372,21 +333,4 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusServiceUnavailable
 	}
 	httpapi.JSON(w, status, out)
-}
-
-func (g *Gateway) knownToolset(name string) bool {
-	for _, ts := range g.toolsets {
-		if ts.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// clip shortens s to at most n bytes for an error message.
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

@@ -7,22 +7,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/mcpclient"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
-
-// plainErrorCode picks the JSON-RPC code for one of go-sdk's plain-text refusals.
-func plainErrorCode(msg string) int {
-	switch {
-	case strings.Contains(msg, "unsupported") || strings.Contains(msg, "not handled"):
-		return jsonrpc.CodeMethodNotFound
-	case strings.Contains(msg, "malformed") || strings.Contains(msg, "invalid character") ||
-		strings.Contains(msg, "unexpected end") || strings.Contains(msg, "parse"):
-		return jsonrpc.CodeParseError
-	}
-	return jsonrpc.CodeInvalidRequest
-}
 
 // limitedWriter buffers a response (API Gateway buffers it anyway) so that one larger
 // than limit bytes can be replaced by a clear JSON-RPC error instead of a payload Lambda
@@ -122,10 +111,8 @@ func (w *limitedWriter) finish() {
 		if id == nil {
 			id = json.RawMessage("null")
 		}
-		_ = json.NewEncoder(w.ResponseWriter).Encode(map[string]any{
-			"jsonrpc": "2.0", "id": id,
-			"error": map[string]any{"code": -32603, "message": "response exceeds the gateway's " + strconv.Itoa(w.limit) + "-byte limit"},
-		})
+		_, _ = w.ResponseWriter.Write(wire.Response(id, nil, wire.Refusal(jsonrpc.CodeInternalError,
+			"response exceeds the gateway's "+strconv.Itoa(w.limit)+"-byte limit")))
 		return
 	}
 	if w.status == 0 {
@@ -136,7 +123,7 @@ func (w *limitedWriter) finish() {
 		// plain text; MCP clients expect a JSON-RPC error object, so give them one.
 		msg := strings.TrimSpace(w.buf.String())
 		w.Header().Del("X-Content-Type-Options")
-		writeHTTPErrorCode(w.ResponseWriter, w.status, plainErrorCode(msg), msg)
+		wire.WriteHTTP(w.ResponseWriter, w.status, nil, wire.Refusal(mcpclient.PlainRefusalCode(msg), msg))
 		return
 	}
 	if w.buf.Len() > 0 {

@@ -97,6 +97,7 @@ func upstreamTools(t *testing.T) map[string]map[string]any {
 //   - the upstream received the upstream tool name and the client's arguments, byte for
 //     byte.
 func TestPassThroughIntact(t *testing.T) {
+	t.Parallel()
 	env := stacktest.New(t, nil)
 	ws, _, _ := env.Workspace(t, "Intact")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
@@ -203,6 +204,7 @@ func TestPassThroughIntact(t *testing.T) {
 // _meta.ui.resourceUri through both endpoints, and reads the ui:// view through the
 // single-server endpoint with its text/html;profile=mcp-app content unchanged.
 func TestMCPAppsThroughGateway(t *testing.T) {
+	t.Parallel()
 	env := stacktest.New(t, nil)
 	ws, _, _ := env.Workspace(t, "Apps")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
@@ -262,6 +264,7 @@ func TestMCPAppsThroughGateway(t *testing.T) {
 // resources/* to it, and answers prompts/list and completion/complete -32601 without
 // asking the upstream; the aggregate endpoint keeps its own capabilities.
 func TestSingleServerCapabilitiesAreHonest(t *testing.T) {
+	t.Parallel()
 	env := stacktest.New(t, nil)
 	ws, _, _ := env.Workspace(t, "Caps")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)

@@ -70,6 +70,7 @@ func sseMessages(t *testing.T, body []byte) []string {
 // progress token), on another connection, and in another workspace — never receive one
 // another's notifications.
 func TestNotificationRelay(t *testing.T) {
+	t.Parallel()
 	env := stacktest.New(t, nil)
 	wsA, _, _ := env.Workspace(t, "A")
 	wsB, _, _ := env.Workspace(t, "B")

@@ -2,10 +2,9 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
-	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -71,20 +70,12 @@ func (g *Gateway) addResourcesAndPrompts(s *mcp.Server) {
 }
 
 func (g *Gateway) readCatalogResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	if st := stateFrom(ctx); st != nil {
+	if st := request.From(ctx); st != nil {
 		var cancel context.CancelFunc
-		ctx, cancel = withRequestDeadline(ctx, st)
+		ctx, cancel = st.WithDeadline(ctx)
 		defer cancel()
 	}
-	entries, err := db.CatalogEntryList(ctx, g.o.Pool, db.CatalogFilter{})
-	if err != nil {
-		return nil, err
-	}
-	views := make([]catalogEntryView, 0, len(entries))
-	for i := range entries {
-		views = append(views, viewEntry(&entries[i]))
-	}
-	b, err := json.Marshal(map[string]any{"entries": views})
+	b, err := g.builtins.CatalogJSON(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 // go-sdk's default), replayed or not; and the unauthenticated /health must not list the
 // workspaces this process served.
 func TestListsArePrivateAndHealthNamesNoWorkspace(t *testing.T) {
+	t.Parallel()
 	env := stacktest.New(t, nil)
 	ws, _, _ := env.Workspace(t, "Private")
 	tok := stacktest.Token(t, "alice", auth.RoleMember, ws)

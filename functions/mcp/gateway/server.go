@@ -11,9 +11,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/httpapi"
-	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
+	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
+	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,19 +51,19 @@ func (g *Gateway) serverItem(st *requestState) *serverItem {
 // class is in a server, so two principals with one key may share it.
 func serverKey(st *requestState) string {
 	var b strings.Builder
-	b.WriteString(st.workspace)
+	b.WriteString(st.Workspace)
 	b.WriteByte('|')
-	b.WriteString(st.snap.ETag)
+	b.WriteString(st.Snapshot.ETag)
 	b.WriteByte('|')
-	b.WriteString(roleClass(st.principal))
+	b.WriteString(builtin.RoleClass(st.Principal))
 	b.WriteByte('|')
-	b.WriteString(strings.Join(st.toolsets, ","))
+	b.WriteString(strings.Join(st.Toolsets, ","))
 	b.WriteByte('|')
-	b.WriteString(st.projectID)
+	b.WriteString(st.ProjectID)
 	b.WriteByte('|')
-	if st.allowed != nil {
-		ids := make([]string, 0, len(st.allowed))
-		for id := range st.allowed {
+	if st.Allowed != nil {
+		ids := make([]string, 0, len(st.Allowed))
+		for id := range st.Allowed {
 			ids = append(ids, id)
 		}
 		slices.Sort(ids)
@@ -72,20 +72,10 @@ func serverKey(st *requestState) string {
 		b.WriteString(hex.EncodeToString(sum[:8]))
 	}
 	b.WriteByte('|')
-	if st.single != nil {
-		b.WriteString(st.single.ID)
+	if st.Single != nil {
+		b.WriteString(st.Single.ID)
 	}
 	return b.String()
-}
-
-// connectionVisible reports whether a catalog connection's tools are served to st in
-// the aggregate endpoint: global and workspace connections always, project-scoped ones
-// only for that project, and with a chat only the resolved set (docs/DESIGN.md §7).
-func connectionVisible(st *requestState, c *catalog.Connection) bool {
-	if c.Scope == "project" && c.ProjectID != st.projectID {
-		return false
-	}
-	return st.allowed == nil || st.allowed[c.ID]
 }
 
 // aggregateCapabilities are the aggregate endpoint's: listChanged is false everywhere
@@ -113,13 +103,13 @@ func privateCache(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheS
 
 // buildServer registers exactly what st may see.
 func (g *Gateway) buildServer(st *requestState) *mcp.Server {
-	if st.single != nil {
-		return g.buildSingleServer(st.single)
+	if st.Single != nil {
+		return g.buildSingleServer(st.Single)
 	}
 	s := g.newMCPServer(aggregateCapabilities)
-	for _, b := range g.builtins {
-		if canSee(st.principal, b, st.toolsets) {
-			s.AddTool(b.tool, g.builtinHandler(b))
+	for _, b := range g.builtins.All() {
+		if builtin.CanSee(st.Principal, b, st.Toolsets) {
+			s.AddTool(b.Tool(), g.builtins.Handler(b))
 		}
 	}
 	// Proxied tools are not registered: the edge lists and forwards them (forward.go).
@@ -142,13 +132,13 @@ func (g *Gateway) guard(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		defer func() {
 			if p := recover(); p != nil {
-				res, err = nil, g.internalError(ctx, method, errors.New("panic"), p)
+				res, err = nil, wire.Internal(ctx, g.log, method, errors.New("panic"), p)
 			}
 		}()
 		if ctr, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" {
-			if st := stateFrom(ctx); st != nil && st.single == nil {
-				if b := g.byName[ctr.Params.Name]; b != nil && !canSee(st.principal, b, nil) {
-					return g.callBuiltin(ctx, b, ctr)
+			if st := stateFrom(ctx); st != nil && st.Single == nil {
+				if b := g.builtins.Lookup(ctr.Params.Name); b != nil && !builtin.CanSee(st.Principal, b, nil) {
+					return g.builtins.Call(ctx, b, ctr.Params.Arguments)
 				}
 			}
 		}
@@ -156,24 +146,11 @@ func (g *Gateway) guard(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			var je *jsonrpc.Error
 			if !errors.As(err, &je) && !errors.Is(err, context.Canceled) {
-				return nil, g.internalError(ctx, method, err, nil)
+				return nil, wire.Internal(ctx, g.log, method, err, nil)
 			}
 		}
 		return res, err
 	}
-}
-
-func (g *Gateway) internalError(ctx context.Context, method string, err error, panicValue any) error {
-	id := httpapi.NewID()
-	logx.Annotate(ctx, logx.FieldErrorID, id)
-	logx.Annotate(ctx, logx.FieldOutcome, "error")
-	if panicValue != nil {
-		g.log.ErrorContext(ctx, "panic in MCP method", "error_id", id, "method", method, "panic", panicValue)
-	} else {
-		g.log.ErrorContext(ctx, "MCP method failed", "error_id", id, "method", method, "err", err)
-	}
-	data, _ := json.Marshal(map[string]string{"errorId": id})
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error", Data: data}
 }
 
 // serverCache is a bounded LRU of server items (hashicorp/golang-lru).
@@ -190,7 +167,7 @@ type serverItem struct {
 	s    *mcp.Server
 
 	callsOnce sync.Once
-	calls     map[string]proxiedRef // proxied tools by the name the client calls
+	calls     map[string]forward.Ref // proxied tools by the name the client calls
 
 	listOnce sync.Once
 	pages    [][]byte // the tools/list result pages

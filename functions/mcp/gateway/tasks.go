@@ -10,16 +10,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
+	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
+	"github.com/agentpack/gateway/functions/mcp/gateway/request"
+	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Tasks (MCP 2025-11-25 "Tasks", docs/TASKS.md). API Gateway gives up on a request after
@@ -100,28 +102,28 @@ func taskTTL(raw json.RawMessage) time.Duration {
 
 // tasksEnabled reports whether the request's protocol revision defines tasks.
 func tasksEnabled(st *requestState, version string) bool {
-	return st.newProtocol || version >= taskMinVersion
+	return st.NewProtocol || version >= taskMinVersion
 }
 
-var errUnknownTask = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown task"}
+var errUnknownTask = wire.Refusal(jsonrpc.CodeInvalidParams, "unknown task")
 
 // createTask answers a task-augmented tools/call of ref (proxied) or b (built-in).
-func (g *Gateway) createTask(ctx context.Context, st *requestState, name string, ref *proxiedRef, b *compiledBuiltin, params json.RawMessage, p map[string]json.RawMessage) (any, error) {
+func (g *Gateway) createTask(ctx context.Context, st *requestState, name string, ref *forward.Ref, b *builtin.Compiled, params json.RawMessage, p map[string]json.RawMessage) (any, error) {
 	ttl := taskTTL(p["task"])
 	plain, err := mcpclient.DeleteMember(params, "task")
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
+		return nil, wire.Refusal(jsonrpc.CodeInvalidParams, "invalid params")
 	}
-	row := &db.Task{ID: newTaskID(), WorkspaceID: st.workspace, Principal: st.principal.Subject, Tool: name,
+	row := &db.Task{ID: newTaskID(), WorkspaceID: st.Workspace, Principal: st.Principal.Subject, Tool: name,
 		TTLMS: ttl.Milliseconds(), PollIntervalMS: int(taskPollInterval.Milliseconds())}
 	if b != nil {
 		// A built-in answers quickly: run it now and store the complete task.
-		res, err := g.callBuiltin(ctx, b, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: p["arguments"]}})
+		res, err := g.builtins.Call(ctx, b, p["arguments"])
 		if err != nil {
 			return nil, err
 		}
 		if row.Result, err = json.Marshal(res); err != nil {
-			return nil, g.internalError(ctx, "tools/call", err, nil)
+			return nil, wire.Internal(ctx, g.log, "tools/call", err, nil)
 		}
 		row.Status = db.TaskCompleted
 		saved, err := db.TaskInsert(ctx, g.o.Pool, row)
@@ -130,33 +132,33 @@ func (g *Gateway) createTask(ctx context.Context, st *requestState, name string,
 		}
 		return map[string]any{"task": taskObject(saved)}, nil
 	}
-	if ts := taskSupport(ref.t.Definition); (ts == "optional" || ts == "required") && upstreamRunsTasks(ref.c) {
+	if ts := taskSupport(ref.Tool.Definition); (ts == "optional" || ts == "required") && upstreamRunsTasks(ref.Conn) {
 		return g.createUpstreamTask(ctx, st, ref, params, row)
 	}
-	if def := ref.t.Definition; len(def) > 0 && taskSupport(def) == "forbidden" {
+	if def := ref.Tool.Definition; len(def) > 0 && taskSupport(def) == "forbidden" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: "this tool does not support task-augmented calls (execution.taskSupport is forbidden)"}
 	}
-	up, err := upstreamParams(plain, ref.t.UpstreamName)
+	up, err := forward.UpstreamParams(plain, ref.Tool.UpstreamName)
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+		return nil, wire.InvalidParams(err.Error())
 	}
 	// A caller without a usable upstream token gets the way to authorize, not a task.
-	if pc, err := g.prepare(ctx, st, ref.c, st.version); err != nil {
+	if pc, err := g.forward.Prepare(ctx, st.State, ref.Conn); err != nil {
 		return nil, g.taskStoreError(ctx, err)
-	} else if pc.answerErr != nil {
-		return nil, pc.answerErr
-	} else if pc.answer != nil {
-		return pc.answer, nil
+	} else if pc.AnswerErr != nil {
+		return nil, pc.AnswerErr
+	} else if pc.Answer != nil {
+		return pc.Answer, nil
 	}
-	connID := ref.c.ID
+	connID := ref.Conn.ID
 	row.ConnectionID = &connID
 	saved, err := db.TaskInsert(ctx, g.o.Pool, row)
 	if err != nil {
 		return nil, g.taskStoreError(ctx, err)
 	}
-	job := TaskJob{TaskID: saved.ID, WorkspaceID: st.workspace, Principal: st.principal.Subject,
-		RequestID: st.requestID, ConnectionID: connID, Tool: name, Params: up}
+	job := TaskJob{TaskID: saved.ID, WorkspaceID: st.Workspace, Principal: st.Principal.Subject,
+		RequestID: st.RequestID, ConnectionID: connID, Tool: name, Params: up}
 	if err := g.startTask(ctx, job); err != nil {
 		errorID := httpapi.NewID()
 		g.log.ErrorContext(ctx, "task could not be started", "task_id", saved.ID, "error_id", errorID, "err", err)
@@ -186,12 +188,12 @@ func upstreamRunsTasks(c *catalog.Connection) bool {
 // createUpstreamTask forwards a task-augmented call to an upstream that runs tasks itself
 // and records its task under a gateway task id (naming the connection), so that tasks/*
 // can be routed back statelessly.
-func (g *Gateway) createUpstreamTask(ctx context.Context, st *requestState, ref *proxiedRef, params json.RawMessage, row *db.Task) (any, error) {
-	up, err := upstreamParams(params, ref.t.UpstreamName)
+func (g *Gateway) createUpstreamTask(ctx context.Context, st *requestState, ref *forward.Ref, params json.RawMessage, row *db.Task) (any, error) {
+	up, err := forward.UpstreamParams(params, ref.Tool.UpstreamName)
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+		return nil, wire.InvalidParams(err.Error())
 	}
-	res, err := g.forwardRaw(ctx, st, ref.c.ID, "tools/call", up)
+	res, err := g.forward.Raw(ctx, st.State, ref.Conn.ID, "tools/call", up)
 	if err != nil {
 		return nil, err
 	}
@@ -203,9 +205,9 @@ func (g *Gateway) createUpstreamTask(ctx context.Context, st *requestState, ref 
 		} `json:"task"`
 	}
 	if json.Unmarshal(res, &ct) != nil || ct.Task.TaskID == "" {
-		return nil, g.internalError(ctx, "tools/call", errors.New("upstream answered a task-augmented call without a task"), nil)
+		return nil, wire.Internal(ctx, g.log, "tools/call", errors.New("upstream answered a task-augmented call without a task"), nil)
 	}
-	connID, upID := ref.c.ID, ct.Task.TaskID
+	connID, upID := ref.Conn.ID, ct.Task.TaskID
 	row.ConnectionID, row.UpstreamTaskID, row.Status = &connID, &upID, ct.Task.Status
 	if row.Status == "" {
 		row.Status = db.TaskWorking
@@ -215,30 +217,6 @@ func (g *Gateway) createUpstreamTask(ctx context.Context, st *requestState, ref 
 		return nil, g.taskStoreError(ctx, err)
 	}
 	return map[string]any{"task": taskObject(saved)}, nil
-}
-
-// forwardRaw sends one request to connection id's upstream under the synchronous budget;
-// an upstream JSON-RPC error is returned as is, a gateway-side failure as -32603 carrying
-// the envelope code and an errorId.
-func (g *Gateway) forwardRaw(ctx context.Context, st *requestState, connID, method string, params json.RawMessage) (json.RawMessage, error) {
-	callCtx, cancel := g.callContext(ctx, st)
-	defer cancel()
-	row, err := db.ConnectionGet(callCtx, g.o.Pool, connID)
-	var res json.RawMessage
-	if err == nil {
-		res, err = g.o.Upstreams.Forward(callCtx, g.targetFor(callCtx, row, st.principal.Subject), method, params, nil)
-	}
-	if err == nil {
-		return res, nil
-	}
-	if je := mcpclient.RPCError(err); je != nil {
-		return nil, je
-	}
-	errorID := httpapi.NewID()
-	fail := toolError(err, errorID)
-	g.log.WarnContext(ctx, "task routing failed", "method", method, "connection_id", connID, "error_id", errorID, "err", err)
-	data, _ := json.Marshal(map[string]any{"code": fail.Code, "retryable": fail.Retryable, "errorId": errorID})
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fail.Message, Data: data}
 }
 
 // serveUpstreamTask answers tasks/get, tasks/result and tasks/cancel for a routed task by
@@ -251,7 +229,7 @@ func (g *Gateway) serveUpstreamTask(ctx context.Context, st *requestState, metho
 	}
 	idParams, _ := json.Marshal(map[string]string{"taskId": *row.UpstreamTaskID})
 	start := time.Now()
-	res, err := g.forwardRaw(ctx, st, *row.ConnectionID, method, idParams)
+	res, err := g.forward.Raw(ctx, st.State, *row.ConnectionID, method, idParams)
 	if err != nil {
 		return nil, err
 	}
@@ -262,11 +240,11 @@ func (g *Gateway) serveUpstreamTask(ctx context.Context, st *requestState, metho
 			return nil, g.taskStoreError(ctx, err)
 		}
 		if first {
-			if !resultIsError(res) {
+			if !forward.ResultIsError(res) {
 				// The arguments went to the upstream when the task was created and are not
 				// kept: the row's digest is that of no arguments.
-				if err := g.audit(store, st, row.Tool, "", "proxied", *row.ConnectionID, time.Since(start), nil); err != nil {
-					return nil, g.internalError(ctx, "tasks/result", err, nil)
+				if err := g.forward.Audit(st.State, row.Tool, *row.ConnectionID, time.Since(start), nil); err != nil {
+					return nil, wire.Internal(ctx, g.log, "tasks/result", err, nil)
 				}
 			}
 		}
@@ -283,15 +261,6 @@ func (g *Gateway) serveUpstreamTask(ctx context.Context, st *requestState, metho
 		}
 	}
 	return taskObject(row), nil
-}
-
-// targetFor is connection row's target with subject's upstream credentials (the task's
-// owner), or the plain target without a connection service.
-func (g *Gateway) targetFor(ctx context.Context, row *db.Connection, subject string) mcpclient.Target {
-	if g.o.Connections == nil {
-		return connections.TargetOf(row)
-	}
-	return g.o.Connections.TargetFor(ctx, row, subject)
 }
 
 // taskSupport returns a tool definition's execution.taskSupport ("" when absent).
@@ -335,19 +304,19 @@ func (g *Gateway) RunTask(ctx context.Context, job TaskJob) error {
 	row, err := db.ConnectionGet(ctx, g.o.Pool, job.ConnectionID)
 	if err == nil {
 		up := mcpclient.WithCallTimeout(logx.WithRequestID(ctx, job.RequestID), g.o.TaskTimeout)
-		res, err = g.o.Upstreams.Forward(up, g.targetFor(ctx, row, job.Principal), "tools/call", job.Params, nil)
+		res, err = g.forward.Send(up, g.forward.TargetFor(ctx, row, job.Principal), "tools/call", job.Params)
 	}
 	d := time.Since(start)
 	store := context.WithoutCancel(ctx)
-	if err == nil && !resultIsError(res) {
+	if err == nil && !forward.ResultIsError(res) {
 		// The upstream ran the call: one audit row, whatever became of the task meanwhile
 		// (cancelled too late to stop it, or expired).
 		var args struct {
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		_ = json.Unmarshal(job.Params, &args)
-		st := &requestState{principal: &auth.Principal{Subject: job.Principal}, workspace: job.WorkspaceID, requestID: job.RequestID}
-		if aerr := g.audit(store, st, job.Tool, "", "proxied", job.ConnectionID, d, args.Arguments); aerr != nil {
+		st := &request.State{Principal: &auth.Principal{Subject: job.Principal}, Workspace: job.WorkspaceID, RequestID: job.RequestID}
+		if aerr := g.forward.Audit(st, job.Tool, job.ConnectionID, d, args.Arguments); aerr != nil {
 			g.log.ErrorContext(ctx, "task audit failed", "task_id", job.TaskID, "err", aerr)
 		}
 	}
@@ -360,27 +329,24 @@ func (g *Gateway) RunTask(ctx context.Context, job TaskJob) error {
 	}
 	if err != nil {
 		if je := mcpclient.RPCError(err); je != nil {
-			g.metrics.toolCall("proxied", job.Tool, "error", job.RequestID, d)
+			g.metrics.ToolCall("proxied", job.Tool, "error", job.RequestID, d)
 			b, _ := json.Marshal(je)
 			_, err := db.TaskFinish(store, g.o.Pool, job.TaskID, db.TaskFailed, nil, b, je.Message)
 			return err
 		}
 		errorID := httpapi.NewID()
-		fail := toolError(err, errorID)
-		if fail.Code == apperr.Internal {
-			fail.Code, fail.Message, fail.Retryable = apperr.UpstreamError, "upstream call failed", false
-		}
+		fail := wire.UpstreamFailure(err, errorID, "call")
 		g.log.WarnContext(ctx, "task call failed", "task_id", job.TaskID, "tool", job.Tool, "connection_id", job.ConnectionID, "error_id", errorID, "err", err)
-		g.metrics.toolCall("proxied", job.Tool, "error", job.RequestID, d)
-		b, _ := json.Marshal(seal(EnvelopeMeta{Tool: job.Tool, Version: "upstream"}, nil, fail))
+		g.metrics.ToolCall("proxied", job.Tool, "error", job.RequestID, d)
+		b := wire.SealJSON(wire.EnvelopeMeta{Tool: job.Tool, Version: "upstream"}, fail)
 		_, err := db.TaskFinish(store, g.o.Pool, job.TaskID, db.TaskFailed, b, nil, fail.Message)
 		return err
 	}
 	outcome := "ok"
-	if resultIsError(res) {
+	if forward.ResultIsError(res) {
 		outcome = "tool_error"
 	}
-	g.metrics.toolCall("proxied", job.Tool, outcome, job.RequestID, d)
+	g.metrics.ToolCall("proxied", job.Tool, outcome, job.RequestID, d)
 	_, err = db.TaskFinish(store, g.o.Pool, job.TaskID, db.TaskCompleted, res, nil, "")
 	return err
 }
@@ -392,9 +358,9 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 		Cursor string `json:"cursor"`
 	}
 	if len(params) > 0 && string(params) != "null" && json.Unmarshal(params, &p) != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
+		return nil, wire.Refusal(jsonrpc.CodeInvalidParams, "invalid params")
 	}
-	owner := st.principal.Subject
+	owner := st.Principal.Subject
 	switch method {
 	case "tasks/list":
 		var before time.Time
@@ -406,7 +372,7 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 			}
 			before, beforeID = t, id
 		}
-		rows, err := db.TaskList(ctx, g.o.Pool, st.workspace, owner, tasksPageSize+1, before, beforeID)
+		rows, err := db.TaskList(ctx, g.o.Pool, st.Workspace, owner, tasksPageSize+1, before, beforeID)
 		if err != nil {
 			return nil, g.taskStoreError(ctx, err)
 		}
@@ -423,17 +389,17 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 		out["tasks"] = tasks
 		return out, nil
 	case "tasks/cancel":
-		if row, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.workspace, owner); err == nil && row.UpstreamTaskID != nil {
+		if row, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.Workspace, owner); err == nil && row.UpstreamTaskID != nil {
 			return g.serveUpstreamTask(ctx, st, method, row)
 		}
-		before, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.workspace, owner)
+		before, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.Workspace, owner)
 		if err != nil {
 			return nil, g.taskLookupError(ctx, err)
 		}
 		if before.Terminal() {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task is already " + before.Status}
 		}
-		row, err := db.TaskCancel(ctx, g.o.Pool, p.TaskID, st.workspace, owner)
+		row, err := db.TaskCancel(ctx, g.o.Pool, p.TaskID, st.Workspace, owner)
 		if err != nil {
 			return nil, g.taskLookupError(ctx, err)
 		}
@@ -443,7 +409,7 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 		}
 		return taskObject(row), nil
 	}
-	row, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.workspace, owner)
+	row, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.Workspace, owner)
 	if err != nil {
 		return nil, g.taskLookupError(ctx, err)
 	}
@@ -456,7 +422,7 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 	// tasks/result: wait (polling the row) while the task works, within the request's
 	// budget; a client that gets "still working" polls tasks/get and asks again.
 	deadline := time.Now().Add(g.o.CallTimeout)
-	if dl := st.deadline.Add(-time.Second); !st.deadline.IsZero() && dl.Before(deadline) {
+	if dl := st.Deadline.Add(-time.Second); !st.Deadline.IsZero() && dl.Before(deadline) {
 		deadline = dl
 	}
 	for !row.Terminal() && time.Now().Before(deadline) {
@@ -465,7 +431,7 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 			return nil, ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
-		if row, err = db.TaskGet(ctx, g.o.Pool, p.TaskID, st.workspace, owner); err != nil {
+		if row, err = db.TaskGet(ctx, g.o.Pool, p.TaskID, st.Workspace, owner); err != nil {
 			return nil, g.taskLookupError(ctx, err)
 		}
 	}
@@ -504,7 +470,7 @@ func (g *Gateway) taskLookupError(ctx context.Context, err error) error {
 // taskStoreError is a database failure while reading or writing a task: -32603 with an
 // errorId, logged under the same id.
 func (g *Gateway) taskStoreError(ctx context.Context, err error) error {
-	return g.internalError(ctx, "tasks", err, nil)
+	return wire.Internal(ctx, g.log, "tasks", err, nil)
 }
 
 // withTaskCapability adds the tasks capability to a buffered initialize or
@@ -558,6 +524,3 @@ func withTaskExecution(def []byte) []byte {
 	}
 	return out
 }
-
-// taskTimeoutHint is the hint on a synchronous call that ran out of its budget.
-const taskTimeoutHint = "the call ran past the gateway's synchronous budget; a task-capable client can run it as a task (a task-augmented tools/call) to wait longer"

@@ -138,6 +138,7 @@ func (e *taskEnv) auditRows(t *testing.T, tool string) int {
 // the cleanup deletes it; capabilities and tool execution hints are advertised from
 // 2025-11-25 on.
 func TestTasks(t *testing.T) {
+	t.Parallel()
 	e := newTaskEnv(t, 0)
 	t.Run("completes", func(t *testing.T) {
 		start := time.Now()
@@ -349,6 +350,7 @@ func TestTasks(t *testing.T) {
 // invocation is refused), the task is answered at once as failed, with a reason and an
 // errorId, and nothing reaches the upstream.
 func TestTaskStartFails(t *testing.T) {
+	t.Parallel()
 	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{Gateway: func(g *gateway.Options) {
 		g.StartTask = func(context.Context, gateway.TaskJob) error { return errors.New("invoke refused") }
 	}}})
@@ -381,6 +383,7 @@ func TestTaskStartFails(t *testing.T) {
 // isError envelope (UPSTREAM_TIMEOUT, naming tasks) within the budget plus a second —
 // never a gateway 504.
 func TestSyncBudget(t *testing.T) {
+	t.Parallel()
 	e := newTaskEnv(t, 2*time.Second)
 	start := time.Now()
 	res, code := e.rpc(t, e.admin, "tools/call", `{"name":"`+e.tool+`","arguments":{"delayMs":40000}}`)
@@ -394,15 +397,17 @@ func TestSyncBudget(t *testing.T) {
 }
 
 // TestTasksTypeScriptClient: the official TypeScript SDK's task API against an upstream tool
-// that takes 40 s: the task is created at once, polling shows working then completed, the
+// that takes twice the gateway's synchronous budget (3 s here; 25 s deployed, under API
+// Gateway's 29 s): the task is created at once, polling shows working then completed, the
 // result is the upstream's, and one audit row is written.
 func TestTasksTypeScriptClient(t *testing.T) {
 	t.Parallel()
-	e := newTaskEnv(t, 0)
+	const budget = 3 * time.Second
+	e := newTaskEnv(t, budget)
 	plain := strings.TrimSuffix(e.tool, "report") + "plain"
 	res := testpeer.TSClient(t, testpeer.TSClientOptions{URL: e.env.URL + "/mcp/" + e.ws, Authorization: "Bearer " + e.admin,
 		Timeout: 120 * time.Second,
-		Plan:    []map[string]any{{"op": "callToolTask", "name": plain, "arguments": map[string]any{"delayMs": 40000}, "ttl": 120000}}})
+		Plan:    []map[string]any{{"op": "callToolTask", "name": plain, "arguments": map[string]any{"delayMs": 2 * budget.Milliseconds()}, "ttl": 120000}}})
 	if res.ConnectError != nil || res.Steps[0].Error != nil {
 		t.Fatalf("TS client: %+v %+v", res.ConnectError, res.Steps[0].Error)
 	}
@@ -426,7 +431,7 @@ func TestTasksTypeScriptClient(t *testing.T) {
 	}
 	last := msgs[len(msgs)-1]
 	prev := msgs[len(msgs)-2]
-	if !sawWorking || prev.Type != "taskStatus" || prev.Task.Status != "completed" || last.Type != "result" || last.AtMs < 40000 {
+	if !sawWorking || prev.Type != "taskStatus" || prev.Task.Status != "completed" || last.Type != "result" || int64(last.AtMs) < 2*budget.Milliseconds() {
 		t.Fatalf("stream ends with %+v (error %+v) after %+v", last, last.Error, prev)
 	}
 	if !jsonEqual(t, last.Result, []byte(testpeer.RawPlainResult)) {

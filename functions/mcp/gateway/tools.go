@@ -9,24 +9,18 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
+	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/mcpclient"
 )
-
-// proxiedRef is one proxied tool as a server key exposes it: the name the client calls,
-// and its connection and catalog tool.
-type proxiedRef struct {
-	name string
-	c    *catalog.Connection
-	t    *catalog.Tool
-}
 
 // proxiedTools calls add for every proxied tool st may see, under the name the client
 // calls: the upstream name on the single-server endpoint, the exposed name (mcp_<handle>_
 // <tool>) on the aggregate endpoint. Tools whose input schema is not an object are
 // skipped (the refresh already reported them).
 func proxiedTools(st *requestState, add func(name string, c *catalog.Connection, t *catalog.Tool)) {
-	if c := st.single; c != nil {
+	if c := st.Single; c != nil {
 		for j := range c.Tools {
 			if t := &c.Tools[j]; schemaIsObject(t.InputSchema) {
 				add(t.UpstreamName, c, t)
@@ -34,9 +28,9 @@ func proxiedTools(st *requestState, add func(name string, c *catalog.Connection,
 		}
 		return
 	}
-	for i := range st.snap.Doc.Connections {
-		c := &st.snap.Doc.Connections[i]
-		if !connectionVisible(st, c) {
+	for i := range st.Snapshot.Doc.Connections {
+		c := &st.Snapshot.Doc.Connections[i]
+		if !st.Visible(c) {
 			continue
 		}
 		for j := range c.Tools {
@@ -48,11 +42,11 @@ func proxiedTools(st *requestState, add func(name string, c *catalog.Connection,
 }
 
 // lookup returns the proxied tool called name under st's key (it is st's item).
-func (it *serverItem) lookup(st *requestState, name string) (proxiedRef, bool) {
+func (it *serverItem) lookup(st *requestState, name string) (forward.Ref, bool) {
 	it.callsOnce.Do(func() {
-		m := map[string]proxiedRef{}
+		m := map[string]forward.Ref{}
 		proxiedTools(st, func(name string, c *catalog.Connection, t *catalog.Tool) {
-			m[name] = proxiedRef{name: name, c: c, t: t}
+			m[name] = forward.Ref{Name: name, Conn: c, Tool: t}
 		})
 		it.calls = m
 	})
@@ -78,10 +72,10 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 			def  []byte
 		}
 		var all []named
-		if st.single == nil {
-			for _, b := range g.builtins {
-				if canSee(st.principal, b, st.toolsets) {
-					def, err := json.Marshal(b.tool)
+		if st.Single == nil {
+			for _, b := range g.builtins.All() {
+				if builtin.CanSee(st.Principal, b, st.Toolsets) {
+					def, err := json.Marshal(b.Tool())
 					if err == nil {
 						all = append(all, named{b.Name, withTaskExecution(def)})
 					}

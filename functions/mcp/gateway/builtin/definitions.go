@@ -1,0 +1,406 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/headers"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Toolsets of the built-in tools.
+const (
+	toolsetCatalog     = "catalog"
+	toolsetConnections = "connections"
+	toolsetInstall     = "install"
+	toolsetAudit       = "audit"
+	toolsetMeta        = "meta" // always listed: the way to discover the others
+)
+
+var toolsetDescriptions = map[string]string{
+	toolsetCatalog:     "Browse the curated catalog of remote MCP servers.",
+	toolsetConnections: "See, test and toggle the MCP servers connected to this workspace.",
+	toolsetInstall:     "Install and uninstall catalog servers (admin).",
+	toolsetAudit:       "Read the workspace's audit trail (admin).",
+	toolsetMeta:        "Discover toolsets and search every tool you can call.",
+}
+
+// Toolset is a named group of built-ins, selectable with X-MCP-Toolsets.
+type Toolset struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Tools       []string `json:"tools"`
+}
+
+func toolsetsOf(bs []*Compiled) []Toolset {
+	m := map[string]*Toolset{}
+	for _, b := range bs {
+		ts := m[b.Toolset]
+		if ts == nil {
+			ts = &Toolset{Name: b.Toolset, Description: toolsetDescriptions[b.Toolset]}
+			m[b.Toolset] = ts
+		}
+		ts.Tools = append(ts.Tools, b.Name)
+	}
+	out := make([]Toolset, 0, len(m))
+	for _, ts := range m {
+		out = append(out, *ts)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+var readOnly = mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
+
+// definitions declares every built-in (prefix agentpack_). Handlers are methods of s.
+func (s *Set) definitions() []*Builtin {
+	return append([]*Builtin{
+		{
+			Name: "agentpack_catalog_list", Version: "1.0.0", Toolset: toolsetCatalog,
+			Title:       "List catalog servers",
+			Description: "List the curated catalog of remote MCP servers that can be installed into this workspace, with verification tier and health. Filter by a search term (name, description, author) and/or category.",
+			Input:       `{"type":"object","properties":{"search":{"type":"string","maxLength":200},"category":{"type":"string","maxLength":100},"limit":{"type":"integer","minimum":1,"maximum":100}},"additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     s.catalogList,
+		},
+		{
+			Name: "agentpack_catalog_get", Version: "1.0.0", Toolset: toolsetCatalog,
+			Title:       "Show a catalog server",
+			Description: "Show one catalog entry by id or exact name: URL, transport, the header names it expects, tier, health, and whether this workspace has installed it.",
+			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"},"name":{"type":"string","minLength":1,"maxLength":200}},"oneOf":[{"required":["entryId"]},{"required":["name"]}],"additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     s.catalogGet,
+		},
+		{
+			Name: "agentpack_connections_list", Version: "1.0.0", Toolset: toolsetConnections, TakesProject: true,
+			Title:       "List connected servers",
+			Description: "List the MCP servers connected to this workspace (global, workspace and the project's own), with status, last error and the names under which their tools are exposed. projectId defaults to the workspace's default project.",
+			Input:       `{"type":"object","properties":{"projectId":{"type":"string","format":"uuid"}},"additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     s.connectionsList,
+		},
+		{
+			Name: "agentpack_catalog_install", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true,
+			Title:       "Install a catalog server",
+			Description: "Install a catalog entry into this workspace (admin). Its tools appear in this gateway as mcp_<handle>_<tool>. headers are sent to the upstream server (e.g. an Authorization token) and are never shown again.",
+			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"},"name":{"type":"string","minLength":1,"maxLength":100},"headers":{"type":"object","additionalProperties":{"type":"string"},"maxProperties":32}},"required":["entryId"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)},
+			Handler:     s.catalogInstall,
+		},
+		{
+			Name: "agentpack_catalog_uninstall", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true,
+			Title:       "Uninstall a catalog server",
+			Description: "Uninstall a catalog entry from this workspace (admin): its connection and tools are removed from the gateway. Re-installing later creates a new connection.",
+			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"}},"required":["entryId"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)},
+			Handler:     s.catalogUninstall,
+		},
+		{
+			Name: "agentpack_connection_toggle", Version: "1.0.0", Toolset: toolsetConnections, AdminOnly: true,
+			Title:       "Enable or disable a connection",
+			Description: "Flip a workspace connection between enabled and disabled (admin). A disabled connection's tools leave the gateway; its frozen tool names are kept for when it is enabled again.",
+			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)},
+			Handler:     s.connectionToggle,
+		},
+		{
+			Name: "agentpack_connection_test", Version: "1.0.0", Toolset: toolsetConnections, AdminOnly: true,
+			Title:       "Test a connection",
+			Description: "Connect to a workspace connection's server afresh (admin), list and store its tools, and report success, tool count and any error. An unreachable server is a result (success false), not a tool error.",
+			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)},
+			Handler:     s.connectionTest,
+		},
+		{
+			Name: "agentpack_audit_list", Version: "1.0.0", Toolset: toolsetAudit, AdminOnly: true,
+			Title:       "Recent audit events",
+			Description: "List the workspace's most recent audited tool calls (successful writes): who, which tool, when, how long. Arguments appear only as a digest.",
+			Input:       `{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200}},"additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     s.auditList,
+		},
+		{
+			Name: "agentpack_toolsets_list", Version: "1.0.0", Toolset: toolsetMeta,
+			Title:       "List toolsets",
+			Description: "List the gateway's toolsets and their tools. Narrow a session's built-in tools with the X-MCP-Toolsets header or ?toolsets=a,b.",
+			Input:       `{"type":"object","additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     s.toolsetsList,
+		},
+		{
+			Name: "agentpack_tools_search", Version: "1.0.0", Toolset: toolsetMeta,
+			Title:       "Search tools",
+			Description: "Search every tool you can call here — built-in and from connected servers — by keyword in name and description.",
+			Input:       `{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["query"],"additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     s.toolsSearch,
+		},
+	}, s.pinDefinitions()...)
+}
+
+func intArg(args map[string]any, key string, def int) int {
+	if f, ok := args[key].(float64); ok {
+		return int(f)
+	}
+	return def
+}
+
+func strArg(args map[string]any, key string) string {
+	s, _ := args[key].(string)
+	return s
+}
+
+// viewEntry is catalog entry e as the built-ins show it: catalog.EntryView, as the REST
+// API shows it to anyone but a superuser (URL secrets and header values redacted).
+func viewEntry(e *db.CatalogEntry) catalog.EntryView { return catalog.NewEntryView(e, false) }
+
+func (s *Set) catalogList(ctx context.Context, c *Call) (any, error) {
+	entries, err := db.CatalogEntryList(ctx, s.svc.Pool, db.CatalogFilter{Search: strArg(c.Args, "search"), Category: strArg(c.Args, "category")})
+	if err != nil {
+		return nil, err
+	}
+	limit := intArg(c.Args, "limit", 50)
+	out := make([]catalog.EntryView, 0, min(limit, len(entries)))
+	for i := range entries {
+		if len(out) == limit {
+			break
+		}
+		out = append(out, viewEntry(&entries[i]))
+	}
+	return map[string]any{"entries": out, "total": len(entries)}, nil
+}
+
+func (s *Set) catalogGet(ctx context.Context, c *Call) (any, error) {
+	var e *db.CatalogEntry
+	var err error
+	if id := strArg(c.Args, "entryId"); id != "" {
+		e, err = db.CatalogEntryGet(ctx, s.svc.Pool, id)
+	} else {
+		e, err = db.CatalogEntryGetByName(ctx, s.svc.Pool, strArg(c.Args, "name"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	var installed []map[string]any
+	for _, conn := range c.Req.Snapshot.Doc.Connections {
+		if conn.CatalogEntryID == e.ID {
+			installed = append(installed, map[string]any{"connectionId": conn.ID, "name": conn.Name, "handle": conn.Handle})
+		}
+	}
+	return map[string]any{"entry": viewEntry(e), "installed": installed}, nil
+}
+
+func (s *Set) connectionsList(ctx context.Context, c *Call) (any, error) {
+	rows, err := db.ConnectionList(ctx, s.svc.Pool, db.ConnectionFilter{WorkspaceIDs: []string{c.Workspace}})
+	if err != nil {
+		return nil, err
+	}
+	exposed := map[string][]string{}
+	for _, conn := range c.Req.Snapshot.Doc.Connections {
+		for _, t := range conn.Tools {
+			exposed[conn.ID] = append(exposed[conn.ID], t.ExposedName)
+		}
+	}
+	out := make([]map[string]any, 0, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		if r.ProjectID != nil && *r.ProjectID != c.ProjectID {
+			continue
+		}
+		out = append(out, map[string]any{
+			"id": r.ID, "name": r.Name, "handle": r.Handle, "scope": r.Scope(), "enabled": r.Enabled,
+			"source": r.Source, "url": visibleURL(c.Principal, r.URL), "transportType": r.TransportType, "lastConnectedAt": r.LastConnectedAt,
+			"lastError": r.LastError, "catalogEntryId": r.CatalogEntryID, "tools": nonNilStrings(exposed[r.ID]),
+		})
+	}
+	return map[string]any{"connections": out, "projectId": c.ProjectID}, nil
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (s *Set) catalogInstall(ctx context.Context, c *Call) (any, error) {
+	if s.svc.Connections == nil {
+		return nil, apperr.New(apperr.Unavailable, "installs are not available on this gateway")
+	}
+	h := map[string]string{}
+	if m, ok := c.Args["headers"].(map[string]any); ok {
+		for k, v := range m {
+			h[k], _ = v.(string)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, mcpclient.DefaultConnectTimeout+5e9)
+	defer cancel()
+	out, err := s.svc.Connections.Install(ctx, c.Principal, strArg(c.Args, "entryId"), connections.InstallInput{
+		WorkspaceID: c.Workspace, Name: strArg(c.Args, "name"), Headers: h,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return builtinOutcome(c, out), nil
+}
+
+func (s *Set) catalogUninstall(ctx context.Context, c *Call) (any, error) {
+	if s.svc.Connections == nil {
+		return nil, apperr.New(apperr.Unavailable, "uninstalls are not available on this gateway")
+	}
+	if err := s.svc.Connections.Uninstall(ctx, c.Principal, strArg(c.Args, "entryId"), c.Workspace); err != nil {
+		return nil, err
+	}
+	return map[string]any{"uninstalled": true, "entryId": strArg(c.Args, "entryId")}, nil
+}
+
+// workspaceConnection returns the id argument when it names a connection of the
+// request's workspace; any other connection (another workspace's, a global one) answers
+// NOT_FOUND, as if it did not exist. Disabled connections are not in the catalog snapshot,
+// so Postgres is asked.
+func (s *Set) workspaceConnection(ctx context.Context, c *Call) (string, error) {
+	if s.svc.Connections == nil {
+		return "", apperr.New(apperr.Unavailable, "connection management is not available on this gateway")
+	}
+	id := strArg(c.Args, "connectionId")
+	row, err := db.ConnectionGet(ctx, s.svc.Pool, id)
+	if err != nil {
+		return "", err
+	}
+	if row.WorkspaceID == nil || *row.WorkspaceID != c.Workspace {
+		return "", apperr.New(apperr.NotFound, "no such connection in this workspace")
+	}
+	return id, nil
+}
+
+func (s *Set) connectionToggle(ctx context.Context, c *Call) (any, error) {
+	id, err := s.workspaceConnection(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.svc.Connections.Toggle(ctx, c.Principal, id)
+	if err != nil {
+		return nil, err
+	}
+	return builtinOutcome(c, out), nil
+}
+
+// builtinOutcome is a write's outcome as a built-in answers it: the connection's URL as
+// visibleURL shows it (a query may hold an API key; only the REST detail shows it whole).
+func builtinOutcome(c *Call, out *connections.Outcome) *connections.Outcome {
+	if out == nil || out.Connection == nil {
+		return out
+	}
+	cp := *out
+	conn := *out.Connection
+	conn.URL = visibleURL(c.Principal, conn.URL)
+	cp.Connection = &conn
+	return &cp
+}
+
+func (s *Set) connectionTest(ctx context.Context, c *Call) (any, error) {
+	id, err := s.workspaceConnection(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return s.svc.Connections.Test(ctx, c.Principal, id)
+}
+
+func (s *Set) auditList(ctx context.Context, c *Call) (any, error) {
+	evs, err := db.AuditEventList(ctx, s.svc.Pool, c.Workspace, intArg(c.Args, "limit", 50))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"events": evs}, nil
+}
+
+func (s *Set) toolsetsList(_ context.Context, c *Call) (any, error) {
+	out := make([]Toolset, 0, len(s.toolsets))
+	for _, ts := range s.toolsets {
+		var visible []string
+		for _, name := range ts.Tools {
+			if CanSee(c.Principal, s.byName[name], nil) {
+				visible = append(visible, name)
+			}
+		}
+		if len(visible) > 0 {
+			out = append(out, Toolset{Name: ts.Name, Description: ts.Description, Tools: visible})
+		}
+	}
+	return map[string]any{"toolsets": out, "selected": c.Req.Toolsets}, nil
+}
+
+type searchHit struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Kind        string `json:"kind"`
+	Source      string `json:"source"`
+}
+
+func (s *Set) toolsSearch(_ context.Context, c *Call) (any, error) {
+	q := strings.ToLower(strArg(c.Args, "query"))
+	limit := intArg(c.Args, "limit", 20)
+	var hits []searchHit
+	match := func(name, desc string) bool {
+		return strings.Contains(strings.ToLower(name), q) || strings.Contains(strings.ToLower(desc), q)
+	}
+	for _, b := range s.all {
+		if CanSee(c.Principal, b, c.Req.Toolsets) && match(b.Name, b.Description) {
+			hits = append(hits, searchHit{Name: b.Name, Description: b.Description, Kind: "builtin", Source: "agentpack"})
+		}
+	}
+	st := c.Req
+	for i := range st.Snapshot.Doc.Connections {
+		conn := &st.Snapshot.Doc.Connections[i]
+		if !st.Visible(conn) {
+			continue
+		}
+		for _, t := range conn.Tools {
+			if match(t.ExposedName, t.Description) || match(t.UpstreamName, "") {
+				hits = append(hits, searchHit{Name: t.ExposedName, Description: t.Description, Kind: "proxied", Source: conn.Name})
+			}
+		}
+	}
+	total := len(hits)
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	if hits == nil {
+		hits = []searchHit{}
+	}
+	return map[string]any{"tools": hits, "total": total}, nil
+}
+
+// visibleURL is a connection URL as principal p may see it in a built-in's answer: admins
+// see scheme, host, path and the query's parameter names with every value, the userinfo and
+// the fragment redacted (headers.RedactURL); members see scheme, host and path only. Some
+// servers take an API key in the query, and only the REST connection detail shows the URL
+// whole, to an admin (issue 14 item 7).
+func visibleURL(p *auth.Principal, raw string) string {
+	if p.IsAdmin() {
+		return headers.RedactURL(raw)
+	}
+	return headers.PublicURL(raw)
+}
+
+// CatalogJSON is the agentpack://catalog resource: every catalog entry as the built-ins
+// show it ({"entries": [...]}, header values and URL secrets redacted).
+func (s *Set) CatalogJSON(ctx context.Context) ([]byte, error) {
+	entries, err := db.CatalogEntryList(ctx, s.svc.Pool, db.CatalogFilter{})
+	if err != nil {
+		return nil, err
+	}
+	views := make([]catalog.EntryView, 0, len(entries))
+	for i := range entries {
+		views = append(views, viewEntry(&entries[i]))
+	}
+	return json.Marshal(map[string]any{"entries": views})
+}

@@ -1,0 +1,156 @@
+// Package builtin is the gateway's built-in tools (prefix agentpack_, docs/DESIGN.md §4):
+// their declarations (the seed's tool kit), who may see and call each, argument
+// validation, and the one dispatch every built-in call goes through — instrument → access
+// → validate → default project → handler → classify → seal → audit. Handlers call
+// services (shared/connections, shared/pins, …), never the database directly.
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"errors"
+	"strings"
+
+	"github.com/agentpack/gateway/functions/mcp/gateway/request"
+	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Builtin declares one built-in tool (the seed's tool kit): identity, schemas,
+// annotations, toolset, who may see and call it, and the handler. Declarations are
+// compiled once per process (Compile) into the mcp.Tool that is registered and the
+// validator for its arguments.
+type Builtin struct {
+	Name        string
+	Version     string
+	Title       string
+	Description string
+	// Input is the JSON Schema of the arguments; its root type must be "object".
+	Input string
+	// Annotations are the MCP tool annotations; ReadOnlyHint=true built-ins are not audited.
+	Annotations mcp.ToolAnnotations
+	// Toolset groups the tool for X-MCP-Toolsets filtering.
+	Toolset string
+	// AdminOnly tools are listed to admins only; a member who calls one by name gets a
+	// FORBIDDEN envelope (checked before its arguments are parsed).
+	AdminOnly bool
+	// TakesProject tools get the workspace's default project in "projectId" when the
+	// caller gives none.
+	TakesProject bool
+	// Handler runs the tool with validated arguments and returns the envelope's data.
+	Handler func(ctx context.Context, c *Call) (any, error)
+}
+
+// Call is what a built-in handler receives.
+type Call struct {
+	Principal *auth.Principal
+	Workspace string
+	ProjectID string // after default-project filling; "" when none
+	Args      map[string]any
+	RawArgs   json.RawMessage
+	// Req is the request the call arrived in (chat, toolsets, catalog snapshot).
+	Req *request.State
+}
+
+// Compiled is a Builtin with its registered definition and argument validator.
+type Compiled struct {
+	*Builtin
+	tool   *mcp.Tool
+	schema *jsonschema.Schema
+}
+
+// Tool is the definition registered with go-sdk and listed by tools/list.
+func (b *Compiled) Tool() *mcp.Tool { return b.tool }
+
+// envelopeOutputSchema is the output schema every built-in declares: the envelope of
+// docs/DESIGN.md §5 (wire.Envelope).
+var envelopeOutputSchema = json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"},"data":{},"error":{"type":"object","properties":{"code":{"type":"string"},"message":{"type":"string"},"retryable":{"type":"boolean"},"hint":{"type":"string"},"errorId":{"type":"string"}},"required":["code","message","retryable"]},"meta":{"type":"object","properties":{"tool":{"type":"string"},"version":{"type":"string"}},"required":["tool","version"]}},"required":["ok","meta"]}`)
+
+// compile checks b's input schema (a JSON object schema) and compiles its validator;
+// formats are asserted (format "uuid" is checked, not only advertised).
+func compile(b *Builtin) (*Compiled, error) {
+	var doc any
+	if err := json.Unmarshal([]byte(b.Input), &doc); err != nil {
+		return nil, fmt.Errorf("builtin %s: input schema: %w", b.Name, err)
+	}
+	if m, ok := doc.(map[string]any); !ok || m["type"] != "object" {
+		return nil, fmt.Errorf("builtin %s: input schema root type must be object", b.Name)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat() // the schemas say format "uuid": check it, not just advertise it
+	url := "mem://builtin/" + b.Name
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("builtin %s: %w", b.Name, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("builtin %s: %w", b.Name, err)
+	}
+	ann := b.Annotations
+	ann.Title = b.Title
+	return &Compiled{
+		Builtin: b,
+		schema:  s,
+		tool: &mcp.Tool{
+			Name: b.Name, Title: b.Title, Description: b.Description,
+			InputSchema: json.RawMessage(b.Input), OutputSchema: envelopeOutputSchema,
+			Annotations: &ann,
+			Meta:        mcp.Meta{"agentpack/version": b.Version, "agentpack/toolset": b.Toolset},
+		},
+	}, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// validateArgs parses raw (absent = {}) and validates it against b's input schema;
+// failures are VALIDATION_ERROR with the schema violations in details.
+func validateArgs(b *Compiled, raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, apperr.New(apperr.Validation, "Invalid tool arguments: not valid JSON")
+	}
+	if err := b.schema.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		details := any(nil)
+		if errors.As(err, &ve) {
+			details = ve.DetailedOutput()
+		}
+		return nil, apperr.Wrap(err, apperr.Validation, "Invalid tool arguments: %s", shortSchemaError(err)).
+			WithDetails(details).WithHint("check the tool's inputSchema")
+	}
+	m, _ := v.(map[string]any)
+	return m, nil
+}
+
+var printer = message.NewPrinter(language.English)
+
+// shortSchemaError is a one-line summary of a schema violation: the first leaf error
+// with its instance location ("/limit: maximum: got 500, want 100").
+func shortSchemaError(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return "arguments do not match the input schema"
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	loc := "/" + strings.Join(ve.InstanceLocation, "/")
+	return loc + ": " + ve.ErrorKind.LocalizedString(printer)
+}
+
+// sealed is wire.Seal under b's name and version.
+func (b *Compiled) sealed(data any, fail *wire.EnvelopeError) *mcp.CallToolResult {
+	return wire.Seal(wire.EnvelopeMeta{Tool: b.Name, Version: b.Version}, data, fail)
+}

@@ -1,0 +1,118 @@
+package builtin
+
+import (
+	"context"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/pins"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// toolsetPins groups the chat pin built-ins (docs/DESIGN.md §4 "list/add/remove pins", §7).
+const toolsetPins = "pins"
+
+func init() {
+	toolsetDescriptions[toolsetPins] = "See a chat's pinned servers and resolved tool set; pin and unpin servers (admin)."
+}
+
+// pinBuiltins declares the pin built-ins: agentpack_pins_list (read-only),
+// agentpack_pin_add and agentpack_pin_remove (admin). chatId defaults to the request's
+// chat (X-Chat-Id or ?chat=). They share the pins REST function's rules through
+// pins.Service: a chat outside the request's workspace is NOT_FOUND.
+func (s *Set) pinDefinitions() []*Builtin {
+	return []*Builtin{
+		{
+			Name: "agentpack_pins_list", Version: "1.0.0", Toolset: toolsetPins,
+			Title:       "List a chat's pins and tools",
+			Description: "Show a chat's pinned MCP servers and the resolved tool set the chat gets: built-in tools plus the tools of the pinned servers and of every enabled workspace-scoped server (pins only add). With no pins the chat gets every enabled server of the workspace. Each tool names the server it comes from. chatId defaults to the session's chat (X-Chat-Id).",
+			Input:       `{"type":"object","properties":{"chatId":{"type":"string","format":"uuid"}},"additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     s.pinsList,
+		},
+		{
+			Name: "agentpack_pin_add", Version: "1.0.0", Toolset: toolsetPins, AdminOnly: true,
+			Title:       "Pin a server to a chat",
+			Description: "Pin a connected MCP server (global or of this workspace) to a chat (admin), so the chat gets its tools on top of the workspace-scoped ones. chatId defaults to the session's chat (X-Chat-Id).",
+			Input:       `{"type":"object","properties":{"chatId":{"type":"string","format":"uuid"},"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(false)},
+			Handler:     s.pinAdd,
+		},
+		{
+			Name: "agentpack_pin_remove", Version: "1.0.0", Toolset: toolsetPins, AdminOnly: true,
+			Title:       "Unpin a server from a chat",
+			Description: "Remove a pin from a chat (admin); the pin is deleted. Get pin ids from agentpack_pins_list. chatId defaults to the session's chat (X-Chat-Id).",
+			Input:       `{"type":"object","properties":{"chatId":{"type":"string","format":"uuid"},"pinId":{"type":"string","format":"uuid"}},"required":["pinId"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+			Handler:     s.pinRemove,
+		},
+	}
+}
+
+// pinChat returns the chat a pin built-in acts on: chatId, else the request's chat; it
+// must belong to the request's workspace.
+func (s *Set) pinChat(ctx context.Context, c *Call) (*db.Chat, error) {
+	id := strArg(c.Args, "chatId")
+	if id == "" {
+		id = c.Req.ChatID
+	}
+	if id == "" {
+		return nil, apperr.New(apperr.Validation, "chatId is required").
+			WithHint("pass chatId, or open the session with the X-Chat-Id header")
+	}
+	chat, err := s.pins.Chat(ctx, c.Principal, id)
+	if err != nil {
+		return nil, err
+	}
+	if chat.WorkspaceID != c.Workspace {
+		return nil, apperr.New(apperr.NotFound, "no such chat")
+	}
+	return chat, nil
+}
+
+func (s *Set) pinsList(ctx context.Context, c *Call) (any, error) {
+	chat, err := s.pinChat(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	list, err := pins.PinList(ctx, s.svc.Pool, chat.ID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := pins.ResolveChat(ctx, s.svc.Pool, s.svc.Logger, c.Req.Snapshot, chat)
+	if err != nil {
+		return nil, err
+	}
+	ts := pins.ProxiedTools(c.Req.Snapshot, chat, res)
+	for _, b := range s.all {
+		if CanSee(c.Principal, b, c.Req.Toolsets) {
+			ts.Tools = append(ts.Tools, pins.Tool{Name: b.Name, Description: b.Title, Kind: "builtin", Source: "agentpack"})
+		}
+	}
+	pins.SortTools(ts.Tools)
+	return map[string]any{"pins": list, "toolSet": ts}, nil
+}
+
+func (s *Set) pinAdd(ctx context.Context, c *Call) (any, error) {
+	chat, err := s.pinChat(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	pin, err := s.pins.Add(ctx, c.Principal, chat.ID, strArg(c.Args, "connectionId"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"pin": pin}, nil
+}
+
+func (s *Set) pinRemove(ctx context.Context, c *Call) (any, error) {
+	chat, err := s.pinChat(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	pin, err := s.pins.Remove(ctx, c.Principal, chat.ID, strArg(c.Args, "pinId"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"removed": pin}, nil
+}

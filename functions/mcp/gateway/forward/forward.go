@@ -1,0 +1,456 @@
+// Package forward is the gateway's one path to upstream MCP servers (docs/ARCHITECTURE.md
+// "A proxied call"): a proxied tools/call, a pass-through request of the single-server
+// endpoint, and the requests that route a task to the upstream that runs it. It resolves
+// the connection's target and the caller's upstream credentials, sends the request's
+// bytes through shared/mcpclient (which owns the upstream sessions), and returns the
+// upstream's result bytes or its JSON-RPC error unchanged. Only three things change on the
+// way up: the id (the pool's), the tool name, and the downstream exchange's _meta fields.
+//
+// A gateway-side failure (unreachable, timeout, refused session) becomes, for a
+// tools/call, the envelope with an UPSTREAM_* code (wire.UpstreamFailure), and for other
+// methods a -32603 whose data carries that code (wire.Failure); both log an errorId the
+// client sees. Every proxied tools/call writes its metrics, and its audit row when the
+// result is not isError, before it returns.
+package forward
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentpack/gateway/functions/mcp/gateway/audit"
+	"github.com/agentpack/gateway/functions/mcp/gateway/metrics"
+	"github.com/agentpack/gateway/functions/mcp/gateway/request"
+	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/telemetry"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+)
+
+// Options configure a Forwarder. Pool and Upstreams are required.
+type Options struct {
+	Pool      *db.Pool
+	Upstreams *mcpclient.Pool
+	// Connections decides each caller's upstream credentials (OAuth connections); nil
+	// sends every connection's stored headers only.
+	Connections *connections.Service
+	Logger      *slog.Logger
+	Metrics     *metrics.EMF
+	Audit       *audit.Writer
+	// CallTimeout bounds a synchronous upstream call (the edge's budget, under API
+	// Gateway's 29 s).
+	CallTimeout time.Duration
+}
+
+// Forwarder sends requests upstream. Safe for concurrent use.
+type Forwarder struct {
+	o       Options
+	log     *slog.Logger
+	targets *targetCache
+}
+
+// New returns a Forwarder.
+func New(o Options) *Forwarder {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Forwarder{o: o, log: o.Logger, targets: &targetCache{m: map[string]cachedTarget{}}}
+}
+
+// Ref is one proxied tool as a server key exposes it: the name the client calls, its
+// connection and its catalog tool.
+type Ref struct {
+	Name string
+	Conn *catalog.Connection
+	Tool *catalog.Tool
+}
+
+// TimeoutHint is the hint on a synchronous call that ran out of its budget.
+const TimeoutHint = "the call ran past the gateway's synchronous budget; a task-capable client can run it as a task (a task-augmented tools/call) to wait longer"
+
+// Call is a proxied tools/call of ref for st: metrics, forward, audit, and the envelope for
+// a gateway-side failure. params is the client's params object and p its members (the
+// edge decoded them once). The result is the upstream's bytes; an upstream JSON-RPC error
+// is returned as the *jsonrpc.Error to pass through. Exactly one audit row is written for a
+// result without isError: true. A caller the connection needs authorization from gets the
+// way to authorize (connections.PrepareCall) and nothing is forwarded.
+func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params json.RawMessage, p map[string]json.RawMessage) (_ json.RawMessage, rerr error) {
+	start := time.Now()
+	name := ref.Name
+	logx.Annotate(ctx, logx.FieldTool, name)
+	logx.Annotate(ctx, logx.FieldConnectionID, ref.Conn.ID)
+	ctx, span := telemetry.Start(ctx, "tools/call "+name, attribute.String("agentpack.tool", name),
+		attribute.String("agentpack.connection_id", ref.Conn.ID))
+	defer func() {
+		if rerr != nil {
+			telemetry.Fail(span, "proxied call failed", rerr)
+		}
+		span.End()
+	}()
+	up, err := UpstreamParams(params, ref.Tool.UpstreamName)
+	if err != nil {
+		return nil, wire.InvalidParams(err.Error())
+	}
+	var res json.RawMessage
+	callCtx, cancel := f.CallContext(ctx, st)
+	pc, err := f.Prepare(callCtx, st, ref.Conn) // under the call's deadline too
+	if err == nil && (pc.Answer != nil || pc.AnswerErr != nil) {
+		cancel()
+		logx.Annotate(ctx, logx.FieldOutcome, "authorization_required")
+		return f.answer(ctx, pc.Answer, pc.AnswerErr)
+	}
+	if err == nil {
+		res, err = f.o.Upstreams.Forward(callCtx, pc.Target, "tools/call", up, relayFor(st, p["_meta"]))
+	}
+	cancel()
+	d := time.Since(start)
+	if err != nil {
+		if je := mcpclient.RPCError(err); je != nil {
+			f.o.Metrics.ToolCall("proxied", name, "error", st.RequestID, d)
+			f.o.Metrics.UpstreamCall(ref.Conn.ID, "rpc_error", st.RequestID, d)
+			logx.Annotate(ctx, logx.FieldOutcome, "rpc_error")
+			logx.Annotate(ctx, logx.FieldRPCCode, strconv.FormatInt(je.Code, 10))
+			return nil, je
+		}
+		if ans, ansErr, ok := f.stepUp(ctx, st, ref.Conn); ok {
+			// 403 insufficient_scope: the way to grant the scopes the upstream asks for.
+			f.o.Metrics.ToolCall("proxied", name, "error", st.RequestID, d)
+			logx.Annotate(ctx, logx.FieldOutcome, "authorization_required")
+			return f.answer(ctx, ans, ansErr)
+		}
+		errorID := httpapi.NewID()
+		fail := wire.UpstreamFailure(err, errorID, "call")
+		if fail.Code == apperr.UpstreamTimeout {
+			fail.Hint = TimeoutHint
+		}
+		// Name the connection: the caller sees which installed server failed.
+		fail.Message = ref.Conn.Name + ": " + fail.Message
+		f.log.WarnContext(ctx, "proxied call failed", "tool", name, "connection_id", ref.Conn.ID, "error_id", errorID, "err", err)
+		f.o.Metrics.ToolCall("proxied", name, "error", st.RequestID, d)
+		f.o.Metrics.UpstreamCall(ref.Conn.ID, "error", st.RequestID, d)
+		telemetry.Fail(span, "upstream call failed", err)
+		logx.Annotate(ctx, logx.FieldOutcome, "tool_error")
+		logx.Annotate(ctx, logx.FieldRPCCode, string(fail.Code))
+		logx.Annotate(ctx, logx.FieldErrorID, errorID)
+		return wire.SealJSON(wire.EnvelopeMeta{Tool: name, Version: "upstream"}, fail), nil
+	}
+	outcome := "ok"
+	if ResultIsError(res) {
+		outcome = "tool_error"
+	}
+	f.o.Metrics.ToolCall("proxied", name, outcome, st.RequestID, d)
+	f.o.Metrics.UpstreamCall(ref.Conn.ID, outcome, st.RequestID, d)
+	logx.Annotate(ctx, logx.FieldOutcome, outcome)
+	if outcome == "ok" {
+		if err := f.Audit(st, name, ref.Conn.ID, d, p["arguments"]); err != nil {
+			return nil, wire.Internal(ctx, f.log, "tools/call", err, nil)
+		}
+	}
+	return res, nil
+}
+
+// Audit commits the audit row of a proxied call of tool on connection connID by st's
+// caller (audit.Writer.Record).
+func (f *Forwarder) Audit(st *request.State, tool, connID string, d time.Duration, args json.RawMessage) error {
+	return f.o.Audit.Record(audit.Entry{RequestID: st.RequestID, Principal: st.Principal.Subject,
+		WorkspaceID: st.Workspace, Tool: tool, Kind: "proxied", ConnectionID: connID, Duration: d, Arguments: args})
+}
+
+// answer is an authorization answer as a tools/call outcome: the JSON-RPC error, or the
+// result encoded.
+func (f *Forwarder) answer(ctx context.Context, res *mcp.CallToolResult, rerr error) (json.RawMessage, error) {
+	if rerr != nil {
+		return nil, rerr
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, wire.Internal(ctx, f.log, "tools/call", err, nil)
+	}
+	return b, nil
+}
+
+// passThrough are the methods the single-server endpoint forwards to the upstream.
+var passThrough = map[string]bool{
+	"resources/list":           true,
+	"resources/templates/list": true,
+	"resources/read":           true,
+	"resources/subscribe":      true,
+	"resources/unsubscribe":    true,
+	"prompts/list":             true,
+	"prompts/get":              true,
+	"completion/complete":      true,
+}
+
+// PassThrough reports whether the single-server endpoint forwards method upstream.
+func PassThrough(method string) bool { return passThrough[method] }
+
+// Method sends one pass-through request of the single-server endpoint to connection c and
+// returns the upstream's result bytes. A JSON-RPC error from the upstream reaches the
+// client unchanged; a gateway-side failure is wire.Failure (-32603 with the envelope code,
+// retryable flag and a logged errorId). The params go without the downstream exchange's
+// _meta fields. A caller the connection needs authorization from gets -32042 (or -32600
+// with the link, before 2025-11-25) and nothing is forwarded.
+func (f *Forwarder) Method(ctx context.Context, st *request.State, c *catalog.Connection, method string, params json.RawMessage) (json.RawMessage, error) {
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage("{}")
+	}
+	up, err := WithoutDownstreamMeta(params)
+	if err != nil {
+		return nil, wire.InvalidParams(err.Error())
+	}
+	start := time.Now()
+	callCtx, cancel := f.CallContext(ctx, st)
+	pc, err := f.Prepare(callCtx, st, c)
+	if err == nil && pc.AnswerErr != nil {
+		cancel()
+		return nil, pc.AnswerErr
+	}
+	if err == nil && pc.Answer != nil {
+		cancel()
+		return nil, wire.Refusal(jsonrpc.CodeInvalidRequest, "this server needs authorization: "+answerText(pc.Answer))
+	}
+	var res json.RawMessage
+	if err == nil {
+		res, err = f.o.Upstreams.Forward(callCtx, pc.Target, method, up, nil)
+	}
+	cancel()
+	if err == nil {
+		f.log.DebugContext(ctx, "passed through", "method", method, "connection_id", c.ID,
+			"duration_ms", float64(time.Since(start).Microseconds())/1000)
+		return res, nil
+	}
+	return nil, f.failure(ctx, "pass-through failed", method, c.ID, err)
+}
+
+// Raw sends one request (tasks/* routing, a task-augmented tools/call) to connection
+// connID's upstream under the synchronous budget, with st's caller's credentials; errors
+// as Method.
+func (f *Forwarder) Raw(ctx context.Context, st *request.State, connID, method string, params json.RawMessage) (json.RawMessage, error) {
+	callCtx, cancel := f.CallContext(ctx, st)
+	defer cancel()
+	row, err := db.ConnectionGet(callCtx, f.o.Pool, connID)
+	var res json.RawMessage
+	if err == nil {
+		res, err = f.o.Upstreams.Forward(callCtx, f.TargetFor(callCtx, row, st.Principal.Subject), method, params, nil)
+	}
+	if err == nil {
+		return res, nil
+	}
+	return nil, f.failure(ctx, "task routing failed", method, connID, err)
+}
+
+// failure is the answer to a request that did not get an upstream result: the upstream's
+// JSON-RPC error as it is, else wire.Failure, logged under its errorId.
+func (f *Forwarder) failure(ctx context.Context, msg, method, connID string, err error) error {
+	if je := mcpclient.RPCError(err); je != nil {
+		return je
+	}
+	errorID := httpapi.NewID()
+	fail := wire.UpstreamFailure(err, errorID, "request")
+	f.log.WarnContext(ctx, msg, "method", method, "connection_id", connID, "error_id", errorID, "err", err)
+	return wire.Failure(fail, errorID)
+}
+
+// Send forwards one request to target with ctx's deadline (the task worker's path).
+func (f *Forwarder) Send(ctx context.Context, target mcpclient.Target, method string, params json.RawMessage) (json.RawMessage, error) {
+	return f.o.Upstreams.Forward(ctx, target, method, params, nil)
+}
+
+// CallContext is the context of an upstream call: bounded by CallTimeout and by the
+// request's own deadline (the Lambda deadline less 1 s), which go-sdk does not pass to
+// tool handlers, and cancelled with ctx — but carrying none of ctx's values except the
+// request id, the span and the log fields. go-sdk keeps the inbound Mcp-Protocol-Version
+// in the request context and its client would reuse it for the upstream connect (a
+// 2026-07-28 client made the gateway offer 2026-07-28 to a 2025-11-25 upstream, which
+// answered 400).
+func (f *Forwarder) CallContext(ctx context.Context, st *request.State) (context.Context, context.CancelFunc) {
+	timeout := f.o.CallTimeout
+	if !st.Deadline.IsZero() {
+		if left := time.Until(st.Deadline) - time.Second; left < timeout {
+			timeout = max(left, 100*time.Millisecond)
+		}
+	}
+	up, cancel := context.WithTimeout(logx.WithRequestID(telemetry.Carry(context.Background(), ctx), st.RequestID), timeout)
+	stop := context.AfterFunc(ctx, cancel)
+	return up, func() { stop(); cancel() }
+}
+
+// Prepared is where a proxied request goes: the Target to forward to, or — for an OAuth
+// connection the caller has no usable token for — the answer to give instead (nothing is
+// sent upstream; connections.PrepareCall): a result (isError with the authorization link,
+// for clients before 2025-11-25) or a JSON-RPC error (-32042 with it).
+type Prepared struct {
+	Target    mcpclient.Target
+	Answer    *mcp.CallToolResult
+	AnswerErr error
+}
+
+// Prepare resolves connection c's target for st's caller (docs/UPSTREAM-AUTH.md).
+// NOT_FOUND when the connection was removed.
+func (f *Forwarder) Prepare(ctx context.Context, st *request.State, c *catalog.Connection) (*Prepared, error) {
+	row, err := f.targets.row(ctx, f.o.Pool, c)
+	if err != nil {
+		return nil, err
+	}
+	if f.o.Connections == nil {
+		return &Prepared{Target: connections.TargetOf(row)}, nil
+	}
+	t, answer, answerErr, err := f.o.Connections.PrepareCall(ctx, row, st.Principal, st.Version)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{Target: t, Answer: answer, AnswerErr: answerErr}, nil
+}
+
+// stepUp answers a failed call of connection c for st's caller whose upstream asked for
+// more scopes (connections.StepUp); ok is false for any other failure.
+func (f *Forwarder) stepUp(ctx context.Context, st *request.State, c *catalog.Connection) (*mcp.CallToolResult, error, bool) {
+	if f.o.Connections == nil {
+		return nil, nil, false
+	}
+	row, err := f.targets.row(ctx, f.o.Pool, c)
+	if err != nil {
+		return nil, nil, false
+	}
+	return f.o.Connections.StepUp(ctx, row, st.Principal, st.Version)
+}
+
+// TargetFor is connection row's target with subject's upstream credentials (a task's
+// owner), or the plain target without a connection service.
+func (f *Forwarder) TargetFor(ctx context.Context, row *db.Connection, subject string) mcpclient.Target {
+	if f.o.Connections == nil {
+		return connections.TargetOf(row)
+	}
+	return f.o.Connections.TargetFor(ctx, row, subject)
+}
+
+// targetCache keeps each connection's row (URL, transport, headers, auth mode) in a warm
+// process, keyed by connection id and invalidated when the catalog shows a newer
+// updatedAt. Headers are read from Postgres, never from the catalog document.
+type targetCache struct {
+	mu sync.Mutex
+	m  map[string]cachedTarget
+}
+
+type cachedTarget struct {
+	updatedAt time.Time
+	row       *db.Connection
+}
+
+// row returns connection c's row (cached per updatedAt); NOT_FOUND when it was removed.
+func (tc *targetCache) row(ctx context.Context, pool *db.Pool, c *catalog.Connection) (*db.Connection, error) {
+	tc.mu.Lock()
+	ct, ok := tc.m[c.ID]
+	tc.mu.Unlock()
+	if ok && ct.updatedAt.Equal(c.UpdatedAt) {
+		return ct.row, nil
+	}
+	row, err := db.ConnectionGet(ctx, pool, c.ID)
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.NotFound {
+			return nil, apperr.New(apperr.NotFound, "this server was removed")
+		}
+		return nil, err
+	}
+	tc.mu.Lock()
+	tc.m[c.ID] = cachedTarget{updatedAt: c.UpdatedAt, row: row}
+	tc.mu.Unlock()
+	return row, nil
+}
+
+// answerText is the text of an authorization answer (its first text content).
+func answerText(r *mcp.CallToolResult) string {
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return "authorize it in the console"
+}
+
+// PlainParams is a tools/call's params without a "task" member: a client of a revision
+// without tasks (or a request the edge serves synchronously) must not make the upstream
+// start a task whose id the client could not use.
+func PlainParams(params json.RawMessage) json.RawMessage {
+	if !bytes.Contains(params, []byte(`"task"`)) {
+		return params
+	}
+	out, err := mcpclient.DeleteMember(params, "task")
+	if err != nil {
+		return params
+	}
+	return out
+}
+
+// ResultIsError reports whether a tools/call result says isError: true.
+func ResultIsError(res json.RawMessage) bool {
+	if !bytes.Contains(res, []byte(`"isError"`)) {
+		return false
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(res, &r) == nil && r.IsError
+}
+
+// UpstreamParams is the client's tools/call params with the upstream's tool name and
+// without the downstream exchange's _meta fields (WithoutDownstreamMeta); every other
+// member keeps its bytes. Errors when params is not a JSON object.
+func UpstreamParams(params json.RawMessage, upstreamName string) (json.RawMessage, error) {
+	nb, _ := json.Marshal(upstreamName)
+	out, err := mcpclient.SetMember(params, "name", nb)
+	if err != nil {
+		return nil, err
+	}
+	return WithoutDownstreamMeta(out)
+}
+
+// WithoutDownstreamMeta removes from params._meta what describes the client's exchange
+// with the gateway rather than the request: the progress token (the pool asks the upstream
+// for progress with a token of its own when it relays) and the io.modelcontextprotocol/*
+// protocol fields of 2026-07-28 (the pool sets its own for its upstream session). Other
+// _meta keys are the request's and go upstream. Errors when params or its _meta is not a
+// JSON object.
+func WithoutDownstreamMeta(params json.RawMessage) (json.RawMessage, error) {
+	if !bytes.Contains(params, []byte(`"_meta"`)) {
+		return params, nil
+	}
+	p, ok := mcpclient.Members(params)
+	if !ok {
+		return nil, errors.New("params is not a JSON object")
+	}
+	raw, has := p["_meta"]
+	if !has {
+		return params, nil
+	}
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return nil, errors.New("_meta is not an object")
+	}
+	changed := false
+	for k := range meta {
+		if k == progressTokenKey || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			delete(meta, k)
+			changed = true
+		}
+	}
+	if !changed {
+		return params, nil
+	}
+	mb, _ := json.Marshal(meta)
+	return mcpclient.SetMember(params, "_meta", mb)
+}

@@ -1,0 +1,81 @@
+package forward
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/agentpack/gateway/functions/mcp/gateway/request"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestUpstreamParams: only the name and the downstream exchange's _meta fields change;
+// every other byte stays as the client wrote it.
+func TestUpstreamParams(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, want string }{
+		{`{"name":"mcp_x_echo","arguments":{"b":1,"a":"é\u00e9"}}`, `{"name":"echo","arguments":{"b":1,"a":"é\u00e9"}}`},
+		{`{"name":"mcp_x_echo","_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2026-07-28","trace":"t"}}`,
+			`{"name":"echo","_meta":{"trace":"t"}}`},
+		{`{"name":"mcp_x_echo","_meta":{"keep":1}}`, `{"name":"echo","_meta":{"keep":1}}`},
+	}
+	for _, c := range cases {
+		got, err := UpstreamParams(json.RawMessage(c.in), "echo")
+		if err != nil || string(got) != c.want {
+			t.Errorf("UpstreamParams(%s) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{`[1]`, `{"name":"x","_meta":[1]}`, `{"a":1,"a":2,"_meta":{}}`} {
+		if _, err := UpstreamParams(json.RawMessage(bad), "echo"); err == nil {
+			t.Errorf("UpstreamParams(%s) accepted", bad)
+		}
+	}
+}
+
+func TestPlainParamsAndResultIsError(t *testing.T) {
+	t.Parallel()
+	if got := string(PlainParams(json.RawMessage(`{"name":"n","task":{"ttl":5},"arguments":{}}`))); got != `{"name":"n","arguments":{}}` {
+		t.Errorf("PlainParams = %s", got)
+	}
+	if got := string(PlainParams(json.RawMessage(`{"name":"task"}`))); got != `{"name":"task"}` {
+		t.Errorf("PlainParams changed a params without a task member: %s", got)
+	}
+	for in, want := range map[string]bool{
+		`{"content":[],"isError":true}`: true, `{"content":[],"isError":false}`: false,
+		`{"content":[{"type":"text","text":"\"isError\":true"}]}`: false, `not json "isError"`: false,
+	} {
+		if got := ResultIsError(json.RawMessage(in)); got != want {
+			t.Errorf("ResultIsError(%s) = %v", in, got)
+		}
+	}
+}
+
+// TestRelayFor: notifications are relayed only on the single-server endpoint to a client
+// that accepts SSE; progress only with a progress token (relayed under the client's token);
+// logs at info and above, or at 2026-07-28 from the request's log level.
+func TestRelayFor(t *testing.T) {
+	t.Parallel()
+	single := &catalog.Connection{ID: "c"}
+	if relayFor(&request.State{Single: nil, AcceptsSSE: true, Relay: &request.Relayed{}}, nil) != nil {
+		t.Error("relay on the aggregate endpoint")
+	}
+	if relayFor(&request.State{Single: single, AcceptsSSE: false, Relay: &request.Relayed{}}, nil) != nil {
+		t.Error("relay to a client that refuses SSE")
+	}
+	st := &request.State{Single: single, AcceptsSSE: true, Relay: &request.Relayed{}}
+	r := relayFor(st, json.RawMessage(`{"progressToken":"tok"}`))
+	if r == nil || r.Progress == nil || r.Log == nil {
+		t.Fatalf("relay %+v", r)
+	}
+	r.Progress(&mcp.ProgressNotificationParams{ProgressToken: "upstream-own", Progress: 1})
+	r.Log(&mcp.LoggingMessageParams{Level: "debug", Data: "dropped"})
+	r.Log(&mcp.LoggingMessageParams{Level: "warning", Data: "kept"})
+	ev := st.Relay.Take()
+	if len(ev) != 2 || !json.Valid(ev[0]) || string(ev[0]) != `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":1}}` {
+		t.Fatalf("relayed %q", ev)
+	}
+	newEra := &request.State{Single: single, AcceptsSSE: true, Relay: &request.Relayed{}, NewProtocol: true}
+	if relayFor(newEra, nil) != nil {
+		t.Error("a 2026-07-28 request without a log level gets logs")
+	}
+}

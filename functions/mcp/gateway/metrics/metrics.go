@@ -1,0 +1,115 @@
+// Package metrics writes the gateway's CloudWatch Embedded Metric Format lines
+// (docs/OPERATIONS.md): one per tool call and one per upstream leg of a proxied call, in
+// namespace Agentpack/Gateway. Lambda sends stdout to CloudWatch Logs, which extracts the
+// metrics; locally the lines go wherever the writer points.
+package metrics
+
+import (
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+)
+
+// Namespace is the CloudWatch namespace of every metric written here.
+const Namespace = "Agentpack/Gateway"
+
+// EMF writes EMF lines to one writer, a whole line per Write. A nil *EMF, or one with a
+// nil writer, writes nothing.
+type EMF struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// New returns an EMF writing to w (nil disables).
+func New(w io.Writer) *EMF { return &EMF{w: w} }
+
+type directive struct {
+	Namespace  string              `json:"Namespace"`
+	Dimensions [][]string          `json:"Dimensions"`
+	Metrics    []map[string]string `json:"Metrics"`
+}
+
+type awsMeta struct {
+	Timestamp         int64       `json:"Timestamp"`
+	CloudWatchMetrics []directive `json:"CloudWatchMetrics"`
+}
+
+// toolCallLine: ToolCallDuration (Milliseconds) and ToolCalls (Count) by {kind, outcome},
+// the tool name as a property.
+type toolCallLine struct {
+	AWS        awsMeta `json:"_aws"`
+	Kind       string  `json:"kind"`
+	Outcome    string  `json:"outcome"`
+	Tool       string  `json:"tool"`
+	RequestID  string  `json:"request_id,omitempty"`
+	DurationMS float64 `json:"ToolCallDuration"`
+	Calls      int     `json:"ToolCalls"`
+}
+
+var toolCallDirective = []directive{{
+	Namespace:  Namespace,
+	Dimensions: [][]string{{"kind", "outcome"}},
+	Metrics: []map[string]string{
+		{"Name": "ToolCallDuration", "Unit": "Milliseconds"},
+		{"Name": "ToolCalls", "Unit": "Count"},
+	},
+}}
+
+// upstreamLine: UpstreamCalls (Count) and UpstreamLatency (Milliseconds), per connection
+// ({connection_id}) and per connection and outcome ({connection_id, outcome}). The
+// dashboard's "Upstream latency by connection" widget searches the first set. Each
+// connection that receives calls is its own metric (CloudWatch bills per metric; one
+// without data points costs nothing).
+type upstreamLine struct {
+	AWS          awsMeta `json:"_aws"`
+	ConnectionID string  `json:"connection_id"`
+	Outcome      string  `json:"outcome"`
+	RequestID    string  `json:"request_id,omitempty"`
+	LatencyMS    float64 `json:"UpstreamLatency"`
+	Calls        int     `json:"UpstreamCalls"`
+}
+
+var upstreamDirective = []directive{{
+	Namespace:  Namespace,
+	Dimensions: [][]string{{"connection_id"}, {"connection_id", "outcome"}},
+	Metrics: []map[string]string{
+		{"Name": "UpstreamLatency", "Unit": "Milliseconds"},
+		{"Name": "UpstreamCalls", "Unit": "Count"},
+	},
+}}
+
+// ToolCall records one tool call: kind "builtin" or "proxied"; outcome "ok", "tool_error"
+// or "error"; d the call's duration. requestID joins the line to the access log line.
+func (m *EMF) ToolCall(kind, tool, outcome, requestID string, d time.Duration) {
+	if m == nil || m.w == nil {
+		return
+	}
+	m.write(toolCallLine{AWS: awsMeta{time.Now().UnixMilli(), toolCallDirective},
+		Kind: kind, Tool: tool, Outcome: outcome, RequestID: requestID, DurationMS: ms(d), Calls: 1})
+}
+
+// UpstreamCall records the upstream leg of one proxied tool call: connectionID is the
+// connection's id (never its URL), outcome "ok", "tool_error" (the upstream answered
+// isError) or "error" (no answer: transport failure, timeout, JSON-RPC error), latency
+// the time from sending the call upstream to its answer.
+func (m *EMF) UpstreamCall(connectionID, outcome, requestID string, latency time.Duration) {
+	if m == nil || m.w == nil {
+		return
+	}
+	m.write(upstreamLine{AWS: awsMeta{time.Now().UnixMilli(), upstreamDirective},
+		ConnectionID: connectionID, Outcome: outcome, RequestID: requestID, LatencyMS: ms(latency), Calls: 1})
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func (m *EMF) write(line any) {
+	b, err := json.Marshal(line)
+	if err != nil {
+		return
+	}
+	b = append(b, '\n')
+	m.mu.Lock()
+	_, _ = m.w.Write(b)
+	m.mu.Unlock()
+}
