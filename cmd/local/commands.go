@@ -31,7 +31,6 @@ import (
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/seed"
 	"github.com/agentpack/gateway/shared/testpeer"
-	"github.com/jackc/pgx/v5"
 )
 
 // The demo workspace, project and chat that `seed` creates (fixed ids so that tokens and
@@ -70,7 +69,7 @@ func cmdSeed(ctx context.Context) error {
 		return err
 	}
 	defer pool.Close()
-	return db.InTx(ctx, pool, func(tx pgx.Tx) error {
+	return db.InTx(ctx, pool, func(tx db.Tx) error {
 		if err := seed.Load(ctx, tx); err != nil {
 			return err
 		}
@@ -79,20 +78,17 @@ func cmdSeed(ctx context.Context) error {
 }
 
 // seedDemo creates the demo workspace with a default project and a chat.
-func seedDemo(ctx context.Context, tx pgx.Tx) error {
+func seedDemo(ctx context.Context, tx db.Tx) error {
 	if err := db.WorkspaceUpsert(ctx, tx, demoWorkspace, "Demo workspace"); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO projects (id, workspace_id, name) VALUES ($1, $2, 'Demo project')
-		ON CONFLICT (id) DO NOTHING`, demoProject, demoWorkspace); err != nil {
-		return db.Interpret(err)
+	if err := db.ProjectEnsure(ctx, tx, demoProject, demoWorkspace, "Demo project"); err != nil {
+		return err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE workspaces SET default_project_id = $2 WHERE id = $1`, demoWorkspace, demoProject); err != nil {
-		return db.Interpret(err)
+	if err := db.WorkspaceSetDefaultProject(ctx, tx, demoWorkspace, demoProject); err != nil {
+		return err
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO chats (id, workspace_id, title) VALUES ($1, $2, 'Demo chat')
-		ON CONFLICT (id) DO NOTHING`, demoChat, demoWorkspace)
-	return db.Interpret(err)
+	return db.ChatEnsure(ctx, tx, demoChat, demoWorkspace, "Demo chat")
 }
 
 // devPrincipals are the demo workspace's local principals, by role: what `make token`

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
-	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -94,7 +93,7 @@ func Rebuild(ctx context.Context, pool *db.Pool, store Store, workspaces []strin
 }
 
 func rebuildOne(ctx context.Context, pool *db.Pool, store Store, ws string) error {
-	return db.InTx(ctx, pool, func(tx pgx.Tx) error {
+	err := db.InTx(ctx, pool, func(tx db.Tx) error {
 		if err := db.LockKey(ctx, tx, "catalog", ws); err != nil {
 			return err
 		}
@@ -106,11 +105,13 @@ func rebuildOne(ctx context.Context, pool *db.Pool, store Store, ws string) erro
 		if err != nil {
 			return err
 		}
-		if _, err := store.Put(ctx, ws, data); err != nil {
-			return fmt.Errorf("catalog: rebuild %s: %w", ws, err)
-		}
-		return nil
+		_, err = store.Put(ctx, ws, data)
+		return err
 	})
+	if err != nil {
+		return fmt.Errorf("catalog: rebuild %s: %w", ws, err)
+	}
+	return nil
 }
 
 // ScopeWorkspaces returns the workspaces whose documents a change to a connection with

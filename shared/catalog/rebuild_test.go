@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
@@ -150,5 +151,22 @@ func TestCacheRevalidationMetrics(t *testing.T) {
 	}
 	if strings.Join(reasons, ",") != "store,invalid" {
 		t.Errorf("reasons = %v", reasons)
+	}
+}
+
+// TestRebuildDatabaseErrorNamesWorkspace: a database failure of a rebuild keeps its code
+// (UNAVAILABLE on a closed pool) and names the workspace.
+func TestRebuildDatabaseErrorNamesWorkspace(t *testing.T) {
+	t.Parallel()
+	_, url := dbtest.Fresh(t)
+	pool, err := db.Open(t.Context(), url, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.Close()
+	const ws = "80000000-0000-4000-8000-000000000008"
+	err = catalog.Rebuild(t.Context(), pool, &catalog.DiskStore{Dir: t.TempDir()}, []string{ws})
+	if apperr.CodeOf(err) != apperr.Unavailable || !strings.Contains(err.Error(), "catalog: rebuild "+ws+": ") {
+		t.Fatalf("err = %v, want UNAVAILABLE naming the workspace", err)
 	}
 }

@@ -12,6 +12,7 @@ package connections
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -25,7 +26,6 @@ import (
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
-	"github.com/jackc/pgx/v5"
 )
 
 // Service implements the connection flows. Pool, Store, Upstreams and Guard are required.
@@ -263,7 +263,7 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 		return res, err
 	}
 	defs := ToolDefs(tools)
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := db.LockKey(ctx, tx, "tools", c.ID); err != nil {
 			return err
 		}
@@ -290,4 +290,13 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 	}
 	res.OK, res.ToolCount = true, len(defs)
 	return res, nil
+}
+
+// wrapErr prefixes a non-nil *err with the operation and ids format names ("<package>:
+// <operation> <ids>: <err>"), keeping it wrapped (%w) so that apperr.As, errors.Is and
+// the HTTP status mapping still see the original error. Service methods defer it.
+func wrapErr(err *error, format string, args ...any) {
+	if *err != nil {
+		*err = fmt.Errorf(format+": %w", append(args, *err)...)
+	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/upstreamauth"
-	"github.com/jackc/pgx/v5"
 )
 
 // ToolDefs converts listed upstream tools to stored definitions (the whole definition and
@@ -64,7 +63,8 @@ type Outcome struct {
 // on the connection and returned in Outcome.Connect, not as an error (seed).
 // Errors: VALIDATION_ERROR (name, URL guard, transport, headers), FORBIDDEN, NOT_FOUND
 // (workspace not the principal's), INVALID_REFERENCE (project), UNAVAILABLE.
-func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput) (*Outcome, error) {
+func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput) (_ *Outcome, err error) {
+	defer wrapErr(&err, "connections: create %q", in.Name)
 	if in.TransportType == "" {
 		in.TransportType = TransportStreamable
 	}
@@ -84,7 +84,7 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput)
 	}
 	enabled := in.Enabled == nil || *in.Enabled
 	var c *db.Connection
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := s.authorizeScope(ctx, tx, p, in.WorkspaceID, in.ProjectID); err != nil {
 			return err
 		}
@@ -201,7 +201,8 @@ func missingHeaders(entry, h map[string]string) []string {
 // same URL guard as a manual connection; other entries refuse in.URL (VALIDATION_ERROR).
 // Headers the entry declares but in.Headers lacks do not stop the install: the outcome
 // carries a warning per header.
-func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string, in InstallInput) (*Outcome, error) {
+func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string, in InstallInput) (_ *Outcome, err error) {
+	defer wrapErr(&err, "connections: install %s", entryID)
 	in.WorkspaceID = DefaultWorkspace(p, in.WorkspaceID)
 	if in.WorkspaceID == "" {
 		return nil, apperr.New(apperr.Validation, "workspaceId is required").
@@ -225,7 +226,7 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 	}
 	var c *db.Connection
 	var warnings []string
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		ws := in.WorkspaceID
 		entry, err := s.lockedEntry(ctx, tx, p, ws, entryID)
 		if err != nil {
@@ -300,7 +301,7 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 
 // lockedEntry authorizes admin p in workspace ws and returns catalog entry entryID under
 // its row lock (installs and uninstalls of one entry serialise on it).
-func (s *Service) lockedEntry(ctx context.Context, tx pgx.Tx, p *auth.Principal, ws, entryID string) (*db.CatalogEntry, error) {
+func (s *Service) lockedEntry(ctx context.Context, tx db.Tx, p *auth.Principal, ws, entryID string) (*db.CatalogEntry, error) {
 	if err := s.authorizeScope(ctx, tx, p, &ws, nil); err != nil {
 		return nil, err
 	}
@@ -315,7 +316,8 @@ func (s *Service) lockedEntry(ctx context.Context, tx pgx.Tx, p *auth.Principal,
 }
 
 // Get returns connection id if p may see it (NOT_FOUND otherwise).
-func (s *Service) Get(ctx context.Context, p *auth.Principal, id string) (*db.Connection, error) {
+func (s *Service) Get(ctx context.Context, p *auth.Principal, id string) (_ *db.Connection, err error) {
+	defer wrapErr(&err, "connections: get %s", id)
 	return s.visible(ctx, s.Pool, p, id)
 }
 

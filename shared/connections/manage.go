@@ -11,7 +11,6 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/text"
-	"github.com/jackc/pgx/v5"
 )
 
 // DefaultTestTimeout is the budget of Test (seed: POST /:id/test, timeout 10 s).
@@ -56,7 +55,7 @@ type droppedView struct {
 }
 
 // lockConnection serialises writes to connection id (update, toggle, delete).
-func lockConnection(ctx context.Context, tx pgx.Tx, id string) error {
+func lockConnection(ctx context.Context, tx db.Tx, id string) error {
 	return db.LockKey(ctx, tx, "connection", id)
 }
 
@@ -82,7 +81,8 @@ type UpdateInput struct {
 // rebuilds the affected catalog documents.
 // Errors: VALIDATION_ERROR, FORBIDDEN (member; global without superuser), NOT_FOUND
 // (unknown or another workspace's), UNAVAILABLE.
-func (s *Service) Update(ctx context.Context, p *auth.Principal, id string, in UpdateInput) (*Outcome, error) {
+func (s *Service) Update(ctx context.Context, p *auth.Principal, id string, in UpdateInput) (_ *Outcome, err error) {
+	defer wrapErr(&err, "connections: update %s", id)
 	if err := requireAdmin(p); err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (s *Service) Update(ctx context.Context, p *auth.Principal, id string, in U
 		in.Name = &n
 	}
 	var c *db.Connection
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := lockConnection(ctx, tx, id); err != nil {
 			return err
 		}
@@ -189,9 +189,10 @@ func mergeRedacted(old, next map[string]string) (map[string]string, error) {
 // failure is recorded, not returned) and rebuilds the catalog: a disabled connection's
 // tools leave the gateway, its tool rows (frozen names, approvals) are kept.
 // Errors: as Update.
-func (s *Service) Toggle(ctx context.Context, p *auth.Principal, id string) (*Outcome, error) {
+func (s *Service) Toggle(ctx context.Context, p *auth.Principal, id string) (_ *Outcome, err error) {
+	defer wrapErr(&err, "connections: toggle %s", id)
 	var c *db.Connection
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := requireAdmin(p); err != nil {
 			return err
 		}
@@ -222,9 +223,10 @@ func (s *Service) Toggle(ctx context.Context, p *auth.Principal, id string) (*Ou
 // logged, the catalog is rebuilt and the cached session closed. Marketplace installs may
 // be deleted here too (CRUD does not tell them apart, seed).
 // Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE.
-func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) error {
+func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) (err error) {
+	defer wrapErr(&err, "connections: delete %s", id)
 	var c *db.Connection
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := requireAdmin(p); err != nil {
 			return err
 		}
@@ -244,7 +246,7 @@ func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) erro
 }
 
 // remove drops c's tools and row, uncounts its install and logs action.
-func (s *Service) remove(ctx context.Context, tx pgx.Tx, p *auth.Principal, c *db.Connection, action string) error {
+func (s *Service) remove(ctx context.Context, tx db.Tx, p *auth.Principal, c *db.Connection, action string) error {
 	s.revokeGrants(ctx, c) // before the row goes: its grants cascade with it
 	if err := db.ConnectionToolsDelete(ctx, tx, c.ID); err != nil {
 		return err
@@ -275,12 +277,13 @@ func (s *Service) afterRemove(ctx context.Context, c *db.Connection) error {
 // disconnect. Re-installing later creates a new connection (new id).
 // Errors: VALIDATION_ERROR (ws not a UUID), FORBIDDEN, NOT_FOUND (entry, workspace not
 // the principal's, or not installed), UNAVAILABLE.
-func (s *Service) Uninstall(ctx context.Context, p *auth.Principal, entryID, ws string) error {
+func (s *Service) Uninstall(ctx context.Context, p *auth.Principal, entryID, ws string) (err error) {
+	defer wrapErr(&err, "connections: uninstall %s from %s", entryID, ws)
 	if !db.IsUUID(ws) {
 		return apperr.New(apperr.Validation, "workspaceId must be a UUID")
 	}
 	var c *db.Connection
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		entry, err := s.lockedEntry(ctx, tx, p, ws, entryID)
 		if err != nil {
 			return err
@@ -310,7 +313,8 @@ func (s *Service) Uninstall(ctx context.Context, p *auth.Principal, entryID, ws 
 // records the outcome on the connection, logs mcp.connection_tested and rebuilds the
 // catalog. An upstream failure is the result's Error (success false), not an error.
 // Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE (database).
-func (s *Service) Test(ctx context.Context, p *auth.Principal, id string) (*RefreshResult, error) {
+func (s *Service) Test(ctx context.Context, p *auth.Principal, id string) (_ *RefreshResult, err error) {
+	defer wrapErr(&err, "connections: test %s", id)
 	tctx, cancel := context.WithTimeout(ctx, s.testBudget())
 	defer cancel()
 	return s.probe(tctx, p, id, true, "mcp.connection_tested")
@@ -328,7 +332,8 @@ func (s *Service) testBudget() time.Duration {
 // POST /api/mcp-connections/{id}/refresh), stores them with drift detection (docs/DESIGN.md §6:
 // a changed definition is withheld until approved, and logged as mcp.tool_drift), logs
 // mcp.connection_refreshed and rebuilds the catalog. Errors: as Test.
-func (s *Service) RefreshByID(ctx context.Context, p *auth.Principal, id string) (*RefreshResult, error) {
+func (s *Service) RefreshByID(ctx context.Context, p *auth.Principal, id string) (_ *RefreshResult, err error) {
+	defer wrapErr(&err, "connections: refresh %s", id)
 	return s.probe(ctx, p, id, false, "mcp.connection_refreshed")
 }
 
@@ -385,7 +390,8 @@ func (s *Service) RefreshAndPublish(ctx context.Context, actor string, c *db.Con
 
 // Tools returns connection id's stored tools with their drift status (admin), ordered by
 // upstream name. Errors: FORBIDDEN, NOT_FOUND.
-func (s *Service) Tools(ctx context.Context, p *auth.Principal, id string) ([]db.ConnectionTool, error) {
+func (s *Service) Tools(ctx context.Context, p *auth.Principal, id string) (_ []db.ConnectionTool, err error) {
+	defer wrapErr(&err, "connections: tools of %s", id)
 	if err := requireAdmin(p); err != nil {
 		return nil, err
 	}
@@ -401,10 +407,11 @@ func (s *Service) Tools(ctx context.Context, p *auth.Principal, id string) ([]db
 // tool becomes active and returns to the gateway. Approving an active tool changes
 // nothing and succeeds. It logs mcp.tool_approved and rebuilds the catalog.
 // Errors: FORBIDDEN, NOT_FOUND (connection or tool), UNAVAILABLE.
-func (s *Service) ApproveTool(ctx context.Context, p *auth.Principal, id, tool string) (*db.ConnectionTool, error) {
+func (s *Service) ApproveTool(ctx context.Context, p *auth.Principal, id, tool string) (_ *db.ConnectionTool, err error) {
+	defer wrapErr(&err, "connections: approve tool %q of %s", tool, id)
 	var c *db.Connection
 	var t *db.ConnectionTool
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		var err error
 		if c, err = s.writable(ctx, tx, p, id); err != nil {
 			return err

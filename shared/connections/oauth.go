@@ -12,7 +12,6 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/upstreamauth"
-	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -130,7 +129,8 @@ func (s *Service) beginAuthorizationFor(ctx context.Context, p *auth.Principal, 
 // workspace for their own grant of an oauth_per_user connection. client_credentials fetches
 // a token at once and connects. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR (the
 // connection does not use OAuth).
-func (s *Service) Authorize(ctx context.Context, p *auth.Principal, id, returnTo string) (*Authorization, error) {
+func (s *Service) Authorize(ctx context.Context, p *auth.Principal, id, returnTo string) (_ *Authorization, err error) {
+	defer wrapErr(&err, "connections: authorize %s", id)
 	c, err := s.visible(ctx, s.Pool, p, id)
 	if err != nil {
 		return nil, err
@@ -273,7 +273,8 @@ type EntryClient struct {
 // (superuser: the catalog is shared by every workspace). The answer never carries the
 // secret. Existing connections keep their own mode. Errors: FORBIDDEN, NOT_FOUND,
 // VALIDATION_ERROR.
-func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID string, in EntryAuthInput) (*EntryAuthInput, error) {
+func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID string, in EntryAuthInput) (_ *EntryAuthInput, err error) {
+	defer wrapErr(&err, "connections: set authorization of entry %s", entryID)
 	if !p.IsSuperuser() {
 		return nil, apperr.New(apperr.Forbidden, "editing the shared catalog requires the superuser role")
 	}
@@ -308,7 +309,7 @@ func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID s
 			return nil, apperr.New(apperr.Unavailable, "upstream authorization is not configured on this gateway")
 		}
 	}
-	err := db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if _, err := db.CatalogEntryGet(ctx, tx, entryID); err != nil {
 			return err
 		}

@@ -26,7 +26,8 @@ func schemaNotes(info mcpclient.Info) []db.ToolSchemaNote {
 // SchemaNotes returns what connection id's last successful listing did to its tools'
 // input schemas: normalised (served) or dropped (not served), with the reason (admin;
 // GET /api/mcp-connections/{id}/tools). Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE.
-func (s *Service) SchemaNotes(ctx context.Context, p *auth.Principal, id string) ([]db.ToolSchemaNote, error) {
+func (s *Service) SchemaNotes(ctx context.Context, p *auth.Principal, id string) (_ []db.ToolSchemaNote, err error) {
+	defer wrapErr(&err, "connections: schema notes of %s", id)
 	if err := requireAdmin(p); err != nil {
 		return nil, err
 	}

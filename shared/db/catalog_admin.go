@@ -96,8 +96,9 @@ func CatalogEntryInstallCount(ctx context.Context, q Querier, id string) (int, e
 }
 
 // CatalogEntryLock takes a transaction-scoped advisory lock on entry id, so that an
-// install and a delete of the same entry serialise.
-func CatalogEntryLock(ctx context.Context, q Querier, id string) error {
+// install and a delete of the same entry serialise. It waits for the lock, which is
+// released when tx ends; errors are Interpret's.
+func CatalogEntryLock(ctx context.Context, q Tx, id string) error {
 	_, err := q.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('catalog_entry'), hashtext($1))`, id)
 	return Interpret(err)
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/names"
-	"github.com/jackc/pgx/v5"
 )
 
 const connectionCols = `id, name, handle, url, transport_type, working_transport, protocol_version, headers,
@@ -167,7 +166,7 @@ func ConnectionRecordState(ctx context.Context, q Querier, id string, s Connecti
 
 // LockKey takes a transaction-scoped advisory lock on (namespace, key) — used to
 // serialise a workspace's catalog rebuild and a connection's tool refresh.
-func LockKey(ctx context.Context, tx pgx.Tx, namespace, key string) error {
+func LockKey(ctx context.Context, tx Tx, namespace, key string) error {
 	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))`, namespace, key)
 	return Interpret(err)
 }

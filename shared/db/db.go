@@ -25,7 +25,7 @@ import (
 	"github.com/pressly/goose/v3"
 )
 
-// Querier is what every query function takes: a *pgxpool.Pool or a pgx.Tx.
+// Querier is what every query function takes: a *Pool or a Tx.
 type Querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
@@ -34,6 +34,21 @@ type Querier interface {
 
 // Pool is the connection pool; it satisfies Querier.
 type Pool = pgxpool.Pool
+
+// Tx is an open transaction, as InTx hands it to its callback: a Querier whose statements
+// all run in that one transaction. Only InTx makes one (the unexported method keeps a
+// *Pool out), so a function that takes a Tx — LockKey, CatalogEntryLock: transaction-scoped
+// advisory locks, which outside a transaction would be released at once — cannot be given
+// the pool by mistake. Commit and rollback are InTx's.
+type Tx interface {
+	Querier
+	inTx()
+}
+
+// tx is InTx's Tx: the driver's transaction with the marker method.
+type tx struct{ pgx.Tx }
+
+func (tx) inTx() {}
 
 // Open connects a pool to url with at most maxConns connections (Lambda: 1–2 per
 // execution environment; RDS Proxy fans in). It pings once and returns UNAVAILABLE when
@@ -80,27 +95,29 @@ func Migrate(ctx context.Context, pool *Pool) error {
 	return nil
 }
 
-// InTx runs fn inside a transaction and commits when fn returns nil. It rolls back on any
-// error or panic; the rollback uses a fresh context so a cancelled request still releases
-// its locks.
-func InTx(ctx context.Context, pool *Pool, fn func(pgx.Tx) error) (err error) {
-	tx, err := pool.Begin(ctx)
+// InTx runs fn inside a transaction of pool and commits when fn returns nil. It rolls
+// back on any error or panic; the rollback uses a fresh context so a cancelled request
+// still releases its locks. It returns fn's error unchanged, or a failure to begin or
+// commit as an *apperr.Error (Interpret: UNAVAILABLE when the database is unreachable).
+// Transactions are opened by services (shared/...), never by HTTP handlers.
+func InTx(ctx context.Context, pool *Pool, fn func(Tx) error) (err error) {
+	ptx, err := pool.Begin(ctx)
 	if err != nil {
 		return Interpret(err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
+			_ = ptx.Rollback(context.WithoutCancel(ctx))
 			panic(p)
 		}
 		if err != nil {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
+			_ = ptx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
-	if err = fn(tx); err != nil {
+	if err = fn(tx{ptx}); err != nil {
 		return err
 	}
-	return Interpret(tx.Commit(ctx))
+	return Interpret(ptx.Commit(ctx))
 }
 
 // Interpret translates a driver error into an *apperr.Error. It is the only place that

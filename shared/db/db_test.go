@@ -9,7 +9,6 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
-	"github.com/jackc/pgx/v5"
 )
 
 func mustWorkspace(t *testing.T, pool *db.Pool, id string) {
@@ -171,7 +170,7 @@ func TestConnectionCreateHandleRace(t *testing.T) {
 	done := make(chan res, 1)
 	go func() {
 		var c *db.Connection
-		err := db.InTx(ctx, pool, func(tx pgx.Tx) error {
+		err := db.InTx(ctx, pool, func(tx db.Tx) error {
 			var err error
 			c, err = db.ConnectionCreate(ctx, tx, n)
 			return err

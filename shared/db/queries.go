@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -57,6 +58,32 @@ func WorkspaceUpsert(ctx context.Context, q Querier, id, name string) error {
 	return Interpret(err)
 }
 
+// WorkspaceSetDefaultProject makes project the default project of workspace ws
+// (workspaces.default_project_id). Errors: NOT_FOUND (no workspace ws, or a malformed
+// id), INVALID_REFERENCE (no project of that id).
+func WorkspaceSetDefaultProject(ctx context.Context, q Querier, ws, project string) error {
+	if !IsUUID(ws) {
+		return notFound()
+	}
+	tag, err := q.Exec(ctx, `UPDATE workspaces SET default_project_id = $2 WHERE id = $1`, ws, project)
+	if err != nil {
+		return Interpret(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound()
+	}
+	return nil
+}
+
+// ProjectEnsure creates project id named name in workspace ws unless a project id exists
+// already (then nothing changes: dev seed and tests). Errors: INVALID_REFERENCE (no
+// workspace ws), VALIDATION_ERROR (malformed id).
+func ProjectEnsure(ctx context.Context, q Querier, id, ws, name string) error {
+	_, err := q.Exec(ctx, `INSERT INTO projects (id, workspace_id, name) VALUES ($1, $2, $3)
+		ON CONFLICT (id) DO NOTHING`, id, ws, name)
+	return Interpret(err)
+}
+
 // ProjectGet returns project id, or NOT_FOUND.
 func ProjectGet(ctx context.Context, q Querier, id string) (*Project, error) {
 	if !IsUUID(id) {
@@ -88,6 +115,15 @@ func ChatList(ctx context.Context, q Querier, ws string, limit int) ([]Chat, boo
 		return out[:limit], true, nil
 	}
 	return out, false, nil
+}
+
+// ChatEnsure creates chat id titled title in workspace ws unless a chat id exists already
+// (then nothing changes: dev seed and tests). Errors: INVALID_REFERENCE (no workspace
+// ws), VALIDATION_ERROR (malformed id).
+func ChatEnsure(ctx context.Context, q Querier, id, ws, title string) error {
+	_, err := q.Exec(ctx, `INSERT INTO chats (id, workspace_id, title) VALUES ($1, $2, $3)
+		ON CONFLICT (id) DO NOTHING`, id, ws, title)
+	return Interpret(err)
 }
 
 // ChatCreate inserts a chat titled title in workspace ws and returns it.
@@ -128,13 +164,21 @@ func EventList(ctx context.Context, q Querier, f EventFilter) ([]Event, bool, er
 
 // ---- audit ----
 
-// AuditEventInsert appends gateway audit rows in one statement (a multi-row INSERT;
-// 9 parameters a row, so at most 7,281 rows under Postgres's 65,535-parameter limit —
-// callers batch far fewer). Either every row is written or none (a constraint violation
-// by one row fails the statement). No rows is a no-op.
+// AuditEventBatchMax is the most rows one AuditEventInsert takes: 9 parameters a row
+// within Postgres's 65,535 parameters of one statement.
+const AuditEventBatchMax = 65535 / 9
+
+// AuditEventInsert appends gateway audit rows in one statement (a multi-row INSERT; at
+// most AuditEventBatchMax rows — callers batch far fewer). Either every row is written or
+// none (a constraint violation by one row fails the statement). No rows is a no-op.
+// Errors: VALIDATION_ERROR (more than AuditEventBatchMax rows, or a row the table's
+// constraints refuse), else Interpret's.
 func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error {
-	if len(evs) == 0 {
+	switch {
+	case len(evs) == 0:
 		return nil
+	case len(evs) > AuditEventBatchMax:
+		return apperr.New(apperr.Validation, "%d audit rows in one statement, at most %d", len(evs), AuditEventBatchMax)
 	}
 	var b strings.Builder
 	b.Grow(160 + len(evs)*48)

@@ -8,7 +8,6 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
-	"github.com/jackc/pgx/v5"
 )
 
 // ActionChatCreated is the event_log action of a chat creation (entity_type "chat").
@@ -53,8 +52,9 @@ func (s *Service) Chats(ctx context.Context, p *auth.Principal, ws string, limit
 // be empty) in workspace ws and logs "chat.created", in one transaction. It needs admin,
 // like every other write of the workspace (docs/DESIGN.md §8).
 // Errors: VALIDATION_ERROR, NOT_FOUND (workspace), FORBIDDEN (not admin), UNAVAILABLE.
-func (s *Service) CreateChat(ctx context.Context, p *auth.Principal, ws, title string) (*db.Chat, error) {
-	ws, err := Workspace(p, ws)
+func (s *Service) CreateChat(ctx context.Context, p *auth.Principal, ws, title string) (_ *db.Chat, err error) {
+	defer wrapErr(&err, "pins: create chat in workspace %q", ws)
+	ws, err = Workspace(p, ws)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (s *Service) CreateChat(ctx context.Context, p *auth.Principal, ws, title s
 		return nil, err
 	}
 	var chat *db.Chat
-	err = db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if chat, err = db.ChatCreate(ctx, tx, ws, title); err != nil {
 			return err
 		}

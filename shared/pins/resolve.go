@@ -1,6 +1,7 @@
 // Package pins resolves the tool set of a chat from its pins (docs/DESIGN.md §7, seed
-// mcp-marketplace "Pinning per-chat", resolveSkillsForChat) and holds the pin queries
-// shared by the pins function and the gateway.
+// mcp-marketplace "Pinning per-chat", resolveSkillsForChat) and holds the pin and chat
+// flows shared by the pins function and the gateway; the queries are shared/db's
+// (ChatPin*, ChatPinnedConnections).
 package pins
 
 import (
@@ -77,22 +78,16 @@ func inScope(ws string, c Conn) bool {
 	return c.ProjectID == nil && (c.WorkspaceID == nil || *c.WorkspaceID == ws)
 }
 
-// PinnedConnections returns the connections pinned to chat id, in any state.
+// PinnedConnections returns the connections pinned to chat id, in any state, oldest pin
+// first (db.ChatPinnedConnections). Errors are db's (VALIDATION_ERROR for a malformed id).
 func PinnedConnections(ctx context.Context, q db.Querier, chatID string) ([]Conn, error) {
-	rows, err := q.Query(ctx, `SELECT c.id, c.enabled, c.workspace_id, c.project_id
-		FROM chat_mcp_pins p JOIN mcp_connections c ON c.id = p.connection_id
-		WHERE p.chat_id = $1 ORDER BY p.created_at, p.id`, chatID)
+	rows, err := db.ChatPinnedConnections(ctx, q, chatID)
 	if err != nil {
-		return nil, db.Interpret(err)
+		return nil, err
 	}
-	defer rows.Close()
-	var out []Conn
-	for rows.Next() {
-		var c Conn
-		if err := rows.Scan(&c.ID, &c.Enabled, &c.WorkspaceID, &c.ProjectID); err != nil {
-			return nil, db.Interpret(err)
-		}
-		out = append(out, c)
+	out := make([]Conn, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Conn{ID: r.ID, Enabled: r.Enabled, WorkspaceID: r.WorkspaceID, ProjectID: r.ProjectID})
 	}
-	return out, db.Interpret(rows.Err())
+	return out, nil
 }

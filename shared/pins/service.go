@@ -2,6 +2,7 @@ package pins
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sort"
 
@@ -10,7 +11,6 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/logx"
-	"github.com/jackc/pgx/v5"
 )
 
 // Event actions written to event_log for pin changes. The entity is the pinned
@@ -66,7 +66,8 @@ func (s *Service) List(ctx context.Context, p *auth.Principal, chatID string) ([
 // Errors: VALIDATION_ERROR (connectionId not a UUID), NOT_FOUND (chat, or a connection p
 // cannot see), FORBIDDEN (not admin), INVALID_REFERENCE (a connection of another
 // workspace, or project-scoped: nothing is written), CONFLICT (already pinned).
-func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connectionID string) (*Pin, error) {
+func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connectionID string) (_ *Pin, err error) {
+	defer wrapErr(&err, "pins: pin %s to chat %s", connectionID, chatID)
 	chat, err := s.Chat(ctx, p, chatID)
 	if err != nil {
 		return nil, err
@@ -93,7 +94,7 @@ func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connection
 			WithHint("chats use global and workspace-scoped connections only")
 	}
 	var pin *Pin
-	err = db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if pin, err = PinCreate(ctx, tx, chat.ID, conn.ID, p.Subject); err != nil {
 			return err
 		}
@@ -109,7 +110,8 @@ func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connection
 // Remove hard-deletes pin pinID of chat chatID and logs "mcp.unpinned", in one
 // transaction, returning the pin as it was. Errors: NOT_FOUND (chat or pin), FORBIDDEN
 // (not admin), UNAVAILABLE.
-func (s *Service) Remove(ctx context.Context, p *auth.Principal, chatID, pinID string) (*Pin, error) {
+func (s *Service) Remove(ctx context.Context, p *auth.Principal, chatID, pinID string) (_ *Pin, err error) {
+	defer wrapErr(&err, "pins: remove pin %s of chat %s", pinID, chatID)
 	chat, err := s.Chat(ctx, p, chatID)
 	if err != nil {
 		return nil, err
@@ -118,7 +120,7 @@ func (s *Service) Remove(ctx context.Context, p *auth.Principal, chatID, pinID s
 		return nil, apperr.New(apperr.Forbidden, "unpinning requires the admin role")
 	}
 	var pin *Pin
-	err = db.InTx(ctx, s.Pool, func(tx pgx.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if pin, err = PinDelete(ctx, tx, chat.ID, pinID); err != nil {
 			return err
 		}
@@ -265,13 +267,17 @@ func SourceNames(snap *catalog.Snapshot, tools []string) []string {
 }
 
 // SourceNameDB is SourceName without a snapshot: it reads the connection name behind the
-// exposed tool name from Postgres (mcp_connection_tools). NOT_FOUND for unknown names.
+// exposed tool name from Postgres (db.ConnectionNameByExposedTool). NOT_FOUND for unknown
+// names.
 func SourceNameDB(ctx context.Context, q db.Querier, tool string) (string, error) {
-	var name string
-	err := q.QueryRow(ctx, `SELECT c.name FROM mcp_connection_tools t
-		JOIN mcp_connections c ON c.id = t.connection_id WHERE t.exposed_name = $1`, tool).Scan(&name)
-	if err != nil {
-		return "", db.Interpret(err)
+	return db.ConnectionNameByExposedTool(ctx, q, tool)
+}
+
+// wrapErr prefixes a non-nil *err with the operation and ids format names ("<package>:
+// <operation> <ids>: <err>"), keeping it wrapped (%w) so that apperr.As, errors.Is and
+// the HTTP status mapping still see the original error. Service methods defer it.
+func wrapErr(err *error, format string, args ...any) {
+	if *err != nil {
+		*err = fmt.Errorf(format+": %w", append(args, *err)...)
 	}
-	return name, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentpack/gateway/shared/apperr"
@@ -30,15 +31,14 @@ func setup(t *testing.T) *world {
 	w := &world{pool: pool, svc: &pins.Service{Pool: pool}}
 	w.wsA, w.wsB, w.projA = uuid.NewString(), uuid.NewString(), uuid.NewString()
 	w.chatA, w.chatB = uuid.NewString(), uuid.NewString()
-	for _, q := range []struct {
-		sql  string
-		args []any
-	}{
-		{`INSERT INTO workspaces (id, name) VALUES ($1, 'A'), ($2, 'B')`, []any{w.wsA, w.wsB}},
-		{`INSERT INTO projects (id, workspace_id, name) VALUES ($1, $2, 'p')`, []any{w.projA, w.wsA}},
-		{`INSERT INTO chats (id, workspace_id) VALUES ($1, $2), ($3, $4)`, []any{w.chatA, w.wsA, w.chatB, w.wsB}},
+	for _, err := range []error{
+		db.WorkspaceUpsert(ctx, pool, w.wsA, "A"),
+		db.WorkspaceUpsert(ctx, pool, w.wsB, "B"),
+		db.ProjectEnsure(ctx, pool, w.projA, w.wsA, "p"),
+		db.ChatEnsure(ctx, pool, w.chatA, w.wsA, ""),
+		db.ChatEnsure(ctx, pool, w.chatB, w.wsB, ""),
 	} {
-		if _, err := pool.Exec(ctx, q.sql, q.args...); err != nil {
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -284,4 +284,34 @@ func TestUnavailable(t *testing.T) {
 	wantCode(t, err, apperr.Unavailable)
 	_, err = pins.PinnedConnections(context.Background(), w.pool, w.chatA)
 	wantCode(t, err, apperr.Unavailable)
+}
+
+// TestServiceErrorsNameTheOperation: a service error says what failed, on which ids, and
+// keeps its code (and so its HTTP status).
+func TestServiceErrorsNameTheOperation(t *testing.T) {
+	t.Parallel()
+	w := setup(t)
+	ctx := t.Context()
+	pin := uuid.NewString()
+	_, err := w.svc.Remove(ctx, adminA(w), w.chatA, pin)
+	wantCode(t, err, apperr.NotFound)
+	if want := "pins: remove pin " + pin + " of chat " + w.chatA + ": "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Remove error %q, want prefix %q", err, want)
+	}
+	if apperr.Public(err).Message != "no such pin" {
+		t.Errorf("client message %q, want %q", apperr.Public(err).Message, "no such pin")
+	}
+	if _, err := w.svc.Add(ctx, adminA(w), w.chatA, w.connA); err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.svc.Add(ctx, adminA(w), w.chatA, w.connA)
+	wantCode(t, err, apperr.Conflict)
+	if want := "pins: pin " + w.connA + " to chat " + w.chatA + ": "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Add error %q, want prefix %q", err, want)
+	}
+	_, err = w.svc.CreateChat(ctx, memberA(w), w.wsA, "t")
+	wantCode(t, err, apperr.Forbidden)
+	if want := `pins: create chat in workspace "` + w.wsA + `": `; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("CreateChat error %q, want prefix %q", err, want)
+	}
 }

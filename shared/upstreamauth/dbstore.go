@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
-	"github.com/jackc/pgx/v5"
 )
 
 // DBStore is the Postgres Store (migrations/00007_upstream_auth.sql). Grants and pending
@@ -205,7 +204,7 @@ func (s *DBStore) WithLock(ctx context.Context, key string, fn func(Store) error
 	if !ok {
 		return fn(s)
 	}
-	return db.InTx(ctx, pool, func(tx pgx.Tx) error {
+	return db.InTx(ctx, pool, func(tx db.Tx) error {
 		if err := db.LockKey(ctx, tx, "upstreamauth", key); err != nil {
 			return err
 		}

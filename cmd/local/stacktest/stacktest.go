@@ -140,18 +140,18 @@ func (e *Env) Workspace(t testing.TB, name string) (ws, project, chat string) {
 	t.Helper()
 	ctx := context.Background()
 	ws, project, chat = uuid.NewString(), uuid.NewString(), uuid.NewString()
-	for _, q := range []struct {
-		sql  string
-		args []any
-	}{
-		{`INSERT INTO workspaces (id, name) VALUES ($1, $2)`, []any{ws, name}},
-		{`INSERT INTO projects (id, workspace_id, name) VALUES ($1, $2, 'default')`, []any{project, ws}},
-		{`UPDATE workspaces SET default_project_id = $2 WHERE id = $1`, []any{ws, project}},
-		{`INSERT INTO chats (id, workspace_id, title) VALUES ($1, $2, 'chat')`, []any{chat, ws}},
-	} {
-		if _, err := e.Pool.Exec(ctx, q.sql, q.args...); err != nil {
-			t.Fatalf("stacktest: workspace: %v", err)
-		}
+	err := db.WorkspaceUpsert(ctx, e.Pool, ws, name)
+	if err == nil {
+		err = db.ProjectEnsure(ctx, e.Pool, project, ws, "default")
+	}
+	if err == nil {
+		err = db.WorkspaceSetDefaultProject(ctx, e.Pool, ws, project)
+	}
+	if err == nil {
+		err = db.ChatEnsure(ctx, e.Pool, chat, ws, "chat")
+	}
+	if err != nil {
+		t.Fatalf("stacktest: workspace: %v", err)
 	}
 	return ws, project, chat
 }

@@ -42,6 +42,7 @@ import (
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalogentries"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
@@ -138,16 +139,10 @@ func (a *API) Handler() http.Handler {
 	return httpapi.Recover(logger, httpapi.RequestID(mux))
 }
 
-// requireCatalogWriter allows catalog writes to superusers only. The catalog is shared by
-// every workspace: an admin of workspace A who could repoint an entry's URL would have
-// workspace B's next install send B's header secrets there (docs/DESIGN.md §8 says writes need
-// admin "or superuser"; for this one cross-tenant object the stricter role applies).
-func requireCatalogWriter(p *auth.Principal) error {
-	if !p.IsSuperuser() {
-		return apperr.New(apperr.Forbidden, "editing the shared catalog requires the superuser role")
-	}
-	return nil
-}
+// requireCatalogWriter allows catalog writes to superusers only
+// (catalogentries.RequireWriter). Handlers check it before reading the body, so that a
+// non-superuser gets 403 whatever the body holds.
+func requireCatalogWriter(p *auth.Principal) error { return catalogentries.RequireWriter(p) }
 
 // requireAdmin is auth.RequireAdmin (one rule and one message for every write).
 var requireAdmin = auth.RequireAdmin

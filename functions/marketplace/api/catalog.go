@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,15 +9,12 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/catalogentries"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
-	"github.com/jackc/pgx/v5"
 )
-
-// catalogEntityType is the event_log entity type of catalog entry changes.
-const catalogEntityType = "mcp_catalog_entry"
 
 // catalogList is GET /api/mcp-marketplace?search=&category=&workspaceId=&limit=&offset=:
 // any valid token. Entries carry verificationTier and healthStatus for the badges; with
@@ -160,14 +156,9 @@ func (b *CatalogEntryBody) input() *db.CatalogEntryInput {
 		IsPlaceholder: b.IsPlaceholder, LastCommitDate: b.LastCommitDate}
 }
 
-func entryEvent(ctx context.Context, q db.Querier, p *auth.Principal, action string, e *db.CatalogEntry, extra map[string]any) error {
-	payload := map[string]any{"name": e.Name, "url": headers.RedactURL(e.URL), "transportType": e.TransportType,
-		"headers": headers.Redact(e.Headers), "category": e.Category}
-	for k, v := range extra {
-		payload[k] = v
-	}
-	return db.EventInsert(ctx, q, &db.Event{EntityType: catalogEntityType, EntityID: e.ID, Action: action,
-		Actor: p.Subject, Payload: payload})
+// entries is the catalog entry write service over a's pool.
+func (a *API) entries() *catalogentries.Service {
+	return &catalogentries.Service{Pool: a.Pool, Logger: a.Logger}
 }
 
 // catalogCreate is POST /api/mcp-marketplace (superuser; seed "Nova catalog entry"): 201
@@ -183,26 +174,12 @@ func (a *API) catalogCreate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err := a.validateEntry(&b, true); err != nil {
 		return err
 	}
-	var e *db.CatalogEntry
-	err := db.InTx(r.Context(), a.Pool, func(tx pgx.Tx) error {
-		var err error
-		if e, err = db.CatalogEntryCreate(r.Context(), tx, b.input()); err != nil {
-			return nameConflict(err, b.Name)
-		}
-		return entryEvent(r.Context(), tx, p, "mcp.catalog_entry_created", e, nil)
-	})
+	e, err := a.entries().Create(r.Context(), p, b.input())
 	if err != nil {
 		return err
 	}
 	httpapi.JSON(w, http.StatusCreated, catalog.NewEntryView(e, true))
 	return nil
-}
-
-func nameConflict(err error, name *string) error {
-	if apperr.CodeOf(err) == apperr.Conflict && name != nil {
-		return apperr.New(apperr.Conflict, "a catalog entry named %q already exists", *name)
-	}
-	return err
 }
 
 // catalogUpdate is PUT /api/mcp-marketplace/{id} (superuser): a partial update. Existing
@@ -218,14 +195,7 @@ func (a *API) catalogUpdate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err := a.validateEntry(&b, false); err != nil {
 		return err
 	}
-	var e *db.CatalogEntry
-	err := db.InTx(r.Context(), a.Pool, func(tx pgx.Tx) error {
-		var err error
-		if e, err = db.CatalogEntryUpdateByID(r.Context(), tx, r.PathValue("id"), b.input()); err != nil {
-			return nameConflict(err, b.Name)
-		}
-		return entryEvent(r.Context(), tx, p, "mcp.catalog_entry_updated", e, nil)
-	})
+	e, err := a.entries().Update(r.Context(), p, r.PathValue("id"), b.input())
 	if err != nil {
 		return err
 	}
@@ -237,31 +207,7 @@ func (a *API) catalogUpdate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 // has it installed (uninstall first), because an install without its entry could no
 // longer be told apart or uninstalled by entry.
 func (a *API) catalogDelete(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := requireCatalogWriter(p); err != nil {
-		return err
-	}
-	err := db.InTx(r.Context(), a.Pool, func(tx pgx.Tx) error {
-		e, err := db.CatalogEntryGet(r.Context(), tx, r.PathValue("id"))
-		if err != nil {
-			return err
-		}
-		if err := db.CatalogEntryLock(r.Context(), tx, e.ID); err != nil {
-			return err
-		}
-		n, err := db.CatalogEntryInstallCount(r.Context(), tx, e.ID)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			return apperr.New(apperr.Conflict, "%s is installed in %d workspace(s)", e.Name, n).
-				WithHint("uninstall it everywhere first")
-		}
-		if _, err := db.CatalogEntryDelete(r.Context(), tx, e.ID); err != nil {
-			return err
-		}
-		return entryEvent(r.Context(), tx, p, "mcp.catalog_entry_deleted", e, nil)
-	})
-	if err != nil {
+	if err := a.entries().Delete(r.Context(), p, r.PathValue("id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

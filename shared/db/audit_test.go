@@ -1,0 +1,86 @@
+package db_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/dbtest"
+)
+
+func auditRows(ws string, n int, kind string) []*db.AuditEvent {
+	out := make([]*db.AuditEvent, n)
+	for i := range out {
+		w := ws
+		out[i] = &db.AuditEvent{RequestID: fmt.Sprintf("r%d", i), Principal: "p", WorkspaceID: &w,
+			Tool: fmt.Sprintf("t%d", i), Version: "v", Kind: kind, DurationMS: float64(i) + 0.5, ArgsDigest: "d"}
+	}
+	return out
+}
+
+// TestAuditEventInsert: every row of a batch is written with its values; a batch
+// with one bad row writes nothing; an oversized batch is refused; none and one row work;
+// the largest batch fits one statement.
+func TestAuditEventInsert(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.Fresh(t)
+	ctx := t.Context()
+	count := func() int {
+		t.Helper()
+		l, err := db.AuditEventList(ctx, pool, wsA, 200)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l)
+	}
+
+	if err := db.AuditEventInsert(ctx, pool); err != nil {
+		t.Fatalf("empty batch: %v", err)
+	}
+	if err := db.AuditEventInsert(ctx, pool, auditRows(wsA, 3, "proxied")...); err != nil {
+		t.Fatal(err)
+	}
+	l, err := db.AuditEventList(ctx, pool, wsA, 200)
+	if err != nil || len(l) != 3 {
+		t.Fatalf("after a batch of 3: %d rows, %v", len(l), err)
+	}
+	got := map[string]db.AuditEvent{}
+	for _, e := range l {
+		got[e.RequestID] = e
+	}
+	for i := range 3 {
+		e, ok := got[fmt.Sprintf("r%d", i)]
+		if !ok || e.Tool != fmt.Sprintf("t%d", i) || e.DurationMS != float64(i)+0.5 || e.Kind != "proxied" ||
+			e.Principal != "p" || e.Version != "v" || e.ArgsDigest != "d" || e.ConnectionID != nil {
+			t.Errorf("row r%d = %+v", i, e)
+		}
+	}
+
+	bad := auditRows(wsA, 3, "proxied")
+	bad[2].Kind = "other" // CHECK (kind IN ('builtin', 'proxied'))
+	if err := db.AuditEventInsert(ctx, pool, bad...); apperr.CodeOf(err) != apperr.Validation {
+		t.Fatalf("batch with a bad row: %v, want VALIDATION_ERROR", err)
+	}
+	if n := count(); n != 3 {
+		t.Fatalf("a failed batch wrote rows: %d, want 3", n)
+	}
+
+	if err := db.AuditEventInsert(ctx, pool, auditRows(wsA, db.AuditEventBatchMax+1, "builtin")...); apperr.CodeOf(err) != apperr.Validation {
+		t.Fatalf("oversized batch: %v, want VALIDATION_ERROR", err)
+	}
+	if n := count(); n != 3 {
+		t.Fatalf("an oversized batch wrote rows: %d, want 3", n)
+	}
+
+	if err := db.AuditEventInsert(ctx, pool, auditRows(wsA, 1, "builtin")...); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 4 {
+		t.Fatalf("after a batch of 1: %d rows, want 4", n)
+	}
+	// The largest batch fits one statement.
+	if err := db.AuditEventInsert(ctx, pool, auditRows(wsA, db.AuditEventBatchMax, "builtin")...); err != nil {
+		t.Fatalf("batch of AuditEventBatchMax rows: %v", err)
+	}
+}
