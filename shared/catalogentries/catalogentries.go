@@ -1,6 +1,7 @@
-// Package catalogentries holds the writes to the shared marketplace catalog
-// (mcp_catalog_entries): create, update and delete of an entry, each with its event_log
-// row in one transaction. Only superusers write it: the catalog is shared by every
+// Package catalogentries is the service of the shared marketplace catalog
+// (mcp_catalog_entries): reads as catalog.EntryView (the gateway's built-in tools and its
+// agentpack://catalog resource), and create, update and delete of an entry, each with its
+// event_log row in one transaction. Only superusers write it: the catalog is shared by every
 // workspace, so an admin of workspace A who could repoint an entry's URL would have
 // workspace B's next install send B's header secrets there (docs/DESIGN.md §8 says writes
 // need admin "or superuser"; for this one cross-tenant object the stricter role applies).
@@ -13,12 +14,14 @@
 package catalogentries
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
 )
@@ -33,7 +36,7 @@ const (
 	ActionDeleted = "mcp.catalog_entry_deleted"
 )
 
-// Service writes catalog entries.
+// Service reads and writes catalog entries.
 type Service struct {
 	Pool   *db.Pool
 	Logger *slog.Logger // nil: discard
@@ -154,4 +157,41 @@ func logEvent(ctx context.Context, q db.Querier, p *auth.Principal, action strin
 		"headers": headers.Redact(e.Headers), "category": e.Category}
 	return db.EventInsert(ctx, q, &db.Event{EntityType: EntityType, EntityID: e.ID, Action: action,
 		Actor: p.Subject, Payload: payload})
+}
+
+// List returns the entries matching f, filtered and ordered as db.CatalogEntryList does,
+// as views with the URL redacted: at most limit of them (limit ≤ 0: all), and how many
+// matched in total. Errors: UNAVAILABLE, wrapped with
+// "catalogentries: list".
+func (s *Service) List(ctx context.Context, f db.CatalogFilter, limit int) ([]catalog.EntryView, int, error) {
+	entries, err := db.CatalogEntryList(ctx, s.Pool, f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("catalogentries: list: %w", err)
+	}
+	n := len(entries)
+	if limit > 0 {
+		n = min(limit, n)
+	}
+	out := make([]catalog.EntryView, 0, n)
+	for i := range entries[:n] {
+		out = append(out, catalog.NewEntryView(&entries[i], false))
+	}
+	return out, len(entries), nil
+}
+
+// Get returns entry id, or (id == "") the entry named name exactly, as a view with the URL
+// redacted. Errors: NOT_FOUND, UNAVAILABLE, wrapped with "catalogentries: get <id|name>".
+func (s *Service) Get(ctx context.Context, id, name string) (*catalog.EntryView, error) {
+	var e *db.CatalogEntry
+	var err error
+	if id != "" {
+		e, err = db.CatalogEntryGet(ctx, s.Pool, id)
+	} else {
+		e, err = db.CatalogEntryGetByName(ctx, s.Pool, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("catalogentries: get %s: %w", cmp.Or(id, name), err)
+	}
+	v := catalog.NewEntryView(e, false)
+	return &v, nil
 }

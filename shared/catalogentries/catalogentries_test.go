@@ -138,3 +138,45 @@ func TestDeleteInstalledEntry(t *testing.T) {
 		t.Fatalf("%d delete events for a refused delete", n)
 	}
 }
+
+// TestServiceReads: List filters and limits but counts every match, Get finds by id or
+// exact name, and both show the redacted view (never a header value or a URL secret).
+func TestServiceReads(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.Fresh(t)
+	ctx := t.Context()
+	s := &catalogentries.Service{Pool: pool}
+	for _, n := range []string{"Alpha Search", "Beta Search", "Gamma"} {
+		if _, err := s.Create(ctx, super, &db.CatalogEntryInput{Name: ptr(n), URL: ptr("https://x.example/mcp?key=sk-live"),
+			Headers: map[string]string{"X-Key": "sk-live"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, total, err := s.List(ctx, db.CatalogFilter{Search: "search"}, 1)
+	if err != nil || len(list) != 1 || total != 2 {
+		t.Fatalf("List: %d of %d (%v), want 1 of 2", len(list), total, err)
+	}
+	if all, total, _ := s.List(ctx, db.CatalogFilter{Search: "search"}, 0); len(all) != total {
+		t.Fatalf("List without a limit: %d of %d", len(all), total)
+	}
+	byName, err := s.Get(ctx, "", "Gamma")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID, err := s.Get(ctx, byName.ID, "")
+	if err != nil || byID.Name != "Gamma" {
+		t.Fatalf("Get by id: %+v %v", byID, err)
+	}
+	for _, v := range []string{byID.URL, byID.Headers["X-Key"], list[0].URL} {
+		if strings.Contains(v, "sk-live") {
+			t.Fatalf("a secret in the view: %q", v)
+		}
+	}
+	if _, err := s.Get(ctx, "", "Nope"); apperr.CodeOf(err) != apperr.NotFound || !strings.Contains(err.Error(), "catalogentries: get Nope") {
+		t.Fatalf("missing entry: %v", err)
+	}
+	pool.Close()
+	if _, _, err := s.List(ctx, db.CatalogFilter{}, 0); apperr.CodeOf(err) != apperr.Unavailable {
+		t.Fatalf("closed pool: %v", err)
+	}
+}

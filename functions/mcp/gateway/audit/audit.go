@@ -32,8 +32,9 @@ const maxBatch = 256
 // batchTimeout bounds one batch INSERT.
 const batchTimeout = 10 * time.Second
 
-// Writer batches audit rows. Use New; the zero value is not usable.
-type Writer struct {
+// Trail is the audit trail: it records rows (batching concurrent ones) and lists them.
+// Use New; the zero value is not usable.
+type Trail struct {
 	pool    *db.Pool
 	mu      sync.Mutex
 	pending []*req
@@ -45,8 +46,8 @@ type req struct {
 	done chan error
 }
 
-// New returns a Writer inserting into pool's audit_events.
-func New(pool *db.Pool) *Writer { return &Writer{pool: pool} }
+// New returns the Trail kept in pool's audit_events.
+func New(pool *db.Pool) *Trail { return &Trail{pool: pool} }
 
 // Entry is one audited call.
 type Entry struct {
@@ -65,7 +66,7 @@ type Entry struct {
 // Record commits e's row and returns once it is committed, or the error ("audit: …") of the
 // batch that held it. It is never cancelled by the caller's context: a row the upstream
 // already acted on must not be lost because the client went away.
-func (w *Writer) Record(e Entry) error {
+func (w *Trail) Record(e Entry) error {
 	sum := sha256.Sum256(e.Arguments)
 	ev := &db.AuditEvent{
 		RequestID: e.RequestID, Principal: e.Principal, WorkspaceID: &e.WorkspaceID,
@@ -83,7 +84,7 @@ func (w *Writer) Record(e Entry) error {
 
 // write commits ev, in a batch with other concurrent rows, and returns when that batch
 // committed (nil) or failed (the batch's error).
-func (w *Writer) write(ev *db.AuditEvent) error {
+func (w *Trail) write(ev *db.AuditEvent) error {
 	r := &req{ev: ev, done: make(chan error, 1)}
 	w.mu.Lock()
 	w.pending = append(w.pending, r)
@@ -98,7 +99,7 @@ func (w *Writer) write(ev *db.AuditEvent) error {
 
 // flush writes one batch of queued rows and answers its callers; it runs with running set
 // and leaves it cleared or passed on to a new goroutine.
-func (w *Writer) flush() {
+func (w *Trail) flush() {
 	w.mu.Lock()
 	n := min(len(w.pending), maxBatch)
 	batch := w.pending[:n:n]
@@ -127,4 +128,14 @@ func (w *Writer) flush() {
 	if more {
 		go w.flush()
 	}
+}
+
+// List returns workspace ws's newest audit rows, at most limit (1–200; anything else is
+// 50), newest first. Errors: UNAVAILABLE, wrapped with "audit: list <ws>".
+func (w *Trail) List(ctx context.Context, ws string, limit int) ([]db.AuditEvent, error) {
+	evs, err := db.AuditEventList(ctx, w.pool, ws, limit)
+	if err != nil {
+		return nil, fmt.Errorf("audit: list %s: %w", ws, err)
+	}
+	return evs, nil
 }

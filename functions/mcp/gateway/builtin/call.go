@@ -11,35 +11,38 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/metrics"
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
-	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/catalogentries"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/pins"
 	"github.com/agentpack/gateway/shared/telemetry"
+	"github.com/agentpack/gateway/shared/workspaces"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// Services are what the built-ins act through. Pool is for the reads that have no
-// service of their own (catalog entries, the audit list, a workspace's default project);
+// Services are what the built-ins act through; the built-ins never query the database
+// themselves. Pool backs the services built here (catalog entries, pins, workspaces);
 // Connections may be nil (installs, toggles and tests then answer UNAVAILABLE).
 type Services struct {
 	Pool        *db.Pool
 	Connections *connections.Service
 	Logger      *slog.Logger
 	Metrics     *metrics.EMF
-	Audit       *audit.Writer
+	Audit       *audit.Trail
 }
 
 // Set is the process's built-in tools, compiled once.
 type Set struct {
-	svc      Services
-	pins     *pins.Service
-	all      []*Compiled
-	byName   map[string]*Compiled
-	toolsets []Toolset
+	svc        Services
+	pins       *pins.Service
+	entries    *catalogentries.Service
+	workspaces *workspaces.Service
+	all        []*Compiled
+	byName     map[string]*Compiled
+	toolsets   []Toolset
 }
 
 // New compiles every built-in declaration; an invalid one is a programming error returned
@@ -48,7 +51,8 @@ func New(svc Services) (*Set, error) {
 	if svc.Logger == nil {
 		svc.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Set{svc: svc, byName: map[string]*Compiled{}, pins: &pins.Service{Pool: svc.Pool, Logger: svc.Logger}}
+	s := &Set{svc: svc, byName: map[string]*Compiled{}, pins: &pins.Service{Pool: svc.Pool, Logger: svc.Logger},
+		entries: &catalogentries.Service{Pool: svc.Pool, Logger: svc.Logger}, workspaces: &workspaces.Service{Pool: svc.Pool}}
 	for _, b := range s.definitions() {
 		cb, err := compile(b)
 		if err != nil {
@@ -147,29 +151,13 @@ func (s *Set) run(ctx context.Context, st *request.State, b *Compiled, raw json.
 }
 
 // defaultProject fills projectId (docs/DESIGN.md §4): the argument, else the request's
-// project, else the workspace's default project; a project of another workspace is
-// INVALID_REFERENCE.
+// project, else the workspace's default project (workspaces.Service.Project); a project of
+// another workspace is INVALID_REFERENCE.
 func (s *Set) defaultProject(ctx context.Context, st *request.State, args map[string]any) (string, error) {
-	pid, _ := args["projectId"].(string)
-	if pid == "" {
-		pid = st.ProjectID
-	}
-	if pid == "" {
-		ws, err := db.WorkspaceGet(ctx, s.svc.Pool, st.Workspace)
-		if err != nil {
-			return "", err
-		}
-		if ws.DefaultProjectID == nil {
-			return "", nil
-		}
-		pid = *ws.DefaultProjectID
-	}
-	p, err := db.ProjectGet(ctx, s.svc.Pool, pid)
-	if err != nil && apperr.CodeOf(err) != apperr.NotFound {
-		return "", err // the database failing is UNAVAILABLE (retryable), not the caller's mistake
-	}
-	if err != nil || p.WorkspaceID != st.Workspace {
-		return "", apperr.New(apperr.InvalidReference, "project %s is not in this workspace", pid)
+	arg, _ := args["projectId"].(string)
+	pid, err := s.workspaces.Project(ctx, st.Workspace, arg, st.ProjectID)
+	if err != nil || pid == "" {
+		return "", err
 	}
 	args["projectId"] = pid
 	return pid, nil

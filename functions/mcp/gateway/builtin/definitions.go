@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
@@ -158,34 +157,17 @@ func strArg(args map[string]any, key string) string {
 	return s
 }
 
-// viewEntry is catalog entry e as the built-ins show it: catalog.EntryView, as the REST
-// API shows it to anyone but a superuser (URL secrets and header values redacted).
-func viewEntry(e *db.CatalogEntry) catalog.EntryView { return catalog.NewEntryView(e, false) }
-
 func (s *Set) catalogList(ctx context.Context, c *Call) (any, error) {
-	entries, err := db.CatalogEntryList(ctx, s.svc.Pool, db.CatalogFilter{Search: strArg(c.Args, "search"), Category: strArg(c.Args, "category")})
+	out, total, err := s.entries.List(ctx, db.CatalogFilter{Search: strArg(c.Args, "search"), Category: strArg(c.Args, "category")},
+		intArg(c.Args, "limit", 50))
 	if err != nil {
 		return nil, err
 	}
-	limit := intArg(c.Args, "limit", 50)
-	out := make([]catalog.EntryView, 0, min(limit, len(entries)))
-	for i := range entries {
-		if len(out) == limit {
-			break
-		}
-		out = append(out, viewEntry(&entries[i]))
-	}
-	return map[string]any{"entries": out, "total": len(entries)}, nil
+	return map[string]any{"entries": out, "total": total}, nil
 }
 
 func (s *Set) catalogGet(ctx context.Context, c *Call) (any, error) {
-	var e *db.CatalogEntry
-	var err error
-	if id := strArg(c.Args, "entryId"); id != "" {
-		e, err = db.CatalogEntryGet(ctx, s.svc.Pool, id)
-	} else {
-		e, err = db.CatalogEntryGetByName(ctx, s.svc.Pool, strArg(c.Args, "name"))
-	}
+	e, err := s.entries.Get(ctx, strArg(c.Args, "entryId"), strArg(c.Args, "name"))
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +177,7 @@ func (s *Set) catalogGet(ctx context.Context, c *Call) (any, error) {
 			installed = append(installed, map[string]any{"connectionId": conn.ID, "name": conn.Name, "handle": conn.Handle})
 		}
 	}
-	return map[string]any{"entry": viewEntry(e), "installed": installed}, nil
+	return map[string]any{"entry": e, "installed": installed}, nil
 }
 
 func (s *Set) connectionsList(ctx context.Context, c *Call) (any, error) {
@@ -271,7 +253,7 @@ func (s *Set) workspaceConnection(ctx context.Context, c *Call) (string, error) 
 		return "", apperr.New(apperr.Unavailable, "connection management is not available on this gateway")
 	}
 	id := strArg(c.Args, "connectionId")
-	row, err := db.ConnectionGet(ctx, s.svc.Pool, id)
+	row, err := s.svc.Connections.Get(ctx, c.Principal, id)
 	if err != nil {
 		return "", err
 	}
@@ -315,7 +297,7 @@ func (s *Set) connectionTest(ctx context.Context, c *Call) (any, error) {
 }
 
 func (s *Set) auditList(ctx context.Context, c *Call) (any, error) {
-	evs, err := db.AuditEventList(ctx, s.svc.Pool, c.Workspace, intArg(c.Args, "limit", 50))
+	evs, err := s.svc.Audit.List(ctx, c.Workspace, intArg(c.Args, "limit", 50))
 	if err != nil {
 		return nil, err
 	}
@@ -392,15 +374,11 @@ func visibleURL(p *auth.Principal, raw string) string {
 }
 
 // CatalogJSON is the agentpack://catalog resource: every catalog entry as the built-ins
-// show it ({"entries": [...]}, header values and URL secrets redacted).
+// show it ({"entries": [catalog.EntryView…]}, header values and URL secrets redacted).
 func (s *Set) CatalogJSON(ctx context.Context) ([]byte, error) {
-	entries, err := db.CatalogEntryList(ctx, s.svc.Pool, db.CatalogFilter{})
+	views, _, err := s.entries.List(ctx, db.CatalogFilter{}, 0)
 	if err != nil {
 		return nil, err
-	}
-	views := make([]catalog.EntryView, 0, len(entries))
-	for i := range entries {
-		views = append(views, viewEntry(&entries[i]))
 	}
 	return json.Marshal(map[string]any{"entries": views})
 }

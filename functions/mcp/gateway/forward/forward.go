@@ -50,7 +50,7 @@ type Options struct {
 	Connections *connections.Service
 	Logger      *slog.Logger
 	Metrics     *metrics.EMF
-	Audit       *audit.Writer
+	Audit       *audit.Trail
 	// CallTimeout bounds a synchronous upstream call (the edge's budget, under API
 	// Gateway's 29 s).
 	CallTimeout time.Duration
@@ -164,7 +164,7 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 }
 
 // Audit commits the audit row of a proxied call of tool on connection connID by st's
-// caller (audit.Writer.Record).
+// caller (audit.Trail.Record).
 func (f *Forwarder) Audit(st *request.State, tool, connID string, d time.Duration, args json.RawMessage) error {
 	return f.o.Audit.Record(audit.Entry{RequestID: st.RequestID, Principal: st.Principal.Subject,
 		WorkspaceID: st.Workspace, Tool: tool, Kind: "proxied", ConnectionID: connID, Duration: d, Arguments: args})
