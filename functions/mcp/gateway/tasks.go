@@ -136,8 +136,7 @@ func (g *Gateway) createTask(ctx context.Context, st *requestState, name string,
 		return g.createUpstreamTask(ctx, st, ref, params, row)
 	}
 	if def := ref.Tool.Definition; len(def) > 0 && taskSupport(def) == "forbidden" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-			Message: "this tool does not support task-augmented calls (execution.taskSupport is forbidden)"}
+		return nil, wire.Refusal(jsonrpc.CodeInvalidParams, "this tool does not support task-augmented calls (execution.taskSupport is forbidden)")
 	}
 	up, err := forward.UpstreamParams(plain, ref.Tool.UpstreamName)
 	if err != nil {
@@ -162,7 +161,7 @@ func (g *Gateway) createTask(ctx context.Context, st *requestState, name string,
 	if err := g.startTask(ctx, job); err != nil {
 		errorID := httpapi.NewID()
 		g.log.ErrorContext(ctx, "task could not be started", "task_id", saved.ID, "error_id", errorID, "err", err)
-		msg, _ := json.Marshal(map[string]any{"code": -32603, "message": "the task could not be started (errorId " + errorID + ")"})
+		msg, _ := json.Marshal(wire.Refusal(jsonrpc.CodeInternalError, "the task could not be started (errorId "+errorID+")"))
 		if saved, err = db.TaskFinish(context.WithoutCancel(ctx), g.o.Pool, saved.ID, db.TaskFailed, nil, msg, "the task could not be started"); err != nil {
 			return nil, g.taskStoreError(ctx, err)
 		}
@@ -368,7 +367,7 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 		if p.Cursor != "" {
 			t, id, ok := parseTaskCursor(p.Cursor)
 			if !ok {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"}
+				return nil, wire.Refusal(jsonrpc.CodeInvalidParams, "invalid cursor")
 			}
 			before, beforeID = t, id
 		}
@@ -397,7 +396,7 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 			return nil, g.taskLookupError(ctx, err)
 		}
 		if before.Terminal() {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task is already " + before.Status}
+			return nil, wire.Refusal(jsonrpc.CodeInvalidParams, "task is already "+before.Status)
 		}
 		row, err := db.TaskCancel(ctx, g.o.Pool, p.TaskID, st.Workspace, owner)
 		if err != nil {
@@ -437,15 +436,15 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 	}
 	switch {
 	case !row.Terminal():
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task is still working: poll tasks/get and ask again"}
+		return nil, wire.Refusal(jsonrpc.CodeInvalidParams, "task is still working: poll tasks/get and ask again")
 	case row.Status == db.TaskCancelled:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task was cancelled"}
+		return nil, wire.Refusal(jsonrpc.CodeInvalidParams, "task was cancelled")
 	case len(row.Error) > 0:
-		var je jsonrpc.Error
-		if json.Unmarshal(row.Error, &je) != nil {
-			je = jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "task failed"}
+		je := &jsonrpc.Error{}
+		if json.Unmarshal(row.Error, je) != nil {
+			je = wire.Refusal(jsonrpc.CodeInternalError, "task failed")
 		}
-		return nil, &je
+		return nil, je
 	}
 	return json.RawMessage(row.Result), nil
 }
