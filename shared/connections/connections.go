@@ -112,13 +112,10 @@ func validateName(name string) error {
 
 // ---- authorization ----
 
-// requireAdmin is auth.RequireAdmin (one rule and one message for every write).
-var requireAdmin = auth.RequireAdmin
-
 // authorizeScope checks that admin p may write a connection of scope (ws, project):
 // global needs a superuser; a workspace must be p's; a project must be in it.
 func (s *Service) authorizeScope(ctx context.Context, q db.Querier, p *auth.Principal, ws, project *string) error {
-	if err := requireAdmin(p); err != nil {
+	if err := auth.RequireAdmin(p); err != nil {
 		return err
 	}
 	if ws == nil {
@@ -170,7 +167,7 @@ func (s *Service) visible(ctx context.Context, q db.Querier, p *auth.Principal, 
 // writable loads connection id for a write by p: visible, p admin, and a global
 // connection only for a superuser.
 func (s *Service) writable(ctx context.Context, q db.Querier, p *auth.Principal, id string) (*db.Connection, error) {
-	if err := requireAdmin(p); err != nil {
+	if err := auth.RequireAdmin(p); err != nil {
 		return nil, err
 	}
 	c, err := s.visible(ctx, q, p, id)

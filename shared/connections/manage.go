@@ -83,7 +83,7 @@ type UpdateInput struct {
 // (unknown or another workspace's), UNAVAILABLE.
 func (s *Service) Update(ctx context.Context, p *auth.Principal, id string, in UpdateInput) (_ *Outcome, err error) {
 	defer wrapErr(&err, "connections: update %s", id)
-	if err := requireAdmin(p); err != nil {
+	if err := auth.RequireAdmin(p); err != nil {
 		return nil, err
 	}
 	if in.Name != nil {
@@ -193,7 +193,7 @@ func (s *Service) Toggle(ctx context.Context, p *auth.Principal, id string) (_ *
 	defer wrapErr(&err, "connections: toggle %s", id)
 	var c *db.Connection
 	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
-		if err := requireAdmin(p); err != nil {
+		if err := auth.RequireAdmin(p); err != nil {
 			return err
 		}
 		if err := lockConnection(ctx, tx, id); err != nil {
@@ -227,7 +227,7 @@ func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) (err
 	defer wrapErr(&err, "connections: delete %s", id)
 	var c *db.Connection
 	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
-		if err := requireAdmin(p); err != nil {
+		if err := auth.RequireAdmin(p); err != nil {
 			return err
 		}
 		if err := lockConnection(ctx, tx, id); err != nil {
@@ -392,7 +392,7 @@ func (s *Service) RefreshAndPublish(ctx context.Context, actor string, c *db.Con
 // upstream name. Errors: FORBIDDEN, NOT_FOUND.
 func (s *Service) Tools(ctx context.Context, p *auth.Principal, id string) (_ []db.ConnectionTool, err error) {
 	defer wrapErr(&err, "connections: tools of %s", id)
-	if err := requireAdmin(p); err != nil {
+	if err := auth.RequireAdmin(p); err != nil {
 		return nil, err
 	}
 	c, err := s.visible(ctx, s.Pool, p, id)
@@ -470,7 +470,7 @@ type Status struct {
 // Statuses returns the status of every connection p may see (admin), optionally narrowed
 // to workspace ws. Errors: FORBIDDEN, NOT_FOUND (ws not p's).
 func (s *Service) Statuses(ctx context.Context, p *auth.Principal, ws string) ([]Status, error) {
-	if err := requireAdmin(p); err != nil {
+	if err := auth.RequireAdmin(p); err != nil {
 		return nil, err
 	}
 	conns, err := s.List(ctx, p, ws)

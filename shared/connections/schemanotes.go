@@ -28,7 +28,7 @@ func schemaNotes(info mcpclient.Info) []db.ToolSchemaNote {
 // GET /api/mcp-connections/{id}/tools). Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE.
 func (s *Service) SchemaNotes(ctx context.Context, p *auth.Principal, id string) (_ []db.ToolSchemaNote, err error) {
 	defer wrapErr(&err, "connections: schema notes of %s", id)
-	if err := requireAdmin(p); err != nil {
+	if err := auth.RequireAdmin(p); err != nil {
 		return nil, err
 	}
 	c, err := s.visible(ctx, s.Pool, p, id)

@@ -26,7 +26,7 @@ func (a *API) eventList(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err != nil {
 		return err
 	}
-	if err := requireAdmin(p); err != nil {
+	if err := auth.RequireAdmin(p); err != nil {
 		return err
 	}
 	f := db.EventFilter{WorkspaceID: ws, EntityType: q.Get("entityType"), Action: q.Get("action")}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +87,7 @@ type wireTask struct {
 
 func (e *taskEnv) create(t *testing.T, token, tool, args string, ttl int) wireTask {
 	t.Helper()
-	res, code := e.rpc(t, token, "tools/call", `{"name":"`+tool+`","arguments":`+args+`,"task":{"ttl":`+itoa(ttl)+`}}`)
+	res, code := e.rpc(t, token, "tools/call", `{"name":"`+tool+`","arguments":`+args+`,"task":{"ttl":`+strconv.Itoa(ttl)+`}}`)
 	var ct struct{ Task wireTask }
 	if code != 0 || json.Unmarshal(res, &ct) != nil || ct.Task.TaskID == "" {
 		t.Fatalf("task-augmented call: code %d, %s", code, res)
@@ -116,8 +117,6 @@ func (e *taskEnv) waitStatus(t *testing.T, id, want string, within time.Duration
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func (e *taskEnv) auditRows(t *testing.T, tool string) int {
 	t.Helper()
