@@ -1,4 +1,4 @@
--- The whole data model of DESIGN §3: tenancy (workspaces, projects, chats), the curated
+-- The whole data model of docs/DESIGN.md §3: tenancy (workspaces, projects, chats), the curated
 -- catalog, connections and the tools last listed from them, chat pins, and the two
 -- append-only audit tables. One migration because this is the first release.
 
@@ -60,12 +60,12 @@ CREATE TABLE mcp_connections (
     id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     name              text NOT NULL,
     -- handle: the short, collision-checked name part used in exposed tool names
-    -- (mcp_<handle>_<tool>, DESIGN §4); unique across all connections, never reused.
+    -- (mcp_<handle>_<tool>, docs/DESIGN.md §4); unique across all connections, never reused.
     handle            text NOT NULL UNIQUE CHECK (handle ~ '^[a-z0-9]{1,16}$'),
     url               text NOT NULL,
     transport_type    text NOT NULL DEFAULT 'streamable-http'
                       CHECK (transport_type IN ('streamable-http', 'sse')),
-    -- the transport that last worked (DESIGN §6: later connects go straight to it)
+    -- the transport that last worked (docs/DESIGN.md §6: later connects go straight to it)
     working_transport text NULL CHECK (working_transport IN ('streamable-http', 'sse')),
     protocol_version  text NULL,
     headers           jsonb NOT NULL DEFAULT '{}'::jsonb,
@@ -93,14 +93,14 @@ CREATE UNIQUE INDEX mcp_connections_marketplace_install_uq
 CREATE TABLE mcp_connection_tools (
     connection_id     uuid NOT NULL REFERENCES mcp_connections(id) ON DELETE CASCADE,
     upstream_name     text NOT NULL,
-    -- exposed_name is frozen once written (DESIGN §4): refreshes never change it.
+    -- exposed_name is frozen once written (docs/DESIGN.md §4): refreshes never change it.
     exposed_name      text NOT NULL CHECK (exposed_name ~ '^[A-Za-z0-9_-]{1,64}$'),
     title             text NOT NULL DEFAULT '',
     description       text NOT NULL DEFAULT '',
     input_schema      jsonb NOT NULL,
     output_schema     jsonb NULL,
     annotations       jsonb NULL,
-    -- drift detection (DESIGN §6): digest of the definition last listed, and of the
+    -- drift detection (docs/DESIGN.md §6): digest of the definition last listed, and of the
     -- definition an admin accepted. status: active | drifted (withheld until approved).
     definition_digest text NOT NULL,
     approved_digest   text NOT NULL,
@@ -120,7 +120,7 @@ CREATE TABLE chat_mcp_pins (
     UNIQUE (chat_id, connection_id)
 );
 
--- Gateway tool calls (DESIGN §4 "Audit"): successful writes only.
+-- Gateway tool calls (docs/DESIGN.md §4 "Audit"): successful writes only.
 CREATE TABLE audit_events (
     id            bigserial PRIMARY KEY,
     occurred_at   timestamptz NOT NULL DEFAULT now(),

@@ -1,4 +1,4 @@
-# mk/infra.mk — infrastructure targets (DESIGN §10, §12): SAM, CDK, LocalStack, the
+# mk/infra.mk — infrastructure targets (docs/DESIGN.md §10, §12): SAM, CDK, LocalStack, the
 # Lambda runtime emulator, and the template checks. Included by the Makefile.
 #
 # Needs nothing but Go, node and cfn-lint: rie-install, cdk-synth, infra-test, build-*.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pg.sh start|stop|url|status — a throwaway PostgreSQL cluster for `make run` and
-# `make test` (DESIGN §12), built from the machine's PostgreSQL binaries.
+# `make test` (docs/DESIGN.md §12), built from the machine's PostgreSQL binaries.
 #
 # The cluster lives under .state/pg (ignored by git). initdb and postgres refuse to run as
 # root, so as root the server runs as the `postgres` user; when that user cannot reach the
