@@ -152,7 +152,10 @@ func expectedFailuresFile(t *testing.T, name string) string {
 func TestConformance(t *testing.T) {
 	w := setup(t)
 
+	// The four runs are independent node processes against one stateless gateway: they
+	// run side by side (each scenario opens its own sessions).
 	t.Run("aggregate", func(t *testing.T) {
+		t.Parallel()
 		for _, sc := range aggregateScenarios {
 			out, checks, err := w.run(t, "conformance-latest", 60*time.Second, "--url", w.proxy+w.aggregate, "--scenario", sc)
 			if err != nil || len(checks) == 0 || len(failures(checks)) > 0 {
@@ -162,6 +165,7 @@ func TestConformance(t *testing.T) {
 	})
 
 	t.Run("single-server", func(t *testing.T) {
+		t.Parallel()
 		out, checks, err := w.run(t, "conformance-latest", 150*time.Second, "--url", w.proxy+w.single,
 			"--expected-failures", expectedFailures(t))
 		t.Logf("single-server: %d scenarios; failures: %v", len(checks), failures(checks))
@@ -179,6 +183,7 @@ func TestConformance(t *testing.T) {
 		gating     bool
 	}{{"aggregate", w.aggregate, false}, {"single-server", w.single, true}} {
 		t.Run("2026-07-28/"+ep.name, func(t *testing.T) {
+			t.Parallel()
 			args := []string{"--url", w.proxy + ep.path, "--spec-version", "2026-07-28", "--suite", "all"}
 			if ep.gating {
 				args = append(args, "--expected-failures", expectedFailuresFile(t, "expected-failures-2026-07-28.yaml"))
