@@ -72,6 +72,7 @@ func TestAuthConformance(t *testing.T) {
 		t.Run(pkg, func(t *testing.T) {
 			for _, sc := range scenarios {
 				t.Run(strings.TrimPrefix(sc, "auth/"), func(t *testing.T) {
+					t.Parallel() // each scenario is its own runner process with its own servers
 					ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 					defer cancel()
 					out, err := runner(ctx, pkg, "client", "--command", bin, "--scenario", sc,
