@@ -51,7 +51,7 @@ func (s *Service) Chat(ctx context.Context, p *auth.Principal, chatID string) (*
 }
 
 // List returns chat chatID's pins, oldest first. Errors: NOT_FOUND (chat), UNAVAILABLE.
-func (s *Service) List(ctx context.Context, p *auth.Principal, chatID string) ([]Pin, error) {
+func (s *Service) List(ctx context.Context, p *auth.Principal, chatID string) ([]PinView, error) {
 	if _, err := s.Chat(ctx, p, chatID); err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (s *Service) List(ctx context.Context, p *auth.Principal, chatID string) ([
 // Errors: VALIDATION_ERROR (connectionId not a UUID), NOT_FOUND (chat, or a connection p
 // cannot see), FORBIDDEN (not admin), INVALID_REFERENCE (a connection of another
 // workspace, or project-scoped: nothing is written), CONFLICT (already pinned).
-func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connectionID string) (_ *Pin, err error) {
+func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connectionID string) (_ *PinView, err error) {
 	defer wrapErr(&err, "pins: pin %s to chat %s", connectionID, chatID)
 	chat, err := s.Chat(ctx, p, chatID)
 	if err != nil {
@@ -93,7 +93,7 @@ func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connection
 		return nil, apperr.New(apperr.InvalidReference, "project-scoped connections cannot be pinned to a chat").
 			WithHint("chats use global and workspace-scoped connections only")
 	}
-	var pin *Pin
+	var pin *PinView
 	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if pin, err = PinCreate(ctx, tx, chat.ID, conn.ID, p.Subject); err != nil {
 			return err
@@ -110,7 +110,7 @@ func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connection
 // Remove hard-deletes pin pinID of chat chatID and logs "mcp.unpinned", in one
 // transaction, returning the pin as it was. Errors: NOT_FOUND (chat or pin), FORBIDDEN
 // (not admin), UNAVAILABLE.
-func (s *Service) Remove(ctx context.Context, p *auth.Principal, chatID, pinID string) (_ *Pin, err error) {
+func (s *Service) Remove(ctx context.Context, p *auth.Principal, chatID, pinID string) (_ *PinView, err error) {
 	defer wrapErr(&err, "pins: remove pin %s of chat %s", pinID, chatID)
 	chat, err := s.Chat(ctx, p, chatID)
 	if err != nil {
@@ -119,7 +119,7 @@ func (s *Service) Remove(ctx context.Context, p *auth.Principal, chatID, pinID s
 	if !p.IsAdmin() {
 		return nil, apperr.New(apperr.Forbidden, "unpinning requires the admin role")
 	}
-	var pin *Pin
+	var pin *PinView
 	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if pin, err = PinDelete(ctx, tx, chat.ID, pinID); err != nil {
 			return err
@@ -133,7 +133,7 @@ func (s *Service) Remove(ctx context.Context, p *auth.Principal, chatID, pinID s
 	return pin, nil
 }
 
-func logEvent(ctx context.Context, q db.Querier, p *auth.Principal, action string, chat *db.Chat, pin *Pin) error {
+func logEvent(ctx context.Context, q db.Querier, p *auth.Principal, action string, chat *db.Chat, pin *PinView) error {
 	ws := chat.WorkspaceID
 	return db.EventInsert(ctx, q, &db.Event{
 		EntityType: "mcp_connection", EntityID: pin.ConnectionID, Action: action, Actor: p.Subject,

@@ -158,7 +158,7 @@ func TestPinLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]pins.Pin{}
+	got := map[string]pins.PinView{}
 	for _, p := range list {
 		got[p.ConnectionID] = p
 	}

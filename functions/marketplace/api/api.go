@@ -45,7 +45,6 @@ import (
 	"github.com/agentpack/gateway/shared/catalogentries"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
-	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
 )
@@ -190,13 +189,11 @@ func (a *API) connectionList(w http.ResponseWriter, r *http.Request, p *auth.Pri
 		return err
 	}
 	logx.Annotate(r.Context(), logx.FieldWorkspace, ws) // checked by List
-	out := make([]map[string]any, 0, len(rows))
+	// Only the detail (and a write's answer to the admin who sent the URL) shows the URL
+	// whole: a query may hold the upstream's API key.
+	out := make([]connections.View, 0, len(rows))
 	for i := range rows {
-		v := connectionView(&rows[i], nil)
-		// Only the detail (and a write's answer to the admin who sent the URL) shows the URL
-		// whole: a query may hold the upstream's API key (issue 14 item 7).
-		v["url"] = headers.RedactURL(rows[i].URL)
-		out = append(out, v)
+		out = append(out, connections.NewView(&rows[i], false))
 	}
 	httpapi.JSON(w, http.StatusOK, map[string]any{"connections": out})
 	return nil
@@ -235,13 +232,11 @@ func (a *API) connectionGet(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err != nil {
 		return err
 	}
-	v := connectionView(c, nil)
-	if st, err := a.Connections.AuthorizationOf(r.Context(), c, p.Subject); err != nil {
+	st, err := a.Connections.AuthorizationOf(r.Context(), c, p.Subject)
+	if err != nil {
 		return err
-	} else if st != nil {
-		v["authorization"] = st
 	}
-	httpapi.JSON(w, http.StatusOK, v)
+	httpapi.JSON(w, http.StatusOK, connections.DetailView{View: connections.NewView(c, true), Authorization: st})
 	return nil
 }
 
@@ -358,35 +353,8 @@ func (a *API) toolApprove(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	return nil
 }
 
-// connectionView is a connection as REST returns it: header values redacted, scope
-// spelled out, and the first connect's outcome when there was one.
-// outcomeView is connectionView of a write's outcome, with catalogPending when the
-// change was committed but the gateway's catalog document could not be rewritten yet.
-func outcomeView(out *connections.Outcome) map[string]any {
-	v := connectionView(out.Connection, out.Connect)
-	if out.CatalogPending {
-		v["catalogPending"] = true
-	}
-	if out.Authorization != nil {
-		v["authorization"] = out.Authorization
-	}
-	if len(out.Warnings) > 0 {
-		v["warnings"] = out.Warnings
-	}
-	return v
-}
-
-func connectionView(c *db.Connection, connect *connections.RefreshResult) map[string]any {
-	v := map[string]any{
-		"id": c.ID, "name": c.Name, "handle": c.Handle, "url": c.URL, "transportType": c.TransportType,
-		"workingTransport": c.WorkingTransport, "headers": headers.Redact(c.Headers), "enabled": c.Enabled,
-		"source": c.Source, "catalogEntryId": c.CatalogEntryID, "workspaceId": c.WorkspaceID,
-		"projectId": c.ProjectID, "scope": c.Scope(), "lastConnectedAt": c.LastConnectedAt,
-		"lastError": c.LastError, "createdBy": c.CreatedBy, "createdAt": c.CreatedAt, "updatedAt": c.UpdatedAt,
-		"authMode": c.AuthMode,
-	}
-	if connect != nil {
-		v["connect"] = connect
-	}
-	return v
+// outcomeView is a write's outcome as REST answers it: the URL whole, to the admin who
+// may have sent it (connections.NewOutcomeView).
+func outcomeView(out *connections.Outcome) connections.OutcomeView {
+	return connections.NewOutcomeView(out, true)
 }

@@ -75,7 +75,11 @@ func (a *API) chatList(w http.ResponseWriter, r *http.Request, p *auth.Principal
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"chats": chats, "hasMore": more})
+	views := make([]pins.ChatView, 0, len(chats))
+	for i := range chats {
+		views = append(views, pins.NewChatView(&chats[i]))
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"chats": views, "hasMore": more})
 	return nil
 }
 
@@ -94,7 +98,7 @@ func (a *API) chatCreate(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusCreated, chat)
+	httpapi.JSON(w, http.StatusCreated, pins.NewChatView(chat))
 	return nil
 }
 

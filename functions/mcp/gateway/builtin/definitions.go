@@ -191,17 +191,13 @@ func (s *Set) connectionsList(ctx context.Context, c *Call) (any, error) {
 			exposed[conn.ID] = append(exposed[conn.ID], t.ExposedName)
 		}
 	}
-	out := make([]map[string]any, 0, len(rows))
+	out := make([]listedConnection, 0, len(rows))
 	for i := range rows {
 		r := &rows[i]
 		if r.ProjectID != nil && *r.ProjectID != c.ProjectID {
 			continue
 		}
-		out = append(out, map[string]any{
-			"id": r.ID, "name": r.Name, "handle": r.Handle, "scope": r.Scope(), "enabled": r.Enabled,
-			"source": r.Source, "url": visibleURL(c.Principal, r.URL), "transportType": r.TransportType, "lastConnectedAt": r.LastConnectedAt,
-			"lastError": r.LastError, "catalogEntryId": r.CatalogEntryID, "tools": nonNilStrings(exposed[r.ID]),
-		})
+		out = append(out, listedConnection{View: viewConnection(c, r), Tools: nonNilStrings(exposed[r.ID])})
 	}
 	return map[string]any{"connections": out, "projectId": c.ProjectID}, nil
 }
@@ -275,17 +271,13 @@ func (s *Set) connectionToggle(ctx context.Context, c *Call) (any, error) {
 	return builtinOutcome(c, out), nil
 }
 
-// builtinOutcome is a write's outcome as a built-in answers it: the connection's URL as
-// visibleURL shows it (a query may hold an API key; only the REST detail shows it whole).
-func builtinOutcome(c *Call, out *connections.Outcome) *connections.Outcome {
-	if out == nil || out.Connection == nil {
-		return out
-	}
-	cp := *out
-	conn := *out.Connection
-	conn.URL = visibleURL(c.Principal, conn.URL)
-	cp.Connection = &conn
-	return &cp
+// builtinOutcome is a write's outcome as a built-in answers it: connections.OutcomeView,
+// the shape REST answers, with the connection's URL as visibleURL shows it (a query may
+// hold an API key; only REST shows it whole, to an admin).
+func builtinOutcome(c *Call, out *connections.Outcome) connections.OutcomeView {
+	v := connections.NewOutcomeView(out, false)
+	v.URL = visibleURL(c.Principal, out.Connection.URL)
+	return v
 }
 
 func (s *Set) connectionTest(ctx context.Context, c *Call) (any, error) {

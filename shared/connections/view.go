@@ -1,0 +1,85 @@
+package connections
+
+import (
+	"time"
+
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/headers"
+)
+
+// View is a connection as the APIs return it (openapi.json
+// #/components/schemas/Connection): header values redacted, the scope spelled out
+// (global, workspace or project; docs/DESIGN.md §3), times RFC 3339, absent values null.
+// The URL is whole or redacted as NewView was told; an audience with its own URL rule
+// (the gateway's built-in tools) sets URL after construction. The REST connection
+// routes and the gateway's built-in tools (agentpack_connections_list, the answers of
+// agentpack_catalog_install and agentpack_connection_toggle) show this view.
+type View struct {
+	ID               string            `json:"id"`
+	Name             string            `json:"name"`
+	Handle           string            `json:"handle"`
+	URL              string            `json:"url"`
+	TransportType    string            `json:"transportType"`
+	WorkingTransport *string           `json:"workingTransport"`
+	Headers          map[string]string `json:"headers"`
+	Enabled          bool              `json:"enabled"`
+	Source           string            `json:"source"`
+	CatalogEntryID   *string           `json:"catalogEntryId"`
+	WorkspaceID      *string           `json:"workspaceId"`
+	ProjectID        *string           `json:"projectId"`
+	Scope            string            `json:"scope"`
+	LastConnectedAt  *time.Time        `json:"lastConnectedAt"`
+	LastError        *string           `json:"lastError"`
+	CreatedBy        string            `json:"createdBy"`
+	CreatedAt        time.Time         `json:"createdAt"`
+	UpdatedAt        time.Time         `json:"updatedAt"`
+	AuthMode         string            `json:"authMode"`
+}
+
+// NewView is the view of row c: fullURL false redacts the URL's query values, userinfo
+// and fragment (headers.RedactURL; a query may hold the upstream's API key), true shows
+// it whole (the REST detail and a write's answer, to the admin who may have sent it).
+// Header values are always redacted (headers.Redact), and absent headers are {}.
+func NewView(c *db.Connection, fullURL bool) View {
+	u := c.URL
+	if !fullURL {
+		u = headers.RedactURL(u)
+	}
+	h := headers.Redact(c.Headers)
+	if h == nil {
+		h = map[string]string{}
+	}
+	return View{ID: c.ID, Name: c.Name, Handle: c.Handle, URL: u, TransportType: c.TransportType,
+		WorkingTransport: c.WorkingTransport, Headers: h, Enabled: c.Enabled, Source: c.Source,
+		CatalogEntryID: c.CatalogEntryID, WorkspaceID: c.WorkspaceID, ProjectID: c.ProjectID, Scope: c.Scope(),
+		LastConnectedAt: c.LastConnectedAt, LastError: c.LastError, CreatedBy: c.CreatedBy,
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, AuthMode: c.AuthMode}
+}
+
+// DetailView is one connection as GET /api/mcp-connections/{id} returns it: View plus,
+// for OAuth connections, the state of the upstream authorization the caller's calls use
+// (Service.AuthorizationOf; omitted when nil).
+type DetailView struct {
+	View
+	Authorization *AuthorizationState `json:"authorization,omitempty"`
+}
+
+// OutcomeView is a write's Outcome as the APIs return it (openapi.json
+// #/components/schemas/ConnectionWithConnect): the written connection's View with, each
+// omitted when absent, the first connect's result, catalogPending (only when true: the
+// change was committed but the gateway's catalog document could not be rewritten yet),
+// the consent an OAuth connection needs, and the write's warnings.
+type OutcomeView struct {
+	View
+	Connect        *RefreshResult `json:"connect,omitempty"`
+	CatalogPending bool           `json:"catalogPending,omitempty"`
+	Authorization  *Authorization `json:"authorization,omitempty"`
+	Warnings       []string       `json:"warnings,omitempty"`
+}
+
+// NewOutcomeView is the view of out, whose Connection must be set (every Service write
+// sets it); fullURL is NewView's.
+func NewOutcomeView(out *Outcome, fullURL bool) OutcomeView {
+	return OutcomeView{View: NewView(out.Connection, fullURL), Connect: out.Connect,
+		CatalogPending: out.CatalogPending, Authorization: out.Authorization, Warnings: out.Warnings}
+}
