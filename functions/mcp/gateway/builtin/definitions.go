@@ -181,7 +181,10 @@ func (s *Set) catalogGet(ctx context.Context, c *Call) (any, error) {
 }
 
 func (s *Set) connectionsList(ctx context.Context, c *Call) (any, error) {
-	rows, err := db.ConnectionList(ctx, s.svc.Pool, db.ConnectionFilter{WorkspaceIDs: []string{c.Workspace}})
+	if s.svc.Connections == nil {
+		return nil, apperr.New(apperr.Unavailable, "connections are not available on this gateway")
+	}
+	rows, err := s.svc.Connections.List(ctx, c.Principal, c.Workspace)
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func (s *Set) pinsList(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := pins.PinList(ctx, s.svc.Pool, chat.ID)
+	list, err := s.pins.List(ctx, c.Principal, chat.ID)
 	if err != nil {
 		return nil, err
 	}

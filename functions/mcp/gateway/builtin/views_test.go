@@ -43,7 +43,7 @@ func TestConnectionsListAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Services{Pool: pool})
+	s, err := New(Services{Pool: pool, Connections: &connections.Service{Pool: pool}})
 	if err != nil {
 		t.Fatal(err)
 	}
