@@ -64,12 +64,14 @@ type HealthState struct {
 // either way. Only the health columns change (not updated_at, which tracks curated data).
 // The write is a compare-and-set on consecutive_failures, retried when another check of
 // the same entry got in between, so concurrent checks each count once without a
-// transaction. NOT_FOUND when the entry is gone (or id is malformed).
+// transaction (use the pool or a READ COMMITTED transaction: under REPEATABLE READ the
+// retry would see the same snapshot). After 8 lost races it gives up with UNAVAILABLE
+// (retryable). NOT_FOUND when the entry is gone (or id is malformed).
 func CatalogEntryRecordHealth(ctx context.Context, q Querier, id string, at time.Time, failure string) (*HealthState, error) {
 	if !IsUUID(id) {
 		return nil, notFound()
 	}
-	for {
+	for range 8 {
 		var before int
 		if err := q.QueryRow(ctx, `SELECT consecutive_failures FROM mcp_catalog_entries WHERE id = $1`, id).Scan(&before); err != nil {
 			return nil, Interpret(err)
@@ -85,4 +87,5 @@ func CatalogEntryRecordHealth(ctx context.Context, q Querier, id string, at time
 		}
 		return st, err
 	}
+	return nil, apperr.New(apperr.Unavailable, "catalog entry health: too many concurrent checks")
 }

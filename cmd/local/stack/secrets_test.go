@@ -26,7 +26,6 @@ import (
 // are refused by the database: shared/db TestAuditTablesAreAppendOnly.) Upstream OAuth
 // tokens of an authorized, refreshed connection are checked the same way (issue 12).
 func TestNoSecretsInLogsOrAudit(t *testing.T) {
-	t.Parallel()
 	// Trace everything this test does (not parallel: the tracer is process-wide).
 	spans := tracetest.NewSpanRecorder()
 	t.Cleanup(telemetry.Use(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))))

@@ -471,7 +471,6 @@ func TestUpstreamOAuth(t *testing.T) {
 // appear in the gateway. (The demo provider issues no refresh tokens and has no revocation
 // endpoint; refresh and revocation are covered by TestUpstreamOAuth.)
 func TestUpstreamOAuthTypeScriptSDK(t *testing.T) {
-	t.Parallel()
 	npm := testpeer.NPMDir(t)
 	mcpPort, authPort := freePort(t), freePort(t)
 	testpeer.StartNode(t, npm, []string{"MCP_PORT=" + mcpPort, "MCP_AUTH_PORT=" + authPort},

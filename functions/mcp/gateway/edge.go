@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The edge and the one forwarding path (docs/ARCHITECTURE.md "A proxied call").
+// The edge (docs/ARCHITECTURE.md "A proxied call"); the forwarding itself is package forward.
 //
 // Every MCP POST is read once here. The edge checks the JSON-RPC envelope (an id of a
 // type JSON-RPC allows, tools/call arguments that are an object) and then routes:
@@ -347,7 +347,7 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 	return false
 }
 
-// reply writes the edge's answer to req (see writeRPC). For a 2026-07-28 client a result
+// reply writes the edge's answer to req (see wire.Write). For a 2026-07-28 client a result
 // gets what that revision requires of every result: "resultType" ("complete" when the
 // upstream, speaking an older revision, sent none), and on the cacheable results (lists,
 // resources/read) "cacheScope" "private" and a "ttlMs" when absent — the answer depends on the caller's credentials, so

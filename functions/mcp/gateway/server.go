@@ -114,7 +114,7 @@ func (g *Gateway) buildServer(st *requestState) *mcp.Server {
 			s.AddTool(b.Tool(), g.builtins.Handler(b))
 		}
 	}
-	// Proxied tools are not registered: the edge lists and forwards them (forward.go).
+	// Proxied tools are not registered: the edge lists and forwards them (edge.go, package forward).
 	g.addResourcesAndPrompts(s)
 	return s
 }

@@ -466,10 +466,18 @@ func (g *Gateway) taskLookupError(ctx context.Context, err error) error {
 	return g.taskStoreError(ctx, err)
 }
 
-// taskStoreError is a database failure while reading or writing a task: -32603 with an
-// errorId, logged under the same id.
+// taskStoreError answers a failure while reading or writing a task, or preparing its
+// call: a classified error (the database UNAVAILABLE, the connection removed) is
+// wire.Failure with its own code and retryable flag; anything else is wire.Internal. Both
+// carry an errorId, logged under the same id.
 func (g *Gateway) taskStoreError(ctx context.Context, err error) error {
-	return wire.Internal(ctx, g.log, "tasks", err, nil)
+	if apperr.As(err) == nil {
+		return wire.Internal(ctx, g.log, "tasks", err, nil)
+	}
+	id := httpapi.NewID()
+	logx.Annotate(ctx, logx.FieldErrorID, id)
+	g.log.ErrorContext(ctx, "task request failed", "error_id", id, "err", err)
+	return wire.Failure(wire.ToolError(err, id), id)
 }
 
 // withTaskCapability adds the tasks capability to a buffered initialize or

@@ -24,8 +24,10 @@ import (
 )
 
 // Services are what the built-ins act through; the built-ins never query the database
-// themselves. Pool backs the services built here (catalog entries, pins, workspaces);
-// Connections may be nil (installs, toggles and tests then answer UNAVAILABLE).
+// themselves. Pool backs the services built here (catalog entries, pins, workspaces).
+// Audit is required for any call of a write built-in (and agentpack_audit_list).
+// Connections may be nil: the connection built-ins (list, install, uninstall, toggle,
+// test) then answer UNAVAILABLE.
 type Services struct {
 	Pool        *db.Pool
 	Connections *connections.Service

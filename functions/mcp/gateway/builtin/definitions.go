@@ -11,6 +11,7 @@ import (
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
+	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -253,11 +254,12 @@ func (s *Set) workspaceConnection(ctx context.Context, c *Call) (string, error) 
 	}
 	id := strArg(c.Args, "connectionId")
 	row, err := s.svc.Connections.Get(ctx, c.Principal, id)
+	if apperr.CodeOf(err) == apperr.NotFound || err == nil && (row.WorkspaceID == nil || *row.WorkspaceID != c.Workspace) {
+		logx.Annotate(ctx, logx.FieldWorkspace, c.Workspace) // Get may have named the row's
+		return "", apperr.New(apperr.NotFound, "no such connection in this workspace")
+	}
 	if err != nil {
 		return "", err
-	}
-	if row.WorkspaceID == nil || *row.WorkspaceID != c.Workspace {
-		return "", apperr.New(apperr.NotFound, "no such connection in this workspace")
 	}
 	return id, nil
 }
@@ -277,7 +279,10 @@ func (s *Set) connectionToggle(ctx context.Context, c *Call) (any, error) {
 // builtinOutcome is a write's outcome as a built-in answers it: connections.OutcomeView,
 // the shape REST answers, with the connection's URL as visibleURL shows it (a query may
 // hold an API key; only REST shows it whole, to an admin).
-func builtinOutcome(c *Call, out *connections.Outcome) connections.OutcomeView {
+func builtinOutcome(c *Call, out *connections.Outcome) any {
+	if out == nil || out.Connection == nil {
+		return out
+	}
 	v := connections.NewOutcomeView(out, false)
 	v.URL = visibleURL(c.Principal, out.Connection.URL)
 	return v

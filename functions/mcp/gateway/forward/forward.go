@@ -6,8 +6,9 @@
 // upstream's result bytes or its JSON-RPC error unchanged. Only three things change on the
 // way up: the id (the pool's), the tool name, and the downstream exchange's _meta fields.
 //
-// A gateway-side failure (unreachable, timeout, refused session) becomes, for a
-// tools/call, the envelope with an UPSTREAM_* code (wire.UpstreamFailure), and for other
+// A gateway-side failure becomes, for a tools/call, the envelope (wire.UpstreamFailure:
+// a classified error keeps its code — UPSTREAM_UNAVAILABLE, UPSTREAM_TIMEOUT, NOT_FOUND for
+// a connection removed meanwhile, UNAVAILABLE —, anything else is UPSTREAM_ERROR), and for other
 // methods a -32603 whose data carries that code (wire.Failure); both log an errorId the
 // client sees. Every proxied tools/call writes its metrics, and its audit row when the
 // result is not isError, before it returns.
@@ -41,7 +42,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// Options configure a Forwarder. Pool and Upstreams are required.
+// Options configure a Forwarder. Pool, Upstreams and Audit are required (every
+// successful proxied call is audited).
 type Options struct {
 	Pool      *db.Pool
 	Upstreams *mcpclient.Pool

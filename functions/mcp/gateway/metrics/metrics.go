@@ -91,7 +91,8 @@ func (m *EMF) ToolCall(kind, tool, outcome, requestID string, d time.Duration) {
 
 // UpstreamCall records the upstream leg of one proxied tool call: connectionID is the
 // connection's id (never its URL), outcome "ok", "tool_error" (the upstream answered
-// isError) or "error" (no answer: transport failure, timeout, JSON-RPC error), latency
+// isError), "rpc_error" (the upstream answered a JSON-RPC error) or "error" (no answer:
+// transport failure, timeout), latency
 // the time from sending the call upstream to its answer.
 func (m *EMF) UpstreamCall(connectionID, outcome, requestID string, latency time.Duration) {
 	if m == nil || m.w == nil {
