@@ -1,24 +1,20 @@
 #!/usr/bin/env bash
 # fuzz.sh [SECONDS] — run every native Go fuzz target for SECONDS each (default 8).
-# `go test -fuzz` takes one package and one target at a time, so the targets are listed
-# here (package and name). `make test` runs `scripts/fuzz.sh 5` (about 40 s in all);
-# `make fuzz` runs longer (FUZZTIME, default 60 s each). A target that needs Postgres
-# (the gateway request path) uses TEST_DATABASE_URL like every DB test. A failure leaves
-# the crashing input under the package's testdata/fuzz/<Target>/: commit it with the fix
-# so that it becomes a regression seed in every ordinary `go test` run.
+# `go test -fuzz` takes one package and one target at a time; the targets are found here
+# (every `func FuzzX(` in a *_test.go file), so a new one is fuzzed without being listed.
+# `make test` runs `scripts/fuzz.sh 3`; `make fuzz` runs longer (FUZZTIME, default 60 s
+# each). A target that needs Postgres (the gateway request path) uses TEST_DATABASE_URL
+# like every DB test. A failure leaves the crashing input under the package's
+# testdata/fuzz/<Target>/: commit it with the fix so that it becomes a regression seed in
+# every ordinary `go test` run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-8}"
-targets=(
-  "./shared/names FuzzExposed"
-  "./shared/names FuzzCatalogUnique"
-  "./shared/headers FuzzValidate"
-  "./shared/urlguard FuzzCheckURL"
-  "./shared/catalog FuzzDecode"
-  "./functions/mcp/gateway FuzzGatewayRPC"
-  "./functions/mcp/gateway FuzzForwardDecoder"
-  "./shared/mcpclient FuzzMemberEdits"
-)
+targets=()
+while IFS=: read -r file name; do
+  targets+=("./$(dirname "$file") $name")
+done < <(git grep -o -E '^func Fuzz[A-Za-z0-9_]+' -- '*_test.go' | sed -E 's/:func /:/' | sort)
+[ "${#targets[@]}" -gt 0 ] || { echo "fuzz.sh: no fuzz targets found" >&2; exit 1; }
 for t in "${targets[@]}"; do
   set -- $t
   echo "== fuzz $2 ($1, ${secs}s)"
