@@ -1,5 +1,5 @@
 # mk/fuzz.mk — native Go fuzzing (scripts/fuzz.sh). Included by the main Makefile
-# (`include mk/*.mk`). `make test` runs a short pass (5 s per target); this target runs a
+# (`include mk/*.mk`). `make test` runs a short pass (3 s per target); this target runs a
 # longer one. Seeds live in the tests (f.Add) and in each package's testdata/fuzz.
 
 FUZZTIME ?= 60
