@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -70,18 +71,26 @@ func TestAuthConformance(t *testing.T) {
 		}
 		t.Logf("%s: %d auth scenarios", pkg, len(scenarios))
 		t.Run(pkg, func(t *testing.T) {
+			// Each scenario is its own runner process with its own servers, mostly waiting on
+			// loopback: six at a time (t.Run may be called from several goroutines).
+			sem := make(chan struct{}, 6)
+			var wg sync.WaitGroup
 			for _, sc := range scenarios {
-				t.Run(strings.TrimPrefix(sc, "auth/"), func(t *testing.T) {
-					t.Parallel() // each scenario is its own runner process with its own servers
-					ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-					defer cancel()
-					out, err := runner(ctx, pkg, "client", "--command", bin, "--scenario", sc,
-						"--expected-failures", baseline, "-o", t.TempDir()).CombinedOutput()
-					if err != nil {
-						t.Errorf("%s %s: %v\n%s", pkg, sc, err, out)
-					}
+				wg.Go(func() {
+					sem <- struct{}{}
+					defer func() { <-sem }()
+					t.Run(strings.TrimPrefix(sc, "auth/"), func(t *testing.T) {
+						ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+						defer cancel()
+						out, err := runner(ctx, pkg, "client", "--command", bin, "--scenario", sc,
+							"--expected-failures", baseline, "-o", t.TempDir()).CombinedOutput()
+						if err != nil {
+							t.Errorf("%s %s: %v\n%s", pkg, sc, err, out)
+						}
+					})
 				})
 			}
+			wg.Wait()
 		})
 	}
 }
