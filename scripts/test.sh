@@ -34,10 +34,10 @@ echo "== go test -race"
 # the parallel race-instrumented packages would only disturb (their Go code is the REST
 # stack, race-tested by the packages above).
 console_pkg=github.com/agentpack/gateway/functions/marketplace/console
-# -p 8: many packages spend their time waiting (node peers, the conformance runner,
-# Postgres), so eight test binaries at a time keep the two cores busy building and testing
+# -p 16: many packages spend their time waiting (node peers, the conformance runner,
+# Postgres), so sixteen test binaries at a time keep the two cores busy building and testing
 # (go test's default is one package per core).
-go test -race -count=1 -p 8 -timeout 20m $(go list ./... | grep -v '/infra/' | grep -vx "$console_pkg")
+go test -race -count=1 -p 16 -timeout 20m $(go list ./... | grep -v '/infra/' | grep -vx "$console_pkg")
 echo "== console browser tests"
 mkdir -p .state
 go test -count=1 -timeout 10m -v "$console_pkg" 2>&1 | tee .state/console-test.log \
