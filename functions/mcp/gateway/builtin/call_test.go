@@ -85,3 +85,57 @@ func TestSetCall(t *testing.T) {
 		t.Error("a call without request state ran")
 	}
 }
+
+// TestIntegerArguments: a limit a client sends is applied (found with the MCP Inspector:
+// the schema decoder yields json.Number, which the handlers read as "absent", so every
+// limit fell back to its default).
+func TestIntegerArguments(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.Fresh(t)
+	ctx := context.Background()
+	ws := uuid.NewString()
+	if err := db.WorkspaceUpsert(ctx, pool, ws, "limits"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"One", "Two", "Three"} {
+		if err := db.CatalogEntryUpsertSeed(ctx, pool, &db.CatalogSeedEntry{Name: n, URL: "https://" + n + ".example/mcp",
+			TransportType: "streamable-http", VerificationTier: "unverified"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := New(Services{Pool: pool, Audit: audit.New(pool)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &request.State{Principal: &auth.Principal{Subject: "m", Role: auth.RoleMember, Workspaces: []string{ws}},
+		Workspace: ws, Snapshot: &catalog.Snapshot{Doc: &catalog.Document{}}}
+	res, err := s.Call(request.With(ctx, st), s.Lookup("agentpack_catalog_list"), json.RawMessage(`{"limit":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env struct {
+		Data struct {
+			Entries []json.RawMessage
+			Total   int
+		}
+	}
+	if err := json.Unmarshal(res.StructuredContent.(json.RawMessage), &env); err != nil {
+		t.Fatal(err)
+	}
+	if len(env.Data.Entries) != 2 || env.Data.Total < 3 {
+		t.Fatalf("limit 2: %d entries of %d", len(env.Data.Entries), env.Data.Total)
+	}
+	for _, c := range []struct {
+		args map[string]any
+		want int
+	}{
+		{map[string]any{"limit": json.Number("7")}, 7},
+		{map[string]any{"limit": float64(3)}, 3},
+		{map[string]any{}, 50},
+		{map[string]any{"limit": json.Number("1e400")}, 50},
+	} {
+		if got := intArg(c.args, "limit", 50); got != c.want {
+			t.Errorf("intArg(%v) = %d, want %d", c.args, got, c.want)
+		}
+	}
+}

@@ -146,9 +146,17 @@ func (s *Set) definitions() []*Builtin {
 	}, s.pinDefinitions()...)
 }
 
+// intArg returns integer argument key, or def when it is absent. The input schema has
+// checked it is an integer; validateArgs decodes numbers as json.Number (exact), so a
+// float64 is accepted only for arguments built in Go.
 func intArg(args map[string]any, key string, def int) int {
-	if f, ok := args[key].(float64); ok {
-		return int(f)
+	switch v := args[key].(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return int(n)
+		}
+	case float64:
+		return int(v)
 	}
 	return def
 }
