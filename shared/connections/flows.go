@@ -321,6 +321,20 @@ func (s *Service) Get(ctx context.Context, p *auth.Principal, id string) (_ *db.
 	return s.visible(ctx, s.Pool, p, id)
 }
 
+// GetInWorkspace returns connection id when it belongs to workspace ws and p is a member
+// of ws: the lookup of a tool acting inside one workspace. Any other connection (another
+// workspace's, a global one, none) is NOT_FOUND "no such connection in this workspace", the
+// same answer for each so that ids of other tenants cannot be probed; the access line keeps
+// naming ws.
+func (s *Service) GetInWorkspace(ctx context.Context, p *auth.Principal, ws, id string) (_ *db.Connection, err error) {
+	defer wrapErr(&err, "connections: get %s in %s", id, ws)
+	c, err := db.ConnectionGet(ctx, s.Pool, id)
+	if apperr.CodeOf(err) == apperr.NotFound || err == nil && (!p.InWorkspace(ws) || c.WorkspaceID == nil || *c.WorkspaceID != ws) {
+		return nil, apperr.New(apperr.NotFound, "no such connection in this workspace")
+	}
+	return c, err
+}
+
 // List returns the connections p may see: global ones and those of p's workspaces
 // (every connection for a superuser), optionally narrowed to workspace ws.
 func (s *Service) List(ctx context.Context, p *auth.Principal, ws string) ([]db.Connection, error) {

@@ -11,7 +11,6 @@ import (
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
-	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -261,12 +260,7 @@ func (s *Set) workspaceConnection(ctx context.Context, c *Call) (string, error) 
 		return "", apperr.New(apperr.Unavailable, "connection management is not available on this gateway")
 	}
 	id := strArg(c.Args, "connectionId")
-	row, err := s.svc.Connections.Get(ctx, c.Principal, id)
-	if apperr.CodeOf(err) == apperr.NotFound || err == nil && (row.WorkspaceID == nil || *row.WorkspaceID != c.Workspace) {
-		logx.Annotate(ctx, logx.FieldWorkspace, c.Workspace) // Get may have named the row's
-		return "", apperr.New(apperr.NotFound, "no such connection in this workspace")
-	}
-	if err != nil {
+	if _, err := s.svc.Connections.GetInWorkspace(ctx, c.Principal, c.Workspace, id); err != nil {
 		return "", err
 	}
 	return id, nil
