@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
 	"github.com/google/uuid"
@@ -141,5 +142,33 @@ func TestRecordDigest(t *testing.T) {
 	if err := w.Record(Entry{RequestID: "r2", Principal: "alice", WorkspaceID: ws, Tool: "t", Kind: "bogus"}); err == nil ||
 		!strings.Contains(err.Error(), "audit: bogus t") {
 		t.Fatalf("a refused row: %v", err)
+	}
+}
+
+// TestListNewestFirst: List returns the workspace's rows only, newest first, at most limit;
+// a database that is gone is UNAVAILABLE, named "audit: list".
+func TestListNewestFirst(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.Fresh(t)
+	ctx := context.Background()
+	ws, other := uuid.NewString(), uuid.NewString()
+	for _, w := range []string{ws, other} {
+		if err := db.WorkspaceUpsert(ctx, pool, w, "audit"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := New(pool)
+	for i, w := range []string{ws, ws, ws, other} {
+		if err := tr.Record(Entry{RequestID: fmt.Sprint("r", i), Principal: "p", WorkspaceID: w, Tool: "t", Kind: "builtin"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, err := tr.List(ctx, ws, 2)
+	if err != nil || len(evs) != 2 || evs[0].RequestID != "r2" || evs[1].RequestID != "r1" {
+		t.Fatalf("List: %+v %v", evs, err)
+	}
+	pool.Close()
+	if _, err := tr.List(ctx, ws, 2); apperr.CodeOf(err) != apperr.Unavailable || !strings.Contains(err.Error(), "audit: list "+ws) {
+		t.Fatalf("closed pool: %v", err)
 	}
 }
