@@ -51,9 +51,6 @@ func NewEntryView(e *db.CatalogEntry, fullURL bool) EntryView {
 		u = headers.RedactURL(u)
 	}
 	h := headers.Redact(e.Headers)
-	if h == nil {
-		h = map[string]string{}
-	}
 	names := make([]string, 0, len(e.Headers))
 	for k := range e.Headers {
 		names = append(names, k)

@@ -46,9 +46,6 @@ func NewView(c *db.Connection, fullURL bool) View {
 		u = headers.RedactURL(u)
 	}
 	h := headers.Redact(c.Headers)
-	if h == nil {
-		h = map[string]string{}
-	}
 	return View{ID: c.ID, Name: c.Name, Handle: c.Handle, URL: u, TransportType: c.TransportType,
 		WorkingTransport: c.WorkingTransport, Headers: h, Enabled: c.Enabled, Source: c.Source,
 		CatalogEntryID: c.CatalogEntryID, WorkspaceID: c.WorkspaceID, ProjectID: c.ProjectID, Scope: c.Scope(),

@@ -187,11 +187,9 @@ func show(name string) string { return fmt.Sprintf("%q", text.Clip(name, 64)) }
 func isSpace(b byte) bool { return b == ' ' || b == '\t' }
 
 // Redact returns a copy of h with the same names and every value replaced by RedactedValue,
-// for API answers and logs (docs/DESIGN.md §9: header values are secrets). nil in, nil out.
+// for API answers and logs (docs/DESIGN.md §9: header values are secrets). It never
+// returns nil: no headers show as {} in every answer and event payload.
 func Redact(h map[string]string) map[string]string {
-	if h == nil {
-		return nil
-	}
 	out := make(map[string]string, len(h))
 	for name := range h {
 		out[name] = RedactedValue

@@ -127,8 +127,8 @@ func TestRedact(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Redact (-want +got):\n%s", diff)
 	}
-	if Redact(nil) != nil {
-		t.Error("Redact(nil) != nil")
+	if r := Redact(nil); r == nil || len(r) != 0 {
+		t.Errorf("Redact(nil) = %#v, want an empty map", r)
 	}
 }
 
