@@ -78,6 +78,12 @@ func schemaProblem(schema json.RawMessage, required bool) string {
 	if typ, _ := obj["type"].(string); typ != "object" {
 		return fmt.Sprintf("root type is %s, not \"object\"", describeType(obj["type"]))
 	}
+	return compileDoc(doc)
+}
+
+// compileDoc compiles doc (decoded JSON) as a JSON Schema, never fetching an external
+// $ref, and returns "" or why not ("is not a valid JSON Schema").
+func compileDoc(doc any) string {
 	c := jsonschema.NewCompiler()
 	c.UseLoader(noRemoteLoader{})
 	const loc = "mcp:///tool-schema.json"
@@ -102,7 +108,8 @@ func describeType(v any) string {
 	}
 }
 
-// noRemoteLoader refuses every external $ref: compiling a tool schema must never fetch.
+// noRemoteLoader refuses every external $ref: checking or normalising a tool schema must
+// never fetch.
 type noRemoteLoader struct{}
 
 func (noRemoteLoader) Load(url string) (any, error) {

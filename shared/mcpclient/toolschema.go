@@ -139,23 +139,7 @@ func compileProblem(schema []byte) string {
 	if err != nil {
 		return "is not valid JSON"
 	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(refuseRemote{})
-	const loc = "mcp:///input-schema.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return "is not a valid JSON Schema"
-	}
-	if _, err := c.Compile(loc); err != nil {
-		return "is not a valid JSON Schema"
-	}
-	return ""
-}
-
-// refuseRemote refuses every external $ref: normalising a tool schema must never fetch.
-type refuseRemote struct{}
-
-func (refuseRemote) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema reference %q not loaded", text.Clip(url, 128))
+	return compileDoc(doc)
 }
 
 // typeText shows a root "type" value for a reason: JSON, clipped.
