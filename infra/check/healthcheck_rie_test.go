@@ -73,7 +73,7 @@ func TestHealthCheckUnderEmulator(t *testing.T) {
 		}
 		// The function's own lines reach the emulator's output through a pipe that may lag
 		// the invoke's answer on a busy machine: wait (bounded) for the pass's summary line.
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			if strings.Contains(e.Output(), `"msg":"health check pass"`) {
 				break
 			}

@@ -174,7 +174,7 @@ func start(ctx context.Context, o Options) (*Emulator, error) {
 	}
 	go func() { e.waitErr = cmd.Wait(); close(e.done) }()
 
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // readiness: ends when the port answers
 	for {
 		c, err := net.DialTimeout("tcp", apiAddr, 200*time.Millisecond)
 		if err == nil {

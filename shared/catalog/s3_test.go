@@ -3,15 +3,14 @@ package catalog_test
 import (
 	"context"
 	"errors"
-	"net"
+	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
@@ -110,45 +109,16 @@ func TestS3StoreGofakes3(t *testing.T) {
 	}
 }
 
-// TestS3StoreMoto runs the contract against moto_server when the machine has it.
+// TestS3StoreMoto runs the contract against moto_server (a real S3 API endpoint).
 func TestS3StoreMoto(t *testing.T) {
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		if os.Getenv("REQUIRE_PEERS") == "1" {
-			t.Fatal("moto_server not installed (REQUIRE_PEERS=1)")
-		}
-		t.Skip("moto_server not installed")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("moto_server did not start: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	endpoint := testpeer.Moto(t)
 	s3Env(t, endpoint)
-	s, err := catalog.NewS3Store(context.Background(), "catalog-moto")
+	bucket := fmt.Sprintf("catalog-moto-%d", time.Now().UnixNano()) // moto may be shared by the suite
+	s, err := catalog.NewS3Store(context.Background(), bucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("catalog-moto")}); err != nil {
+	if _, err := s.Client.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
 	}
 	storeContract(t, s)

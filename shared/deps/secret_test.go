@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -38,7 +39,7 @@ func TestDatabaseURLFromSecret(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, err := sm.CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{
-				Name: aws.String(fmt.Sprintf("db-%d", i)), SecretString: aws.String(tt.secret)})
+				Name: aws.String(fmt.Sprintf("db-%d-%d", i, time.Now().UnixNano())), SecretString: aws.String(tt.secret)})
 			if err != nil {
 				t.Fatal(err)
 			}

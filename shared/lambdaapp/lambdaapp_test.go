@@ -110,7 +110,7 @@ func TestShutdownEndsUpstreamSessions(t *testing.T) {
 			}()
 			wait := func(want string) {
 				t.Helper()
-				deadline := time.After(10 * time.Second)
+				deadline := time.After(60 * time.Second) // a readiness wait: ends at the line, not the deadline
 				for {
 					select {
 					case l, ok := <-lines:

@@ -29,13 +29,16 @@ func TestAltIsBetter(t *testing.T) {
 	}
 }
 
-// TestVersionByMeasurement: an upstream whose tools/call is 10 ms slower at 2025-11-25 is
+// TestVersionByMeasurement: an upstream whose tools/call is 100 ms slower at 2025-11-25 is
 // moved to 2025-03-26 after both are measured, one slower at 2025-03-26 keeps 2025-11-25
 // (the rule for noise-sized differences is TestAltIsBetter's),
 // and one declaring tasks (which 2025-03-26 lacks) is never moved. Calls run from four
 // goroutines at once and all succeed through the switch (a retired session finishes the
-// calls already on it).
+// calls already on it). The delay is far above what a loaded machine adds to a loopback
+// call (tens of milliseconds under the race detector at load 30), so the medians cannot
+// swap places through noise.
 func TestVersionByMeasurement(t *testing.T) {
+	const tuneTestDelay = 100 * time.Millisecond
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
@@ -43,9 +46,9 @@ func TestVersionByMeasurement(t *testing.T) {
 		tasks bool
 		want  string
 	}{
-		{"slower at 2025-11-25", map[string]time.Duration{"2025-11-25": 10 * time.Millisecond}, false, tuneAltVersion},
-		{"slower at 2025-03-26", map[string]time.Duration{"2025-03-26": 10 * time.Millisecond}, false, PreferredProtocolVersion},
-		{"runs tasks", map[string]time.Duration{"2025-11-25": 10 * time.Millisecond}, true, PreferredProtocolVersion},
+		{"slower at 2025-11-25", map[string]time.Duration{"2025-11-25": tuneTestDelay}, false, tuneAltVersion},
+		{"slower at 2025-03-26", map[string]time.Duration{"2025-03-26": tuneTestDelay}, false, PreferredProtocolVersion},
+		{"runs tasks", map[string]time.Duration{"2025-11-25": tuneTestDelay}, true, PreferredProtocolVersion},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -23,8 +23,10 @@ import (
 // into a test failure (`make test` sets REQUIRE_PEERS=1).
 const RequirePeersEnv = "REQUIRE_PEERS"
 
-// peerStartTimeout bounds how long a node peer may take to print its listening line.
-const peerStartTimeout = 30 * time.Second
+// peerStartTimeout bounds how long a node peer may take to print its listening line
+// (scaled by TEST_TIMEOUT_SCALE): a second or two on an idle machine, far more when the
+// suite's own builds load it.
+const peerStartTimeout = 60 * time.Second
 
 // RepoRoot returns the repository root: the nearest directory at or above the working
 // directory (a test runs in its package directory) whose go.mod declares this module
@@ -94,7 +96,7 @@ func everythingArgs(t TB, mode string) (dir, entry, arg, path string) {
 }
 
 // StartNode runs `node --require <dir>/bind-loopback.cjs args...` in dir with the extra
-// environment env, waits (≤ 30 s) until the preload reports that a server listens, and
+// environment env, waits (≤ 60 s, scaled) until the preload reports that a server listens, and
 // returns its "127.0.0.1:PORT". The process runs in its own process group, which t.Cleanup
 // kills (SIGKILL) and reaps. The last lines of its output are logged if it fails to start.
 func StartNode(t TB, dir string, env []string, args ...string) string {
@@ -154,9 +156,9 @@ func startNode(t TB, dir string, env []string, args ...string) (string, func()) 
 		}
 		stop()
 		t.Fatalf("testpeer: node %s exited before listening; output:\n%s", strings.Join(args, " "), out)
-	case <-time.After(peerStartTimeout):
+	case <-time.After(Scaled(peerStartTimeout)):
 		stop()
-		t.Fatalf("testpeer: node %s did not listen within %s; output:\n%s", strings.Join(args, " "), peerStartTimeout, out)
+		t.Fatalf("testpeer: node %s did not listen within %s; output:\n%s", strings.Join(args, " "), Scaled(peerStartTimeout), out)
 	}
 	return "", stop
 }
@@ -212,6 +214,7 @@ func TSClient(t TB, opts TSClientOptions) *TSClientResult {
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
+	timeout = Scaled(timeout)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "ts-client.mjs"), opts.URL, string(planJSON))

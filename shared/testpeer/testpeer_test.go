@@ -128,8 +128,8 @@ func TestFixtureSlowStopsOnClose(t *testing.T) {
 	}
 	start := time.Now()
 	f.Close()
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Close took %s", d)
+	if d, max := time.Since(start), Scaled(15*time.Second); d > max { // the call would run 60 s
+		t.Errorf("Close took %s, want at most %s", d, max)
 	}
 }
 

@@ -161,7 +161,7 @@ func TestPostgresStoppedMidRun(t *testing.T) {
 	}
 
 	c.Start()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		st, _ := w.do(t, "GET", "/api/mcp-connections?workspaceId="+ws, admin, nil)
 		if st == 200 {

@@ -535,7 +535,7 @@ func freePort(t *testing.T) string {
 
 func waitPort(t *testing.T, addr string) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; {
+	for deadline := time.Now().Add(60 * time.Second); ; {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
 			return

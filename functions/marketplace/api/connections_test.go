@@ -194,36 +194,50 @@ func TestConnectionsCRUD(t *testing.T) {
 }
 
 // TestConnectionTestBudget: POST /test gives up after its budget (10 s by default; short
-// here) with success=false, and records the failure.
+// here) with success=false, and records the failure. The upstream would answer its
+// listing after 60 s, so the time bound catches a test that waited for it while leaving
+// room for a loaded machine (scaled by TEST_TIMEOUT_SCALE). The test after the upstream
+// recovered runs with the default budget: a short one would measure the machine's load.
 func TestConnectionTestBudget(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, nil)
 	fx := fixture(t)
 	id, _ := w.connection(t, "Slow", fx.URL, w.wsA, nil)
-	svc := *w.env.Deps.Connections
-	svc.TestTimeout = 300 * time.Millisecond
-	svc.OnCatalogChange = nil
-	srv := httptest.NewServer(stacktest.CheckOpenAPI(t, (&api.API{Pool: w.env.Pool, Connections: &svc, Verifier: w.env.Deps.Verifier}).Handler()))
-	t.Cleanup(srv.Close)
+	serve := func(budget time.Duration) string {
+		svc := *w.env.Deps.Connections
+		svc.TestTimeout = budget
+		svc.OnCatalogChange = nil
+		srv := httptest.NewServer(stacktest.CheckOpenAPI(t, (&api.API{Pool: w.env.Pool, Connections: &svc, Verifier: w.env.Deps.Verifier}).Handler()))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	short := serve(300 * time.Millisecond)
 
-	fx.SetListHook(func(string, *mcp.ListToolsResult) { time.Sleep(2 * time.Second) })
+	release := make(chan struct{})
+	fx.SetListHook(func(string, *mcp.ListToolsResult) {
+		select {
+		case <-release:
+		case <-time.After(60 * time.Second):
+		}
+	})
 	start := time.Now()
-	st, b := doAt(t, srv.URL, "POST", "/api/mcp-connections/"+id+"/test", w.adminA, nil)
+	st, b := doAt(t, short, "POST", "/api/mcp-connections/"+id+"/test", w.adminA, nil)
 	took := time.Since(start)
+	fx.SetListHook(nil)
+	close(release)
 	want(t, "slow test", st, http.StatusOK, b)
 	if b["success"] != false || b["error"] == nil || b["toolCount"] != nil {
 		t.Errorf("slow test: %v", b)
 	}
-	if took > 1500*time.Millisecond {
-		t.Errorf("test took %v with a 300 ms budget", took)
+	if max := testpeer.Scaled(15 * time.Second); took > max {
+		t.Errorf("test took %v with a 300 ms budget (want at most %v)", took, max)
 	}
-	fx.SetListHook(nil)
-	st, b = doAt(t, srv.URL, "GET", "/api/mcp-connections/"+id, w.adminA, nil)
+	st, b = doAt(t, short, "GET", "/api/mcp-connections/"+id, w.adminA, nil)
 	want(t, "get", st, http.StatusOK, b)
 	if b["lastError"] == nil {
 		t.Errorf("the failed test was not recorded: %v", b)
 	}
-	st, b = doAt(t, srv.URL, "POST", "/api/mcp-connections/"+id+"/test", w.adminA, nil)
+	st, b = doAt(t, serve(0), "POST", "/api/mcp-connections/"+id+"/test", w.adminA, nil)
 	want(t, "test again", st, http.StatusOK, b)
 	if b["success"] != true {
 		t.Errorf("test after the upstream recovered: %v", b)
