@@ -26,11 +26,11 @@ import (
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/seed"
-	"github.com/agentpack/gateway/shared/testpeer"
 )
 
 // The demo workspace, project and chat that `seed` creates (fixed ids so that tokens and
@@ -222,7 +222,7 @@ Ctrl-C stops the server.
 
 // startDemoUpstream serves the project's demo MCP server on 127.0.0.1:port.
 func startDemoUpstream(port string) (string, func(), error) {
-	h, err := testpeer.NewDemoHandler(testpeer.NewDemoServer(nil), testpeer.ModeStreamable)
+	h, err := demoupstream.NewHandler(demoupstream.NewServer(nil), demoupstream.ModeStreamable)
 	if err != nil {
 		return "", nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -412,7 +413,7 @@ func TestSessionCache(t *testing.T) {
 
 	// Ping connects afresh and caches nothing.
 	info, err := p.Ping(t.Context(), Target{ConnectionID: "k", URL: f.URL})
-	if err != nil || info.ServerName != testpeer.DemoServerName {
+	if err != nil || info.ServerName != demoupstream.ServerName {
 		t.Fatalf("Ping = %+v, %v", info, err)
 	}
 	if n := f.CountRequests(http.MethodPost, `"method":"initialize"`); n != 3 {

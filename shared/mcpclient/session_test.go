@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,8 +48,8 @@ func newTSStyleUpstream(t *testing.T) *tsStyleUpstream {
 // restart starts a new "process": a new server and handler (no sessions) and no known
 // session ids; the old process's sessions end.
 func (u *tsStyleUpstream) restart() {
-	srv := testpeer.NewDemoServer(nil)
-	h, err := testpeer.NewDemoHandler(srv, testpeer.ModeStateful)
+	srv := demoupstream.NewServer(nil)
+	h, err := demoupstream.NewHandler(srv, testpeer.ModeStateful)
 	if err != nil {
 		u.t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -41,7 +42,7 @@ type SeenRequest struct {
 	Body   string      // the first 64 KiB of the body
 }
 
-// Fixture is the demo upstream (NewDemoServer) served on a loopback httptest server, with
+// Fixture is the demo upstream (demoupstream.NewServer) served on a loopback httptest server, with
 // knobs for drift, fault and header tests. All methods are safe for concurrent use and may
 // be called between (or during) client calls.
 type Fixture struct {
@@ -75,9 +76,9 @@ func NewFixture(t TB, opts *FixtureOptions) *Fixture {
 	if f.mode == "" {
 		f.mode = ModeStreamable
 	}
-	f.Server = NewDemoServer(&DemoOptions{PageSize: opts.PageSize, Stop: f.stop})
+	f.Server = demoupstream.NewServer(&demoupstream.Options{PageSize: opts.PageSize, Stop: f.stop})
 	f.Server.AddReceivingMiddleware(f.listMiddleware)
-	h, err := NewDemoHandler(f.Server, f.mode)
+	h, err := demoupstream.NewHandler(f.Server, f.mode)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -157,7 +158,7 @@ func (f *Fixture) AddNumberedTools(prefix string, n int) {
 			Name: name, Description: "numbered tool " + name,
 			InputSchema: json.RawMessage(`{"type":"object"}`),
 		}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return textResult(name), nil
+			return demoupstream.TextResult(name), nil
 		})
 	}
 }
@@ -166,7 +167,7 @@ func (f *Fixture) AddNumberedTools(prefix string, n int) {
 // then get 404 for their session id (go-sdk: ErrSessionMissing) and SSE clients see their
 // stream end. A no-op for sessions in stateless mode.
 func (f *Fixture) DropSessions() {
-	h, _ := NewDemoHandler(f.Server, f.mode)
+	h, _ := demoupstream.NewHandler(f.Server, f.mode)
 	f.mu.Lock()
 	f.handler = h
 	f.mu.Unlock()

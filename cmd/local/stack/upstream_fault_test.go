@@ -16,6 +16,7 @@ import (
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/functions/mcp/gateway"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/agentpack/gateway/shared/urlguard"
@@ -38,14 +39,14 @@ var hostileTools = []string{"malformed", "wrongshape", "hangup", "slow", "escape
 
 func newHostile(t *testing.T) *hostile {
 	t.Helper()
-	s := testpeer.NewDemoServer(nil)
+	s := demoupstream.NewServer(nil)
 	for _, n := range hostileTools {
 		s.AddTool(&mcp.Tool{Name: n, Description: "fault " + n, InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "unreachable"}}}, nil
 			})
 	}
-	h, err := testpeer.NewDemoHandler(s, testpeer.ModeStreamable)
+	h, err := demoupstream.NewHandler(s, demoupstream.ModeStreamable)
 	if err != nil {
 		t.Fatal(err)
 	}

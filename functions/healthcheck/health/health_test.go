@@ -23,6 +23,7 @@ import (
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
+	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
@@ -136,7 +137,7 @@ func closedPort(t *testing.T) string {
 // HTTP POST (one without the SSE session id), as an SSE-only server does.
 func sseBehind404(t *testing.T) string {
 	t.Helper()
-	h, err := testpeer.NewDemoHandler(testpeer.NewDemoServer(nil), testpeer.ModeSSE)
+	h, err := demoupstream.NewHandler(demoupstream.NewServer(nil), testpeer.ModeSSE)
 	if err != nil {
 		t.Fatal(err)
 	}

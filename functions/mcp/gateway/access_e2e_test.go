@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/testpeer"
+	"github.com/agentpack/gateway/shared/demoupstream"
 )
 
 // demoWorld is a stack with two workspaces and the in-process demo upstream (echo, add,
@@ -42,7 +42,7 @@ func newDemoWorld(t *testing.T) *demoWorld {
 		auth.RoleSuperuser: stacktest.Token(t, "root", auth.RoleSuperuser),
 	}
 	w.adminB = stacktest.Token(t, "bob", auth.RoleAdmin, w.wsB)
-	h, err := testpeer.NewDemoHandler(testpeer.NewDemoServer(nil), testpeer.ModeStreamable)
+	h, err := demoupstream.NewHandler(demoupstream.NewServer(nil), demoupstream.ModeStreamable)
 	if err != nil {
 		t.Fatal(err)
 	}

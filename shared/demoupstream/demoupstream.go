@@ -1,21 +1,10 @@
-// Package testpeer starts real MCP peers on loopback for tests, and holds the demo upstream
-// that the local entry point (`make run`) serves.
-//
-// Two kinds of peer:
-//
-//   - In-process Go peers (this file and fixture.go): NewDemoServer builds a go-sdk server
-//     with a few deterministic tools (echo, add, slow, big, fail), a resource and a prompt;
-//     NewDemoHandler serves it over HTTP; NewFixture serves it on an httptest loopback server
-//     in streamable (stateless or stateful) or SSE mode, with knobs for drift, fault and
-//     header tests. These need nothing but Go and may be imported by non-test code
-//     (cmd/local uses NewDemoHandler).
-//   - npm peers (node.go): Everything starts @modelcontextprotocol/server-everything from the
-//     pinned test/npm lockfile, and TSClient runs the official TypeScript SDK client
-//     (test/npm/ts-client.mjs). They need `make npm-deps`; without node_modules the test is
-//     skipped, or fails when REQUIRE_PEERS=1.
-//
-// Every peer binds 127.0.0.1 only and is stopped in t.Cleanup.
-package testpeer
+// Package demoupstream is the demo MCP server that `make run` serves beside the gateway
+// (cmd/local) and that the tests' in-process fixtures build on (shared/testpeer): a go-sdk
+// server with a few deterministic tools (echo, add, slow, big, fail, and a few content
+// types), a resource and a prompt, served over streamable HTTP (stateless or stateful) or
+// legacy SSE. It is ordinary code, so non-test packages may import it; the test-only
+// helpers stay in shared/testpeer (docs/ARCHITECTURE.md "Import rules").
+package demoupstream
 
 import (
 	"context"
@@ -27,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DemoServerName is the serverInfo.name of NewDemoServer.
-const DemoServerName = "agentpack-demo-upstream"
+// ServerName is the serverInfo.name of NewServer.
+const ServerName = "agentpack-demo-upstream"
 
 // Limits of the demo tools, so a demo upstream cannot be turned against its host.
 const (
@@ -74,8 +63,8 @@ type FailIn struct {
 	Message string `json:"message,omitempty" jsonschema:"the error text to return"`
 }
 
-// DemoOptions tunes NewDemoServer. nil means defaults.
-type DemoOptions struct {
+// Options tunes NewServer. nil means defaults.
+type Options struct {
 	// PageSize is the server's page size for tools/list etc. (0: the go-sdk default, 1000).
 	PageSize int
 	// Stop, when non-nil, ends every slow tool early when it is closed (used by Fixture.Close
@@ -83,7 +72,7 @@ type DemoOptions struct {
 	Stop <-chan struct{}
 }
 
-// NewDemoServer returns a go-sdk MCP server named DemoServerName with these tools:
+// NewServer returns a go-sdk MCP server named ServerName with these tools:
 //
 //   - echo {message: string} → text "Echo: <message>", structuredContent {"echo": message}
 //   - add {a, b: number} → text "<a+b>", structuredContent {"sum": a+b}
@@ -95,11 +84,11 @@ type DemoOptions struct {
 // plus a resource demo://readme (text/plain) and a prompt "greet" {name}. Capabilities are
 // explicit with listChanged false. The server is safe to mutate (AddTool/RemoveTools) while
 // serving.
-func NewDemoServer(opts *DemoOptions) *mcp.Server {
+func NewServer(opts *Options) *mcp.Server {
 	if opts == nil {
-		opts = &DemoOptions{}
+		opts = &Options{}
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: DemoServerName, Title: "Agentpack demo upstream", Version: "1.0.0"},
+	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "Agentpack demo upstream", Version: "1.0.0"},
 		&mcp.ServerOptions{
 			PageSize:     opts.PageSize,
 			Instructions: "A demo MCP server for local development and tests: echo, add, slow, big, fail.",
@@ -113,14 +102,14 @@ func NewDemoServer(opts *DemoOptions) *mcp.Server {
 		Name: "echo", Title: "Echo", Description: "Echoes back the input message.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 	}, func(_ context.Context, _ *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, EchoOut, error) {
-		return textResult("Echo: " + in.Message), EchoOut{Echo: in.Message}, nil
+		return TextResult("Echo: " + in.Message), EchoOut{Echo: in.Message}, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name: "add", Title: "Add", Description: "Adds two numbers.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 	}, func(_ context.Context, _ *mcp.CallToolRequest, in AddIn) (*mcp.CallToolResult, AddOut, error) {
 		sum := in.A + in.B
-		return textResult(fmt.Sprint(sum)), AddOut{Sum: sum}, nil
+		return TextResult(fmt.Sprint(sum)), AddOut{Sum: sum}, nil
 	})
 	stop := opts.Stop
 	mcp.AddTool(s, &mcp.Tool{
@@ -139,7 +128,7 @@ func NewDemoServer(opts *DemoOptions) *mcp.Server {
 		case <-stop:
 			return nil, nil, fmt.Errorf("server stopping")
 		}
-		return textResult(fmt.Sprintf("slept %d ms", in.MS)), nil, nil
+		return TextResult(fmt.Sprintf("slept %d ms", in.MS)), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name: "big", Title: "Big", Description: "Returns a text of the requested size in bytes.",
@@ -148,7 +137,7 @@ func NewDemoServer(opts *DemoOptions) *mcp.Server {
 		if in.Bytes < 0 || in.Bytes > MaxBigBytes {
 			return nil, nil, fmt.Errorf("bytes must be between 0 and %d", MaxBigBytes)
 		}
-		return textResult(strings.Repeat("x", in.Bytes)), nil, nil
+		return TextResult(strings.Repeat("x", in.Bytes)), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name: "fail", Title: "Fail", Description: "Always fails with a tool error (isError: true).",
@@ -158,7 +147,7 @@ func NewDemoServer(opts *DemoOptions) *mcp.Server {
 		if msg == "" {
 			msg = "this tool always fails"
 		}
-		res := textResult(msg)
+		res := TextResult(msg)
 		res.IsError = true
 		return res, nil, nil
 	})
@@ -182,7 +171,7 @@ func NewDemoServer(opts *DemoOptions) *mcp.Server {
 	return s
 }
 
-// Modes of NewDemoHandler and NewFixture.
+// Modes of NewHandler and NewFixture.
 const (
 	// ModeStreamable is stateless Streamable HTTP with JSON responses (the gateway's own mode).
 	ModeStreamable = "streamable"
@@ -193,9 +182,9 @@ const (
 	ModeSSE = "sse"
 )
 
-// NewDemoHandler serves server over HTTP in mode (ModeStreamable, ModeStateful or ModeSSE)
+// NewHandler serves server over HTTP in mode (ModeStreamable, ModeStateful or ModeSSE)
 // at whatever path it is mounted on. It returns an error for an unknown mode.
-func NewDemoHandler(server *mcp.Server, mode string) (http.Handler, error) {
+func NewHandler(server *mcp.Server, mode string) (http.Handler, error) {
 	get := func(*http.Request) *mcp.Server { return server }
 	switch mode {
 	case ModeStreamable, "":
@@ -205,9 +194,10 @@ func NewDemoHandler(server *mcp.Server, mode string) (http.Handler, error) {
 	case ModeSSE:
 		return mcp.NewSSEHandler(get, nil), nil
 	}
-	return nil, fmt.Errorf("testpeer: unknown mode %q (want %q, %q or %q)", mode, ModeStreamable, ModeStateful, ModeSSE)
+	return nil, fmt.Errorf("demoupstream: unknown mode %q (want %q, %q or %q)", mode, ModeStreamable, ModeStateful, ModeSSE)
 }
 
-func textResult(text string) *mcp.CallToolResult {
+// TextResult is a tool result of one text content block.
+func TextResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
