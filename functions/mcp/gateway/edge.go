@@ -162,6 +162,7 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 	req, refusal := readRequest(body)
 	if req != nil {
 		logx.Annotate(r.Context(), logx.FieldMCPMethod, req.method)
+		w.reqID = req.id
 	}
 	if refusal != nil {
 		logx.Annotate(r.Context(), logx.FieldOutcome, "rpc_error")
@@ -266,6 +267,9 @@ const maxDrainBytes = 64 << 20
 // edgeRoutes answers req itself when it is one of the edge's methods and reports whether
 // it did; false leaves the request to go-sdk (nothing written).
 func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
+	if !versionServed(r, req) {
+		return false // go-sdk answers the precise 400: -32020 or -32022 with the supported versions
+	}
 	if st.NewProtocol && !newProtocolHeadersMatch(r, req) {
 		return false // go-sdk answers the precise 400 / -32020
 	}
@@ -332,6 +336,12 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 			return true
 		}
 		return false
+	case st.Single != nil && req.method == "logging/setLevel" && !st.NewProtocol && !singleAllows(st.Single, req.method):
+		// go-sdk would answer {} whatever the capabilities say. (At 2026-07-28 the method
+		// does not exist and go-sdk answers its 404 / -32601.)
+		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,
+			"method not found: this server does not declare the logging capability"))
+		return true
 	case st.Single != nil && forward.PassThrough(req.method) && !singleAllows(st.Single, req.method):
 		// Consistent with the capabilities advertised (go-sdk would answer an empty list).
 		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,
@@ -395,6 +405,36 @@ func newEraResult(method string, raw json.RawMessage) json.RawMessage {
 		}
 	}
 	return out
+}
+
+// versionServed reports whether the edge may answer req itself as far as the protocol
+// version goes: the MCP-Protocol-Version header, when present, names a revision go-sdk
+// serves (mcp.SupportedProtocolVersions), and a protocol version in the request's _meta
+// equals the header. Otherwise go-sdk answers, as the 2026-07-28 transport chapter
+// requires ("Protocol Version Header"): 400 with HeaderMismatch (-32020) when header and
+// _meta differ (also for a 2025-11-25 header), 400 with UnsupportedProtocolVersionError
+// (-32022, data.supported) for a 2026-era version it does not implement, and its 400
+// refusal for an unknown older one.
+func versionServed(r *http.Request, req *rpcRequest) bool {
+	header := r.Header.Get("Mcp-Protocol-Version")
+	if header != "" && !slices.Contains(mcp.SupportedProtocolVersions(), header) {
+		return false
+	}
+	if len(req.params) == 0 || !bytes.Contains(req.params, []byte(mcp.MetaKeyProtocolVersion)) {
+		return true
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(req.params, &p) != nil {
+		return false // go-sdk's own decoding error is precise
+	}
+	raw, has := p.Meta[mcp.MetaKeyProtocolVersion]
+	if !has {
+		return true
+	}
+	var v string
+	return json.Unmarshal(raw, &v) == nil && v == header
 }
 
 // newProtocolHeadersMatch reports whether a 2026-07-28 request's Mcp-Method / Mcp-Name

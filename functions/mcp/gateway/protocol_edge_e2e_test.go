@@ -1,0 +1,191 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/testpeer"
+)
+
+// newEraHeaders are the request headers of a 2026-07-28 request for method (and name).
+func newEraHeaders(version, method, name string) map[string]string {
+	h := map[string]string{"Mcp-Protocol-Version": version, "Mcp-Method": method}
+	if name != "" {
+		h["Mcp-Name"] = name
+	}
+	return h
+}
+
+// metaParams is a params object with _meta's per-request fields at version, plus extra
+// members (a JSON object's inside, without braces; may be "").
+func metaParams(version, extra string) string {
+	p := `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version + `","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	if extra != "" {
+		p += "," + extra
+	}
+	return p + "}"
+}
+
+// TestVersionChecks (issue 22, version checks): at 2026-07-28 a request whose
+// MCP-Protocol-Version header (2025-11-25) differs from its _meta version (2026-07-28) is
+// refused 400 with HeaderMismatch (-32020), and a version nobody implements (2099-01-01 in
+// both) 400 with UnsupportedProtocolVersionError (-32022) naming the supported versions —
+// never the tool list, and nothing reaches the upstream (2026-07-28 transport chapter,
+// "Protocol Version Header"). Header and _meta that agree are still served.
+func TestVersionChecks(t *testing.T) {
+	t.Parallel()
+	e := newEdgeEnv(t)
+	path := "/mcp/" + e.ws
+	echo := "mcp_" + e.handle + "_echo"
+	call := func(v string) string {
+		return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + metaParams(v, `"name":"`+echo+`","arguments":{"message":"v"}`) + `}`
+	}
+	list := func(v string) string {
+		return `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":` + metaParams(v, "") + `}`
+	}
+	for _, tc := range []struct {
+		name, header, body, method, tool string
+		wantCode                         int
+	}{
+		{"list, header 2025-11-25, _meta 2026-07-28", "2025-11-25", list("2026-07-28"), "tools/list", "", -32020},
+		{"call, header 2025-11-25, _meta 2026-07-28", "2025-11-25", call("2026-07-28"), "tools/call", echo, -32020},
+		{"list, header 2026-07-28, _meta 2025-11-25", "2026-07-28", list("2025-11-25"), "tools/list", "", -32020},
+		{"list, 2099-01-01 in both", "2099-01-01", list("2099-01-01"), "tools/list", "", -32022},
+		{"call, 2099-01-01 in both", "2099-01-01", call("2099-01-01"), "tools/call", echo, -32022},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.up.CountRequests("POST", `"tools/call"`)
+			resp, b := e.env.RPC(t, path, e.admin, tc.body, newEraHeaders(tc.header, tc.method, tc.tool))
+			id, code := rpcError(t, b)
+			if resp.StatusCode != http.StatusBadRequest || code != tc.wantCode || id != "7" {
+				t.Errorf("%d id %s code %d, want 400 id 7 code %d: %s", resp.StatusCode, id, code, tc.wantCode, b)
+			}
+			if strings.Contains(string(b), echo) && tc.method == "tools/list" {
+				t.Errorf("served the tool list: %s", b)
+			}
+			if tc.wantCode == -32022 {
+				var m struct {
+					Error struct {
+						Data struct{ Supported []string }
+					}
+				}
+				_ = json.Unmarshal(b, &m)
+				if !strings.Contains(strings.Join(m.Error.Data.Supported, ","), "2026-07-28") {
+					t.Errorf("supported versions not named: %s", b)
+				}
+			}
+			if n := e.up.CountRequests("POST", `"tools/call"`) - before; n != 0 {
+				t.Errorf("%d tools/call reached the upstream", n)
+			}
+		})
+	}
+	resp, b := e.env.RPC(t, path, e.admin, list("2026-07-28"), newEraHeaders("2026-07-28", "tools/list", ""))
+	if resp.StatusCode != 200 || !strings.Contains(string(b), echo) {
+		t.Errorf("agreeing 2026-07-28 request: %d %.300s", resp.StatusCode, b)
+	}
+	resp, b = e.env.RPC(t, path, e.admin, call("2026-07-28"), newEraHeaders("2026-07-28", "tools/call", echo))
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"result"`) {
+		t.Errorf("agreeing 2026-07-28 call: %d %.300s", resp.StatusCode, b)
+	}
+}
+
+// TestUnknownMethodKeepsID (issue 22, unknown methods): {"id":7,"method":"foo/bar"} is
+// answered -32601 under id 7 — with HTTP 200 before 2026-07-28 (a JSON-RPC error on a
+// readable request: the TypeScript SDK turns a 4xx into a transport error, not an
+// McpError), and with 404 at 2026-07-28, as that revision's transport chapter requires.
+func TestUnknownMethodKeepsID(t *testing.T) {
+	t.Parallel()
+	e := newEdgeEnv(t)
+	for _, path := range []string{"/mcp/" + e.ws, "/mcp/" + e.ws + "/servers/" + e.connID} {
+		resp, b := e.env.RPC(t, path, e.admin, `{"jsonrpc":"2.0","id":7,"method":"foo/bar"}`, map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+		if id, code := rpcError(t, b); resp.StatusCode != http.StatusOK || id != "7" || code != -32601 {
+			t.Errorf("%s 2025-11-25: %d id %s code %d, want 200 id 7 -32601: %s", path, resp.StatusCode, id, code, b)
+		}
+		resp, b = e.env.RPC(t, path, e.admin, `{"jsonrpc":"2.0","id":"x7","method":"foo/bar"}`, nil)
+		if id, code := rpcError(t, b); resp.StatusCode != http.StatusOK || id != `"x7"` || code != -32601 {
+			t.Errorf("%s no version header: %d id %s code %d: %s", path, resp.StatusCode, id, code, b)
+		}
+		resp, b = e.env.RPC(t, path, e.admin, `{"jsonrpc":"2.0","id":7,"method":"foo/bar","params":`+metaParams("2026-07-28", "")+`}`,
+			newEraHeaders("2026-07-28", "foo/bar", ""))
+		if id, code := rpcError(t, b); resp.StatusCode != http.StatusNotFound || id != "7" || code != -32601 {
+			t.Errorf("%s 2026-07-28: %d id %s code %d, want 404 id 7 -32601: %s", path, resp.StatusCode, id, code, b)
+		}
+	}
+	// A body that is no request keeps its 4xx.
+	resp, b := e.env.RPC(t, "/mcp/"+e.ws, e.admin, `{"jsonrpc":"2.0",`, nil)
+	if _, code := rpcError(t, b); resp.StatusCode != http.StatusBadRequest || code != -32700 {
+		t.Errorf("malformed: %d %d", resp.StatusCode, code)
+	}
+}
+
+// TestContentTypeMustBeJSON (issue 22, Content-Type): a POST with Content-Type text/plain
+// (or none) gets 415 and nothing reaches the upstream, on the edge's own methods and on
+// go-sdk's; application/json with parameters is served; Accept stays lenient.
+func TestContentTypeMustBeJSON(t *testing.T) {
+	t.Parallel()
+	e := newEdgeEnv(t)
+	path := "/mcp/" + e.ws
+	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp_` + e.handle + `_echo","arguments":{"message":"ct"}}}`
+	bodies := []string{call, `{"jsonrpc":"2.0","id":6,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":7,"method":"ping"}`}
+	for _, ct := range []string{"text/plain", "text/plain; charset=utf-8", "", "application/x-www-form-urlencoded", "application/jsonx", "json"} {
+		for _, body := range bodies {
+			before := e.up.CountRequests("POST", `"tools/call"`)
+			resp, b := e.env.RPC(t, path, e.admin, body, map[string]string{"Content-Type": ct, "Mcp-Protocol-Version": "2025-11-25"})
+			if resp.StatusCode != http.StatusUnsupportedMediaType {
+				t.Errorf("Content-Type %q: %d, want 415 (%.200s)", ct, resp.StatusCode, b)
+			}
+			if e.up.CountRequests("POST", `"tools/call"`) != before {
+				t.Errorf("Content-Type %q: the call reached the upstream", ct)
+			}
+		}
+	}
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8"} {
+		for _, accept := range []string{"application/json", "*/*", "-"} {
+			for _, body := range bodies {
+				req := map[string]string{"Content-Type": ct, "Mcp-Protocol-Version": "2025-11-25"}
+				if accept != "-" {
+					req["Accept"] = accept
+				}
+				resp, b := e.env.RPC(t, path, e.admin, body, req)
+				if resp.StatusCode != 200 || !strings.Contains(string(b), `"result"`) {
+					t.Errorf("Content-Type %q Accept %q: %d %.200s", ct, accept, resp.StatusCode, b)
+				}
+			}
+		}
+	}
+}
+
+// TestSingleServerSetLevel (issue 22, smaller): logging/setLevel on the single-server
+// endpoint of an upstream that did not declare logging is -32601 (method not found), and
+// nothing is sent upstream; the aggregate endpoint, which declares logging, answers it.
+func TestSingleServerSetLevel(t *testing.T) {
+	t.Parallel()
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Level")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := testpeer.NewRawUpstream(t, false) // declares {"tools":{},"resources":{}}
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Level", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ ID string }
+	_ = json.Unmarshal(out, &c)
+	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	body := `{"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"debug"}}`
+	before := len(up.Received(""))
+	resp, b := env.RPC(t, "/mcp/"+ws+"/servers/"+c.ID, admin, body, hdr)
+	if id, code := rpcError(t, b); resp.StatusCode != 200 || id != "9" || code != -32601 {
+		t.Errorf("single-server setLevel: %d id %s code %d, want 200 id 9 -32601: %s", resp.StatusCode, id, code, b)
+	}
+	if n := len(up.Received("")) - before; n != 0 {
+		t.Errorf("%d messages reached the upstream", n)
+	}
+	resp, b = env.RPC(t, "/mcp/"+ws, admin, body, hdr)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"result"`) {
+		t.Errorf("aggregate setLevel: %d %s", resp.StatusCode, b)
+	}
+}
