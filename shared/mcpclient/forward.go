@@ -222,7 +222,18 @@ func takeResponse(b []byte, jid jsonrpc.ID) (json.RawMessage, error) {
 func responseError(b []byte, jid jsonrpc.ID) *jsonrpc.Error {
 	msg, err := jsonrpc.DecodeMessage(bytes.TrimSpace(b))
 	if err != nil {
-		return nil
+		// go-sdk's decoder refuses an error response with id null, which is what stateful
+		// servers answer to a request they could not place (the TypeScript SDK's 400s).
+		var m struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   *jsonrpc.Error  `json:"error"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(b), &m) != nil || m.JSONRPC != "2.0" || m.Error == nil ||
+			(m.ID != nil && string(m.ID) != "null") {
+			return nil
+		}
+		return m.Error
 	}
 	r, ok := msg.(*jsonrpc.Response)
 	if !ok || (r.ID != jid && r.ID.IsValid()) {

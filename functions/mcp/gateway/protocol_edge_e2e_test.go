@@ -1,9 +1,13 @@
 package gateway_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
@@ -187,5 +191,101 @@ func TestSingleServerSetLevel(t *testing.T) {
 	resp, b = env.RPC(t, "/mcp/"+ws, admin, body, hdr)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"result"`) {
 		t.Errorf("aggregate setLevel: %d %s", resp.StatusCode, b)
+	}
+}
+
+// forgetfulUpstream is a stateful MCP upstream (the demo server, go-sdk's handler with
+// sessions) that, once forget is set, answers every tools/call carrying an Mcp-Session-Id
+// with HTTP 404 and the TypeScript SDK's {"error":{"code":-32001,"message":"Session not
+// found"},"id":null}: a session that keeps answering 404, however often it is renewed.
+type forgetfulUpstream struct {
+	URL         string
+	forget      atomic.Bool
+	initializes atomic.Int32
+	refused     atomic.Int32
+}
+
+func newForgetfulUpstream(t *testing.T) *forgetfulUpstream {
+	u := &forgetfulUpstream{}
+	srv := testpeer.NewDemoServer(nil)
+	h, err := testpeer.NewDemoHandler(srv, testpeer.ModeStateful)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"method":"initialize"`)) {
+			u.initializes.Add(1)
+		}
+		if u.forget.Load() && r.Header.Get("Mcp-Session-Id") != "" && bytes.Contains(body, []byte(`"method":"tools/call"`)) {
+			u.refused.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		s.Close()
+		for ss := range srv.Sessions() {
+			_ = ss.Close()
+		}
+	})
+	u.URL = s.URL + "/mcp"
+	return u
+}
+
+// TestSessionKeepsAnswering404 (issue 22, stateful upstreams): a proxied call on a session
+// that keeps answering 404 is retried once on a new session and then ends as an isError
+// tool result naming the connection — not the upstream's -32001 relayed as a JSON-RPC
+// error.
+func TestSessionKeepsAnswering404(t *testing.T) {
+	t.Parallel()
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Forgetful")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := newForgetfulUpstream(t)
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Forgetful Server", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ Handle string }
+	_ = json.Unmarshal(out, &c)
+	call := `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"mcp_` + c.Handle + `_echo","arguments":{"message":"m"}}}`
+	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	resp, b := env.RPC(t, "/mcp/"+ws, admin, call, hdr)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "Echo: m") {
+		t.Fatalf("first call: %d %s", resp.StatusCode, b)
+	}
+	before := up.initializes.Load()
+	up.forget.Store(true)
+	resp, b = env.RPC(t, "/mcp/"+ws, admin, call, hdr)
+	var m struct {
+		ID     json.RawMessage
+		Error  json.RawMessage
+		Result struct {
+			IsError bool
+			Content []struct{ Text string }
+		}
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || m.Error != nil || !m.Result.IsError || string(m.ID) != "11" {
+		t.Fatalf("want an isError result under id 11: %d %s", resp.StatusCode, b)
+	}
+	if len(m.Result.Content) == 0 || !strings.Contains(m.Result.Content[0].Text, "Forgetful Server") {
+		t.Errorf("the result does not name the connection: %s", b)
+	}
+	if strings.Contains(string(b), "-32001") {
+		t.Errorf("the upstream's -32001 leaked: %s", b)
+	}
+	if n := up.initializes.Load() - before; n != 1 {
+		t.Errorf("%d re-initializes, want 1", n)
+	}
+	if n := up.refused.Load(); n != 2 {
+		t.Errorf("%d refused calls, want 2 (the call and its one retry)", n)
 	}
 }
