@@ -323,6 +323,14 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		if !ok || g.builtins.Lookup(name) != nil {
 			return false
 		}
+		if st.NewProtocol {
+			// The tool's x-mcp-header parameters: the client mirrored them (the gateway lists
+			// the upstream's definition), and a server that reads the body checks them.
+			if err := mcpclient.CheckParamHeaders(r.Header, ref.Tool.InputSchema, p["arguments"]); err != nil {
+				writeHeaderMismatch(w, req, err)
+				return true
+			}
+		}
 		ctx, done := g.track(r.Context(), st, req.id)
 		defer done()
 		res, rerr := g.forward.Call(ctx, st.State, ref, forward.PlainParams(req.params), p)
@@ -355,6 +363,12 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		return true
 	}
 	return false
+}
+
+// writeHeaderMismatch answers req 400 with HeaderMismatch (-32020), the 2026-07-28
+// transport chapter's answer ("Server Validation") to headers that do not match the body.
+func writeHeaderMismatch(w http.ResponseWriter, req *rpcRequest, err error) {
+	wire.WriteHTTP(w, http.StatusBadRequest, req.id, wire.Refusal(mcp.CodeHeaderMismatch, "header mismatch: "+err.Error()))
 }
 
 // reply writes the edge's answer to req (see wire.Write). For a 2026-07-28 client a result
@@ -439,7 +453,9 @@ func versionServed(r *http.Request, req *rpcRequest) bool {
 
 // newProtocolHeadersMatch reports whether a 2026-07-28 request's Mcp-Method / Mcp-Name
 // headers and its _meta protocol version agree with the body, as that revision requires;
-// go-sdk answers the precise error when they do not.
+// go-sdk answers the precise error when they do not. An Mcp-Name in the Base64 sentinel
+// form (=?base64?…?=) is decoded before the comparison (2026-07-28 transport, "Value
+// Encoding": servers MUST decode an encoded Mcp-Name before comparing it to the body).
 func newProtocolHeadersMatch(r *http.Request, req *rpcRequest) bool {
 	if r.Header.Get("Mcp-Method") != req.method {
 		return false
@@ -455,11 +471,24 @@ func newProtocolHeadersMatch(r *http.Request, req *rpcRequest) bool {
 	if v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string); v != r.Header.Get("Mcp-Protocol-Version") {
 		return false
 	}
+	var body string
 	switch req.method {
 	case "tools/call", "prompts/get":
-		return r.Header.Get("Mcp-Name") == p.Name
+		body = p.Name
 	case "resources/read":
-		return r.Header.Get("Mcp-Name") == p.URI
+		body = p.URI
+	default:
+		return true
+	}
+	raw := r.Header.Get("Mcp-Name")
+	name, ok := mcpclient.DecodeHeaderValue(raw)
+	if !ok || name != body {
+		return false
+	}
+	if raw != name {
+		// go-sdk compares the header as sent: it serves the request (a built-in, the
+		// gateway's own resources and prompts) with the decoded value in its place.
+		r.Header.Set("Mcp-Name", name)
 	}
 	return true
 }
