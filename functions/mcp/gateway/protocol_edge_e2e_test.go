@@ -2,8 +2,10 @@ package gateway_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -287,5 +289,84 @@ func TestSessionKeepsAnswering404(t *testing.T) {
 	}
 	if n := up.refused.Load(); n != 2 {
 		t.Errorf("%d refused calls, want 2 (the call and its one retry)", n)
+	}
+}
+
+// TestRoutingHeaders (issue 22, headers): at 2026-07-28 the edge decodes a Base64
+// Mcp-Name (=?base64?…?=) before comparing it with the body — for a proxied tool and for a
+// built-in go-sdk serves —, checks the Mcp-Param-* headers of a proxied tool's
+// x-mcp-header parameters against the arguments (decoded; 400 / -32020 and nothing
+// upstream on a mismatch), and the upstream hop mirrors those parameters into Mcp-Param-*
+// headers, Base64 where the value needs it; the upstream (go-sdk, which refuses a call whose
+// headers do not match) serves the call.
+func TestRoutingHeaders(t *testing.T) {
+	t.Parallel()
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Headers")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := testpeer.NewHeaderUpstream(t)
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Headers", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ Handle string }
+	_ = json.Unmarshal(out, &c)
+	path := "/mcp/" + ws
+	tool := "mcp_" + c.Handle + "_" + testpeer.HeaderToolASCII
+	b64 := func(s string) string { return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?=" }
+	args := `{"region":"Zürich","count":3,"dry":true,"where":{"city":"Bern"},"query":"q"}`
+	body := `{"jsonrpc":"2.0","id":21,"method":"tools/call","params":` + metaParams("2026-07-28", `"name":"`+tool+`","arguments":`+args) + `}`
+	good := func() map[string]string {
+		h := newEraHeaders("2026-07-28", "tools/call", b64(tool))
+		h["Mcp-Param-Region"] = b64("Zürich")
+		h["Mcp-Param-Count"] = "3"
+		h["Mcp-Param-Dry"] = "true"
+		h["Mcp-Param-City"] = "Bern"
+		return h
+	}
+	resp, b := env.RPC(t, path, admin, body, good())
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "ok "+testpeer.HeaderToolASCII) || strings.Contains(string(b), `"isError":true`) {
+		t.Fatalf("call with a Base64 Mcp-Name: %d %s", resp.StatusCode, b)
+	}
+	calls := up.Calls()
+	if len(calls) != 1 {
+		t.Fatalf("%d calls upstream, want 1", len(calls))
+	}
+	want := map[string]string{"Mcp-Param-Region": b64("Zürich"), "Mcp-Param-Count": "3", "Mcp-Param-Dry": "true", "Mcp-Param-City": "Bern"}
+	if got := testpeer.ParamHeaders(calls[0]); !maps.Equal(got, want) {
+		t.Errorf("upstream got Mcp-Param headers %v, want %v", got, want)
+	}
+	if got := calls[0].Get("Mcp-Name"); got != testpeer.HeaderToolASCII {
+		t.Errorf("upstream got Mcp-Name %q", got)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(h map[string]string)
+	}{
+		{"Mcp-Param value differs", func(h map[string]string) { h["Mcp-Param-Count"] = "4" }},
+		{"Mcp-Param compared undecoded", func(h map[string]string) { h["Mcp-Param-Region"] = "Zurich" }},
+		{"Mcp-Param missing", func(h map[string]string) { delete(h, "Mcp-Param-Dry") }},
+		{"Mcp-Name of another tool", func(h map[string]string) { h["Mcp-Name"] = b64(tool + "x") }},
+		{"Mcp-Name invalid Base64", func(h map[string]string) { h["Mcp-Name"] = "=?base64?%%%?=" }},
+	} {
+		h := good()
+		tc.edit(h)
+		resp, b := env.RPC(t, path, admin, body, h)
+		id, code := rpcError(t, b)
+		if resp.StatusCode != http.StatusBadRequest || code != -32020 || id != "21" {
+			t.Errorf("%s: %d id %s code %d, want 400 id 21 -32020: %s", tc.name, resp.StatusCode, id, code, b)
+		}
+		if strings.Contains(string(b), "Zürich") || strings.Contains(string(b), "Bern") {
+			t.Errorf("%s: the answer quotes a header value: %s", tc.name, b)
+		}
+	}
+	if n := len(up.Calls()); n != 1 {
+		t.Errorf("%d calls upstream after the refusals, want still 1", n)
+	}
+	// A built-in (served by go-sdk) with its name Base64-encoded.
+	bodyB := `{"jsonrpc":"2.0","id":22,"method":"tools/call","params":` + metaParams("2026-07-28", `"name":"agentpack_catalog_list","arguments":{}`) + `}`
+	resp, b = env.RPC(t, path, admin, bodyB, newEraHeaders("2026-07-28", "tools/call", b64("agentpack_catalog_list")))
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"result"`) {
+		t.Errorf("built-in with a Base64 Mcp-Name: %d %.300s", resp.StatusCode, b)
 	}
 }
