@@ -18,8 +18,9 @@
 // Sessions: a Pool keeps one live session per connection id for reuse in a warm process,
 // keyed by a hash of url, declared transport and headers (a changed configuration gets a new
 // session; the old one is closed). One lock per connection id serialises connects. When the
-// upstream says the session is gone (404 to a request carrying Mcp-Session-Id, or go-sdk's
-// ErrSessionMissing / ErrConnectionClosed), the pool makes a new session and retries once.
+// upstream may have lost the session (400 or 404 to a request carrying Mcp-Session-Id —
+// by status, never by the body's text —, or go-sdk's ErrSessionMissing /
+// ErrConnectionClosed), the pool makes a new session and retries once.
 //
 // Notifications: CallToolRelay hands the notifications/progress and notifications/message
 // an upstream sends on one call's own response stream to that call's Relay (relay.go), on
