@@ -121,6 +121,19 @@ func TestUnknownMethodKeepsID(t *testing.T) {
 			t.Errorf("%s 2026-07-28: %d id %s code %d, want 404 id 7 -32601: %s", path, resp.StatusCode, id, code, b)
 		}
 	}
+	// The official TypeScript SDK client gets an McpError it can handle, not a transport
+	// error, and its session goes on.
+	res := testpeer.TSClient(t, testpeer.TSClientOptions{URL: e.env.URL + "/mcp/" + e.ws, Authorization: "Bearer " + e.admin,
+		Plan: []map[string]any{{"op": "request", "method": "foo/bar"}, {"op": "ping"}}})
+	if res.ConnectError != nil || len(res.Steps) != 2 {
+		t.Fatalf("ts-client: %+v", res)
+	}
+	if er := res.Steps[0].Error; er == nil || !er.MCPError || er.Code == nil || *er.Code != -32601 {
+		t.Errorf("TypeScript SDK: foo/bar = %+v, want an McpError -32601", res.Steps[0])
+	}
+	if res.Steps[1].Error != nil {
+		t.Errorf("TypeScript SDK: ping after foo/bar: %+v", res.Steps[1].Error)
+	}
 	// A body that is no request keeps its 4xx.
 	resp, b := e.env.RPC(t, "/mcp/"+e.ws, e.admin, `{"jsonrpc":"2.0",`, nil)
 	if _, code := rpcError(t, b); resp.StatusCode != http.StatusBadRequest || code != -32700 {
