@@ -85,9 +85,19 @@ func (p *Pool) classify(ctx, callCtx context.Context, err error, pr *probe, s *s
 		return apperr.Wrap(err, apperr.UpstreamTimeout, "upstream did not answer the %s within %s", what,
 			p.opts.CallTimeout.Round(time.Millisecond))
 	}
+	// The session was lost and the retry on a new session was answered 404 again (or the
+	// SSE stream was gone again): the upstream's error object, such as the TypeScript SDK's
+	// -32001 "Session not found", is about the gateway's session, not the caller's request,
+	// so it is not passed through (the cause kept for the log only carries its text). A 400
+	// after the retry is the upstream's answer to the request and is relayed like any other.
+	if gone && status != http.StatusBadRequest {
+		return apperr.Wrap(errors.New(err.Error()), apperr.UpstreamUnavailable,
+			"upstream closed the session, and again the new session it was retried on").
+			WithHint("the upstream server keeps forgetting its sessions: try again later or check the server")
+	}
 	// A JSON-RPC error in the body wins over a 4xx status: stateless (2026-07-28) servers
 	// answer request errors with 400 and the error object. Auth and rate limits still win.
-	if rpc := RPCError(err); rpc != nil && !gone && !s.rt.tooLarge.Load() &&
+	if rpc := RPCError(err); rpc != nil && !s.rt.tooLarge.Load() &&
 		status != http.StatusUnauthorized && status != http.StatusForbidden &&
 		status != http.StatusTooManyRequests && status < 500 {
 		return apperr.Wrap(err, apperr.UpstreamError, "upstream returned JSON-RPC error %d: %s", rpc.Code, text.Clip(rpc.Message, 200))
@@ -95,7 +105,7 @@ func (p *Pool) classify(ctx, callCtx context.Context, err error, pr *probe, s *s
 	if e := p.classifyHTTP(err, pr, s.rt, "the "+what); e != nil {
 		return e
 	}
-	if gone || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) {
+	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) {
 		return apperr.Wrap(err, apperr.UpstreamUnavailable, "upstream closed the session")
 	}
 	return apperr.Wrap(err, apperr.UpstreamError, "upstream %s failed: protocol error", what)

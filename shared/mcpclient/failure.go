@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/http/httptrace"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -228,6 +229,15 @@ func mcpPathHint(scheme, host, path string) string {
 		return ""
 	}
 	return "the MCP endpoint is often at /mcp: try " + scheme + "://" + host + p + "/mcp"
+}
+
+// urlPathHint is mcpPathHint for a target URL (its query never included).
+func urlPathHint(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return mcpPathHint(u.Scheme, u.Host, u.Path)
 }
 
 func quote(s string) string { return "\"" + text.Clip(s, 128) + "\"" }

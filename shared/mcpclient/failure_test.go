@@ -51,6 +51,25 @@ func TestFailureStages(t *testing.T) {
 	selfSigned.StartTLS()
 	t.Cleanup(selfSigned.Close)
 	plain := status(http.StatusOK)
+	// Issue 22: an application whose MCP endpoint is elsewhere — 404 to the POST, and to the
+	// SSE fallback's GET a 405 (a POST-only route) or its web page.
+	postOnly := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusMethodNotAllowed)
+	}))
+	t.Cleanup(postOnly.Close)
+	webPage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte("<!doctype html><p>welcome</p>"))
+	}))
+	t.Cleanup(webPage.Close)
 
 	tests := []struct {
 		name       string
@@ -66,6 +85,10 @@ func TestFailureStages(t *testing.T) {
 			stage: StageConnect, mention: "refused", hint: "running"},
 		{name: "404 without /mcp suggests /mcp", url: status(http.StatusNotFound) + "/v1?api_key=query-secret-1", code: apperr.UpstreamError,
 			stage: StageHTTP, httpStatus: 404, mention: "404", hint: "/v1/mcp"},
+		{name: "404, then 405 to the SSE GET, suggests /mcp", url: postOnly.URL + "/v1?api_key=query-secret-1", code: apperr.UpstreamError,
+			stage: StageHTTP, httpStatus: 404, mention: "answered 404 to streamable-http and 405 to sse", hint: postOnly.URL + "/v1/mcp"},
+		{name: "404, then a web page to the SSE GET, suggests /mcp", url: webPage.URL, code: apperr.UpstreamError,
+			stage: StageHTTP, httpStatus: 404, mention: "answered 404 to streamable-http", hint: webPage.URL + "/mcp"},
 		{name: "404 on /mcp has no /mcp hint", url: status(http.StatusNotFound) + "/mcp", transport: TransportStreamable, code: apperr.UpstreamError,
 			stage: StageHTTP, httpStatus: 404, mention: "404", hint: "URL"},
 		{name: "redirect reported, not followed", url: redirect.URL + "/mcp", code: apperr.UpstreamError,

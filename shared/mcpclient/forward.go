@@ -222,7 +222,18 @@ func takeResponse(b []byte, jid jsonrpc.ID) (json.RawMessage, error) {
 func responseError(b []byte, jid jsonrpc.ID) *jsonrpc.Error {
 	msg, err := jsonrpc.DecodeMessage(bytes.TrimSpace(b))
 	if err != nil {
-		return nil
+		// go-sdk's decoder refuses an error response with id null, which is what stateful
+		// servers answer to a request they could not place (the TypeScript SDK's 400s).
+		var m struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   *jsonrpc.Error  `json:"error"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(b), &m) != nil || m.JSONRPC != "2.0" || m.Error == nil ||
+			(m.ID != nil && string(m.ID) != "null") {
+			return nil
+		}
+		return m.Error
 	}
 	r, ok := msg.(*jsonrpc.Response)
 	if !ok || (r.ID != jid && r.ID.IsValid()) {
@@ -265,7 +276,9 @@ func requestBytes(id int64, method string, params json.RawMessage) []byte {
 }
 
 // newPost builds the POST of one message on the session: the session's Mcp-Session-Id and
-// Mcp-Protocol-Version, and at 2026-07-28 the Mcp-Method / Mcp-Name headers.
+// Mcp-Protocol-Version, and at 2026-07-28 the Mcp-Method / Mcp-Name headers (the name
+// Base64-encoded when it is not plain ASCII) and, for a tools/call, the Mcp-Param-*
+// headers of the tool's x-mcp-header parameters (WithInputSchema).
 func (s *session) newPost(ctx context.Context, body []byte, method string, params json.RawMessage) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
 	if err != nil {
@@ -279,7 +292,21 @@ func (s *session) newPost(ctx context.Context, body []byte, method string, param
 		if v >= statelessProtocolVersion {
 			h.Set("Mcp-Method", method)
 			if name := nameOf(method, params); name != "" {
-				h.Set("Mcp-Name", name)
+				h.Set("Mcp-Name", EncodeHeaderValue(name))
+			}
+			if method == "tools/call" {
+				// The tool's x-mcp-header parameters (the caller put its schema in ctx:
+				// WithInputSchema), as a client of that revision must send them.
+				if schema := inputSchemaFrom(ctx); schema != nil {
+					var p struct {
+						Arguments json.RawMessage `json:"arguments"`
+					}
+					if json.Unmarshal(params, &p) == nil {
+						for k, v := range ParamHeaders(schema, p.Arguments) {
+							h.Set(k, v)
+						}
+					}
+				}
 			}
 		}
 	}

@@ -18,8 +18,9 @@
 // Sessions: a Pool keeps one live session per connection id for reuse in a warm process,
 // keyed by a hash of url, declared transport and headers (a changed configuration gets a new
 // session; the old one is closed). One lock per connection id serialises connects. When the
-// upstream says the session is gone (404 to a request carrying Mcp-Session-Id, or go-sdk's
-// ErrSessionMissing / ErrConnectionClosed), the pool makes a new session and retries once.
+// upstream may have lost the session (400 or 404 to a request carrying Mcp-Session-Id —
+// by status, never by the body's text —, or go-sdk's ErrSessionMissing /
+// ErrConnectionClosed), the pool makes a new session and retries once.
 //
 // Notifications: CallToolRelay hands the notifications/progress and notifications/message
 // an upstream sends on one call's own response stream to that call's Relay (relay.go), on
@@ -636,12 +637,25 @@ func (p *Pool) connectTransports(ctx context.Context, t Target, order []string, 
 			return s, firstStatus, nil
 		}
 		if !fallback || i == len(order)-1 {
-			if i > 0 && fallback {
-				return nil, firstStatus, apperr.Wrap(err, apperr.UpstreamError,
+			if i == 0 {
+				return nil, firstStatus, err
+			}
+			var e *apperr.Error
+			if fallback {
+				e = apperr.Wrap(err, apperr.UpstreamError,
 					"upstream answered %d to %s and %d to %s: check the connection's URL and transport",
 					firstStatus, order[0], status, transport)
+			} else {
+				e = apperr.Wrap(err, apperr.UpstreamError, "upstream answered %d to %s, and %s failed: %s",
+					firstStatus, order[0], transport, apperr.Public(err).Message)
 			}
-			return nil, firstStatus, err
+			// The first transport's 404 says the most: no MCP endpoint at this path. The
+			// fallback's answer to a path that is no MCP endpoint either (405 to the GET of a
+			// POST-only route, a web page) must not hide the /mcp hint (issue 22).
+			if h := urlPathHint(t.URL); firstStatus == http.StatusNotFound && h != "" {
+				return nil, firstStatus, withFailure(e.WithHint(h), StageHTTP, firstStatus)
+			}
+			return nil, firstStatus, e
 		}
 	}
 	panic("unreachable")

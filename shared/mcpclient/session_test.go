@@ -2,9 +2,11 @@ package mcpclient
 
 import (
 	"bytes"
+	"cmp"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -28,8 +30,9 @@ type tsStyleUpstream struct {
 	server   *mcp.Server
 	handler  http.Handler
 	sessions map[string]bool // issued by the current process
-	answer   string          // body of the 400
-	always   bool            // every tools/call gets the 400, on any session (a session that keeps failing)
+	answer   string          // body of the refusal
+	status   int             // status of the refusal (400 when 0)
+	always   bool            // every tools/call gets the refusal, on any session (a session that keeps failing)
 	seen     []string        // "<METHOD> <jsonrpc method or ->[ 400]"
 }
 
@@ -80,17 +83,21 @@ func (u *tsStyleUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
 	u.mu.Lock()
-	h, known, always, answer := u.handler, u.sessions[sid], u.always, u.answer
+	h, known, always, answer, status := u.handler, u.sessions[sid], u.always, u.answer, cmp.Or(u.status, http.StatusBadRequest)
 	refuse := sid != "" && (!known || (always && method == "tools/call"))
 	entry := r.Method + " " + method
 	if refuse {
-		entry += " 400"
+		entry += " " + strconv.Itoa(status)
 	}
 	u.seen = append(u.seen, entry)
 	u.mu.Unlock()
 	if refuse {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
+		if strings.HasPrefix(answer, "{") {
+			w.Header().Set("Content-Type", "application/json")
+		} else {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		}
+		w.WriteHeader(status)
 		_, _ = io.WriteString(w, answer)
 		return
 	}
@@ -200,7 +207,9 @@ func TestStatefulUpstreamSessionKeepsFailing(t *testing.T) {
 			t.Errorf("%d refused calls, want 2 (the call and its one retry): %v; err %v", n, u.seen, err)
 		}
 	})
-	t.Run("other 400 not retried", func(t *testing.T) {
+	// Issue 22 (session recovery by status): a genuine 400 is retried once on a new session
+	// like any 400 to a session, and the retry's answer is then relayed unchanged.
+	t.Run("genuine 400 relayed after one retry", func(t *testing.T) {
 		t.Parallel()
 		u := newTSStyleUpstream(t)
 		u.answer = `{"jsonrpc":"2.0","error":{"code":-32602,"message":"Bad Request: invalid arguments"},"id":null}`
@@ -213,13 +222,81 @@ func TestStatefulUpstreamSessionKeepsFailing(t *testing.T) {
 		u.always = true
 		u.mu.Unlock()
 		err := echo(t, p, tg, "two")
-		if err == nil {
-			t.Fatal("no error")
+		if rpc := RPCError(err); rpc == nil || rpc.Code != -32602 || rpc.Message != "Bad Request: invalid arguments" {
+			t.Errorf("err = %v, want the upstream's -32602 relayed", err)
 		}
-		if n := u.count("POST initialize"); n != 1 {
-			t.Errorf("%d initialize requests, want 1 (no reconnect): %v; err %v", n, u.seen, err)
+		if n := u.count("POST initialize"); n != 2 {
+			t.Errorf("%d initialize requests, want 2 (one reconnect): %v", n, u.seen)
+		}
+		if n := u.count("POST tools/call 400"); n != 2 {
+			t.Errorf("%d refused calls, want 2 (the call and its one retry): %v", n, u.seen)
 		}
 	})
+	// Issue 22: a session that keeps answering 404 with the TypeScript SDK's -32001 "Session
+	// not found" ends as UPSTREAM_UNAVAILABLE, and that error object is not passed through
+	// (it is about the gateway's session, not the caller's request).
+	t.Run("404 twice is not relayed", func(t *testing.T) {
+		t.Parallel()
+		u := newTSStyleUpstream(t)
+		u.status = http.StatusNotFound
+		u.answer = `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`
+		p := newPool(t, nil)
+		tg := Target{ConnectionID: "ts", URL: u.URL}
+		if err := echo(t, p, tg, "one"); err != nil {
+			t.Fatal(err)
+		}
+		u.mu.Lock()
+		u.always = true
+		u.mu.Unlock()
+		err := echo(t, p, tg, "two")
+		wantCode(t, err, apperr.UpstreamUnavailable, "closed the session")
+		if rpc := RPCError(err); rpc != nil {
+			t.Errorf("the upstream's %d is passed through: %v", rpc.Code, err)
+		}
+		if n := u.count("POST initialize"); n != 2 {
+			t.Errorf("%d initialize requests, want 2 (exactly one reconnect): %v", n, u.seen)
+		}
+		if n := u.count("POST tools/call 404"); n != 2 {
+			t.Errorf("%d refused calls, want 2: %v", n, u.seen)
+		}
+	})
+}
+
+// TestStatefulUpstream400AnyText (issue 22, session recovery by status): a one-off 400 to
+// a request on a remembered session, in words no list of phrases holds (plain text or a
+// JSON-RPC error), gets exactly one re-initialize and the call succeeds on the retry.
+func TestStatefulUpstream400AnyText(t *testing.T) {
+	t.Parallel()
+	for _, answer := range []string{
+		"Bad Request: initialize first, please",
+		"the session you sent belongs to a previous deployment",
+		`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: who are you?"},"id":null}`,
+		"",
+	} {
+		t.Run(answer, func(t *testing.T) {
+			t.Parallel()
+			u := newTSStyleUpstream(t)
+			u.answer = answer
+			p := newPool(t, nil)
+			tg := Target{ConnectionID: "ts", URL: u.URL}
+			if err := echo(t, p, tg, "one"); err != nil {
+				t.Fatal(err)
+			}
+			u.restart()
+			if err := echo(t, p, tg, "two"); err != nil {
+				t.Fatalf("call after a 400: %v", err)
+			}
+			if n := u.count("POST tools/call 400"); n != 1 {
+				t.Errorf("%d refused calls, want 1: %v", n, u.seen)
+			}
+			if n := u.count("POST initialize"); n != 2 {
+				t.Errorf("%d initialize requests, want 2 (one reconnect): %v", n, u.seen)
+			}
+			if n := u.count("POST tools/call"); n != 2 {
+				t.Errorf("%d calls served, want 2: %v", n, u.seen)
+			}
+		})
+	}
 }
 
 // TestStatefulUpstreamEverythingRestart (issue 14 item 6): the real npm server-everything

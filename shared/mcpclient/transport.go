@@ -32,14 +32,14 @@ type probe struct {
 	method      string
 	netErr      error // last transport error (dial, TLS, reset, guard refusal)
 	netStage    string
-	sessionGone bool // the upstream forgot the session: see sessionGoneAnswer
+	sessionGone bool // the upstream may have forgotten the session: see record
 	location    string
 	scheme      string
 	host        string
 	path        string
 }
 
-func (p *probe) record(req *http.Request, resp *http.Response, err error, sse bool, tr *reqTrace, goneBody bool) {
+func (p *probe) record(req *http.Request, resp *http.Response, err error, sse bool, tr *reqTrace) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.scheme, p.host, p.path = req.URL.Scheme, req.URL.Host, req.URL.Path
@@ -56,10 +56,15 @@ func (p *probe) record(req *http.Request, resp *http.Response, err error, sse bo
 	}
 	// A stateful streamable upstream answers 404 to a forgotten Mcp-Session-Id (MCP
 	// 2025-11-25 §2.5.3); a legacy SSE upstream answers 404 to a POST for a session whose
-	// stream it no longer has; and a restarted stateful server often answers 400 with a
-	// text that says so (goneBody, sessionGoneAnswer).
-	if (resp.StatusCode == http.StatusNotFound &&
-		(req.Header.Get("Mcp-Session-Id") != "" || (sse && req.Method == http.MethodPost))) || goneBody {
+	// stream it no longer has; and a restarted stateful server answers 400 to a request
+	// on a session of its previous process, in words of its own ("Server not initialized",
+	// "No valid session ID provided", or anything else). So the status decides, never the
+	// text (docs/ARCHITECTURE.md "Decisions": session recovery by status): a 400 or 404 to a
+	// request carrying an Mcp-Session-Id means "maybe gone", and the pool re-initializes
+	// and retries once (Pool.do). A genuine 400 costs one reconnect and is then relayed.
+	sid := req.Header.Get("Mcp-Session-Id") != "" && req.Method != http.MethodDelete
+	if (resp.StatusCode == http.StatusNotFound && (sid || (sse && req.Method == http.MethodPost))) ||
+		(resp.StatusCode == http.StatusBadRequest && sid) {
 		p.sessionGone = true
 	}
 }
@@ -77,46 +82,6 @@ func (p *probe) where() (netStage, location, scheme, host, path string) {
 	defer p.mu.Unlock()
 	return p.netStage, p.location, p.scheme, p.host, p.path
 }
-
-// sessionGoneTexts are what stateful servers answer, with HTTP 400 (or 404), to a request
-// on a session they no longer have: the TypeScript SDK's "Bad Request: Server not
-// initialized" (a restarted process whose transport never saw initialize) and "Session not
-// found", and "Bad Request: No valid session ID provided" of the SDK's examples and
-// server-everything. Matched case-insensitively in the first 4 KiB of the body; there is
-// no error code for this in the protocol (MCP 2025-11-25 §2.5.3 only says 404).
-var sessionGoneTexts = []string{"not initialized", "session not found", "no valid session", "unknown session", "invalid session", "session expired"}
-
-// sessionGoneAnswer reports whether resp, the answer to a request carrying an
-// Mcp-Session-Id, says that the session is gone: status 400 or 404 and one of
-// sessionGoneTexts in the body. It reads at most 4 KiB of the body and puts them back, so
-// the caller still reads the whole body.
-func sessionGoneAnswer(req *http.Request, resp *http.Response) bool {
-	if req.Header.Get("Mcp-Session-Id") == "" || req.Method == http.MethodDelete ||
-		(resp.StatusCode != http.StatusBadRequest && resp.StatusCode != http.StatusNotFound) || resp.Body == nil {
-		return false
-	}
-	head, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	resp.Body = &replayBody{r: io.MultiReader(bytes.NewReader(head), resp.Body), c: resp.Body}
-	if err != nil {
-		return false
-	}
-	text := strings.ToLower(string(head))
-	for _, s := range sessionGoneTexts {
-		if strings.Contains(text, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// replayBody is a response body whose first bytes were read and are served again.
-type replayBody struct {
-	r io.Reader
-	c io.Closer
-}
-
-func (b *replayBody) Read(p []byte) (int, error) { return b.r.Read(p) }
-func (b *replayBody) Close() error               { return b.c.Close() }
 
 // redirectTarget is the absolute redirect target of a Location value, without its query
 // and fragment (they may carry a key), or "" when there is none.
@@ -261,9 +226,8 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	tr := &reqTrace{}
 	r = r.WithContext(httptrace.WithClientTrace(r.Context(), tr.clientTrace()))
 	resp, err := rt.send(r)
-	goneBody := err == nil && sessionGoneAnswer(r, resp)
 	if p := probeFrom(req.Context()); p != nil {
-		p.record(r, resp, err, rt.sse, tr, goneBody)
+		p.record(r, resp, err, rt.sse, tr)
 	}
 	if err != nil {
 		return nil, err

@@ -193,6 +193,9 @@ type TSError struct {
 	Code    *int            `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data"`
+	// MCPError is true for a JSON-RPC error (the SDK's McpError), false for a transport
+	// error (e.g. an HTTP status the SDK did not read as a JSON-RPC answer).
+	MCPError bool `json:"mcpError"`
 }
 
 // TSClient runs the official TypeScript SDK client (test/npm/ts-client.mjs: Client +

@@ -16,15 +16,17 @@
 // Steps: {"op":"listTools"} (follows nextCursor) | {"op":"callTool","name":"echo","arguments":{…}}
 //        | {"op":"listResources"} | {"op":"readResource","uri":"…"} | {"op":"listPrompts"}
 //        | {"op":"getPrompt","name":"…","arguments":{…}} | {"op":"ping"}
+//        | {"op":"request","method":"…","params":{…}} (any method, through Client.request)
 //        | {"op":"callToolTask","name":"…","arguments":{…},"ttl":ms} (the SDK's task API:
 //          records every stream message — taskCreated, taskStatus, result, error — with atMs)
 //
 // Output: {"serverInfo":{…},"protocolVersion":"…","steps":[{"op":"…","result":…} |
-//          {"op":"…","error":{"code":…,"message":"…","data":…}}]}
+//          {"op":"…","error":{"code":…,"message":"…","data":…,"mcpError":true|false}}]}
+// mcpError tells a JSON-RPC error (the SDK's McpError) from a transport error.
 // A failing step does not stop the plan.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, McpError, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const url = process.argv[2] || process.env.MCP_URL;
 const plan = JSON.parse(process.argv[3] || process.env.MCP_PLAN || '[{"op":"listTools"}]');
@@ -52,7 +54,8 @@ if (wantVersion) {
 const client = new Client({ name: 'agentpack-ts-client', version: '1.0.0' });
 
 function errorJSON(err) {
-  return { code: err?.code ?? null, message: String(err?.message ?? err), data: err?.data ?? null };
+  return { code: err?.code ?? null, message: String(err?.message ?? err), data: err?.data ?? null,
+    mcpError: err instanceof McpError };
 }
 
 async function runStep(step) {
@@ -80,6 +83,8 @@ async function runStep(step) {
       return client.getPrompt({ name: step.name, arguments: step.arguments ?? {} });
     case 'ping':
       return client.ping();
+    case 'request':
+      return client.request({ method: step.method, params: step.params ?? {} }, ResultSchema);
     case 'callToolTask': {
       // The SDK's task API (experimental in 2025-11-25): a task-augmented tools/call, then
       // tasks/get polling and tasks/result. Every message of the stream is recorded with

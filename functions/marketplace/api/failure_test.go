@@ -46,6 +46,23 @@ func TestConnectFailureSaysWhy(t *testing.T) {
 	want(t, "test", st, http.StatusOK, tb)
 	check(t, "test (404)", tb, "http", 404, "/api/mcp")
 
+	// Issue 22: 404 to the POST and 405 to the SSE fallback's GET (an application whose
+	// MCP endpoint is at /mcp): test-connection still names the /mcp URL.
+	postOnly := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			http.NotFound(rw, r)
+			return
+		}
+		rw.WriteHeader(http.StatusMethodNotAllowed)
+	}))
+	t.Cleanup(postOnly.Close)
+	st, b = w.do(t, "POST", "/api/mcp-connections", w.adminA, map[string]any{
+		"name": "Post only", "url": postOnly.URL + "/api", "workspaceId": w.wsA})
+	want(t, "create post-only", st, http.StatusCreated, b)
+	st, tb = w.do(t, "POST", "/api/mcp-connections/"+b["id"].(string)+"/test", w.adminA, nil)
+	want(t, "test post-only", st, http.StatusOK, tb)
+	check(t, "test (404 then 405)", tb, "http", 404, postOnly.URL+"/api/mcp")
+
 	// A closed port: stage connect, no status.
 	st, b = w.do(t, "POST", "/api/mcp-connections", w.adminA, map[string]any{
 		"name": "Closed", "url": closed, "workspaceId": w.wsA})

@@ -273,7 +273,7 @@ func TestBadInput(t *testing.T) {
 		wantInBody string
 	}{
 		{"malformed JSON", s.adminA, `{"jsonrpc":"2.0",`, http.StatusBadRequest, `"code":-32700`},
-		{"unknown method", s.adminA, `{"jsonrpc":"2.0","id":2,"method":"tools/explode"}`, http.StatusBadRequest, `"code":-32601`},
+		{"unknown method", s.adminA, `{"jsonrpc":"2.0","id":2,"method":"tools/explode"}`, http.StatusOK, `"id":2,"error":{"code":-32601`},
 		{"schema failure", s.adminA, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"agentpack_catalog_list","arguments":{"limit":"ten"}}}`, http.StatusOK, `VALIDATION_ERROR`},
 		{"missing token", "", list, http.StatusUnauthorized, ""},
 		{"invalid token", "not.a.jwt", list, http.StatusUnauthorized, ""},

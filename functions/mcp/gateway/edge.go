@@ -162,6 +162,7 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 	req, refusal := readRequest(body)
 	if req != nil {
 		logx.Annotate(r.Context(), logx.FieldMCPMethod, req.method)
+		w.reqID = req.id
 	}
 	if refusal != nil {
 		logx.Annotate(r.Context(), logx.FieldOutcome, "rpc_error")
@@ -266,6 +267,9 @@ const maxDrainBytes = 64 << 20
 // edgeRoutes answers req itself when it is one of the edge's methods and reports whether
 // it did; false leaves the request to go-sdk (nothing written).
 func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
+	if !versionServed(r, req) {
+		return false // go-sdk answers the precise 400: -32020 or -32022 with the supported versions
+	}
 	if st.NewProtocol && !newProtocolHeadersMatch(r, req) {
 		return false // go-sdk answers the precise 400 / -32020
 	}
@@ -319,6 +323,14 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		if !ok || g.builtins.Lookup(name) != nil {
 			return false
 		}
+		if st.NewProtocol {
+			// The tool's x-mcp-header parameters: the client mirrored them (the gateway lists
+			// the upstream's definition), and a server that reads the body checks them.
+			if err := mcpclient.CheckParamHeaders(r.Header, ref.Tool.InputSchema, p["arguments"]); err != nil {
+				writeHeaderMismatch(w, req, err)
+				return true
+			}
+		}
 		ctx, done := g.track(r.Context(), st, req.id)
 		defer done()
 		res, rerr := g.forward.Call(ctx, st.State, ref, forward.PlainParams(req.params), p)
@@ -332,6 +344,12 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 			return true
 		}
 		return false
+	case st.Single != nil && req.method == "logging/setLevel" && !st.NewProtocol && !singleAllows(st.Single, req.method):
+		// go-sdk would answer {} whatever the capabilities say. (At 2026-07-28 the method
+		// does not exist and go-sdk answers its 404 / -32601.)
+		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,
+			"method not found: this server does not declare the logging capability"))
+		return true
 	case st.Single != nil && forward.PassThrough(req.method) && !singleAllows(st.Single, req.method):
 		// Consistent with the capabilities advertised (go-sdk would answer an empty list).
 		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,
@@ -345,6 +363,12 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		return true
 	}
 	return false
+}
+
+// writeHeaderMismatch answers req 400 with HeaderMismatch (-32020), the 2026-07-28
+// transport chapter's answer ("Server Validation") to headers that do not match the body.
+func writeHeaderMismatch(w http.ResponseWriter, req *rpcRequest, err error) {
+	wire.WriteHTTP(w, http.StatusBadRequest, req.id, wire.Refusal(mcp.CodeHeaderMismatch, "header mismatch: "+err.Error()))
 }
 
 // reply writes the edge's answer to req (see wire.Write). For a 2026-07-28 client a result
@@ -397,9 +421,41 @@ func newEraResult(method string, raw json.RawMessage) json.RawMessage {
 	return out
 }
 
+// versionServed reports whether the edge may answer req itself as far as the protocol
+// version goes: the MCP-Protocol-Version header, when present, names a revision go-sdk
+// serves (mcp.SupportedProtocolVersions), and a protocol version in the request's _meta
+// equals the header. Otherwise go-sdk answers, as the 2026-07-28 transport chapter
+// requires ("Protocol Version Header"): 400 with HeaderMismatch (-32020) when header and
+// _meta differ (also for a 2025-11-25 header), 400 with UnsupportedProtocolVersionError
+// (-32022, data.supported) for a 2026-era version it does not implement, and its 400
+// refusal for an unknown older one.
+func versionServed(r *http.Request, req *rpcRequest) bool {
+	header := r.Header.Get("Mcp-Protocol-Version")
+	if header != "" && !slices.Contains(mcp.SupportedProtocolVersions(), header) {
+		return false
+	}
+	if len(req.params) == 0 || !bytes.Contains(req.params, []byte(mcp.MetaKeyProtocolVersion)) {
+		return true
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(req.params, &p) != nil {
+		return false // go-sdk's own decoding error is precise
+	}
+	raw, has := p.Meta[mcp.MetaKeyProtocolVersion]
+	if !has {
+		return true
+	}
+	var v string
+	return json.Unmarshal(raw, &v) == nil && v == header
+}
+
 // newProtocolHeadersMatch reports whether a 2026-07-28 request's Mcp-Method / Mcp-Name
 // headers and its _meta protocol version agree with the body, as that revision requires;
-// go-sdk answers the precise error when they do not.
+// go-sdk answers the precise error when they do not. An Mcp-Name in the Base64 sentinel
+// form (=?base64?…?=) is decoded before the comparison (2026-07-28 transport, "Value
+// Encoding": servers MUST decode an encoded Mcp-Name before comparing it to the body).
 func newProtocolHeadersMatch(r *http.Request, req *rpcRequest) bool {
 	if r.Header.Get("Mcp-Method") != req.method {
 		return false
@@ -415,11 +471,24 @@ func newProtocolHeadersMatch(r *http.Request, req *rpcRequest) bool {
 	if v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string); v != r.Header.Get("Mcp-Protocol-Version") {
 		return false
 	}
+	var body string
 	switch req.method {
 	case "tools/call", "prompts/get":
-		return r.Header.Get("Mcp-Name") == p.Name
+		body = p.Name
 	case "resources/read":
-		return r.Header.Get("Mcp-Name") == p.URI
+		body = p.URI
+	default:
+		return true
+	}
+	raw := r.Header.Get("Mcp-Name")
+	name, ok := mcpclient.DecodeHeaderValue(raw)
+	if !ok || name != body {
+		return false
+	}
+	if raw != name {
+		// go-sdk compares the header as sent: it serves the request (a built-in, the
+		// gateway's own resources and prompts) with the decoded value in its place.
+		r.Header.Set("Mcp-Name", name)
 	}
 	return true
 }

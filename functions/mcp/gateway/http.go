@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -78,6 +79,10 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		wire.WriteInvalidRequest(w, http.StatusMethodNotAllowed, "this endpoint is stateless: use POST")
 		return
 	}
+	if !jsonContentType(r.Header.Get("Content-Type")) {
+		wire.WriteInvalidRequest(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return
+	}
 	okJSON, okSSE := acceptable(r.Header.Values("Accept"))
 	if !okJSON && !okSSE {
 		wire.WriteInvalidRequest(w, http.StatusNotAcceptable, "Accept must allow application/json or text/event-stream")
@@ -109,6 +114,16 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	rw.relay(events, okSSE && !okJSON)
 	rw.finish()
+}
+
+// jsonContentType reports whether a POST's Content-Type is application/json, parameters
+// (charset) allowed: the body of every Streamable HTTP POST is one JSON-RPC message (MCP
+// "Transports", Sending Messages), and go-sdk's handler answers 415 to anything else. The
+// edge answers its own methods before go-sdk sees the request, so it checks here for all of
+// them. A missing Content-Type is refused too, as go-sdk does.
+func jsonContentType(v string) bool {
+	mt, _, err := mime.ParseMediaType(v)
+	return err == nil && mt == "application/json"
 }
 
 // resolve authenticates the caller and resolves workspace, project, chat, toolsets and

@@ -24,6 +24,9 @@ type limitedWriter struct {
 	tooBig  bool
 	flushed bool
 	id      json.RawMessage // the id of a response too big to send, so the error can carry it
+	// reqID is the id of the request being answered when the edge read one (serveRPC), so
+	// that go-sdk's plain-text refusals can be answered under it.
+	reqID json.RawMessage
 }
 
 // responseID returns the "id" member of a JSON-RPC response that starts in head (go-sdk
@@ -121,9 +124,19 @@ func (w *limitedWriter) finish() {
 	if w.status >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
 		// go-sdk answers some transport-level refusals (unknown method, unparsable body) in
 		// plain text; MCP clients expect a JSON-RPC error object, so give them one.
+		//
+		// An unknown method on a request the edge could read is a JSON-RPC error like any
+		// other: under the request's id and with HTTP 200, so that a client's JSON-RPC layer
+		// gets it (the TypeScript SDK raises a transport error, not an McpError, for a 4xx;
+		// MCP 2025-11-25 "Transports" asks for nothing else). At 2026-07-28 go-sdk answers
+		// that case itself, as a JSON 404 (the revision's transport chapter), not here.
 		msg := strings.TrimSpace(w.buf.String())
 		w.Header().Del("X-Content-Type-Options")
-		wire.WriteHTTP(w.ResponseWriter, w.status, nil, wire.Refusal(mcpclient.PlainRefusalCode(msg), msg))
+		code, status := mcpclient.PlainRefusalCode(msg), w.status
+		if code == jsonrpc.CodeMethodNotFound && w.reqID != nil {
+			status = http.StatusOK
+		}
+		wire.WriteHTTP(w.ResponseWriter, status, w.reqID, wire.Refusal(code, msg))
 		return
 	}
 	if w.buf.Len() > 0 {

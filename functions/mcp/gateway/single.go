@@ -80,7 +80,9 @@ func singleCapabilities(c *catalog.Connection) *mcp.ServerCapabilities {
 
 // singleAllows reports whether connection c's endpoint forwards method: the upstream
 // declared the capability the method belongs to (or its capabilities are not known yet).
-// The edge answers the others -32601, as the advertised capabilities say.
+// The edge answers the others -32601, as the advertised capabilities say; that includes
+// logging/setLevel, which go-sdk would answer with success whatever the capabilities
+// (MCP 2025-11-25 "Logging": servers that emit log messages declare the capability).
 func singleAllows(c *catalog.Connection, method string) bool {
 	u, ok := capsOf(c)
 	if !ok {
@@ -95,6 +97,8 @@ func singleAllows(c *catalog.Connection, method string) bool {
 		return u.Completions != nil
 	case strings.HasPrefix(method, "tools/"):
 		return u.Tools != nil
+	case method == "logging/setLevel":
+		return u.Logging != nil
 	}
 	return true
 }

@@ -116,7 +116,9 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 		return f.answer(ctx, pc.Answer, pc.AnswerErr)
 	}
 	if err == nil {
-		res, err = f.o.Upstreams.Forward(callCtx, pc.Target, "tools/call", up, relayFor(st, p["_meta"]))
+		// The upstream hop mirrors the tool's x-mcp-header parameters (2026-07-28 upstreams).
+		fctx := mcpclient.WithInputSchema(callCtx, ref.Tool.InputSchema)
+		res, err = f.o.Upstreams.Forward(fctx, pc.Target, "tools/call", up, relayFor(st, p["_meta"]))
 	}
 	cancel()
 	d := time.Since(start)
