@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,6 +21,12 @@ func TestUpstreamParams(t *testing.T) {
 		{`{"name":"mcp_x_echo","_meta":{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2026-07-28","trace":"t"}}`,
 			`{"name":"echo","_meta":{"trace":"t"}}`},
 		{`{"name":"mcp_x_echo","_meta":{"keep":1}}`, `{"name":"echo","_meta":{"keep":1}}`},
+		// The client's per-request capabilities go upstream (MRTR), less Tasks; inputResponses
+		// and requestState (an upstream's) keep their bytes.
+		{`{"name":"mcp_x_echo","requestState":"up 1","inputResponses":{"k": {"action":"accept"}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}},"sampling":{}}}}`,
+			`{"name":"echo","requestState":"up 1","inputResponses":{"k": {"action":"accept"}},"_meta":{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}},"sampling":{}}}}`},
+		{`{"name":"mcp_x_echo","_meta":{"io.modelcontextprotocol/clientCapabilities":{"tasks":{"requests":{}},"roots":{},"extensions":{"io.modelcontextprotocol/tasks":{},"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}}`,
+			`{"name":"echo","_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{},"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}}`},
 	}
 	for _, c := range cases {
 		got, err := UpstreamParams(json.RawMessage(c.in), "echo")
@@ -79,5 +86,51 @@ func TestRelayFor(t *testing.T) {
 	newEra := &request.State{Single: single, AcceptsSSE: true, Relay: &request.Relayed{}, NewProtocol: true}
 	if relayFor(newEra, nil) != nil {
 		t.Error("a 2026-07-28 request without a log level gets logs")
+	}
+}
+
+// TestAnswerVersion: a 2026-07-28 client gets the InputRequiredResult only when it declared
+// URL-mode elicitation; older revisions get their own answer whatever _meta says.
+func TestAnswerVersion(t *testing.T) {
+	t.Parallel()
+	caps := func(c string) json.RawMessage {
+		return json.RawMessage(`{"io.modelcontextprotocol/clientCapabilities":` + c + `}`)
+	}
+	cases := []struct {
+		name, version string
+		meta          json.RawMessage
+		want          string
+	}{
+		{"url declared", "2026-07-28", caps(`{"elicitation":{"url":{},"form":{}}}`), "2026-07-28"},
+		{"form only", "2026-07-28", caps(`{"elicitation":{"form":{}}}`), ""},
+		{"empty elicitation is form", "2026-07-28", caps(`{"elicitation":{}}`), ""},
+		{"url null", "2026-07-28", caps(`{"elicitation":{"url":null}}`), ""},
+		{"no capabilities", "2026-07-28", caps(`{}`), ""},
+		{"no _meta", "2026-07-28", nil, ""},
+		{"2025-11-25 ignores _meta", "2025-11-25", nil, "2025-11-25"},
+		{"2025-06-18", "2025-06-18", caps(`{"elicitation":{"url":{}}}`), "2025-06-18"},
+	}
+	for _, c := range cases {
+		if got := AnswerVersion(c.version, c.meta); got != c.want {
+			t.Errorf("%s: AnswerVersion = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestClientError: -32002 becomes -32602 (message and data kept) for 2026-07-28 clients
+// only; other codes pass through.
+func TestClientError(t *testing.T) {
+	t.Parallel()
+	nf := &jsonrpc.Error{Code: -32002, Message: "Resource not found", Data: json.RawMessage(`{"uri":"file:///x"}`)}
+	got := ClientError("2026-07-28", nf)
+	if got.Code != -32602 || got.Message != nf.Message || string(got.Data) != string(nf.Data) || nf.Code != -32002 {
+		t.Errorf("2026-07-28: %+v (original %+v)", got, nf)
+	}
+	if got := ClientError("2025-11-25", nf); got != nf {
+		t.Errorf("2025-11-25 changed: %+v", got)
+	}
+	other := &jsonrpc.Error{Code: -32601, Message: "m"}
+	if got := ClientError("2026-07-28", other); got != other {
+		t.Errorf("-32601 changed: %+v", got)
 	}
 }
