@@ -4,10 +4,14 @@ package forward
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -132,5 +136,51 @@ func TestClientError(t *testing.T) {
 	other := &jsonrpc.Error{Code: -32601, Message: "m"}
 	if got := ClientError("2026-07-28", other); got != other {
 		t.Errorf("-32601 changed: %+v", got)
+	}
+}
+
+// TestGatewayState: the gateway's own requestState is verified and removed with the
+// inputResponses that answered the gateway (the upstream never sees them), every other
+// byte kept; an upstream's state, or one that is not a string, passes through unopened; a
+// state that fails verification is -32602.
+func TestGatewayState(t *testing.T) {
+	t.Parallel()
+	auth := upstreamauth.New(upstreamauth.Options{Store: &upstreamauth.MemoryStore{}})
+	f := New(Options{Connections: &connections.Service{Auth: auth}})
+	bind := upstreamauth.Binding{Subject: "s", Workspace: "w", ConnectionID: "c", Method: "tools/call", Name: "mcp_x_t",
+		Params: json.RawMessage(`{"name":"mcp_x_t","arguments":{"a": 1}}`)}
+	state, err := auth.SealRequestState(t.Context(), bind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bindFor := func(raw string) upstreamauth.Binding { b := bind; b.Params = json.RawMessage(raw); return b } // as Call binds a retry
+	members := func(raw string) map[string]json.RawMessage {
+		m, ok := mcpclient.Members(json.RawMessage(raw))
+		if !ok {
+			t.Fatalf("not an object: %s", raw)
+		}
+		return m
+	}
+	retry := `{"name":"mcp_x_t","arguments":{"a": 1},"inputResponses":{"agentpack_authorize":{"action":"decline"}},"requestState":"` + state + `"}`
+	out, declined, err := f.gatewayState(t.Context(), bindFor(retry), json.RawMessage(retry), members(retry))
+	if err != nil || !declined || string(out) != `{"name":"mcp_x_t","arguments":{"a": 1}}` {
+		t.Errorf("gateway state: %s declined=%v %v", out, declined, err)
+	}
+	for _, pass := range []string{
+		`{"name":"mcp_x_t","arguments":{"a": 1},"inputResponses":{"k":{"action":"accept"}},"requestState":"up-1"}`,
+		`{"name":"mcp_x_t","requestState":7}`,
+		`{"name":"mcp_x_t"}`,
+	} {
+		if out, declined, err := f.gatewayState(t.Context(), bind, json.RawMessage(pass), members(pass)); err != nil || declined || string(out) != pass {
+			t.Errorf("%s: %s %v %v", pass, out, declined, err)
+		}
+	}
+	bad := `{"name":"mcp_x_t","arguments":{"a": 2},"requestState":"` + state + `"}`
+	var je *jsonrpc.Error
+	if _, _, err := f.gatewayState(t.Context(), bindFor(bad), json.RawMessage(bad), members(bad)); !errors.As(err, &je) || je.Code != -32602 {
+		t.Errorf("a state of other arguments: %v", err)
+	}
+	if _, _, err := New(Options{}).gatewayState(t.Context(), bindFor(retry), json.RawMessage(retry), members(retry)); !errors.As(err, &je) || je.Code != -32602 {
+		t.Errorf("a gateway state without upstream authorization: %v", err)
 	}
 }
