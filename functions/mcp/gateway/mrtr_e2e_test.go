@@ -179,3 +179,37 @@ func TestResourceNotFoundByRevision(t *testing.T) {
 		t.Errorf("gateway's own resource not found at 2026-07-28: %+v %s", a.Error, a.Result)
 	}
 }
+
+// TestOlderUpstreamGetsNoCallerCapabilities: a 2026-07-28 caller's per-request
+// clientCapabilities are not sent to an upstream whose session is of an older revision
+// (its capabilities were the pool's, declared at initialize); the arguments arrive as sent.
+func TestOlderUpstreamGetsNoCallerCapabilities(t *testing.T) {
+	t.Parallel()
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Older")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := testpeer.NewRawUpstream(t, false)
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Older", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ Handle string }
+	_ = json.Unmarshal(out, &c)
+	tool := "mcp_" + c.Handle + "_plain"
+	a := newEraRPC(t, env, "/mcp/"+ws, admin, "2026-07-28", "tools/call", tool,
+		`{"name":"`+tool+`","arguments":{"q": 1}}`, `{"elicitation":{"url":{}}}`)
+	if a.Error != nil {
+		t.Fatalf("call: %+v", a.Error)
+	}
+	calls := up.Received("tools/call")
+	var got struct {
+		Arguments json.RawMessage            `json:"arguments"`
+		Meta      map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(calls[len(calls)-1].Params, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Meta["io.modelcontextprotocol/clientCapabilities"] != nil || string(got.Arguments) != `{"q": 1}` {
+		t.Errorf("the 2025-11-25 upstream received %s", calls[len(calls)-1].Params)
+	}
+}
