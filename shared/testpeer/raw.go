@@ -77,6 +77,10 @@ const (
 // RawMRTRToolsList is the tools/list result of an upstream WithRevision20260728.
 const RawMRTRToolsList = `{"resultType":"complete","tools":[{"name":"needs_input","description":"asks the client to confirm","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}},{"name":"plain","inputSchema":{"type":"object"}}],"ttlMs":0,"cacheScope":"private"}`
 
+// RawURLElicitationError is the error object RawUpstream (of 2025-11-25) answers a
+// tools/call whose arguments hold "elicit": true with: -32042, URL elicitation required.
+const RawURLElicitationError = `{"code":-32042,"message":"URL elicitation required","data":{"elicitations":[{"mode":"url","message":"Link your account","url":"https://up.example/connect?x=1","elicitationId":"e-1"}]}}`
+
 // RawMissingURI is the resource URI RawUpstream answers resources/read for with -32002
 // (resource not found as revisions before 2026-07-28 spell it).
 const RawMissingURI = "file:///missing.txt"
@@ -249,7 +253,8 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			Name      string          `json:"name"`
 			Task      json.RawMessage `json:"task"`
 			Arguments struct {
-				DelayMS int `json:"delayMs"`
+				DelayMS int  `json:"delayMs"`
+				Elicit  bool `json:"elicit"`
 			} `json:"arguments"`
 			RequestState   string `json:"requestState"`
 			InputResponses struct {
@@ -264,6 +269,10 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			} `json:"_meta"`
 		}
 		_ = json.Unmarshal(msg.Params, &p)
+		if p.Arguments.Elicit && !u.stateless {
+			u.write(w, msg.ID, "", RawURLElicitationError)
+			return
+		}
 		if u.stateless && p.Name == "needs_input" {
 			switch {
 			case p.RequestState == RawMRTRState && p.InputResponses.Confirm.Action == "accept":

@@ -213,3 +213,38 @@ func TestOlderUpstreamGetsNoCallerCapabilities(t *testing.T) {
 		t.Errorf("the 2025-11-25 upstream received %s", calls[len(calls)-1].Params)
 	}
 }
+
+// TestUpstreamURLElicitationByRevision: an upstream of 2025-11-25 answering -32042 (URL
+// elicitation required) reaches a 2025-11-25 client as sent, and a 2026-07-28 client —
+// which must not receive -32042 — as an InputRequiredResult carrying the upstream's URL as
+// a URL-mode elicitation/create (when it declared URL elicitation), or as an isError
+// result with the link (when it did not).
+func TestUpstreamURLElicitationByRevision(t *testing.T) {
+	t.Parallel()
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Elicit")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := testpeer.NewRawUpstream(t, false)
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Elicit", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ Handle string }
+	_ = json.Unmarshal(out, &c)
+	tool := "mcp_" + c.Handle + "_plain"
+	call := `{"name":"` + tool + `","arguments":{"elicit":true}}`
+
+	a := newEraRPC(t, env, "/mcp/"+ws, admin, "2025-11-25", "tools/call", tool, call, "")
+	if a.Error == nil || a.Error.Code != -32042 || !strings.Contains(string(a.Error.Data), "https://up.example/connect?x=1") {
+		t.Errorf("2025-11-25: %+v %s", a.Error, a.Result)
+	}
+	a = newEraRPC(t, env, "/mcp/"+ws, admin, "2026-07-28", "tools/call", tool, call, `{"elicitation":{"url":{}}}`)
+	want := `{"resultType":"input_required","inputRequests":{"upstream_1":{"method":"elicitation/create","params":{"message":"Link your account","mode":"url","url":"https://up.example/connect?x=1"}}}}`
+	if a.Error != nil || !jsonEqual(t, a.Result, []byte(want)) {
+		t.Errorf("2026-07-28 with URL elicitation: %+v %s\nwant %s", a.Error, a.Result, want)
+	}
+	a = newEraRPC(t, env, "/mcp/"+ws, admin, "2026-07-28", "tools/call", tool, call, `{}`)
+	if a.Error != nil || !strings.Contains(string(a.Result), `"isError":true`) || !strings.Contains(string(a.Result), "https://up.example/connect?x=1") {
+		t.Errorf("2026-07-28 without URL elicitation: %+v %s", a.Error, a.Result)
+	}
+}

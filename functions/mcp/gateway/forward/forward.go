@@ -131,6 +131,12 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 	d := time.Since(start)
 	if err != nil {
 		if je := mcpclient.RPCError(err); je != nil {
+			if ans, ansErr, ok := UpstreamElicitation(st.Version, p["_meta"], "tools/call", je); ok {
+				// An older upstream's -32042, which a 2026-07-28 client must not receive.
+				f.o.Metrics.ToolCall("proxied", name, "error", st.RequestID, d)
+				logx.Annotate(ctx, logx.FieldOutcome, "authorization_required")
+				return ans, ansErr
+			}
 			je = ClientError(st.Version, je)
 			f.o.Metrics.ToolCall("proxied", name, "error", st.RequestID, d)
 			f.o.Metrics.UpstreamCall(ref.Conn.ID, "rpc_error", st.RequestID, d)
@@ -292,6 +298,55 @@ func ClientError(version string, je *jsonrpc.Error) *jsonrpc.Error {
 	return je
 }
 
+// UpstreamElicitation answers an upstream's -32042 (URL elicitation required, which an
+// upstream of 2025-11-25 sends) to a client of 2026-07-28 or newer, which must not receive
+// that code (MCP 2026-07-28 basic/index "Error Codes"): for tools/call, prompts/get and
+// resources/read from a client that declared URL elicitation (AnswerVersion), an
+// InputRequiredResult whose inputRequests carry the upstream's elicitations as URL-mode
+// elicitation/create requests ("upstream_1", …; no requestState: the retry is the same
+// request again, and the upstream decides again); otherwise, for tools/call an isError
+// result with the messages and URLs, and for other methods -32600 with them. ok is false
+// for any other error or an older client (the error passes through).
+func UpstreamElicitation(version string, meta json.RawMessage, method string, je *jsonrpc.Error) (res json.RawMessage, rerr error, ok bool) {
+	if version < upstreamauth.InputRequiredVersion || je.Code != mcp.CodeURLElicitationRequired {
+		return nil, nil, false
+	}
+	var data struct {
+		Elicitations []struct {
+			Message string `json:"message"`
+			URL     string `json:"url"`
+		} `json:"elicitations"`
+	}
+	_ = json.Unmarshal(je.Data, &data)
+	reqs := mcp.InputRequestMap{}
+	var text []string
+	for i, el := range data.Elicitations {
+		if el.URL == "" {
+			continue
+		}
+		reqs["upstream_"+strconv.Itoa(i+1)] = &mcp.ElicitParams{Mode: "url", Message: el.Message, URL: el.URL}
+		text = append(text, strings.TrimSpace(el.Message+" "+el.URL))
+	}
+	if len(text) == 0 {
+		text = append(text, je.Message)
+	}
+	msg := "the server needs you to open a link first: " + strings.Join(text, "; ")
+	mrtr := method == "tools/call" || method == "prompts/get" || method == "resources/read"
+	if mrtr && len(reqs) > 0 && AnswerVersion(version, meta) != "" {
+		b, err := upstreamauth.InputRequired(&mcp.CallToolResult{InputRequests: reqs}, "")
+		if err == nil {
+			return b, nil, true
+		}
+	}
+	if method == "tools/call" {
+		b, err := json.Marshal(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}})
+		if err == nil {
+			return b, nil, true
+		}
+	}
+	return nil, wire.Refusal(jsonrpc.CodeInvalidRequest, msg), true
+}
+
 // codeResourceNotFoundLegacy is resource not found before 2026-07-28.
 const codeResourceNotFoundLegacy = -32002
 
@@ -374,6 +429,11 @@ func (f *Forwarder) Method(ctx context.Context, st *request.State, c *catalog.Co
 		f.log.DebugContext(ctx, "passed through", "method", method, "connection_id", c.ID,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000)
 		return res, nil
+	}
+	if je := mcpclient.RPCError(err); je != nil {
+		if ans, ansErr, ok := UpstreamElicitation(st.Version, p["_meta"], method, je); ok {
+			return ans, ansErr
+		}
 	}
 	return nil, f.failure(ctx, st, "pass-through failed", method, c.ID, err)
 }

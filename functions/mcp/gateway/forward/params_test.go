@@ -3,8 +3,10 @@
 package forward
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
@@ -182,5 +184,39 @@ func TestGatewayState(t *testing.T) {
 	}
 	if _, _, err := New(Options{}).gatewayState(t.Context(), bindFor(retry), json.RawMessage(retry), members(retry)); !errors.As(err, &je) || je.Code != -32602 {
 		t.Errorf("a gateway state without upstream authorization: %v", err)
+	}
+}
+
+// TestUpstreamElicitation: an upstream's -32042 by method and client (see
+// UpstreamElicitation); TestUpstreamURLElicitationByRevision covers tools/call end to end.
+func TestUpstreamElicitation(t *testing.T) {
+	t.Parallel()
+	je := &jsonrpc.Error{Code: -32042, Message: "URL elicitation required",
+		Data: json.RawMessage(`{"elicitations":[{"mode":"url","message":"m","url":"https://u.example/x","elicitationId":"e"}]}`)}
+	url := json.RawMessage(`{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}}}}`)
+	if _, _, ok := UpstreamElicitation("2025-11-25", url, "tools/call", je); ok {
+		t.Error("2025-11-25 client: handled")
+	}
+	if _, _, ok := UpstreamElicitation("2026-07-28", url, "tools/call", &jsonrpc.Error{Code: -32603}); ok {
+		t.Error("another code: handled")
+	}
+	res, err, ok := UpstreamElicitation("2026-07-28", url, "prompts/get", je)
+	if !ok || err != nil || !bytes.Contains(res, []byte(`"resultType":"input_required"`)) || !bytes.Contains(res, []byte(`"upstream_1"`)) {
+		t.Errorf("prompts/get: %s %v %v", res, err, ok)
+	}
+	var re *jsonrpc.Error
+	for _, c := range []struct {
+		method string
+		meta   json.RawMessage
+	}{{"completion/complete", url}, {"resources/read", nil}} {
+		res, err, ok := UpstreamElicitation("2026-07-28", c.meta, c.method, je)
+		if !ok || res != nil || !errors.As(err, &re) || re.Code != -32600 || !strings.Contains(re.Message, "https://u.example/x") {
+			t.Errorf("%s: %s %v %v", c.method, res, err, ok)
+		}
+	}
+	// No usable elicitation in the data: the text of the error.
+	res, err, ok = UpstreamElicitation("2026-07-28", url, "tools/call", &jsonrpc.Error{Code: -32042, Message: "go elsewhere"})
+	if !ok || err != nil || !bytes.Contains(res, []byte(`"isError":true`)) || !bytes.Contains(res, []byte("go elsewhere")) {
+		t.Errorf("no elicitations: %s %v %v", res, err, ok)
 	}
 }
