@@ -503,9 +503,15 @@ type Prepared struct {
 }
 
 // Prepare resolves connection c's target for st's caller (docs/UPSTREAM-AUTH.md), with
-// the authorization answer of st's revision. NOT_FOUND when the connection was removed.
+// the authorization answer of st's revision — at 2026-07-28 the text answer (an isError
+// result), since an InputRequiredResult needs the request's binding and requestState,
+// which only Call and Method build. NOT_FOUND when the connection was removed.
 func (f *Forwarder) Prepare(ctx context.Context, st *request.State, c *catalog.Connection) (*Prepared, error) {
-	return f.prepare(ctx, st, c, st.Version)
+	v := st.Version
+	if v >= upstreamauth.InputRequiredVersion {
+		v = ""
+	}
+	return f.prepare(ctx, st, c, v)
 }
 
 // prepare is Prepare with the authorization answer of revision answerVersion
