@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/agentpack/gateway/shared/upstreamauth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestAuthorizationInputRequired is "this caller must authorize" at 2026-07-28 through the
@@ -129,4 +131,50 @@ func TestAuthorizationInputRequired(t *testing.T) {
 	if outcome(m) != "ok" || !strings.Contains(fmt.Sprint(m["result"]), "dave") || m["result"].(map[string]any)["resultType"] != "complete" {
 		t.Fatalf("retry after consent: %v", m)
 	}
+
+	// go-sdk's client (v1.8.0, 2026-07-28, its multi round-trip middleware) drives the
+	// same flow by itself: its URL elicitation handler "opens" the link (the member's
+	// consent in the browser) and accepts, the middleware retries with the requestState,
+	// and the call completes as the member's account.
+	t.Run("go-sdk client", func(t *testing.T) {
+		token := stacktest.Token(t, "member-gosdk", auth.RoleMember, a.id)
+		var elicited []string
+		c := mcp.NewClient(&mcp.Implementation{Name: "mrtr-test", Version: "1"}, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+			ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				elicited = append(elicited, req.Params.Mode)
+				if req.Params.Mode != "url" {
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				}
+				if code, page := browserGet(t, consentURL(t, req.Params.URL, "erin"), token); code != http.StatusOK {
+					t.Errorf("consent: %d %s", code, page)
+				}
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			},
+		})
+		tr := &mcp.StreamableClientTransport{Endpoint: w.env.URL + "/mcp/" + a.id, DisableStandaloneSSE: true,
+			HTTPClient: &http.Client{Transport: bearerRT{token: token}}}
+		cs, err := c.Connect(t.Context(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: whoami, Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(elicited) != 1 || elicited[0] != "url" || res.IsError || len(res.Content) == 0 ||
+			res.Content[0].(*mcp.TextContent).Text != "erin" {
+			t.Errorf("elicited %v, result %+v", elicited, res)
+		}
+	})
+}
+
+// bearerRT sends every request with a bearer token.
+type bearerRT struct{ token string }
+
+func (rt bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+rt.token)
+	return http.DefaultTransport.RoundTrip(r)
 }
