@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/testpeer"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // rpcAnswer is one JSON-RPC answer as sent: its result bytes or its error.
@@ -126,6 +128,61 @@ func TestMRTRPassThrough(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMRTRGoSDKClient: go-sdk's own 2026-07-28 client, through the aggregate and the
+// single-server endpoint, answers a 2026-07-28 upstream's form elicitation with its
+// handler and its multi round-trip middleware retries with the upstream's requestState:
+// the call completes with the upstream's final result.
+func TestMRTRGoSDKClient(t *testing.T) {
+	t.Parallel()
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "MRTRClient")
+	token := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := testpeer.NewRawUpstream(t, false).WithRevision20260728()
+	status, out := env.Do(t, "POST", "/api/mcp-connections", token, map[string]any{"name": "Stateless", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ ID, Handle string }
+	_ = json.Unmarshal(out, &c)
+	for _, ep := range []struct{ name, path, tool string }{
+		{"aggregate", "/mcp/" + ws, "mcp_" + c.Handle + "_needs_input"},
+		{"single", "/mcp/" + ws + "/servers/" + c.ID, "needs_input"},
+	} {
+		t.Run(ep.name, func(t *testing.T) {
+			var asked []string
+			cl := mcp.NewClient(&mcp.Implementation{Name: "mrtr-client", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = append(asked, req.Params.Message)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+				},
+			})
+			tr := &mcp.StreamableClientTransport{Endpoint: env.URL + ep.path, DisableStandaloneSSE: true,
+				HTTPClient: &http.Client{Transport: bearer{token}}}
+			cs, err := cl.Connect(t.Context(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: ep.tool, Arguments: map[string]any{"q": "x"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(asked) != 1 || asked[0] != "Proceed <now>?" || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "confirmed & done" {
+				t.Errorf("asked %q, result %+v", asked, res)
+			}
+		})
+	}
+}
+
+// bearer sends every request with a bearer token.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // upstreamCall is the part of a tools/call the upstream received that MRTR concerns.
