@@ -4,7 +4,11 @@
 // the connection's target and the caller's upstream credentials, sends the request's
 // bytes through shared/mcpclient (which owns the upstream sessions), and returns the
 // upstream's result bytes or its JSON-RPC error unchanged. Only three things change on the
-// way up: the id (the pool's), the tool name, and the downstream exchange's _meta fields.
+// way up: the id (the pool's), the tool name, and the downstream exchange's _meta fields
+// (a 2026-07-28 caller's clientCapabilities go up, for multi round-trip requests); a
+// requestState the gateway issued is verified and removed with its inputResponses. On the
+// way down only what the client's revision forbids changes (ClientError,
+// UpstreamElicitation). The per-revision authorization answer is upstreamauth.Answer's.
 //
 // A gateway-side failure becomes, for a tools/call, the envelope (wire.UpstreamFailure:
 // a classified error keeps its code — UPSTREAM_UNAVAILABLE, UPSTREAM_TIMEOUT, NOT_FOUND for
