@@ -71,8 +71,10 @@ func forwardJID(id int64) jsonrpc.ID {
 // the upstream sends on this request's own stream (streamable HTTP only; see Relay).
 //
 // At 2026-07-28 the request's _meta gets the per-request protocol fields that version
-// requires (protocolVersion, clientInfo, clientCapabilities), and Mcp-Method / Mcp-Name
-// headers are sent. Like every call here it is retried once on a new session when the
+// requires (protocolVersion, clientInfo, and clientCapabilities {} unless params._meta
+// already carries the caller's, which then go as they are: MRTR lets the upstream ask for
+// what the caller can give), and Mcp-Method / Mcp-Name headers are sent; to an upstream
+// of an older revision a caller's clientCapabilities in _meta are not sent. Like every call here it is retried once on a new session when the
 // upstream says the session is gone.
 func (p *Pool) Forward(ctx context.Context, t Target, method string, params json.RawMessage, r *Relay) (json.RawMessage, error) {
 	var sink *relaySink
@@ -112,13 +114,23 @@ func (s *session) forward(ctx context.Context, p *Pool, method string, params js
 			}
 		}
 	}
+	callerCaps := bytes.Contains(params, []byte(mcp.MetaKeyClientCapabilities)) && hasMeta(params, mcp.MetaKeyClientCapabilities)
 	if s.info.ProtocolVersion >= statelessProtocolVersion {
 		if meta == nil {
 			meta = map[string]any{}
 		}
 		meta[mcp.MetaKeyProtocolVersion] = s.info.ProtocolVersion
 		meta[mcp.MetaKeyClientInfo] = p.opts.ClientInfo
-		meta[mcp.MetaKeyClientCapabilities] = map[string]any{}
+		if !callerCaps {
+			meta[mcp.MetaKeyClientCapabilities] = map[string]any{}
+		}
+	} else if callerCaps {
+		// A 2026-07-28 caller's capabilities mean nothing to an upstream of an older
+		// revision (its session declared the pool's at initialize).
+		var err error
+		if params, err = deleteMeta(params, mcp.MetaKeyClientCapabilities); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "params must be a JSON object"}
+		}
 	}
 	if len(meta) > 0 {
 		var err error
@@ -388,6 +400,37 @@ func mergeMeta(params json.RawMessage, add map[string]any) (json.RawMessage, err
 		meta[k] = b
 	}
 	mb, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	return SetMember(params, "_meta", mb)
+}
+
+// hasMeta reports whether params._meta holds key.
+func hasMeta(params json.RawMessage, key string) bool {
+	m, ok := Members(params)
+	if !ok {
+		return false
+	}
+	meta, ok := Members(m["_meta"])
+	return ok && meta[key] != nil
+}
+
+// deleteMeta returns params without _meta[key] (and without _meta when that was its only
+// key).
+func deleteMeta(params json.RawMessage, key string) (json.RawMessage, error) {
+	m, ok := Members(params)
+	if !ok {
+		return nil, errors.New("params is not a JSON object")
+	}
+	meta, ok := Members(m["_meta"])
+	if !ok || meta[key] == nil {
+		return params, nil
+	}
+	if len(meta) == 1 {
+		return DeleteMember(params, "_meta")
+	}
+	mb, err := DeleteMember(m["_meta"], key)
 	if err != nil {
 		return nil, err
 	}

@@ -25,11 +25,12 @@ type RawUpstream struct {
 	URL    string
 	Server *httptest.Server
 
-	mu       sync.Mutex
-	sse      bool
-	received []RawRequest
-	tasks    map[string]*rawTask // with WithTasks: the upstream's own tasks
-	nextTask int
+	mu        sync.Mutex
+	sse       bool
+	stateless bool // WithRevision20260728
+	received  []RawRequest
+	tasks     map[string]*rawTask // with WithTasks: the upstream's own tasks
+	nextTask  int
 	// VersionDelay, when set before any request, delays every tools/call answer by the
 	// duration given for the request's Mcp-Protocol-Version (an upstream that is slower
 	// at some protocol revisions than at others).
@@ -51,6 +52,38 @@ func (u *RawUpstream) WithTasks() *RawUpstream {
 	u.tasks = map[string]*rawTask{}
 	return u
 }
+
+// WithRevision20260728 makes u an upstream of MCP 2026-07-28 only: initialize is refused
+// (HTTP 400, -32022 with the supported versions), server/discover is answered, and the tool
+// "needs_input" uses multi round-trip requests: without requestState it answers
+// RawInputRequired (a form elicitation) when the request's _meta clientCapabilities declare
+// elicitation — an isError result RawNoElicitation otherwise —, and a retry with
+// requestState RawMRTRState and inputResponses {"confirm":{"action":"accept",…}} completes
+// with RawMRTRResult. Call before any request.
+func (u *RawUpstream) WithRevision20260728() *RawUpstream {
+	u.stateless = true
+	return u
+}
+
+// The bytes of the "needs_input" exchange (WithRevision20260728), spelled with spacing a
+// re-encoder would change.
+const (
+	RawMRTRState     = "up-state:opaque/1+="
+	RawInputRequired = `{"resultType": "input_required", "inputRequests": {"confirm": {"method": "elicitation/create", "params": {"mode": "form", "message": "Proceed <now>?", "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}}}, "requestState": "` + RawMRTRState + `", "_meta": {"up": 1}}`
+	RawMRTRResult    = `{"resultType": "complete", "content": [{"type": "text", "text": "confirmed & done"}], "_meta": {"round": 2}}`
+	RawNoElicitation = `{"resultType": "complete", "content": [{"type": "text", "text": "the client declared no elicitation capability"}], "isError": true}`
+)
+
+// RawMRTRToolsList is the tools/list result of an upstream WithRevision20260728.
+const RawMRTRToolsList = `{"resultType":"complete","tools":[{"name":"needs_input","description":"asks the client to confirm","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}},{"name":"plain","inputSchema":{"type":"object"}}],"ttlMs":0,"cacheScope":"private"}`
+
+// RawURLElicitationError is the error object RawUpstream (of 2025-11-25) answers a
+// tools/call whose arguments hold "elicit": true with: -32042, URL elicitation required.
+const RawURLElicitationError = `{"code":-32042,"message":"URL elicitation required","data":{"elicitations":[{"mode":"url","message":"Link your account","url":"https://up.example/connect?x=1","elicitationId":"e-1"}]}}`
+
+// RawMissingURI is the resource URI RawUpstream answers resources/read for with -32002
+// (resource not found as revisions before 2026-07-28 spell it).
+const RawMissingURI = "file:///missing.txt"
 
 // RawRequest is one JSON-RPC message the RawUpstream received.
 type RawRequest struct {
@@ -149,6 +182,12 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	var result string
 	switch msg.Method {
 	case "initialize":
+		if u.stateless {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"error":{"code":-32022,"message":"unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2025-11-25"}}}`)
+			return
+		}
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
@@ -162,10 +201,19 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			caps = `{"tools":{},"resources":{},"tasks":{"cancel":{},"requests":{"tools":{"call":{}}}}}`
 		}
 		result = `{"protocolVersion":"` + v + `","capabilities":` + caps + `,"serverInfo":{"name":"raw-upstream","version":"1.0.0"}}`
+	case "server/discover":
+		if !u.stateless {
+			u.write(w, msg.ID, "", `{"code":-32601,"message":"Method not found"}`)
+			return
+		}
+		result = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"resources":{},"prompts":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"raw-upstream","version":"1.0.0"}}}`
 	case "ping":
 		result = `{}`
 	case "tools/list":
 		result = RawToolsList
+		if u.stateless {
+			result = RawMRTRToolsList
+		}
 	case "tasks/get", "tasks/result", "tasks/cancel":
 		var p struct {
 			TaskID string `json:"taskId"`
@@ -205,10 +253,37 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			Name      string          `json:"name"`
 			Task      json.RawMessage `json:"task"`
 			Arguments struct {
-				DelayMS int `json:"delayMs"`
+				DelayMS int  `json:"delayMs"`
+				Elicit  bool `json:"elicit"`
 			} `json:"arguments"`
+			RequestState   string `json:"requestState"`
+			InputResponses struct {
+				Confirm struct {
+					Action string `json:"action"`
+				} `json:"confirm"`
+			} `json:"inputResponses"`
+			Meta struct {
+				Caps struct {
+					Elicitation json.RawMessage `json:"elicitation"`
+				} `json:"io.modelcontextprotocol/clientCapabilities"`
+			} `json:"_meta"`
 		}
 		_ = json.Unmarshal(msg.Params, &p)
+		if p.Arguments.Elicit && !u.stateless {
+			u.write(w, msg.ID, "", RawURLElicitationError)
+			return
+		}
+		if u.stateless && p.Name == "needs_input" {
+			switch {
+			case p.RequestState == RawMRTRState && p.InputResponses.Confirm.Action == "accept":
+				result = RawMRTRResult
+			case p.Meta.Caps.Elicitation != nil:
+				result = RawInputRequired
+			default:
+				result = RawNoElicitation
+			}
+			break
+		}
 		if d := u.VersionDelay[r.Header.Get("Mcp-Protocol-Version")]; d > 0 {
 			time.Sleep(d)
 		}
@@ -246,6 +321,14 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			result = RawPlainResult
 		}
 	case "resources/read":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		if p.URI == RawMissingURI {
+			u.write(w, msg.ID, "", `{"code":-32002,"message":"Resource not found","data":{"uri":"`+RawMissingURI+`"}}`)
+			return
+		}
 		result = RawReadResult
 	default:
 		u.write(w, msg.ID, "", `{"code":-32601,"message":"Method not found"}`)

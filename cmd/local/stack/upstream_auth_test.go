@@ -296,6 +296,14 @@ func TestUpstreamOAuth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if v >= "2026-07-28" {
+				// No -32042 at that revision: the URL elicitation inside an InputRequiredResult.
+				ep, _ := res.InputRequests[upstreamauth.InputKey].(*mcp.ElicitParams)
+				if rpcErr != nil || ep == nil || ep.Mode != "url" || !strings.Contains(ep.URL, "/authorize?") {
+					t.Errorf("%s: answer %v / %v, want a URL elicitation with the link", v, res, rpcErr)
+				}
+				continue
+			}
 			if v >= "2025-11-25" {
 				var je *jsonrpc.Error
 				if !errors.As(rpcErr, &je) || je.Code != -32042 || !strings.Contains(string(je.Data), "/authorize?") || res != nil {

@@ -4,7 +4,11 @@
 // the connection's target and the caller's upstream credentials, sends the request's
 // bytes through shared/mcpclient (which owns the upstream sessions), and returns the
 // upstream's result bytes or its JSON-RPC error unchanged. Only three things change on the
-// way up: the id (the pool's), the tool name, and the downstream exchange's _meta fields.
+// way up: the id (the pool's), the tool name, and the downstream exchange's _meta fields
+// (a 2026-07-28 caller's clientCapabilities go up, for multi round-trip requests); a
+// requestState the gateway issued is verified and removed with its inputResponses. On the
+// way down only what the client's revision forbids changes (ClientError,
+// UpstreamElicitation). The per-revision authorization answer is upstreamauth.Answer's.
 //
 // A gateway-side failure becomes, for a tools/call, the envelope (wire.UpstreamFailure:
 // a classified error keeps its code — UPSTREAM_UNAVAILABLE, UPSTREAM_TIMEOUT, NOT_FOUND for
@@ -37,6 +41,7 @@ import (
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/telemetry"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -103,17 +108,25 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 		}
 		span.End()
 	}()
+	bind := upstreamauth.Binding{Subject: st.Principal.Subject, Workspace: st.Workspace, ConnectionID: ref.Conn.ID,
+		Method: "tools/call", Name: name, Params: params}
+	params, declined, err := f.gatewayState(ctx, bind, params, p)
+	if err != nil {
+		logx.Annotate(ctx, logx.FieldOutcome, "rpc_error")
+		return nil, err
+	}
 	up, err := UpstreamParams(params, ref.Tool.UpstreamName)
 	if err != nil {
 		return nil, wire.InvalidParams(err.Error())
 	}
 	var res json.RawMessage
 	callCtx, cancel := f.CallContext(ctx, st)
-	pc, err := f.Prepare(callCtx, st, ref.Conn) // under the call's deadline too
+	ver := AnswerVersion(st.Version, p["_meta"])
+	pc, err := f.prepare(callCtx, st, ref.Conn, ver) // under the call's deadline too
 	if err == nil && (pc.Answer != nil || pc.AnswerErr != nil) {
 		cancel()
 		logx.Annotate(ctx, logx.FieldOutcome, "authorization_required")
-		return f.answer(ctx, pc.Answer, pc.AnswerErr)
+		return f.answer(ctx, bind, declined, ref.Conn.Name, pc.Answer, pc.AnswerErr)
 	}
 	if err == nil {
 		// The upstream hop mirrors the tool's x-mcp-header parameters (2026-07-28 upstreams).
@@ -124,17 +137,24 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 	d := time.Since(start)
 	if err != nil {
 		if je := mcpclient.RPCError(err); je != nil {
+			if ans, ansErr, ok := UpstreamElicitation(st.Version, p["_meta"], "tools/call", je); ok {
+				// An older upstream's -32042, which a 2026-07-28 client must not receive.
+				f.o.Metrics.ToolCall("proxied", name, "error", st.RequestID, d)
+				logx.Annotate(ctx, logx.FieldOutcome, "authorization_required")
+				return ans, ansErr
+			}
+			je = ClientError(st.Version, je)
 			f.o.Metrics.ToolCall("proxied", name, "error", st.RequestID, d)
 			f.o.Metrics.UpstreamCall(ref.Conn.ID, "rpc_error", st.RequestID, d)
 			logx.Annotate(ctx, logx.FieldOutcome, "rpc_error")
 			logx.Annotate(ctx, logx.FieldRPCCode, strconv.FormatInt(je.Code, 10))
 			return nil, je
 		}
-		if ans, ansErr, ok := f.stepUp(ctx, st, ref.Conn); ok {
+		if ans, ansErr, ok := f.stepUp(ctx, st, ref.Conn, ver); ok {
 			// 403 insufficient_scope: the way to grant the scopes the upstream asks for.
 			f.o.Metrics.ToolCall("proxied", name, "error", st.RequestID, d)
 			logx.Annotate(ctx, logx.FieldOutcome, "authorization_required")
-			return f.answer(ctx, ans, ansErr)
+			return f.answer(ctx, bind, declined, ref.Conn.Name, ans, ansErr)
 		}
 		errorID := httpapi.NewID()
 		fail := wire.UpstreamFailure(err, errorID, "call")
@@ -174,11 +194,21 @@ func (f *Forwarder) Audit(st *request.State, tool, connID string, d time.Duratio
 		WorkspaceID: st.Workspace, Tool: tool, Kind: "proxied", ConnectionID: connID, Duration: d, Arguments: args})
 }
 
-// answer is an authorization answer as a tools/call outcome: the JSON-RPC error, or the
-// result encoded.
-func (f *Forwarder) answer(ctx context.Context, res *mcp.CallToolResult, rerr error) (json.RawMessage, error) {
+// answer is an authorization answer (upstreamauth.Answer, by revision) as the outcome of
+// the request bind describes: the JSON-RPC error (-32042, 2025-11-25); at 2026-07-28 the
+// InputRequiredResult with a requestState sealed to bind — or, when the retry said the
+// user declined (declined), an isError result saying so instead of asking again (MCP
+// 2026-07-28 elicitation: servers MUST handle a decline); else the result encoded.
+func (f *Forwarder) answer(ctx context.Context, bind upstreamauth.Binding, declined bool, connName string, res *mcp.CallToolResult, rerr error) (json.RawMessage, error) {
 	if rerr != nil {
 		return nil, rerr
+	}
+	if res.InputRequests != nil {
+		if declined {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: declinedText(connName)}}}
+		} else {
+			return f.inputRequired(ctx, bind, res)
+		}
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -186,6 +216,145 @@ func (f *Forwarder) answer(ctx context.Context, res *mcp.CallToolResult, rerr er
 	}
 	return b, nil
 }
+
+// inputRequired is the InputRequiredResult of authorization answer res with a requestState
+// sealed to bind.
+func (f *Forwarder) inputRequired(ctx context.Context, bind upstreamauth.Binding, res *mcp.CallToolResult) (json.RawMessage, error) {
+	if f.o.Connections == nil || f.o.Connections.Auth == nil {
+		return nil, wire.Internal(ctx, f.log, bind.Method, errors.New("an authorization answer without upstream authorization"), nil)
+	}
+	state, err := f.o.Connections.Auth.SealRequestState(ctx, bind)
+	if err == nil {
+		var b json.RawMessage
+		if b, err = upstreamauth.InputRequired(res, state); err == nil {
+			return b, nil
+		}
+	}
+	return nil, wire.Internal(ctx, f.log, bind.Method, err, nil)
+}
+
+// declinedText is the answer to a retry whose user declined to authorize connName.
+func declinedText(connName string) string {
+	return "You declined to authorize " + connName + ", so the request was not sent. Call again to be asked again."
+}
+
+// gatewayState handles a retry's requestState (MCP 2026-07-28 "Multi Round-Trip
+// Requests"). None, one that is not a string, or one the gateway did not issue (an
+// upstream's): params are returned unchanged and go upstream as they are. One the gateway
+// issued (upstreamauth.StatePrefix): it is verified against bind — a failure is -32602,
+// as that chapter says state failing verification MUST be rejected — and removed from
+// params together with inputResponses, which answered the gateway and not the upstream;
+// declined reports whether the user declined the gateway's elicitation.
+func (f *Forwarder) gatewayState(ctx context.Context, bind upstreamauth.Binding, params json.RawMessage, p map[string]json.RawMessage) (_ json.RawMessage, declined bool, _ error) {
+	var state string
+	if p["requestState"] == nil || json.Unmarshal(p["requestState"], &state) != nil || !upstreamauth.IsGatewayState(state) {
+		return params, false, nil
+	}
+	if f.o.Connections == nil || f.o.Connections.Auth == nil {
+		return nil, false, wire.InvalidParams(upstreamauth.ErrRequestState.Error())
+	}
+	if err := f.o.Connections.Auth.OpenRequestState(ctx, state, bind); err != nil {
+		f.log.DebugContext(ctx, "requestState refused", "method", bind.Method, "connection_id", bind.ConnectionID, "err", err)
+		return nil, false, wire.InvalidParams(err.Error())
+	}
+	out, err := mcpclient.DeleteMember(params, "requestState")
+	if err == nil && p["inputResponses"] != nil {
+		out, err = mcpclient.DeleteMember(out, "inputResponses")
+	}
+	if err != nil {
+		return nil, false, wire.InvalidParams(err.Error())
+	}
+	return out, upstreamauth.Declined(p["inputResponses"]), nil
+}
+
+// AnswerVersion is the protocol version whose authorization answer (upstreamauth.Answer)
+// a request made at version with _meta meta gets: version itself, except that a
+// 2026-07-28 client that did not declare URL-mode elicitation in its per-request
+// clientCapabilities (_meta io.modelcontextprotocol/clientCapabilities elicitation.url)
+// gets the text answer ("") — MRTR: servers MUST NOT send input requests the client has
+// not declared; an elicitation capability without "url" means form mode only.
+func AnswerVersion(version string, meta json.RawMessage) string {
+	if version < upstreamauth.InputRequiredVersion {
+		return version
+	}
+	var m struct {
+		Caps struct {
+			Elicitation struct {
+				URL json.RawMessage `json:"url"`
+			} `json:"elicitation"`
+		} `json:"io.modelcontextprotocol/clientCapabilities"`
+	}
+	if json.Unmarshal(meta, &m) != nil || m.Caps.Elicitation.URL == nil || string(m.Caps.Elicitation.URL) == "null" {
+		return ""
+	}
+	return version
+}
+
+// ClientError is an upstream's JSON-RPC error as the client's revision (version) must
+// receive it: at 2026-07-28 and newer, -32002 (resource not found of 2025-11-25 and
+// earlier, which that revision forbids emitting) becomes -32602 with the same message and
+// data (MCP 2026-07-28 basic/index "Error Codes", server/resources "Error Handling");
+// everything else passes through unchanged.
+func ClientError(version string, je *jsonrpc.Error) *jsonrpc.Error {
+	if version >= upstreamauth.InputRequiredVersion && je.Code == codeResourceNotFoundLegacy {
+		c := *je
+		c.Code = jsonrpc.CodeInvalidParams
+		return &c
+	}
+	return je
+}
+
+// UpstreamElicitation answers an upstream's -32042 (URL elicitation required, which an
+// upstream of 2025-11-25 sends) to a client of 2026-07-28 or newer, which must not receive
+// that code (MCP 2026-07-28 basic/index "Error Codes"): for tools/call, prompts/get and
+// resources/read from a client that declared URL elicitation (AnswerVersion), an
+// InputRequiredResult whose inputRequests carry the upstream's elicitations as URL-mode
+// elicitation/create requests ("upstream_1", …; no requestState: the retry is the same
+// request again, and the upstream decides again); otherwise, for tools/call an isError
+// result with the messages and URLs, and for other methods -32600 with them. ok is false
+// for any other error or an older client (the error passes through).
+func UpstreamElicitation(version string, meta json.RawMessage, method string, je *jsonrpc.Error) (res json.RawMessage, rerr error, ok bool) {
+	if version < upstreamauth.InputRequiredVersion || je.Code != mcp.CodeURLElicitationRequired {
+		return nil, nil, false
+	}
+	var data struct {
+		Elicitations []struct {
+			Message string `json:"message"`
+			URL     string `json:"url"`
+		} `json:"elicitations"`
+	}
+	_ = json.Unmarshal(je.Data, &data)
+	reqs := mcp.InputRequestMap{}
+	var text []string
+	for i, el := range data.Elicitations {
+		if el.URL == "" {
+			continue
+		}
+		reqs["upstream_"+strconv.Itoa(i+1)] = &mcp.ElicitParams{Mode: "url", Message: el.Message, URL: el.URL}
+		text = append(text, strings.TrimSpace(el.Message+" "+el.URL))
+	}
+	if len(text) == 0 {
+		text = append(text, je.Message)
+	}
+	msg := "the server needs you to open a link first: " + strings.Join(text, "; ")
+	mrtr := method == "tools/call" || method == "prompts/get" || method == "resources/read"
+	if mrtr && len(reqs) > 0 && AnswerVersion(version, meta) != "" {
+		b, err := upstreamauth.InputRequired(&mcp.CallToolResult{InputRequests: reqs}, "")
+		if err == nil {
+			return b, nil, true
+		}
+	}
+	if method == "tools/call" {
+		b, err := json.Marshal(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}})
+		if err == nil {
+			return b, nil, true
+		}
+	}
+	return nil, wire.Refusal(jsonrpc.CodeInvalidRequest, msg), true
+}
+
+// codeResourceNotFoundLegacy is resource not found before 2026-07-28.
+const codeResourceNotFoundLegacy = -32002
 
 // passThrough are the methods the single-server endpoint forwards to the upstream.
 var passThrough = map[string]bool{
@@ -206,11 +375,35 @@ func PassThrough(method string) bool { return passThrough[method] }
 // returns the upstream's result bytes. A JSON-RPC error from the upstream reaches the
 // client unchanged; a gateway-side failure is wire.Failure (-32603 with the envelope code,
 // retryable flag and a logged errorId). The params go without the downstream exchange's
-// _meta fields. A caller the connection needs authorization from gets -32042 (or -32600
-// with the link, before 2025-11-25) and nothing is forwarded.
+// _meta fields except the client's capabilities (WithoutDownstreamMeta). A caller the
+// connection needs authorization from gets the answer of the request's revision and
+// nothing is forwarded: -32042 at 2025-11-25; at 2026-07-28 an InputRequiredResult for
+// prompts/get and resources/read (Forwarder.Call's rules: requestState, decline, a
+// client without URL elicitation); otherwise -32600 with the link. An upstream's -32002
+// reaches a 2026-07-28 client as -32602 (ClientError).
 func (f *Forwarder) Method(ctx context.Context, st *request.State, c *catalog.Connection, method string, params json.RawMessage) (json.RawMessage, error) {
 	if len(params) == 0 || string(params) == "null" {
 		params = json.RawMessage("{}")
+	}
+	p, ok := mcpclient.Members(params)
+	if !ok {
+		return nil, wire.InvalidParams("params is not a JSON object")
+	}
+	// prompts/get and resources/read may answer an InputRequiredResult at 2026-07-28 (MRTR
+	// "Supported Requests"); the other methods get the text refusal there (-32042 is
+	// forbidden at that revision).
+	mrtr := method == "prompts/get" || method == "resources/read"
+	bind := upstreamauth.Binding{Subject: st.Principal.Subject, Workspace: st.Workspace, ConnectionID: c.ID,
+		Method: method, Name: requestName(p), Params: params}
+	declined, ver := false, ""
+	var err error
+	if mrtr {
+		if params, declined, err = f.gatewayState(ctx, bind, params, p); err != nil {
+			return nil, err
+		}
+		ver = AnswerVersion(st.Version, p["_meta"])
+	} else if st.Version < upstreamauth.InputRequiredVersion {
+		ver = st.Version
 	}
 	up, err := WithoutDownstreamMeta(params)
 	if err != nil {
@@ -218,13 +411,19 @@ func (f *Forwarder) Method(ctx context.Context, st *request.State, c *catalog.Co
 	}
 	start := time.Now()
 	callCtx, cancel := f.CallContext(ctx, st)
-	pc, err := f.Prepare(callCtx, st, c)
+	pc, err := f.prepare(callCtx, st, c, ver)
 	if err == nil && pc.AnswerErr != nil {
 		cancel()
 		return nil, pc.AnswerErr
 	}
 	if err == nil && pc.Answer != nil {
 		cancel()
+		switch {
+		case pc.Answer.InputRequests != nil && declined:
+			return nil, wire.Refusal(jsonrpc.CodeInvalidRequest, declinedText(c.Name))
+		case pc.Answer.InputRequests != nil:
+			return f.inputRequired(ctx, bind, pc.Answer)
+		}
 		return nil, wire.Refusal(jsonrpc.CodeInvalidRequest, "this server needs authorization: "+answerText(pc.Answer))
 	}
 	var res json.RawMessage
@@ -237,7 +436,12 @@ func (f *Forwarder) Method(ctx context.Context, st *request.State, c *catalog.Co
 			"duration_ms", float64(time.Since(start).Microseconds())/1000)
 		return res, nil
 	}
-	return nil, f.failure(ctx, "pass-through failed", method, c.ID, err)
+	if je := mcpclient.RPCError(err); je != nil {
+		if ans, ansErr, ok := UpstreamElicitation(st.Version, p["_meta"], method, je); ok {
+			return ans, ansErr
+		}
+	}
+	return nil, f.failure(ctx, st, "pass-through failed", method, c.ID, err)
 }
 
 // Raw sends one request (tasks/* routing, a task-augmented tools/call) to connection
@@ -254,14 +458,15 @@ func (f *Forwarder) Raw(ctx context.Context, st *request.State, connID, method s
 	if err == nil {
 		return res, nil
 	}
-	return nil, f.failure(ctx, "task routing failed", method, connID, err)
+	return nil, f.failure(ctx, st, "task routing failed", method, connID, err)
 }
 
-// failure is the answer to a request that did not get an upstream result: the upstream's
-// JSON-RPC error as it is, else wire.Failure, logged under its errorId.
-func (f *Forwarder) failure(ctx context.Context, msg, method, connID string, err error) error {
+// failure is the answer to a request of st that did not get an upstream result: the
+// upstream's JSON-RPC error as st's revision receives it (ClientError), else wire.Failure,
+// logged under its errorId.
+func (f *Forwarder) failure(ctx context.Context, st *request.State, msg, method, connID string, err error) error {
 	if je := mcpclient.RPCError(err); je != nil {
-		return je
+		return ClientError(st.Version, je)
 	}
 	errorID := httpapi.NewID()
 	fail := wire.UpstreamFailure(err, errorID, "request")
@@ -303,9 +508,21 @@ type Prepared struct {
 	AnswerErr error
 }
 
-// Prepare resolves connection c's target for st's caller (docs/UPSTREAM-AUTH.md).
-// NOT_FOUND when the connection was removed.
+// Prepare resolves connection c's target for st's caller (docs/UPSTREAM-AUTH.md), with
+// the authorization answer of st's revision — at 2026-07-28 the text answer (an isError
+// result), since an InputRequiredResult needs the request's binding and requestState,
+// which only Call and Method build. NOT_FOUND when the connection was removed.
 func (f *Forwarder) Prepare(ctx context.Context, st *request.State, c *catalog.Connection) (*Prepared, error) {
+	v := st.Version
+	if v >= upstreamauth.InputRequiredVersion {
+		v = ""
+	}
+	return f.prepare(ctx, st, c, v)
+}
+
+// prepare is Prepare with the authorization answer of revision answerVersion
+// (AnswerVersion).
+func (f *Forwarder) prepare(ctx context.Context, st *request.State, c *catalog.Connection, answerVersion string) (*Prepared, error) {
 	row, err := f.targets.row(ctx, f.o.Pool, c)
 	if err != nil {
 		return nil, err
@@ -313,7 +530,7 @@ func (f *Forwarder) Prepare(ctx context.Context, st *request.State, c *catalog.C
 	if f.o.Connections == nil {
 		return &Prepared{Target: connections.TargetOf(row)}, nil
 	}
-	t, answer, answerErr, err := f.o.Connections.PrepareCall(ctx, row, st.Principal, st.Version)
+	t, answer, answerErr, err := f.o.Connections.PrepareCall(ctx, row, st.Principal, answerVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -321,8 +538,9 @@ func (f *Forwarder) Prepare(ctx context.Context, st *request.State, c *catalog.C
 }
 
 // stepUp answers a failed call of connection c for st's caller whose upstream asked for
-// more scopes (connections.StepUp); ok is false for any other failure.
-func (f *Forwarder) stepUp(ctx context.Context, st *request.State, c *catalog.Connection) (*mcp.CallToolResult, error, bool) {
+// more scopes (connections.StepUp, with the answer of revision answerVersion); ok is false
+// for any other failure.
+func (f *Forwarder) stepUp(ctx context.Context, st *request.State, c *catalog.Connection, answerVersion string) (*mcp.CallToolResult, error, bool) {
 	if f.o.Connections == nil {
 		return nil, nil, false
 	}
@@ -330,7 +548,7 @@ func (f *Forwarder) stepUp(ctx context.Context, st *request.State, c *catalog.Co
 	if err != nil {
 		return nil, nil, false
 	}
-	return f.o.Connections.StepUp(ctx, row, st.Principal, st.Version)
+	return f.o.Connections.StepUp(ctx, row, st.Principal, answerVersion)
 }
 
 // TargetFor is connection row's target with subject's upstream credentials (a task's
@@ -376,12 +594,10 @@ func (tc *targetCache) row(ctx context.Context, pool *db.Pool, c *catalog.Connec
 	return row, nil
 }
 
-// answerText is the text of an authorization answer (its first text content).
+// answerText is the text of an authorization answer (upstreamauth.AnswerText).
 func answerText(r *mcp.CallToolResult) string {
-	for _, c := range r.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			return t.Text
-		}
+	if t := upstreamauth.AnswerText(r); t != "" {
+		return t
 	}
 	return "authorize it in the console"
 }
@@ -426,9 +642,13 @@ func UpstreamParams(params json.RawMessage, upstreamName string) (json.RawMessag
 // WithoutDownstreamMeta removes from params._meta what describes the client's exchange
 // with the gateway rather than the request: the progress token (the pool asks the upstream
 // for progress with a token of its own when it relays) and the io.modelcontextprotocol/*
-// protocol fields of 2026-07-28 (the pool sets its own for its upstream session). Other
-// _meta keys are the request's and go upstream. Errors when params or its _meta is not a
-// JSON object.
+// protocol fields of 2026-07-28 (the pool sets its own for its upstream session) — except
+// the client's per-request capabilities (io.modelcontextprotocol/clientCapabilities),
+// which go upstream so that a 2026-07-28 upstream may answer an InputRequiredResult the
+// client can fulfil (MRTR: a server MUST NOT ask for input the client did not declare; the
+// pool sends them to 2026-07-28 upstreams only), less the Tasks capability and extension:
+// whether an upstream hop runs as a task is the gateway's decision. Other _meta keys are
+// the request's and go upstream. Errors when params or its _meta is not a JSON object.
 func WithoutDownstreamMeta(params json.RawMessage) (json.RawMessage, error) {
 	if !bytes.Contains(params, []byte(`"_meta"`)) {
 		return params, nil
@@ -446,8 +666,14 @@ func WithoutDownstreamMeta(params json.RawMessage) (json.RawMessage, error) {
 		return nil, errors.New("_meta is not an object")
 	}
 	changed := false
-	for k := range meta {
-		if k == progressTokenKey || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+	for k, v := range meta {
+		switch {
+		case k == clientCapabilitiesKey:
+			if caps, ok := withoutTaskCapabilities(v); ok {
+				meta[k] = caps
+				changed = true
+			}
+		case k == progressTokenKey || strings.HasPrefix(k, "io.modelcontextprotocol/"):
 			delete(meta, k)
 			changed = true
 		}
@@ -457,4 +683,47 @@ func WithoutDownstreamMeta(params json.RawMessage) (json.RawMessage, error) {
 	}
 	mb, _ := json.Marshal(meta)
 	return mcpclient.SetMember(params, "_meta", mb)
+}
+
+// clientCapabilitiesKey is the _meta key of a 2026-07-28 request's client capabilities.
+const clientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
+
+// tasksExtension is the Tasks extension's identifier in capabilities.extensions.
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// withoutTaskCapabilities returns caps without "tasks" and without the Tasks extension,
+// and ok true when it removed one; caps that are not an object come back unchanged (ok
+// false).
+func withoutTaskCapabilities(caps json.RawMessage) (json.RawMessage, bool) {
+	if !bytes.Contains(caps, []byte("tasks")) {
+		return nil, false
+	}
+	m, ok := mcpclient.Members(caps)
+	if !ok {
+		return nil, false
+	}
+	out, changed := caps, false
+	if m["tasks"] != nil {
+		if o, err := mcpclient.DeleteMember(out, "tasks"); err == nil {
+			out, changed = o, true
+		}
+	}
+	if ext, ok := mcpclient.Members(m["extensions"]); ok && ext[tasksExtension] != nil {
+		if e, err := mcpclient.DeleteMember(m["extensions"], tasksExtension); err == nil {
+			if o, err := mcpclient.SetMember(out, "extensions", e); err == nil {
+				out, changed = o, true
+			}
+		}
+	}
+	return out, changed
+}
+
+// requestName is what names a prompts/get or resources/read request: the prompt's name or
+// the resource's URI (the members of its params p).
+func requestName(p map[string]json.RawMessage) string {
+	var name string
+	if json.Unmarshal(p["name"], &name) != nil || name == "" {
+		_ = json.Unmarshal(p["uri"], &name)
+	}
+	return name
 }
