@@ -2,7 +2,7 @@ package dbtest
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -180,4 +180,3 @@ func Chat(t testing.TB, q db.Querier, o ChatOpts) *db.Chat {
 	}
 	return c
 }
-
