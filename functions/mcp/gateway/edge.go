@@ -332,6 +332,18 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 			return true
 		}
 		return false
+	case st.Single == nil && req.method == "resources/read":
+		// An MCP App's ui://<handle>/… view (apps.go); every other URI is go-sdk's.
+		apps := it.appsOf(st)
+		uri, ok := appRead(apps, req.params)
+		if !ok {
+			return false
+		}
+		ctx, done := g.track(r.Context(), st, req.id)
+		defer done()
+		res, rerr := g.readApp(ctx, st.State, apps, uri, req.params)
+		g.reply(w, st, req, res, rerr)
+		return true
 	case st.Single != nil && forward.PassThrough(req.method) && !singleAllows(st.Single, req.method):
 		// Consistent with the capabilities advertised (go-sdk would answer an empty list).
 		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,

@@ -82,8 +82,11 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 				}
 			}
 		}
-		proxiedTools(st, func(name string, _ *catalog.Connection, t *catalog.Tool) {
+		proxiedTools(st, func(name string, c *catalog.Connection, t *catalog.Tool) {
 			if def, err := toolDefinition(t, name); err == nil {
+				if st.Single == nil {
+					def = withAppURIs(def, c.Handle) // ui:// under the connection's handle (apps.go)
+				}
 				all = append(all, named{name, withTaskExecution(def)})
 			} else {
 				g.log.Warn("tool definition unusable", "tool", name, "err", err)
