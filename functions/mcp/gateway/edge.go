@@ -26,9 +26,10 @@ import (
 //
 //   - tools/list: answered from the request's server item (server.go): the visible
 //     built-ins' definitions and each proxied tool's upstream definition as listed, with
-//     only its name changed;
-//   - tools/call of a proxied tool, and on the single-server endpoint resources/*,
-//     prompts/* and completion/complete: forwarded (package forward: Call, Method). The
+//     only its name changed (and on the aggregate endpoint its MCP Apps ui:// URIs, apps.go);
+//   - tools/call of a proxied tool, on the single-server endpoint resources/*, prompts/*
+//     and completion/complete, and on the aggregate endpoint resources/read of an MCP App
+//     view (ui://<handle>/…, apps.go): forwarded (package forward: Call, Method). The
 //     upstream's result, or its JSON-RPC error, goes back to the client as the upstream's
 //     bytes under the client's own id; the gateway changes only the id, and the tool name
 //     (and the downstream exchange's _meta fields) on the way up;
