@@ -220,3 +220,55 @@ func TestMCPAppsNotAdvertisedWithoutViews(t *testing.T) {
 		t.Errorf("views listed: %s", res)
 	}
 }
+
+// TestMCPAppsFollowVisibility: a project-scoped connection's view is listed, advertised and
+// readable only for a caller in that project (docs/DESIGN.md §7, request.State.Visible);
+// for any other caller its ui://<handle>/… reaches no upstream.
+func TestMCPAppsFollowVisibility(t *testing.T) {
+	t.Parallel()
+	env := stacktest.New(t, nil)
+	ws, proj, _ := env.Workspace(t, "Apps scoped")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := testpeer.NewAppsUpstream(t, "gamma")
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
+		"name": "Scoped", "url": up.URL, "workspaceId": ws, "projectId": proj})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ Handle string }
+	_ = json.Unmarshal(out, &c)
+	view := "ui://" + c.Handle + "/dashboard/app.html"
+	read := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"` + view + `"}}`
+	list := `{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{}}`
+	initialize := `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for _, tc := range []struct {
+		name    string
+		hdr     map[string]string
+		visible bool
+	}{
+		{"other project", map[string]string{"Mcp-Protocol-Version": "2025-11-25"}, false},
+		{"its project", map[string]string{"Mcp-Protocol-Version": "2025-11-25", "X-Project-Id": proj}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := env.RPC(t, "/mcp/"+ws, admin, list, tc.hdr)
+			if got := strings.Contains(string(resultOf(t, resp, body)), view); got != tc.visible {
+				t.Errorf("view listed: %v, want %v: %s", got, tc.visible, body)
+			}
+			resp, body = env.RPC(t, "/mcp/"+ws, admin, initialize, tc.hdr)
+			if got := strings.Contains(string(resultOf(t, resp, body)), "io.modelcontextprotocol/ui"); got != tc.visible {
+				t.Errorf("extension advertised: %v, want %v: %s", got, tc.visible, body)
+			}
+			before := len(up.Reads())
+			_, body = env.RPC(t, "/mcp/"+ws, admin, read, tc.hdr)
+			if tc.visible {
+				if !strings.Contains(string(body), "dashboard of gamma") || len(up.Reads()) != before+1 {
+					t.Errorf("read: %s", body)
+				}
+				return
+			}
+			if _, code := rpcError(t, body); code == 0 || len(up.Reads()) != before {
+				t.Errorf("a hidden connection's view was read: %s", body)
+			}
+		})
+	}
+}
