@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -29,9 +30,10 @@ import (
 // The mapping is a pure function both ways: no table, nothing stored.
 //
 // What the aggregate endpoint lists is taken from the catalog snapshot, never from the
-// upstreams at request time: the distinct ui:// URIs the visible tools' definitions name
-// (the spec makes tool metadata the discovery path: servers MAY leave UI-only resources out
-// of resources/list). resources/read of ui://<handle>/… goes to that connection with the
+// upstreams at request time: the ui:// resources each upstream listed at its last refresh
+// (stored, migrations/00017) and the ui:// URIs the visible tools' definitions name (the
+// spec makes tool metadata the discovery path: servers MAY leave UI-only resources out of
+// resources/list). resources/read of ui://<handle>/… goes to that connection with the
 // upstream's own URI, and the result comes back with its bytes intact except the contents'
 // ui:// uri members, mapped back. Per request this is one map lookup; the tables are built
 // once per server key, like tools/list.
@@ -163,6 +165,7 @@ type appResource struct {
 	uri      string // the aggregate URI (appURI)
 	upstream string // the upstream's own
 	conn     *catalog.Connection
+	def      json.RawMessage // the upstream's resource object as listed; nil: only a tool names it
 }
 
 // appTables are a server key's MCP Apps tables (built once, appsOf).
@@ -174,7 +177,11 @@ type appTables struct {
 	settings json.RawMessage
 }
 
-// appsOf returns st's MCP Apps tables (aggregate endpoint; empty on the single-server one).
+// appsOf returns st's MCP Apps tables (aggregate endpoint; empty on the single-server
+// one): every visible connection by handle, and its views — the ui:// resources its
+// upstream listed at the last refresh (catalog.Connection.UIResources) and those its
+// served tools name, once each. A URI go-sdk could not register (url.Parse fails) is left
+// out: AddResource panics on it.
 func (it *serverItem) appsOf(st *requestState) *appTables {
 	it.appsOnce.Do(func() {
 		a := &appTables{byHandle: map[string]*catalog.Connection{}}
@@ -184,20 +191,43 @@ func (it *serverItem) appsOf(st *requestState) *appTables {
 		}
 		seen := map[string]bool{}
 		var settings []json.RawMessage
-		proxiedTools(st, func(_ string, c *catalog.Connection, t *catalog.Tool) {
+		for i := range st.Snapshot.Doc.Connections {
+			c := &st.Snapshot.Doc.Connections[i]
+			if !st.Visible(c) {
+				continue
+			}
 			a.byHandle[c.Handle] = c
-			for _, u := range toolAppURIs(t.Definition) {
-				ns, _ := appURI(c.Handle, u)
-				if seen[ns] {
-					continue
+			n := len(a.list)
+			add := func(u string, def json.RawMessage) {
+				ns, ok := appURI(c.Handle, u)
+				if !ok || seen[ns] {
+					return
 				}
-				if !slices.ContainsFunc(a.list, func(r appResource) bool { return r.conn == c }) {
-					settings = append(settings, uiSettings(c))
+				if _, err := url.Parse(ns); err != nil {
+					return
 				}
 				seen[ns] = true
-				a.list = append(a.list, appResource{uri: ns, upstream: u, conn: c})
+				a.list = append(a.list, appResource{uri: ns, upstream: u, conn: c, def: def})
 			}
-		})
+			for _, d := range c.UIResources {
+				var r struct {
+					URI string `json:"uri"`
+				}
+				if json.Unmarshal(d, &r) == nil {
+					add(r.URI, d)
+				}
+			}
+			for j := range c.Tools {
+				if t := &c.Tools[j]; schemaIsObject(t.InputSchema) {
+					for _, u := range toolAppURIs(t.Definition) {
+						add(u, nil)
+					}
+				}
+			}
+			if len(a.list) > n {
+				settings = append(settings, uiSettings(c))
+			}
+		}
 		slices.SortFunc(a.list, func(x, y appResource) int { return strings.Compare(x.uri, y.uri) })
 		a.settings = json.RawMessage(`{}`)
 		if len(settings) > 0 && settings[0] != nil &&
@@ -258,15 +288,29 @@ func withAppsCapability(caps *mcp.ServerCapabilities, a *appTables) *mcp.ServerC
 }
 
 // addAppResources registers a's views on s, so that go-sdk lists them (resources/list,
-// with its paging) next to the gateway's own resources. Their reads are the edge's
-// (readApp); the handler here serves one only when a request reaches go-sdk anyway.
+// with its paging) next to the gateway's own resources: as the upstream listed them
+// (name, title, description, _meta, …) with the aggregate URI, and with name
+// <handle>/<rest> and mimeType text/html;profile=mcp-app where the upstream listed none
+// (a view only a tool names). Their reads are the edge's (readApp); the handler here
+// serves one only when a request reaches go-sdk anyway.
 func (g *Gateway) addAppResources(s *mcp.Server, a *appTables) {
 	for _, r := range a.list {
+		res := &mcp.Resource{}
+		if r.def != nil && json.Unmarshal(r.def, res) != nil {
+			res = &mcp.Resource{}
+		}
 		rest, _ := uiRest(r.uri)
-		s.AddResource(&mcp.Resource{
-			URI: r.uri, Name: rest, MIMEType: appMIMEType,
-			Description: "MCP App view of " + r.conn.Name + " (upstream URI " + r.upstream + ")",
-		}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		res.URI = r.uri
+		if res.Name == "" {
+			res.Name = rest
+		}
+		if res.MIMEType == "" {
+			res.MIMEType = appMIMEType
+		}
+		if res.Description == "" {
+			res.Description = "MCP App view of " + r.conn.Name + " (upstream URI " + r.upstream + ")"
+		}
+		s.AddResource(res, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			st := stateFrom(ctx)
 			if st == nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no request state"}
@@ -279,11 +323,11 @@ func (g *Gateway) addAppResources(s *mcp.Server, a *appTables) {
 			if err != nil {
 				return nil, err
 			}
-			var res mcp.ReadResourceResult
-			if err := json.Unmarshal(raw, &res); err != nil {
+			var out mcp.ReadResourceResult
+			if err := json.Unmarshal(raw, &out); err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the upstream's resources/read result is not one"}
 			}
-			return &res, nil
+			return &out, nil
 		})
 	}
 }

@@ -114,7 +114,10 @@ func TestMCPAppsAggregate(t *testing.T) {
 			}
 
 			var resources struct {
-				Resources []struct{ URI, Name, MimeType string }
+				Resources []struct {
+					URI, Name, MimeType, Description string
+					Meta                             map[string]any `json:"_meta"`
+				}
 			}
 			if err := json.Unmarshal(rpc(t, agg, "resources/list", "", "{}"), &resources); err != nil {
 				t.Fatal(err)
@@ -126,13 +129,32 @@ func TestMCPAppsAggregate(t *testing.T) {
 					t.Errorf("view %s listed as %+v", r.URI, r)
 				}
 			}
-			for _, want := range []string{"agentpack://catalog", view(conns[0]), view(conns[1])} {
+			for _, want := range []string{"agentpack://catalog", view(conns[0]), view(conns[1]),
+				"ui://" + conns[0].Handle + "/dashboard/extra.html", "ui://" + conns[1].Handle + "/dashboard/extra.html"} {
 				if !slices.Contains(uris, want) {
 					t.Errorf("resources/list lacks %s: %v", want, uris)
 				}
 			}
-			if slices.Contains(uris, testpeer.AppsViewURI) {
-				t.Errorf("resources/list shows an upstream's own URI: %v", uris)
+			if slices.Contains(uris, testpeer.AppsViewURI) || slices.Contains(uris, "file:///notes.txt") {
+				t.Errorf("resources/list shows an upstream's own URI or a resource that is no view: %v", uris)
+			}
+			for _, c := range conns {
+				// As the upstream listed it (refresh-time resources/list), under the new URI.
+				i := slices.IndexFunc(resources.Resources, func(r struct {
+					URI, Name, MimeType, Description string
+					Meta                             map[string]any `json:"_meta"`
+				}) bool {
+					return r.URI == view(c)
+				})
+				if i < 0 {
+					continue
+				}
+				r := resources.Resources[i]
+				csp, _ := json.Marshal(r.Meta["ui"])
+				if r.Name != "dashboard" || r.Description != "Dashboard of "+c.up.Label ||
+					string(csp) != `{"csp":{"connectDomains":["https://`+c.up.Label+`.example"]}}` {
+					t.Errorf("%s listed as %+v (ui meta %s), want the upstream's listing", view(c), r, csp)
+				}
 			}
 
 			for _, c := range conns {
@@ -270,5 +292,58 @@ func TestMCPAppsFollowVisibility(t *testing.T) {
 				t.Errorf("a hidden connection's view was read: %s", body)
 			}
 		})
+	}
+}
+
+// TestMCPAppsListingFailure: the views' listing at refresh is an extra, never the reason a
+// refresh fails. An upstream that declares resources but refuses resources/list
+// (RawUpstream) is refreshed, stores no listing, and the view its tool names is listed
+// from the tool definition alone; an upstream whose listing breaks after a good one keeps
+// the stored listing (its extra view stays listed and readable).
+func TestMCPAppsListingFailure(t *testing.T) {
+	t.Parallel()
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Apps listing")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	raw := testpeer.NewRawUpstream(t, false)
+	apps := testpeer.NewAppsUpstream(t, "delta")
+	ids := map[string]string{}
+	handles := map[string]string{}
+	for name, url := range map[string]string{"Raw": raw.URL, "Delta": apps.URL} {
+		status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": name, "url": url, "workspaceId": ws})
+		if status != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", name, status, out)
+		}
+		var c struct{ ID, Handle string }
+		_ = json.Unmarshal(out, &c)
+		ids[name], handles[name] = c.ID, c.Handle
+	}
+	if len(raw.Received("resources/list")) == 0 {
+		t.Fatal("the refresh did not ask the upstream for its resources")
+	}
+	var stored *string
+	if err := env.Pool.QueryRow(t.Context(), `SELECT ui_resources::text FROM mcp_connections WHERE id = $1`, ids["Raw"]).Scan(&stored); err != nil || stored != nil {
+		t.Fatalf("stored listing of a refused resources/list: %v %v", stored, err)
+	}
+	apps.SetListFailing(true)
+	if status, out := env.Do(t, "POST", "/api/mcp-connections/"+ids["Delta"]+"/refresh", admin, nil); status != http.StatusOK {
+		t.Fatalf("refresh with a broken listing: %d %s", status, out)
+	}
+	if err := env.Pool.QueryRow(t.Context(), `SELECT ui_resources::text FROM mcp_connections WHERE id = $1`, ids["Delta"]).Scan(&stored); err != nil ||
+		stored == nil || !strings.Contains(*stored, testpeer.AppsExtraURI) {
+		t.Fatalf("listing after a broken resources/list: %v %v", stored, err)
+	}
+	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	resp, body := env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{}}`, hdr)
+	list := string(resultOf(t, resp, body))
+	extra := "ui://" + handles["Delta"] + "/dashboard/extra.html"
+	for _, want := range []string{"ui://" + handles["Raw"] + "/report/view.html", extra, "Dashboard of delta"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("resources/list lacks %s: %s", want, list)
+		}
+	}
+	resp, body = env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"`+extra+`"}}`, hdr)
+	if got := string(resultOf(t, resp, body)); !strings.Contains(got, `"uri":"`+extra+`"`) || !slices.Equal(apps.Reads(), []string{testpeer.AppsExtraURI}) {
+		t.Errorf("read of the extra view: %s; upstream reads %v", got, apps.Reads())
 	}
 }
