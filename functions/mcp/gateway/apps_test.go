@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
@@ -137,6 +138,44 @@ func TestAppsCapability(t *testing.T) {
 			}
 			if len(a.list) != len(tc.conns) {
 				t.Fatalf("views %+v", a.list)
+			}
+		})
+	}
+}
+
+// appsSnapshot is a workspace of n connections, each with one tool naming a view.
+func appsSnapshot(n int) *requestState {
+	conns := make([]catalog.Connection, n)
+	for i := range conns {
+		h := "c" + strconv.Itoa(i)
+		conns[i] = catalog.Connection{ID: h, Handle: h, Name: h, Tools: []catalog.Tool{{
+			ExposedName: "mcp_" + h + "_show", UpstreamName: "show", InputSchema: json.RawMessage(`{"type":"object"}`),
+			Definition: json.RawMessage(`{"name":"show","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://dashboard/app.html"}}}`),
+		}}}
+	}
+	return &requestState{State: &request.State{Snapshot: &catalog.Snapshot{Doc: &catalog.Document{Connections: conns}}}}
+}
+
+// BenchmarkAppsTables: building a server key's MCP Apps tables (once per key, like
+// tools/list) grows with the workspace; routing a resources/read once they exist does not.
+//
+//	go test -run '^$' -bench BenchmarkApps -benchmem ./functions/mcp/gateway/
+func BenchmarkAppsTables(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		st := appsSnapshot(n)
+		b.Run("build/"+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				(&serverItem{}).appsOf(st)
+			}
+		})
+		it := &serverItem{}
+		a := it.appsOf(st)
+		params := json.RawMessage(`{"uri":"ui://c` + strconv.Itoa(n-1) + `/dashboard/app.html"}`)
+		b.Run("route/"+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, ok := appRead(a, params); !ok {
+					b.Fatal("not routed")
+				}
 			}
 		})
 	}
