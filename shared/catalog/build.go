@@ -13,13 +13,18 @@ import (
 )
 
 // Build reads workspace ws's document from Postgres: its enabled connections (global ones
-// folded in) ordered by handle, each with its active tools ordered by exposed name.
+// folded in) ordered by handle, each with its active tools ordered by exposed name and the
+// MCP Apps views its upstream listed.
 func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 	conns, err := db.ConnectionListVisible(ctx, q, ws)
 	if err != nil {
 		return nil, err
 	}
 	tools, err := db.ConnectionToolsVisible(ctx, q, ws)
+	if err != nil {
+		return nil, err
+	}
+	views, err := db.ConnectionUIResourcesVisible(ctx, q, ws)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +43,7 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 		cc := Connection{
 			ID: c.ID, Name: c.Name, Handle: c.Handle, Scope: c.Scope(), Source: c.Source,
 			URL: headers.RedactURL(c.URL), TransportType: c.TransportType, UpdatedAt: c.UpdatedAt,
-			Tools: byConn[c.ID], Capabilities: c.Capabilities,
+			Tools: byConn[c.ID], Capabilities: c.Capabilities, UIResources: views[c.ID],
 		}
 		if cc.Tools == nil {
 			cc.Tools = []Tool{}

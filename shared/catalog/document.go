@@ -41,6 +41,10 @@ type Connection struct {
 	Capabilities json.RawMessage `json:"capabilities,omitempty"`
 	UpdatedAt    time.Time       `json:"updatedAt"`
 	Tools        []Tool          `json:"tools"`
+	// UIResources are the MCP Apps views (ui:// resources) the upstream listed at its last
+	// refresh, each its resource object as listed (absent: none listed; docs/ARCHITECTURE.md
+	// "MCP Apps").
+	UIResources []json.RawMessage `json:"uiResources,omitempty"`
 }
 
 // Tool is one proxied tool: the name exposed to clients and the upstream's own name.

@@ -238,7 +238,8 @@ type RefreshResult struct {
 }
 
 // Refresh connects to connection c's upstream, lists its tools, stores them
-// (ConnectionToolsSync: frozen names, drift detection), records the connect state on the
+// (ConnectionToolsSync: frozen names, drift detection) with its MCP Apps views (the ui://
+// resources it lists, when it declares resources; uiResources), records the connect state on the
 // connection and logs drift as an event. A failed connect is recorded, not returned: the
 // error return is for database failures only.
 func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (*RefreshResult, error) {
@@ -246,7 +247,8 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 	if actor == HealthCheckActor {
 		subject = c.CreatedBy // an oauth_per_user connection is probed with its installer's grant
 	}
-	tools, info, lerr := s.Upstreams.ListTools(ctx, s.TargetFor(ctx, c, subject))
+	target := s.TargetFor(ctx, c, subject)
+	tools, info, lerr := s.Upstreams.ListTools(ctx, target)
 	res := &RefreshResult{Info: info}
 	if lerr != nil {
 		// The message may quote the upstream (a JSON-RPC error text): an upstream that echoes
@@ -260,6 +262,7 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 		return res, err
 	}
 	defs := ToolDefs(tools)
+	views, viewsOK := s.uiResources(ctx, target, info, c.ID)
 	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := db.LockKey(ctx, tx, "tools", c.ID); err != nil {
 			return err
@@ -278,6 +281,11 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 		}
 		if err := db.ConnectionSchemaNotesSet(ctx, tx, c.ID, schemaNotes(info)); err != nil {
 			return err
+		}
+		if viewsOK {
+			if err := db.ConnectionUIResourcesSet(ctx, tx, c.ID, views); err != nil {
+				return err
+			}
 		}
 		return db.ConnectionRecordState(ctx, tx, c.ID, db.ConnectionState{OK: true,
 			WorkingTransport: info.Transport, ProtocolVersion: info.ProtocolVersion, Capabilities: info.Capabilities})

@@ -26,9 +26,10 @@ import (
 //
 //   - tools/list: answered from the request's server item (server.go): the visible
 //     built-ins' definitions and each proxied tool's upstream definition as listed, with
-//     only its name changed;
-//   - tools/call of a proxied tool, and on the single-server endpoint resources/*,
-//     prompts/* and completion/complete: forwarded (package forward: Call, Method). The
+//     only its name changed (and on the aggregate endpoint its MCP Apps ui:// URIs, apps.go);
+//   - tools/call of a proxied tool, on the single-server endpoint resources/*, prompts/*
+//     and completion/complete, and on the aggregate endpoint resources/read of an MCP App
+//     view (ui://<handle>/…, apps.go): forwarded (package forward: Call, Method). The
 //     upstream's result, or its JSON-RPC error, goes back to the client as the upstream's
 //     bytes under the client's own id; the gateway changes only the id, and the tool name
 //     (and the downstream exchange's _meta fields) on the way up;
@@ -349,6 +350,18 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		// does not exist and go-sdk answers its 404 / -32601.)
 		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,
 			"method not found: this server does not declare the logging capability"))
+		return true
+	case st.Single == nil && req.method == "resources/read":
+		// An MCP App's ui://<handle>/… view (apps.go); every other URI is go-sdk's.
+		apps := it.appsOf(st)
+		uri, ok := appRead(apps, req.params)
+		if !ok {
+			return false
+		}
+		ctx, done := g.track(r.Context(), st, req.id)
+		defer done()
+		res, rerr := g.readApp(ctx, st.State, apps, uri, req.params)
+		g.reply(w, st, req, res, rerr)
 		return true
 	case st.Single != nil && forward.PassThrough(req.method) && !singleAllows(st.Single, req.method):
 		// Consistent with the capabilities advertised (go-sdk would answer an empty list).

@@ -163,6 +163,16 @@ func TestPassThroughIntact(t *testing.T) {
 									// The one member the gateway adds: it runs any tool as a task.
 									exp["execution"] = map[string]any{"taskSupport": "optional"}
 								}
+								if meta, ok := exp["_meta"].(map[string]any); ok && ep.name == "aggregate" {
+									// The aggregate endpoint shows an MCP App's ui:// view under the
+									// connection's handle (apps.go); the rest of _meta is kept.
+									m := map[string]any{}
+									for k, v := range meta {
+										m[k] = v
+									}
+									m["ui"] = map[string]any{"resourceUri": "ui://" + c.Handle + "/report/view.html"}
+									exp["_meta"] = m
+								}
 								if !reflect.DeepEqual(def, exp) {
 									gb, _ := json.Marshal(def)
 									eb, _ := json.Marshal(exp)
@@ -186,11 +196,24 @@ func TestPassThroughIntact(t *testing.T) {
 							if sent.Name != "report" || string(sent.Arguments) != `{"q": "x",  "n":1.50}` {
 								t.Errorf("upstream received name %q arguments %s", sent.Name, sent.Arguments)
 							}
-							if ep.name == "single" {
-								res := rpc(t, ep.path, "resources/read", "ui://report/view.html", `{"uri":"ui://report/view.html"}`)
-								if want := revisionResult(t, version, testpeer.RawReadResult, true); string(res) != want {
-									t.Errorf("resources/read result changed:\n got %s\nwant %s", res, want)
-								}
+							uri, raw := "ui://report/view.html", testpeer.RawReadResult
+							if ep.name == "aggregate" {
+								// The view under the connection's handle: only the uri member differs.
+								uri = "ui://" + c.Handle + "/report/view.html"
+								raw = strings.Replace(raw, `"ui://report/view.html"`, `"`+uri+`"`, 1)
+							}
+							before := len(up.Received("resources/read"))
+							res = rpc(t, ep.path, "resources/read", uri, `{"uri":"`+uri+`"}`)
+							if want := revisionResult(t, version, raw, true); string(res) != want {
+								t.Errorf("resources/read result changed:\n got %s\nwant %s", res, want)
+							}
+							reads := up.Received("resources/read")
+							var asked struct{ URI string }
+							if len(reads) == before+1 {
+								_ = json.Unmarshal(reads[before].Params, &asked)
+							}
+							if asked.URI != "ui://report/view.html" {
+								t.Errorf("upstream received resources/read %+v, want its own URI", reads[before:])
 							}
 						})
 					}
@@ -201,8 +224,10 @@ func TestPassThroughIntact(t *testing.T) {
 }
 
 // TestMCPAppsThroughGateway: the official TypeScript SDK client sees a tool's
-// _meta.ui.resourceUri through both endpoints, and reads the ui:// view through the
-// single-server endpoint with its text/html;profile=mcp-app content unchanged.
+// _meta.ui.resourceUri through both endpoints (under the connection's handle on the
+// aggregate one, docs/ARCHITECTURE.md "MCP Apps"), and reads the ui:// view it names
+// through each with its text/html;profile=mcp-app content unchanged (the uri the one it
+// asked for).
 func TestMCPAppsThroughGateway(t *testing.T) {
 	t.Parallel()
 	env := stacktest.New(t, nil)
@@ -216,17 +241,14 @@ func TestMCPAppsThroughGateway(t *testing.T) {
 	}
 	var c struct{ ID, Handle string }
 	_ = json.Unmarshal(out, &c)
-	var view struct{ Contents []map[string]any }
-	_ = json.Unmarshal([]byte(testpeer.RawReadResult), &view)
-	for _, ep := range []struct{ path, tool string }{
-		{"/mcp/" + ws, "mcp_" + c.Handle + "_report"},
-		{"/mcp/" + ws + "/servers/" + c.ID, "report"},
+	for _, ep := range []struct{ path, tool, uri string }{
+		{"/mcp/" + ws, "mcp_" + c.Handle + "_report", "ui://" + c.Handle + "/report/view.html"},
+		{"/mcp/" + ws + "/servers/" + c.ID, "report", "ui://report/view.html"},
 	} {
-		plan := []map[string]any{{"op": "listTools"}}
-		single := strings.Contains(ep.path, "/servers/")
-		if single {
-			plan = append(plan, map[string]any{"op": "readResource", "uri": "ui://report/view.html"})
-		}
+		var view struct{ Contents []map[string]any }
+		_ = json.Unmarshal([]byte(testpeer.RawReadResult), &view)
+		view.Contents[0]["uri"] = ep.uri
+		plan := []map[string]any{{"op": "listTools"}, {"op": "readResource", "uri": ep.uri}}
 		res := testpeer.TSClient(t, testpeer.TSClientOptions{URL: env.URL + ep.path, Authorization: "Bearer " + admin, Plan: plan})
 		if res.ConnectError != nil {
 			t.Fatalf("%s: connect: %+v", ep.path, res.ConnectError)
@@ -243,18 +265,16 @@ func TestMCPAppsThroughGateway(t *testing.T) {
 		found := false
 		for _, tool := range listed.Tools {
 			if tool.Name == ep.tool {
-				found = tool.Meta.UI.ResourceURI == "ui://report/view.html"
+				found = tool.Meta.UI.ResourceURI == ep.uri
 			}
 		}
 		if !found {
-			t.Errorf("%s: the TS client does not see %s's _meta.ui.resourceUri: %s", ep.path, ep.tool, res.Steps[0].Result)
+			t.Errorf("%s: the TS client does not see %s's _meta.ui.resourceUri %s: %s", ep.path, ep.tool, ep.uri, res.Steps[0].Result)
 		}
-		if single {
-			var got struct{ Contents []map[string]any }
-			_ = json.Unmarshal(res.Steps[1].Result, &got)
-			if len(got.Contents) != 1 || !reflect.DeepEqual(got.Contents[0], view.Contents[0]) {
-				t.Errorf("ui:// view as the TS client read it: %s", res.Steps[1].Result)
-			}
+		var got struct{ Contents []map[string]any }
+		_ = json.Unmarshal(res.Steps[1].Result, &got)
+		if len(got.Contents) != 1 || !reflect.DeepEqual(got.Contents[0], view.Contents[0]) {
+			t.Errorf("%s: ui:// view as the TS client read it: %s", ep.path, res.Steps[1].Result)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -222,8 +223,8 @@ type forgetfulUpstream struct {
 
 func newForgetfulUpstream(t *testing.T) *forgetfulUpstream {
 	u := &forgetfulUpstream{}
-	srv := testpeer.NewDemoServer(nil)
-	h, err := testpeer.NewDemoHandler(srv, testpeer.ModeStateful)
+	srv := demoupstream.NewServer(nil)
+	h, err := demoupstream.NewHandler(srv, testpeer.ModeStateful)
 	if err != nil {
 		t.Fatal(err)
 	}

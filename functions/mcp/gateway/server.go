@@ -108,7 +108,8 @@ func (g *Gateway) buildServer(st *requestState) *mcp.Server {
 	if st.Single != nil {
 		return g.buildSingleServer(st.Single)
 	}
-	s := g.newMCPServer(aggregateCapabilities)
+	apps := g.serverItem(st).appsOf(st)
+	s := g.newMCPServer(withAppsCapability(aggregateCapabilities, apps))
 	for _, b := range g.builtins.All() {
 		if builtin.CanSee(st.Principal, b, st.Toolsets) {
 			s.AddTool(b.Tool(), g.builtins.Handler(b))
@@ -116,6 +117,7 @@ func (g *Gateway) buildServer(st *requestState) *mcp.Server {
 	}
 	// Proxied tools are not registered: the edge lists and forwards them (edge.go, package forward).
 	g.addResourcesAndPrompts(s)
+	g.addAppResources(s, apps)
 	return s
 }
 
@@ -173,6 +175,9 @@ type serverItem struct {
 
 	listOnce sync.Once
 	pages    [][]byte // the tools/list result pages
+
+	appsOnce sync.Once
+	apps     *appTables // MCP Apps views and connections by handle (apps.go)
 }
 
 func newServerCache(max int) *serverCache {

@@ -40,6 +40,8 @@ func (g *Gateway) buildSingleServer(c *catalog.Connection) *mcp.Server {
 // upstreamCaps is which capabilities an upstream declared (members present or not).
 type upstreamCaps struct {
 	Tools, Resources, Prompts, Completions, Logging json.RawMessage
+	// Extensions are the upstream's capabilities.extensions (SEP-1724), by identifier.
+	Extensions map[string]json.RawMessage
 }
 
 func capsOf(c *catalog.Connection) (upstreamCaps, bool) {
@@ -53,7 +55,10 @@ func capsOf(c *catalog.Connection) (upstreamCaps, bool) {
 // singleCapabilities are what connection c's endpoint advertises: exactly the
 // capabilities the upstream declared at its last connect (tools, resources, prompts,
 // completions, logging), with listChanged and subscribe off — a stateless endpoint sends
-// no notifications. Before the first connect recorded them, singleServerCapabilities.
+// no notifications — and the upstream's extensions (capabilities.extensions, e.g. MCP
+// Apps' io.modelcontextprotocol/ui) with their settings as declared: the endpoint passes
+// the upstream's methods and metadata through, so what the upstream supports, it does.
+// Before the first connect recorded them, singleServerCapabilities.
 func singleCapabilities(c *catalog.Connection) *mcp.ServerCapabilities {
 	u, ok := capsOf(c)
 	if !ok {
@@ -74,6 +79,14 @@ func singleCapabilities(c *catalog.Connection) *mcp.ServerCapabilities {
 	}
 	if u.Logging != nil {
 		caps.Logging = &mcp.LoggingCapabilities{}
+	}
+	for id, settings := range u.Extensions {
+		if len(settings) > 0 && settings[0] == '{' { // SEP-1724: settings are an object
+			if caps.Extensions == nil {
+				caps.Extensions = map[string]any{}
+			}
+			caps.Extensions[id] = settings
+		}
 	}
 	return caps
 }

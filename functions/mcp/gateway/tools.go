@@ -61,7 +61,9 @@ const toolsPageSize = 1000
 // toolsList returns the tools/list result page for st at cursor ("" = the first): the
 // built-ins st may see and every visible proxied tool, ordered by name, toolsPageSize a
 // page with nextCursor naming the next. A proxied tool is the upstream's definition as
-// listed with only "name" changed (every other member, known or not, kept as sent). The
+// listed with only "name" changed (every other member, known or not, kept as sent) — on
+// the aggregate endpoint also its MCP Apps ui:// URIs, under the connection's handle
+// (withAppURIs, docs/ARCHITECTURE.md "MCP Apps"). The
 // result carries ttlMs 0 and cacheScope "private" (as go-sdk's own lists do, in every
 // revision): the list depends on the caller's workspace, role, chat and project, and can
 // change with any install. ok is false for a cursor this list never issued.
@@ -82,8 +84,11 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 				}
 			}
 		}
-		proxiedTools(st, func(name string, _ *catalog.Connection, t *catalog.Tool) {
+		proxiedTools(st, func(name string, c *catalog.Connection, t *catalog.Tool) {
 			if def, err := toolDefinition(t, name); err == nil {
+				if st.Single == nil {
+					def = withAppURIs(def, c.Handle) // ui:// under the connection's handle (apps.go)
+				}
 				all = append(all, named{name, withTaskExecution(def)})
 			} else {
 				g.log.Warn("tool definition unusable", "tool", name, "err", err)

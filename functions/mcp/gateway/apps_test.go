@@ -1,0 +1,182 @@
+package gateway
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+
+	"github.com/agentpack/gateway/functions/mcp/gateway/request"
+	"github.com/agentpack/gateway/shared/catalog"
+)
+
+// TestAppURIRoundTrip: every ui:// URI maps to ui://<handle>/… and back to itself (query,
+// fragment, a "+" or an empty authority included; the scheme matched without regard to
+// case); other schemes are not mapped; a URI without a handle does not decode.
+func TestAppURIRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, uri, want string }{
+		{"plain", "ui://dashboard/app.html", "ui://gh/dashboard/app.html"},
+		{"query and fragment", "ui://weather+x/v?q=1#f", "ui://gh/weather+x/v?q=1#f"},
+		{"host only", "ui://dashboard", "ui://gh/dashboard"},
+		{"empty authority", "ui:///x", "ui://gh//x"},
+		{"upper-case scheme", "UI://Dash/A.html", "ui://gh/Dash/A.html"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := appURI("gh", tc.uri)
+			if !ok || got != tc.want {
+				t.Fatalf("appURI = %q, %v; want %q", got, ok, tc.want)
+			}
+			h, up, ok := appTarget(got)
+			want := tc.uri
+			if tc.name == "upper-case scheme" {
+				want = "ui://Dash/A.html"
+			}
+			if !ok || h != "gh" || up != want {
+				t.Fatalf("appTarget(%q) = %q, %q, %v", got, h, up, ok)
+			}
+		})
+	}
+	for _, uri := range []string{"https://x/ui", "agentpack://catalog", "ui:", ""} {
+		if _, ok := appURI("gh", uri); ok {
+			t.Errorf("appURI mapped %q", uri)
+		}
+	}
+	for _, uri := range []string{"ui://nohandle", "ui:///x", "file:///a", "ui:"} {
+		if h, up, ok := appTarget(uri); ok {
+			t.Errorf("appTarget(%q) = %q, %q", uri, h, up)
+		}
+	}
+}
+
+// TestWithAppURIs: the tool definition's _meta.ui.resourceUri and _meta["ui/resourceUri"]
+// are mapped in place, every other byte kept; definitions without a ui:// URI (none, a
+// non-string, another scheme, malformed _meta) come back unchanged.
+func TestWithAppURIs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, def, want string }{
+		{"both keys",
+			`{"name":"x", "_meta": {"ui": {"visibility": ["app"], "resourceUri": "ui://d/a.html"}, "ui/resourceUri":"ui://d/a.html", "k": 1.50}}`,
+			`{"name":"x", "_meta": {"ui": {"visibility": ["app"], "resourceUri": "ui://gh/d/a.html"}, "ui/resourceUri":"ui://gh/d/a.html", "k": 1.50}}`},
+		{"flat only", `{"_meta":{"ui/resourceUri":"ui://d/a.html"}}`, `{"_meta":{"ui/resourceUri":"ui://gh/d/a.html"}}`},
+		{"nested only", `{"_meta":{"ui":{"resourceUri":"ui://d/a.html"}}}`, `{"_meta":{"ui":{"resourceUri":"ui://gh/d/a.html"}}}`},
+		{"HTML characters kept", `{"_meta":{"ui":{"resourceUri":"ui://d/a?x=<1>&y"}}}`, `{"_meta":{"ui":{"resourceUri":"ui://gh/d/a?x=<1>&y"}}}`},
+		{"no meta", `{"name":"x"}`, `{"name":"x"}`},
+		{"other scheme", `{"_meta":{"ui":{"resourceUri":"https://x/a.html"}}}`, `{"_meta":{"ui":{"resourceUri":"https://x/a.html"}}}`},
+		{"not a string", `{"_meta":{"ui":{"resourceUri":7}}}`, `{"_meta":{"ui":{"resourceUri":7}}}`},
+		{"meta not an object", `{"_meta":"resourceUri"}`, `{"_meta":"resourceUri"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(withAppURIs(json.RawMessage(tc.def), "gh")); got != tc.want {
+				t.Errorf("\n got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAppResult: a read result's ui:// content uris are mapped back in place (spacing,
+// member order and other items kept); results of other shapes come back unchanged.
+func TestAppResult(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, res, want string }{
+		{"two items",
+			`{"contents": [ {"uri": "ui://d/a.html", "text": "<p>1<2</p>"} ,{"uri":"file:///b","blob":"AA=="}, {"uri":"ui://d/c"}], "_meta": {"x": 1.0}}`,
+			`{"contents": [ {"uri": "ui://gh/d/a.html", "text": "<p>1<2</p>"} ,{"uri":"file:///b","blob":"AA=="}, {"uri":"ui://gh/d/c"}], "_meta": {"x": 1.0}}`},
+		{"no ui uri", `{"contents":[{"uri":"file:///b"}]}`, `{"contents":[{"uri":"file:///b"}]}`},
+		{"contents not an array", `{"contents":{"uri":"ui://d"}}`, `{"contents":{"uri":"ui://d"}}`},
+		{"not an object", `[1]`, `[1]`},
+		{"item not an object", `{"contents":[1,{"uri":"ui://d/a"}]}`, `{"contents":[1,{"uri":"ui://gh/d/a"}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(appResult(json.RawMessage(tc.res), "gh")); got != tc.want {
+				t.Errorf("\n got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAppsCapability: the extension is advertised only when views exist, with the
+// upstreams' settings when they agree and {} when they differ or one declared none; the
+// shared capabilities value is never modified.
+func TestAppsCapability(t *testing.T) {
+	t.Parallel()
+	conn := func(id, handle, caps string) catalog.Connection {
+		return catalog.Connection{ID: id, Handle: handle, Name: handle, Capabilities: json.RawMessage(caps), Tools: []catalog.Tool{{
+			ExposedName: "mcp_" + handle + "_show", UpstreamName: "show", InputSchema: json.RawMessage(`{"type":"object"}`),
+			Definition: json.RawMessage(`{"name":"show","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://dashboard/app.html"}}}`),
+		}}}
+	}
+	withUI := func(s string) string { return `{"tools":{},"extensions":{"io.modelcontextprotocol/ui":` + s + `}}` }
+	for _, tc := range []struct {
+		name  string
+		conns []catalog.Connection
+		want  string // "" = not advertised
+	}{
+		{"agree", []catalog.Connection{conn("1", "a", withUI(`{"x":1}`)), conn("2", "b", withUI(`{ "x": 1 }`))}, `{"x":1}`},
+		{"differ", []catalog.Connection{conn("1", "a", withUI(`{"x":1}`)), conn("2", "b", withUI(`{"x":2}`))}, `{}`},
+		{"one without", []catalog.Connection{conn("1", "a", withUI(`{"x":1}`)), conn("2", "b", `{"tools":{}}`)}, `{}`},
+		{"none declared", []catalog.Connection{conn("1", "a", "")}, `{}`},
+		{"no views", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &requestState{State: &request.State{Snapshot: &catalog.Snapshot{Doc: &catalog.Document{Connections: tc.conns}}}}
+			it := &serverItem{}
+			a := it.appsOf(st)
+			caps := withAppsCapability(aggregateCapabilities, a)
+			if aggregateCapabilities.Extensions != nil {
+				t.Fatal("aggregateCapabilities modified")
+			}
+			got, ok := caps.Extensions[uiExtension]
+			if tc.want == "" {
+				if ok {
+					t.Fatalf("advertised %v without views", caps.Extensions)
+				}
+				return
+			}
+			b, _ := json.Marshal(got)
+			if !ok || !jsonSame(b, json.RawMessage(tc.want)) {
+				t.Fatalf("settings %s, want %s", b, tc.want)
+			}
+			if len(a.list) != len(tc.conns) {
+				t.Fatalf("views %+v", a.list)
+			}
+		})
+	}
+}
+
+// appsSnapshot is a workspace of n connections, each with one tool naming a view.
+func appsSnapshot(n int) *requestState {
+	conns := make([]catalog.Connection, n)
+	for i := range conns {
+		h := "c" + strconv.Itoa(i)
+		conns[i] = catalog.Connection{ID: h, Handle: h, Name: h, Tools: []catalog.Tool{{
+			ExposedName: "mcp_" + h + "_show", UpstreamName: "show", InputSchema: json.RawMessage(`{"type":"object"}`),
+			Definition: json.RawMessage(`{"name":"show","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://dashboard/app.html"}}}`),
+		}}}
+	}
+	return &requestState{State: &request.State{Snapshot: &catalog.Snapshot{Doc: &catalog.Document{Connections: conns}}}}
+}
+
+// BenchmarkAppsTables: building a server key's MCP Apps tables (once per key, like
+// tools/list) grows with the workspace; routing a resources/read once they exist does not.
+//
+//	go test -run '^$' -bench BenchmarkApps -benchmem ./functions/mcp/gateway/
+func BenchmarkAppsTables(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		st := appsSnapshot(n)
+		b.Run("build/"+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				(&serverItem{}).appsOf(st)
+			}
+		})
+		it := &serverItem{}
+		a := it.appsOf(st)
+		params := json.RawMessage(`{"uri":"ui://c` + strconv.Itoa(n-1) + `/dashboard/app.html"}`)
+		b.Run("route/"+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, ok := appRead(a, params); !ok {
+					b.Fatal("not routed")
+				}
+			}
+		})
+	}
+}
