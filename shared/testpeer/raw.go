@@ -34,6 +34,13 @@ type RawUpstream struct {
 	// duration given for the request's Mcp-Protocol-Version (an upstream that is slower
 	// at some protocol revisions than at others).
 	VersionDelay map[string]time.Duration
+	// Set before any request: ToolsList replaces RawToolsList; CallResults (result JSON)
+	// and CallErrors (JSON-RPC error JSON) answer tools/call of the tools they name (after
+	// arguments.delayMs); TaskTTL and TaskPollInterval are the ttl and pollInterval (ms)
+	// of the upstream's own tasks (WithTasks; 60000 and 500 when 0).
+	ToolsList                 string
+	CallResults, CallErrors   map[string]string
+	TaskTTL, TaskPollInterval int
 }
 
 // rawTask is one of the upstream's own tasks.
@@ -166,6 +173,9 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		result = `{}`
 	case "tools/list":
 		result = RawToolsList
+		if u.ToolsList != "" {
+			result = u.ToolsList
+		}
 	case "tasks/get", "tasks/result", "tasks/cancel":
 		var p struct {
 			TaskID string `json:"taskId"`
@@ -198,7 +208,7 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
 		status := tk.status
 		u.mu.Unlock()
-		u.write(w, msg.ID, `{"taskId":"`+p.TaskID+`","status":"`+status+`","ttl":60000,"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","pollInterval":500}`, "")
+		u.write(w, msg.ID, u.taskJSON(p.TaskID, status), "")
 		return
 	case "tools/call":
 		var p struct {
@@ -231,7 +241,7 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 				}
 				close(tk.done)
 			}()
-			u.write(w, msg.ID, `{"task":{"taskId":"`+id+`","status":"working","ttl":60000,"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","pollInterval":500}}`, "")
+			u.write(w, msg.ID, `{"task":`+u.taskJSON(id, "working")+`}`, "")
 			return
 		}
 		if d := time.Duration(min(p.Arguments.DelayMS, MaxSlowMS)) * time.Millisecond; d > 0 {
@@ -245,6 +255,13 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		if p.Name == "plain" {
 			result = RawPlainResult
 		}
+		if e, ok := u.CallErrors[p.Name]; ok {
+			u.write(w, msg.ID, "", e)
+			return
+		}
+		if r, ok := u.CallResults[p.Name]; ok {
+			result = r
+		}
 	case "resources/read":
 		result = RawReadResult
 	default:
@@ -252,6 +269,19 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.write(w, msg.ID, result, "")
+}
+
+// taskJSON is the upstream's Task id with status (MCP 2025-11-25 names).
+func (u *RawUpstream) taskJSON(id, status string) string {
+	ttl, poll := u.TaskTTL, u.TaskPollInterval
+	if ttl == 0 {
+		ttl = 60000
+	}
+	if poll == 0 {
+		poll = 500
+	}
+	return `{"taskId":"` + id + `","status":"` + status + `","ttl":` + strconv.Itoa(ttl) +
+		`,"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","pollInterval":` + strconv.Itoa(poll) + `}`
 }
 
 // write answers id with result (or errObj), as JSON or as an awkwardly framed stream.
