@@ -4,7 +4,8 @@
 // single-server endpoint in front of a fixture upstream written here (both gating, with the
 // newest stable suite), and the 2026-07-28 scenarios of the pinned prerelease: gating on the
 // single-server endpoint against expected-failures-2026-07-28.yaml, reported on the
-// aggregate endpoint.
+// aggregate endpoint; and the io.modelcontextprotocol/tasks extension scenarios, gating on
+// the single-server endpoint of a second fixture (taskfixture_test.go).
 //
 // The runner cannot send an Authorization header, so a loopback proxy adds the bearer
 // token: the real auth path is what is tested.
