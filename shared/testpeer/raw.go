@@ -36,7 +36,7 @@ type RawUpstream struct {
 	VersionDelay map[string]time.Duration
 	// Set before any request: ToolsList replaces RawToolsList; CallResults (result JSON)
 	// and CallErrors (JSON-RPC error JSON) answer tools/call of the tools they name (after
-	// arguments.delayMs); TaskTTL and TaskPollInterval are the ttl and pollInterval (ms)
+	// arguments.delayMs; CallErrors also tasks/result of their own tasks); TaskTTL and TaskPollInterval are the ttl and pollInterval (ms)
 	// of the upstream's own tasks (WithTasks; 60000 and 500 when 0).
 	ToolsList                 string
 	CallResults, CallErrors   map[string]string
@@ -45,6 +45,7 @@ type RawUpstream struct {
 
 // rawTask is one of the upstream's own tasks.
 type rawTask struct {
+	tool   string
 	status string
 	done   chan struct{}
 	cancel chan struct{}
@@ -202,6 +203,10 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			case <-r.Context().Done():
 				return
 			}
+			if e, ok := u.CallErrors[tk.tool]; ok {
+				u.write(w, msg.ID, "", e)
+				return
+			}
 			u.write(w, msg.ID, RawCallResult, "")
 			return
 		}
@@ -226,7 +231,7 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			u.mu.Lock()
 			u.nextTask++
 			id := "up-task-" + strconv.Itoa(u.nextTask)
-			tk := &rawTask{status: "working", done: make(chan struct{}), cancel: make(chan struct{})}
+			tk := &rawTask{tool: p.Name, status: "working", done: make(chan struct{}), cancel: make(chan struct{})}
 			u.tasks[id] = tk
 			u.mu.Unlock()
 			go func() {

@@ -375,6 +375,17 @@ func TestTasksExtension(t *testing.T) {
 		if again := e.get(t, id); !jsonEqual(t, again.result["result"], []byte(testpeer.RawCallResult)) || len(native.Received("tasks/result")) != 1 {
 			t.Errorf("second tasks/get: %s", again.raw)
 		}
+		// The upstream's JSON-RPC error for its task's result: a failed task, error inlined.
+		failing := testpeer.NewRawUpstream(t, false).WithTasks()
+		failing.ToolsList, failing.CallErrors = extToolsList, map[string]string{"boom": extBoomError}
+		fp := e.install(t, "NativeBoom", failing)
+		boom := e.waitTerminal(t, created(t, e.rpc(t, e.admin, "tools/call", fp+"boom", `{"name":"`+fp+`boom","arguments":{}}`, true)))
+		if boom.str("status") != "failed" || !jsonEqual(t, boom.result["error"], []byte(extBoomError)) || boom.result["result"] != nil {
+			t.Errorf("routed task whose result is an error: %s", boom.raw)
+		}
+		if again := e.get(t, boom.str("taskId")); again.str("status") != "failed" || len(failing.Received("tasks/result")) != 1 {
+			t.Errorf("second tasks/get of the failed routed task: %s (%d tasks/result upstream)", again.raw, len(failing.Received("tasks/result")))
+		}
 		tk2 := created(t, e.rpc(t, e.admin, "tools/call", prefix+"report", `{"name":"`+prefix+`report","arguments":{"delayMs":30000}}`, true))
 		wantAck(t, "tasks/cancel of a routed task", e.rpc(t, e.admin, "tasks/cancel", tk2, `{"taskId":"`+tk2+`"}`, true))
 		if n := len(native.Received("tasks/cancel")); n != 1 {
