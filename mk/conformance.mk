@@ -8,7 +8,9 @@
 # fixture upstream, with expected-failures.yaml as the baseline; then every 2026-07-28 scenario
 # of 0.2.0-alpha.12 (`--spec-version 2026-07-28 --suite all`): gating on the single-server
 # endpoint with expected-failures-2026-07-28.yaml as the baseline, reported on the aggregate
-# endpoint. A loopback proxy adds the bearer token.
+# endpoint; and the io.modelcontextprotocol/tasks extension scenarios by name against a
+# second fixture (taskfixture_test.go), gating with the same baseline. A loopback proxy adds
+# the bearer token.
 
 .PHONY: conformance
 conformance: npm-deps ## Run the MCP conformance suite against the gateway (aggregate + single-server endpoints)

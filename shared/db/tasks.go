@@ -114,6 +114,17 @@ func TaskKeepResult(ctx context.Context, q Querier, id string, result json.RawMe
 	return tag.RowsAffected() == 1, nil
 }
 
+// TaskKeepError stores the JSON-RPC error a routed task's upstream answered for its
+// result, the first time (no result or error stored yet): the task becomes failed unless
+// it was cancelled.
+func TaskKeepError(ctx context.Context, q Querier, id string, rpcError json.RawMessage, message string) error {
+	_, err := q.Exec(ctx, `UPDATE mcp_tasks SET error = $2::json,
+		status = CASE WHEN status = 'cancelled' THEN status ELSE 'failed' END,
+		status_message = COALESCE(NULLIF($3, ''), status_message),
+		last_updated_at = now() WHERE id = $1 AND result IS NULL AND error IS NULL`, id, nullText(rpcError), message)
+	return Interpret(err)
+}
+
 // TaskCancel marks the owner's working task cancelled and returns the row (a terminal
 // task is returned unchanged); NOT_FOUND for an unknown or foreign id.
 func TaskCancel(ctx context.Context, q Querier, id, ws, principal string) (*Task, error) {

@@ -35,10 +35,18 @@ type RawUpstream struct {
 	// duration given for the request's Mcp-Protocol-Version (an upstream that is slower
 	// at some protocol revisions than at others).
 	VersionDelay map[string]time.Duration
+	// Set before any request: ToolsList replaces RawToolsList; CallResults (result JSON)
+	// and CallErrors (JSON-RPC error JSON) answer tools/call of the tools they name (after
+	// arguments.delayMs; CallErrors also tasks/result of their own tasks); TaskTTL and TaskPollInterval are the ttl and pollInterval (ms)
+	// of the upstream's own tasks (WithTasks; 60000 and 500 when 0).
+	ToolsList                 string
+	CallResults, CallErrors   map[string]string
+	TaskTTL, TaskPollInterval int
 }
 
 // rawTask is one of the upstream's own tasks.
 type rawTask struct {
+	tool   string
 	status string
 	done   chan struct{}
 	cancel chan struct{}
@@ -211,7 +219,9 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		result = `{}`
 	case "tools/list":
 		result = RawToolsList
-		if u.stateless {
+		if u.ToolsList != "" {
+			result = u.ToolsList
+		} else if u.stateless {
 			result = RawMRTRToolsList
 		}
 	case "tasks/get", "tasks/result", "tasks/cancel":
@@ -240,13 +250,17 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			case <-r.Context().Done():
 				return
 			}
+			if e, ok := u.CallErrors[tk.tool]; ok {
+				u.write(w, msg.ID, "", e)
+				return
+			}
 			u.write(w, msg.ID, RawCallResult, "")
 			return
 		}
 		u.mu.Lock()
 		status := tk.status
 		u.mu.Unlock()
-		u.write(w, msg.ID, `{"taskId":"`+p.TaskID+`","status":"`+status+`","ttl":60000,"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","pollInterval":500}`, "")
+		u.write(w, msg.ID, u.taskJSON(p.TaskID, status), "")
 		return
 	case "tools/call":
 		var p struct {
@@ -291,7 +305,7 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			u.mu.Lock()
 			u.nextTask++
 			id := "up-task-" + strconv.Itoa(u.nextTask)
-			tk := &rawTask{status: "working", done: make(chan struct{}), cancel: make(chan struct{})}
+			tk := &rawTask{tool: p.Name, status: "working", done: make(chan struct{}), cancel: make(chan struct{})}
 			u.tasks[id] = tk
 			u.mu.Unlock()
 			go func() {
@@ -306,7 +320,7 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 				}
 				close(tk.done)
 			}()
-			u.write(w, msg.ID, `{"task":{"taskId":"`+id+`","status":"working","ttl":60000,"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","pollInterval":500}}`, "")
+			u.write(w, msg.ID, `{"task":`+u.taskJSON(id, "working")+`}`, "")
 			return
 		}
 		if d := time.Duration(min(p.Arguments.DelayMS, MaxSlowMS)) * time.Millisecond; d > 0 {
@@ -319,6 +333,13 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		result = RawCallResult
 		if p.Name == "plain" {
 			result = RawPlainResult
+		}
+		if e, ok := u.CallErrors[p.Name]; ok {
+			u.write(w, msg.ID, "", e)
+			return
+		}
+		if r, ok := u.CallResults[p.Name]; ok {
+			result = r
 		}
 	case "resources/read":
 		var p struct {
@@ -335,6 +356,19 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.write(w, msg.ID, result, "")
+}
+
+// taskJSON is the upstream's Task id with status (MCP 2025-11-25 names).
+func (u *RawUpstream) taskJSON(id, status string) string {
+	ttl, poll := u.TaskTTL, u.TaskPollInterval
+	if ttl == 0 {
+		ttl = 60000
+	}
+	if poll == 0 {
+		poll = 500
+	}
+	return `{"taskId":"` + id + `","status":"` + status + `","ttl":` + strconv.Itoa(ttl) +
+		`,"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","pollInterval":` + strconv.Itoa(poll) + `}`
 }
 
 // write answers id with result (or errObj), as JSON or as an awkwardly framed stream.

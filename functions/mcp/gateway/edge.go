@@ -189,7 +189,7 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 	}
 	g.mcp.ServeHTTP(w, r)
 	if req != nil && (req.method == "initialize" || req.method == "server/discover") {
-		w.withTaskCapability()
+		w.withTaskCapability(st.NewProtocol)
 	}
 }
 
@@ -301,23 +301,7 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		if json.Unmarshal(p["name"], &name) != nil {
 			return false
 		}
-		if p["task"] != nil && tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")) {
-			if string(p["task"]) == "null" || p["task"][0] != '{' {
-				g.reply(w, st, req, nil, wire.InvalidParams("task must be an object"))
-				return true
-			}
-			ref, proxied := it.lookup(st, name)
-			b := g.builtins.Lookup(name)
-			switch {
-			case b != nil && st.Single == nil:
-				res, rerr := g.createTask(r.Context(), st, name, nil, b, req.params, p)
-				g.reply(w, st, req, res, rerr)
-			case proxied:
-				res, rerr := g.createTask(r.Context(), st, name, &ref, nil, req.params, p)
-				g.reply(w, st, req, res, rerr)
-			default:
-				return false // unknown tool: go-sdk's answer
-			}
+		if g.serveToolTask(w, r, st, req, it, name) {
 			return true
 		}
 		ref, ok := it.lookup(st, name)
@@ -338,13 +322,7 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		g.reply(w, st, req, res, rerr)
 		return true
 	case strings.HasPrefix(req.method, "tasks/") && tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")):
-		switch req.method {
-		case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
-			res, rerr := g.serveTasks(r.Context(), st, req.method, req.params)
-			g.reply(w, st, req, res, rerr)
-			return true
-		}
-		return false
+		return g.serveTaskMethod(w, r, st, req)
 	case st.Single != nil && req.method == "logging/setLevel" && !st.NewProtocol && !singleAllows(st.Single, req.method):
 		// go-sdk would answer {} whatever the capabilities say. (At 2026-07-28 the method
 		// does not exist and go-sdk answers its 404 / -32601.)

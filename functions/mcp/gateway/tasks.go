@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// Tasks (MCP 2025-11-25 "Tasks", docs/TASKS.md). API Gateway gives up on a request after
+// Tasks (MCP 2025-11-25 "Tasks", docs/TASKS.md; the 2026-07-28 extension form is in
+// tasks_extension.go). API Gateway gives up on a request after
 // about 29 s; a task-augmented tools/call ("task" in its params) answers at once with a
 // task, and the client polls tasks/get and fetches tasks/result. The gateway runs the call
 // itself: a row in mcp_tasks (db/tasks.go) and a worker started out of the request
@@ -36,8 +38,9 @@ import (
 // Task ids are 128 random bits; every read is scoped to the caller's workspace and
 // principal, and another owner's id answers exactly like an unknown one.
 
-// taskCapability is advertised in initialize / server/discover results of revisions that
-// define tasks (2025-11-25 on).
+// taskCapability is advertised in initialize / server/discover results of the revisions
+// with the 2025-11-25 form of tasks (2026-07-28 advertises the extension instead, see
+// tasks_extension.go).
 var taskCapability = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
 
 // taskMinVersion is the first protocol revision with tasks.
@@ -107,12 +110,18 @@ func tasksEnabled(st *requestState, version string) bool {
 
 var errUnknownTask = wire.Refusal(jsonrpc.CodeInvalidParams, "unknown task")
 
-// createTask answers a task-augmented tools/call of ref (proxied) or b (built-in).
-func (g *Gateway) createTask(ctx context.Context, st *requestState, name string, ref *forward.Ref, b *builtin.Compiled, params json.RawMessage, p map[string]json.RawMessage) (any, error) {
-	ttl := taskTTL(p["task"])
+// createTask runs a tools/call of ref (proxied) or b (built-in) as a task and returns its
+// row, or — when no task was made — the answer the caller gets instead (the way to
+// authorize). The task's ttl is the client's "task.ttl" at 2025-11-25 and the default at
+// 2026-07-28, where that member is ignored (SEP-2663 "Backward Compatibility").
+func (g *Gateway) createTask(ctx context.Context, st *requestState, name string, ref *forward.Ref, b *builtin.Compiled, params json.RawMessage, p map[string]json.RawMessage) (*db.Task, any, error) {
+	ttl := defaultTaskTTL
+	if !st.NewProtocol {
+		ttl = taskTTL(p["task"])
+	}
 	plain, err := mcpclient.DeleteMember(params, "task")
 	if err != nil {
-		return nil, wire.Refusal(jsonrpc.CodeInvalidParams, "invalid params")
+		return nil, nil, wire.Refusal(jsonrpc.CodeInvalidParams, "invalid params")
 	}
 	row := &db.Task{ID: newTaskID(), WorkspaceID: st.Workspace, Principal: st.Principal.Subject, Tool: name,
 		TTLMS: ttl.Milliseconds(), PollIntervalMS: int(taskPollInterval.Milliseconds())}
@@ -120,41 +129,42 @@ func (g *Gateway) createTask(ctx context.Context, st *requestState, name string,
 		// A built-in answers quickly: run it now and store the complete task.
 		res, err := g.builtins.Call(ctx, b, p["arguments"])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if row.Result, err = json.Marshal(res); err != nil {
-			return nil, wire.Internal(ctx, g.log, "tools/call", err, nil)
+			return nil, nil, wire.Internal(ctx, g.log, "tools/call", err, nil)
 		}
 		row.Status = db.TaskCompleted
 		saved, err := db.TaskInsert(ctx, g.o.Pool, row)
 		if err != nil {
-			return nil, g.taskStoreError(ctx, err)
+			return nil, nil, g.taskStoreError(ctx, err)
 		}
-		return map[string]any{"task": taskObject(saved)}, nil
+		return saved, nil, nil
 	}
 	if ts := taskSupport(ref.Tool.Definition); (ts == "optional" || ts == "required") && upstreamRunsTasks(ref.Conn) {
-		return g.createUpstreamTask(ctx, st, ref, params, row)
+		saved, err := g.createUpstreamTask(ctx, st, ref, params, row)
+		return saved, nil, err
 	}
 	if def := ref.Tool.Definition; len(def) > 0 && taskSupport(def) == "forbidden" {
-		return nil, wire.Refusal(jsonrpc.CodeInvalidParams, "this tool does not support task-augmented calls (execution.taskSupport is forbidden)")
+		return nil, nil, wire.Refusal(jsonrpc.CodeInvalidParams, "this tool does not support task-augmented calls (execution.taskSupport is forbidden)")
 	}
 	up, err := forward.UpstreamParams(plain, ref.Tool.UpstreamName)
 	if err != nil {
-		return nil, wire.InvalidParams(err.Error())
+		return nil, nil, wire.InvalidParams(err.Error())
 	}
 	// A caller without a usable upstream token gets the way to authorize, not a task.
 	if pc, err := g.forward.Prepare(ctx, st.State, ref.Conn); err != nil {
-		return nil, g.taskStoreError(ctx, err)
+		return nil, nil, g.taskStoreError(ctx, err)
 	} else if pc.AnswerErr != nil {
-		return nil, pc.AnswerErr
+		return nil, nil, pc.AnswerErr
 	} else if pc.Answer != nil {
-		return pc.Answer, nil
+		return nil, pc.Answer, nil
 	}
 	connID := ref.Conn.ID
 	row.ConnectionID = &connID
 	saved, err := db.TaskInsert(ctx, g.o.Pool, row)
 	if err != nil {
-		return nil, g.taskStoreError(ctx, err)
+		return nil, nil, g.taskStoreError(ctx, err)
 	}
 	job := TaskJob{TaskID: saved.ID, WorkspaceID: st.Workspace, Principal: st.Principal.Subject,
 		RequestID: st.RequestID, ConnectionID: connID, Tool: name, Params: up}
@@ -163,10 +173,10 @@ func (g *Gateway) createTask(ctx context.Context, st *requestState, name string,
 		g.log.ErrorContext(ctx, "task could not be started", "task_id", saved.ID, "error_id", errorID, "err", err)
 		msg, _ := json.Marshal(wire.Refusal(jsonrpc.CodeInternalError, "the task could not be started (errorId "+errorID+")"))
 		if saved, err = db.TaskFinish(context.WithoutCancel(ctx), g.o.Pool, saved.ID, db.TaskFailed, nil, msg, "the task could not be started"); err != nil {
-			return nil, g.taskStoreError(ctx, err)
+			return nil, nil, g.taskStoreError(ctx, err)
 		}
 	}
-	return map[string]any{"task": taskObject(saved)}, nil
+	return saved, nil, nil
 }
 
 // upstreamRunsTasks reports whether connection c's upstream declared task-augmented
@@ -185,9 +195,18 @@ func upstreamRunsTasks(c *catalog.Connection) bool {
 }
 
 // createUpstreamTask forwards a task-augmented call to an upstream that runs tasks itself
-// and records its task under a gateway task id (naming the connection), so that tasks/*
-// can be routed back statelessly.
-func (g *Gateway) createUpstreamTask(ctx context.Context, st *requestState, ref *forward.Ref, params json.RawMessage, row *db.Task) (any, error) {
+// (the 2025-11-25 form: a "task" member, which a 2026-07-28 caller does not send, so the
+// gateway sets it) and records its task under a gateway task id (naming the connection),
+// so that tasks/* can be routed back statelessly. The upstream's ttl and pollInterval are
+// kept: they are its promise, not the gateway's. An upstream answering the 2026-07-28 flat
+// CreateTaskResult (resultType "task", ttlMs, pollIntervalMs) is read the same way.
+func (g *Gateway) createUpstreamTask(ctx context.Context, st *requestState, ref *forward.Ref, params json.RawMessage, row *db.Task) (*db.Task, error) {
+	if st.NewProtocol {
+		var err error
+		if params, err = mcpclient.SetMember(params, "task", json.RawMessage(`{"ttl":`+strconv.FormatInt(row.TTLMS, 10)+`}`)); err != nil {
+			return nil, wire.Refusal(jsonrpc.CodeInvalidParams, "invalid params")
+		}
+	}
 	up, err := forward.UpstreamParams(params, ref.Tool.UpstreamName)
 	if err != nil {
 		return nil, wire.InvalidParams(err.Error())
@@ -197,69 +216,127 @@ func (g *Gateway) createUpstreamTask(ctx context.Context, st *requestState, ref 
 		return nil, err
 	}
 	var ct struct {
-		Task struct {
-			TaskID        string `json:"taskId"`
-			Status        string `json:"status"`
-			StatusMessage string `json:"statusMessage"`
-		} `json:"task"`
+		Task *upstreamTask `json:"task"`
+		upstreamTask
 	}
-	if json.Unmarshal(res, &ct) != nil || ct.Task.TaskID == "" {
+	if json.Unmarshal(res, &ct) != nil {
+		ct.Task = nil
+	}
+	ut := ct.Task
+	if ut == nil && ct.ResultType == "task" {
+		ut = &ct.upstreamTask
+	}
+	if ut == nil || ut.TaskID == "" {
 		return nil, wire.Internal(ctx, g.log, "tools/call", errors.New("upstream answered a task-augmented call without a task"), nil)
 	}
-	connID, upID := ref.Conn.ID, ct.Task.TaskID
-	row.ConnectionID, row.UpstreamTaskID, row.Status = &connID, &upID, ct.Task.Status
+	connID, upID := ref.Conn.ID, ut.TaskID
+	row.ConnectionID, row.UpstreamTaskID, row.Status = &connID, &upID, ut.Status
 	if row.Status == "" {
 		row.Status = db.TaskWorking
+	}
+	if ut.StatusMessage != "" {
+		row.StatusMessage = &ut.StatusMessage
+	}
+	if ttl, ok := ut.ttl(); ok {
+		row.TTLMS = ttl
+	}
+	if pi, ok := ut.pollInterval(); ok {
+		row.PollIntervalMS = pi
 	}
 	saved, err := db.TaskInsert(ctx, g.o.Pool, row)
 	if err != nil {
 		return nil, g.taskStoreError(ctx, err)
 	}
-	return map[string]any{"task": taskObject(saved)}, nil
+	return saved, nil
 }
 
-// serveUpstreamTask answers tasks/get, tasks/result and tasks/cancel for a routed task by
-// asking its upstream (under the upstream's own task id) and keeping the row in step:
-// status on every answer, the result once (with the audit row for a result without
-// isError) when tasks/result first returns it.
-func (g *Gateway) serveUpstreamTask(ctx context.Context, st *requestState, method string, row *db.Task) (any, error) {
+// upstreamTask is a Task as an upstream sends it: the 2025-11-25 names (ttl, pollInterval)
+// or the 2026-07-28 ones (ttlMs, pollIntervalMs).
+type upstreamTask struct {
+	ResultType     string   `json:"resultType"`
+	TaskID         string   `json:"taskId"`
+	Status         string   `json:"status"`
+	StatusMessage  string   `json:"statusMessage"`
+	TTL            *float64 `json:"ttl"`
+	TTLMs          *float64 `json:"ttlMs"`
+	PollInterval   *float64 `json:"pollInterval"`
+	PollIntervalMs *float64 `json:"pollIntervalMs"`
+}
+
+// ttl returns the upstream's ttl in ms, clamped to the gateway's bounds (a row must
+// expire; an unlimited ttl, null, keeps the gateway's default); false when absent.
+func (u *upstreamTask) ttl() (int64, bool) {
+	v := u.TTLMs
+	if v == nil {
+		v = u.TTL
+	}
+	if v == nil || *v <= 0 {
+		return 0, false
+	}
+	return int64(min(max(*v, 1), float64(maxTaskTTL/time.Millisecond))), true
+}
+
+// pollInterval returns the upstream's poll interval in ms (at most an hour); false when
+// absent.
+func (u *upstreamTask) pollInterval() (int, bool) {
+	v := u.PollIntervalMs
+	if v == nil {
+		v = u.PollInterval
+	}
+	if v == nil || *v <= 0 {
+		return 0, false
+	}
+	return int(min(*v, float64(time.Hour/time.Millisecond))), true
+}
+
+// upstreamTaskResult fetches a routed task's result from its upstream (tasks/result under
+// the upstream's own task id) and stores it the first time, with the audit row for a
+// result without isError. An upstream JSON-RPC error comes back as the error (see
+// mcpclient.RPCError).
+func (g *Gateway) upstreamTaskResult(ctx context.Context, st *requestState, row *db.Task) (json.RawMessage, error) {
 	if row.ConnectionID == nil {
 		return nil, errUnknownTask // the connection was deleted
 	}
 	idParams, _ := json.Marshal(map[string]string{"taskId": *row.UpstreamTaskID})
 	start := time.Now()
-	res, err := g.forward.Raw(ctx, st.State, *row.ConnectionID, method, idParams)
+	res, err := g.forward.Raw(ctx, st.State, *row.ConnectionID, "tasks/result", idParams)
 	if err != nil {
 		return nil, err
 	}
-	store := context.WithoutCancel(ctx)
-	if method == "tasks/result" {
-		first, err := db.TaskKeepResult(store, g.o.Pool, row.ID, res)
-		if err != nil {
-			return nil, g.taskStoreError(ctx, err)
-		}
-		if first {
-			if !forward.ResultIsError(res) {
-				// The arguments went to the upstream when the task was created and are not
-				// kept: the row's digest is that of no arguments.
-				if err := g.forward.Audit(st.State, row.Tool, *row.ConnectionID, time.Since(start), nil); err != nil {
-					return nil, wire.Internal(ctx, g.log, "tasks/result", err, nil)
-				}
-			}
-		}
-		return res, nil
+	first, err := db.TaskKeepResult(context.WithoutCancel(ctx), g.o.Pool, row.ID, res)
+	if err != nil {
+		return nil, g.taskStoreError(ctx, err)
 	}
-	var up struct {
-		Status        string `json:"status"`
-		StatusMessage string `json:"statusMessage"`
+	if first && !forward.ResultIsError(res) {
+		// The arguments went to the upstream when the task was created and are not kept:
+		// the row's digest is that of no arguments.
+		if err := g.forward.Audit(st.State, row.Tool, *row.ConnectionID, time.Since(start), nil); err != nil {
+			return nil, wire.Internal(ctx, g.log, "tasks/result", err, nil)
+		}
 	}
-	_ = json.Unmarshal(res, &up)
+	return res, nil
+}
+
+// upstreamTaskStatus asks a routed task's upstream (tasks/get or tasks/cancel, under the
+// upstream's own task id), records the status it reports and returns the row with the
+// upstream's task (its ttl and pollInterval are shown as sent).
+func (g *Gateway) upstreamTaskStatus(ctx context.Context, st *requestState, method string, row *db.Task) (*db.Task, *upstreamTask, error) {
+	if row.ConnectionID == nil {
+		return nil, nil, errUnknownTask // the connection was deleted
+	}
+	idParams, _ := json.Marshal(map[string]string{"taskId": *row.UpstreamTaskID})
+	res, err := g.forward.Raw(ctx, st.State, *row.ConnectionID, method, idParams)
+	if err != nil {
+		return nil, nil, err
+	}
+	up := &upstreamTask{}
+	_ = json.Unmarshal(res, up)
 	if up.Status != "" {
-		if row, err = db.TaskSetStatus(store, g.o.Pool, row.ID, up.Status, up.StatusMessage); err != nil {
-			return nil, g.taskStoreError(ctx, err)
+		if row, err = db.TaskSetStatus(context.WithoutCancel(ctx), g.o.Pool, row.ID, up.Status, up.StatusMessage); err != nil {
+			return nil, nil, g.taskStoreError(ctx, err)
 		}
 	}
-	return taskObject(row), nil
+	return row, up, nil
 }
 
 // taskSupport returns a tool definition's execution.taskSupport ("" when absent).
@@ -350,7 +427,8 @@ func (g *Gateway) RunTask(ctx context.Context, job TaskJob) error {
 	return err
 }
 
-// serveTasks answers tasks/get, tasks/result, tasks/list and tasks/cancel for st's owner.
+// serveTasks answers tasks/get, tasks/result, tasks/list and tasks/cancel for st's owner in
+// the 2025-11-25 form (MCP 2025-11-25 "Tasks").
 func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method string, params json.RawMessage) (any, error) {
 	var p struct {
 		TaskID string `json:"taskId"`
@@ -388,23 +466,24 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 		out["tasks"] = tasks
 		return out, nil
 	case "tasks/cancel":
-		if row, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.Workspace, owner); err == nil && row.UpstreamTaskID != nil {
-			return g.serveUpstreamTask(ctx, st, method, row)
-		}
 		before, err := db.TaskGet(ctx, g.o.Pool, p.TaskID, st.Workspace, owner)
 		if err != nil {
 			return nil, g.taskLookupError(ctx, err)
 		}
+		if before.UpstreamTaskID != nil {
+			row, up, err := g.upstreamTaskStatus(ctx, st, method, before)
+			if err != nil {
+				return nil, err
+			}
+			return withUpstreamTiming(taskObject(row), up, "ttl", "pollInterval"), nil
+		}
 		if before.Terminal() {
+			// 2025-11-25 "Tasks": a cancel of a terminal task is -32602.
 			return nil, wire.Refusal(jsonrpc.CodeInvalidParams, "task is already "+before.Status)
 		}
-		row, err := db.TaskCancel(ctx, g.o.Pool, p.TaskID, st.Workspace, owner)
+		row, err := g.cancelTask(ctx, st, p.TaskID)
 		if err != nil {
-			return nil, g.taskLookupError(ctx, err)
-		}
-		// Only now, the caller owning the task: stop the call if this process runs it.
-		if c, ok := g.taskCancels.Load(row.ID); ok && row.Status == db.TaskCancelled {
-			(*c.(*context.CancelFunc))()
+			return nil, err
 		}
 		return taskObject(row), nil
 	}
@@ -413,7 +492,14 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 		return nil, g.taskLookupError(ctx, err)
 	}
 	if row.UpstreamTaskID != nil {
-		return g.serveUpstreamTask(ctx, st, method, row)
+		if method == "tasks/result" {
+			return g.upstreamTaskResult(ctx, st, row)
+		}
+		row, up, err := g.upstreamTaskStatus(ctx, st, method, row)
+		if err != nil {
+			return nil, err
+		}
+		return withUpstreamTiming(taskObject(row), up, "ttl", "pollInterval"), nil
 	}
 	if method == "tasks/get" {
 		return taskObject(row), nil
@@ -449,6 +535,34 @@ func (g *Gateway) serveTasks(ctx context.Context, st *requestState, method strin
 	return json.RawMessage(row.Result), nil
 }
 
+// cancelTask marks the owner's gateway-run task cancelled (a terminal one is left as it is)
+// and, the caller owning the task, stops its call when this process runs it.
+func (g *Gateway) cancelTask(ctx context.Context, st *requestState, id string) (*db.Task, error) {
+	row, err := db.TaskCancel(ctx, g.o.Pool, id, st.Workspace, st.Principal.Subject)
+	if err != nil {
+		return nil, g.taskLookupError(ctx, err)
+	}
+	if c, ok := g.taskCancels.Load(row.ID); ok && row.Status == db.TaskCancelled {
+		(*c.(*context.CancelFunc))()
+	}
+	return row, nil
+}
+
+// withUpstreamTiming shows a routed task's ttl and poll interval as its upstream last
+// reported them (under the names ttlKey and pollKey of the caller's revision), when it did.
+func withUpstreamTiming(o map[string]any, up *upstreamTask, ttlKey, pollKey string) map[string]any {
+	if up == nil {
+		return o
+	}
+	if v, ok := up.ttl(); ok {
+		o[ttlKey] = v
+	}
+	if v, ok := up.pollInterval(); ok {
+		o[pollKey] = v
+	}
+	return o
+}
+
 func parseTaskCursor(c string) (time.Time, string, bool) {
 	ts, id, ok := strings.Cut(c, "|")
 	if !ok {
@@ -481,8 +595,11 @@ func (g *Gateway) taskStoreError(ctx context.Context, err error) error {
 }
 
 // withTaskCapability adds the tasks capability to a buffered initialize or
-// server/discover answer of a revision that defines tasks.
-func (w *limitedWriter) withTaskCapability() {
+// server/discover answer of a revision that defines tasks: at 2025-11-25 (and later
+// revisions before 2026-07-28) capabilities.tasks; at 2026-07-28 (newProtocol) the
+// extension under capabilities.extensions (SEP-2663 "Capability Negotiation"), next to any
+// extension already advertised, and never capabilities.tasks.
+func (w *limitedWriter) withTaskCapability(newProtocol bool) {
 	if w.tooBig || w.status != 200 {
 		return
 	}
@@ -496,10 +613,29 @@ func (w *limitedWriter) withTaskCapability() {
 	}
 	var v string
 	_ = json.Unmarshal(res["protocolVersion"], &v)
-	if v != "" && v < taskMinVersion {
+	if !newProtocol && v != "" && v < taskMinVersion {
 		return
 	}
-	caps, err := mcpclient.SetMember(res["capabilities"], "tasks", taskCapability)
+	caps := res["capabilities"]
+	if len(caps) == 0 || string(caps) == "null" {
+		caps = json.RawMessage(`{}`)
+	}
+	var err error
+	if newProtocol {
+		ext := json.RawMessage(`{}`)
+		if m, ok := mcpclient.Members(caps); ok && len(m["extensions"]) > 0 && string(m["extensions"]) != "null" {
+			ext = m["extensions"]
+		}
+		if ext, err = mcpclient.SetMember(ext, tasksExtension, json.RawMessage(`{}`)); err != nil {
+			return
+		}
+		if caps, err = mcpclient.DeleteMember(caps, "tasks"); err != nil {
+			return
+		}
+		caps, err = mcpclient.SetMember(caps, "extensions", ext)
+	} else {
+		caps, err = mcpclient.SetMember(caps, "tasks", taskCapability)
+	}
 	if err != nil {
 		return
 	}

@@ -4,7 +4,8 @@
 // single-server endpoint in front of a fixture upstream written here (both gating, with the
 // newest stable suite), and the 2026-07-28 scenarios of the pinned prerelease: gating on the
 // single-server endpoint against expected-failures-2026-07-28.yaml, reported on the
-// aggregate endpoint.
+// aggregate endpoint; and the io.modelcontextprotocol/tasks extension scenarios, gating on
+// the single-server endpoint of a second fixture (taskfixture_test.go).
 //
 // The runner cannot send an Authorization header, so a loopback proxy adds the bearer
 // token: the real auth path is what is tested.
@@ -31,6 +32,15 @@ import (
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
+// tasksScenarios are the io.modelcontextprotocol/tasks extension's server scenarios of
+// conformance 0.2.0-alpha.12 (requirements/2026-07-28.yaml lists them as not scored,
+// reason "extension").
+var tasksScenarios = []string{
+	"tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields", "tasks-request-state-removal",
+	"tasks-mrtr-input", "tasks-request-headers", "tasks-dispatch-and-envelope", "tasks-status-notifications",
+	"tasks-required-task-error", "tasks-mrtr-composition",
+}
+
 // aggregateScenarios are the protocol-level scenarios the aggregate endpoint must pass
 // (the others need the fixture's tools, resources and prompts).
 var aggregateScenarios = []string{
@@ -42,6 +52,7 @@ type world struct {
 	proxy     string // http://127.0.0.1:PORT of the token-adding proxy
 	aggregate string // path of the aggregate endpoint
 	single    string // path of the single-server endpoint
+	tasks     string // path of the single-server endpoint of the task fixture
 	node      string // Node 22 binary
 	npm       string // test/npm
 }
@@ -75,8 +86,18 @@ func setup(t *testing.T) *world {
 	if err := json.Unmarshal(body, &c); err != nil || !c.Connect.Success {
 		t.Fatalf("create fixture connection: %v %s", err, body)
 	}
+	status, body = env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
+		"name": "Task Fixture", "url": startTaskFixture(t), "transportType": "streamable-http", "workspaceId": ws,
+	})
+	var tc struct {
+		Handle  string
+		Connect struct{ Success bool }
+	}
+	if status != http.StatusCreated || json.Unmarshal(body, &tc) != nil || !tc.Connect.Success {
+		t.Fatalf("create task fixture connection: %d %s", status, body)
+	}
 	return &world{proxy: tokenProxy(t, env.URL, admin), aggregate: "/mcp/" + ws,
-		single: "/mcp/" + ws + "/servers/" + c.Handle, node: node, npm: npm}
+		single: "/mcp/" + ws + "/servers/" + c.Handle, tasks: "/mcp/" + ws + "/servers/" + tc.Handle, node: node, npm: npm}
 }
 
 // tokenProxy serves a loopback reverse proxy to target that adds the bearer token and
@@ -176,6 +197,30 @@ func TestConformance(t *testing.T) {
 		t.Logf("single-server: %d scenarios; failures: %v", len(checks), failures(checks))
 		if err != nil {
 			t.Errorf("single-server conformance: %v\n%s", err, out)
+		}
+	})
+
+	// The io.modelcontextprotocol/tasks extension scenarios (SEP-2663) of the pinned
+	// prerelease, at 2026-07-28: extension scenarios are outside every --spec-version
+	// selection, so each runs by name, against the single-server endpoint of the task
+	// fixture (taskfixture_test.go), gating with the same baseline file.
+	t.Run("2026-07-28/tasks", func(t *testing.T) {
+		t.Parallel()
+		for _, sc := range tasksScenarios {
+			out, checks, err := w.run(t, "conformance-next", 90*time.Second, "--url", w.proxy+w.tasks, "--scenario", sc,
+				"--expected-failures", expectedFailuresFile(t, "expected-failures-2026-07-28.yaml"))
+			passed := 0
+			for _, rs := range checks {
+				for _, r := range rs {
+					if r.Status == "SUCCESS" {
+						passed++
+					}
+				}
+			}
+			t.Logf("conformance-next %s: %d checks passed, failures %v (exit: %v)", sc, passed, failures(checks), err)
+			if len(checks) == 0 || err != nil {
+				t.Errorf("tasks scenario %s: %v\n%s", sc, err, out)
+			}
 		}
 	})
 
