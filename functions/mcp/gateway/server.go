@@ -184,7 +184,10 @@ func newServerCache(max int) *serverCache {
 }
 
 // get returns key's item, adding an empty one (and evicting the least recently used)
-// when absent.
+// when absent. Adding an item for a workspace's catalog ETag also drops that workspace's
+// items of every other ETag (retireSuperseded): each install, refresh or toggle makes a
+// new document, and without this each one left its parsed document, tool table and
+// tools/list answer alive until 256 newer keys pushed it out (issue 23).
 func (c *serverCache) get(key string) *serverItem {
 	if it, ok := c.lru.Get(key); ok {
 		return it
@@ -193,7 +196,31 @@ func (c *serverCache) get(key string) *serverItem {
 	if prev, found, _ := c.lru.PeekOrAdd(key, it); found {
 		return prev
 	}
+	c.retireSuperseded(key)
 	return it
+}
+
+// retireSuperseded removes the items of key's workspace built for another catalog ETag
+// (serverKey starts "<workspace>|<etag>|"). It runs on a miss only, so its pass over the
+// cache (at most MaxServers keys) is paid once per new key, not per request. A request
+// still holding an old snapshot keeps its item (it holds the pointer) and, should it
+// arrive after the new document, re-adds its key once, which the next request on the new
+// document retires again.
+func (c *serverCache) retireSuperseded(key string) {
+	ws, rest, ok := strings.Cut(key, "|")
+	if !ok {
+		return
+	}
+	etag, _, _ := strings.Cut(rest, "|")
+	for _, k := range c.lru.Keys() {
+		kws, krest, _ := strings.Cut(k, "|")
+		if kws != ws {
+			continue
+		}
+		if ketag, _, _ := strings.Cut(krest, "|"); ketag != etag {
+			c.lru.Remove(k)
+		}
+	}
 }
 
 func (c *serverCache) len() int { return c.lru.Len() }
