@@ -120,4 +120,3 @@ func cachedServers(t testing.TB, e *benchEnv) int {
 	}
 	return h.CachedServers
 }
-

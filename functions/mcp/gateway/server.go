@@ -49,7 +49,7 @@ func (g *Gateway) serverItem(st *requestState) *serverItem {
 }
 
 // serverKey identifies what a server holds: workspace, catalog ETag, role class,
-// toolsets, project, chat resolution and endpoint. Nothing per-principal beyond the role
+// toolsets, project, chat resolution, endpoint and discovery mode. Nothing per-principal beyond the role
 // class is in a server, so two principals with one key may share it.
 func serverKey(st *requestState) string {
 	var b strings.Builder
@@ -77,6 +77,8 @@ func serverKey(st *requestState) string {
 	if st.Single != nil {
 		b.WriteString(st.Single.ID)
 	}
+	b.WriteByte('|')
+	b.WriteString(st.discovery)
 	return b.String()
 }
 
