@@ -7,13 +7,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
 	"golang.org/x/sync/errgroup"
 )
 
 // Build reads workspace ws's document from Postgres: its enabled connections (global ones
-// folded in) ordered by handle, each with its active tools ordered by exposed name.
+// folded in) ordered by handle, each with its active tools ordered by exposed name, and
+// the workspace's tool discovery threshold.
 func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 	conns, err := db.ConnectionListVisible(ctx, q, ws)
 	if err != nil {
@@ -31,7 +33,11 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 			OutputSchema: t.OutputSchema, Annotations: t.Annotations, Definition: t.Definition,
 		})
 	}
-	doc := &Document{Version: SchemaVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(),
+	threshold, err := db.WorkspaceDiscoveryThreshold(ctx, q, ws)
+	if err != nil && apperr.CodeOf(err) != apperr.NotFound {
+		return nil, err
+	}
+	doc := &Document{Version: SchemaVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold,
 		Connections: make([]Connection, 0, len(conns))}
 	for i := range conns {
 		c := &conns[i]
