@@ -16,7 +16,9 @@ package search
 import (
 	"container/heap"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -56,14 +58,21 @@ type posting struct {
 // Index is an immutable BM25 index over a list of Docs.
 type Index struct {
 	n        int
-	lengths  []float32 // weighted document lengths
-	avgLen   float64
+	norms    []float32 // per document: k1 · (1 − b + b · length / average length)
 	postings map[string][]posting
+	scratch  sync.Pool // *accumulator, len n
+}
+
+// accumulator holds one query's scores (dense, by document) and the documents touched.
+type accumulator struct {
+	scores  []float64
+	touched []int32
 }
 
 // New indexes docs; Hit.Doc refers to positions in docs.
 func New(docs []Doc) *Index {
-	ix := &Index{n: len(docs), lengths: make([]float32, len(docs)), postings: map[string][]posting{}}
+	ix := &Index{n: len(docs), norms: make([]float32, len(docs)), postings: map[string][]posting{}}
+	lengths := make([]float32, len(docs))
 	tf := map[string]float32{}
 	var total float64
 	for i, d := range docs {
@@ -84,12 +93,16 @@ func New(docs []Doc) *Index {
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: f})
 			l += f
 		}
-		ix.lengths[i] = l
+		lengths[i] = l
 		total += float64(l)
 	}
 	if len(docs) > 0 {
-		ix.avgLen = total / float64(len(docs))
+		avg := total / float64(len(docs))
+		for i, l := range lengths {
+			ix.norms[i] = float32(k1 * (1 - b + b*float64(l)/avg))
+		}
 	}
+	ix.scratch.New = func() any { return &accumulator{scores: make([]float64, ix.n)} }
 	return ix
 }
 
@@ -104,13 +117,16 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) (hits 
 	if len(terms) == 0 || ix.n == 0 || limit <= 0 {
 		return nil, 0
 	}
-	scores := map[int32]float64{}
-	seen := map[string]bool{}
-	for _, t := range terms {
-		if seen[t] {
-			continue
+	acc := ix.scratch.Get().(*accumulator)
+	defer func() {
+		for _, d := range acc.touched {
+			acc.scores[d] = 0
 		}
-		seen[t] = true
+		acc.touched = acc.touched[:0]
+		ix.scratch.Put(acc)
+	}()
+	slices.Sort(terms)
+	for _, t := range slices.Compact(terms) {
 		ps := ix.postings[t]
 		if len(ps) == 0 {
 			continue
@@ -119,12 +135,15 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) (hits 
 		idf := math.Log(1 + (float64(ix.n)-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
 		for _, p := range ps {
 			f := float64(p.tf)
-			norm := k1 * (1 - b + b*float64(ix.lengths[p.doc])/ix.avgLen)
-			scores[p.doc] += idf * f * (k1 + 1) / (f + norm)
+			if acc.scores[p.doc] == 0 {
+				acc.touched = append(acc.touched, p.doc)
+			}
+			acc.scores[p.doc] += idf * f * (k1 + 1) / (f + float64(ix.norms[p.doc]))
 		}
 	}
 	h := &topK{}
-	for d, s := range scores {
+	for _, d := range acc.touched {
+		s := acc.scores[d]
 		if keep != nil && !keep(int(d)) {
 			continue
 		}

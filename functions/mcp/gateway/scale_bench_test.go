@@ -71,3 +71,26 @@ func BenchmarkProxiedScale(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkToolsSearch is agentpack_tools_search through the whole handler in a workspace
+// of 1,000 connections × 20 tools (20,000 tools; issue 23's target is ≤ 5 ms a query),
+// for a query matching one tool and one matching 1,000 (a tool name shared by every
+// server). The index is built by the warm-up (once per catalog snapshot).
+func BenchmarkToolsSearch(b *testing.B) {
+	c := newChurnEnv(b, 0)
+	doc := c.base
+	doc.Connections = append(append([]catalog.Connection(nil), c.base.Connections...), scaleConnections(1000, 20)...)
+	data, _ := json.Marshal(doc)
+	if _, err := c.store.Put(context.Background(), c.ws, data); err != nil {
+		b.Fatal(err)
+	}
+	c.cache.Invalidate(c.ws)
+	for _, q := range []string{"echo back the message", "tool_7 resource"} {
+		b.Run(q, func(b *testing.B) {
+			rq := c.list
+			rq.body = `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"agentpack_tools_search","arguments":{"query":` +
+				mustJSON(q) + `,"limit":10}}}`
+			rq.run(b, c.handler)
+		})
+	}
+}
