@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
 	"golang.org/x/sync/errgroup"
@@ -14,7 +15,7 @@ import (
 
 // Build reads workspace ws's document from Postgres: its enabled connections (global ones
 // folded in) ordered by handle, each with its active tools ordered by exposed name and the
-// MCP Apps views its upstream listed.
+// MCP Apps views its upstream listed, and the workspace's tool discovery threshold.
 func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 	conns, err := db.ConnectionListVisible(ctx, q, ws)
 	if err != nil {
@@ -36,7 +37,11 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 			OutputSchema: t.OutputSchema, Annotations: t.Annotations, Definition: t.Definition,
 		})
 	}
-	doc := &Document{Version: SchemaVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(),
+	threshold, err := db.WorkspaceDiscoveryThreshold(ctx, q, ws)
+	if err != nil && apperr.CodeOf(err) != apperr.NotFound {
+		return nil, err
+	}
+	doc := &Document{Version: SchemaVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold,
 		Connections: make([]Connection, 0, len(conns))}
 	for i := range conns {
 		c := &conns[i]

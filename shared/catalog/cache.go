@@ -22,6 +22,23 @@ type Snapshot struct {
 	ETag   string
 	byName map[string]ToolRef
 	byConn map[string]*Connection
+	memo   sync.Map // key → *memoValue (Memo)
+}
+
+type memoValue struct {
+	once sync.Once
+	v    any
+}
+
+// Memo returns the value build made for key on this snapshot, calling build once per key
+// (concurrent callers wait for the first). What a snapshot derives lazily — the search
+// index of its tools — lives exactly as long as the snapshot: a superseded document takes
+// its derived values with it.
+func (s *Snapshot) Memo(key any, build func() any) any {
+	m, _ := s.memo.LoadOrStore(key, &memoValue{})
+	mv := m.(*memoValue)
+	mv.once.Do(func() { mv.v = build() })
+	return mv.v
 }
 
 // ToolRef locates a proxied tool in a snapshot.

@@ -17,10 +17,14 @@ const SchemaVersion = 1
 
 // Document is one workspace's precomputed catalog.
 type Document struct {
-	Version     int          `json:"version"`
-	WorkspaceID string       `json:"workspaceId"`
-	GeneratedAt time.Time    `json:"generatedAt"`
-	Connections []Connection `json:"connections"`
+	Version     int       `json:"version"`
+	WorkspaceID string    `json:"workspaceId"`
+	GeneratedAt time.Time `json:"generatedAt"`
+	// DiscoveryThreshold is the workspace's setting: above this many visible proxied tools
+	// the gateway's tools/list offers discovery instead of every tool (absent: the
+	// gateway's default, 200).
+	DiscoveryThreshold *int         `json:"discoveryThreshold,omitempty"`
+	Connections        []Connection `json:"connections"`
 }
 
 // Connection is one connection as the gateway needs it: identity, scope, where it is and

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // ErrNotModified is returned by Store.Get when the stored document's ETag equals the
@@ -31,11 +33,49 @@ type Store interface {
 func Key(workspaceID string) string { return "catalog/v1/workspaces/" + workspaceID + ".json" }
 
 // DiskStore is the local Store: files under Dir, ETag = quoted hex SHA-256 of the bytes.
-type DiskStore struct{ Dir string }
+// Use it through a pointer.
+type DiskStore struct {
+	Dir string
+	// seen: path → diskSeen, the file last read there and its ETag, so that a revalidation
+	// of an unchanged file answers ErrNotModified from a stat, without reading and hashing
+	// the document (as S3 answers 304 without a body): at 20,000 tools that is a 9 MB read
+	// every TTL.
+	seen sync.Map
+}
+
+type diskSeen struct {
+	fi   os.FileInfo
+	etag string
+}
 
 // Get implements Store.
 func (s *DiskStore) Get(_ context.Context, ws, ifNoneMatch string) ([]byte, string, error) {
-	data, err := os.ReadFile(s.path(ws))
+	p := s.path(ws)
+	if ifNoneMatch != "" {
+		// Put replaces the file by a rename, so new content is a new file (os.SameFile
+		// compares device and inode); size and modification time guard an in-place edit.
+		if v, ok := s.seen.Load(p); ok {
+			if fi, err := os.Stat(p); err == nil {
+				prev := v.(diskSeen)
+				if prev.etag == ifNoneMatch && os.SameFile(prev.fi, fi) && prev.fi.Size() == fi.Size() && prev.fi.ModTime().Equal(fi.ModTime()) {
+					return nil, prev.etag, ErrNotModified
+				}
+			}
+		}
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, "", ErrNotFound
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("catalog: disk get: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, "", fmt.Errorf("catalog: disk get: %w", err)
+	}
+	data, err := io.ReadAll(f)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, "", ErrNotFound
 	}
@@ -43,6 +83,7 @@ func (s *DiskStore) Get(_ context.Context, ws, ifNoneMatch string) ([]byte, stri
 		return nil, "", fmt.Errorf("catalog: disk get: %w", err)
 	}
 	etag := etagOf(data)
+	s.seen.Store(p, diskSeen{fi: fi, etag: etag})
 	if etag == ifNoneMatch {
 		return nil, etag, ErrNotModified
 	}

@@ -75,6 +75,36 @@ func WorkspaceSetDefaultProject(ctx context.Context, q Querier, ws, project stri
 	return nil
 }
 
+// WorkspaceDiscoveryThreshold returns workspace ws's tool discovery threshold
+// (workspaces.tool_discovery_threshold; nil = the gateway's default), or NOT_FOUND.
+func WorkspaceDiscoveryThreshold(ctx context.Context, q Querier, ws string) (*int, error) {
+	if !IsUUID(ws) {
+		return nil, notFound()
+	}
+	var t *int
+	if err := q.QueryRow(ctx, `SELECT tool_discovery_threshold FROM workspaces WHERE id = $1`, ws).Scan(&t); err != nil {
+		return nil, Interpret(err)
+	}
+	return t, nil
+}
+
+// WorkspaceSetDiscoveryThreshold sets workspace ws's tool discovery threshold (nil: back
+// to the gateway's default). The caller rebuilds the workspace's catalog document, which
+// carries it. Errors: NOT_FOUND (no workspace ws), VALIDATION_ERROR (a negative value).
+func WorkspaceSetDiscoveryThreshold(ctx context.Context, q Querier, ws string, t *int) error {
+	if !IsUUID(ws) {
+		return notFound()
+	}
+	tag, err := q.Exec(ctx, `UPDATE workspaces SET tool_discovery_threshold = $2 WHERE id = $1`, ws, t)
+	if err != nil {
+		return Interpret(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound()
+	}
+	return nil
+}
+
 // ProjectEnsure creates project id named name in workspace ws unless a project id exists
 // already (then nothing changes: dev seed and tests). Errors: INVALID_REFERENCE (no
 // workspace ws), VALIDATION_ERROR (malformed id).

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/logx"
@@ -156,7 +157,15 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 			"request body exceeds the gateway's "+strconv.Itoa(maxRequestBytes)+"-byte limit"))
 		return
 	}
+	if direct, target, ok := callByName(body); ok && st.Single == nil {
+		// agentpack_tool_call: served as the direct call it names (discovery.go).
+		body = direct
+		if r.Header.Get("Mcp-Name") == builtin.CallToolName {
+			r.Header.Set("Mcp-Name", target)
+		}
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
 	if g.cancelled(w, r, st, body) {
 		return
 	}

@@ -39,12 +39,13 @@ const benchSecret = "bench-secret"
 type benchEnv struct {
 	pool    *db.Pool
 	store   *catalog.DiskStore
+	cache   *catalog.Cache
 	handler http.Handler
 	up      *mcpclient.Pool
 	guard   *urlguard.Guard
 }
 
-func newBenchEnv(b *testing.B) *benchEnv {
+func newBenchEnv(b testing.TB) *benchEnv {
 	b.Helper()
 	pool, _ := dbtest.Fresh(b)
 	ctx := context.Background()
@@ -59,7 +60,8 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := gateway.New(gateway.Options{Pool: pool, Catalog: catalog.NewCache(e.store, 5*time.Second, nil),
+	e.cache = catalog.NewCache(e.store, 5*time.Second, nil)
+	g, err := gateway.New(gateway.Options{Pool: pool, Catalog: e.cache,
 		Upstreams: e.up, Verifier: v})
 	if err != nil {
 		b.Fatal(err)
@@ -68,7 +70,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	return e
 }
 
-func (e *benchEnv) workspace(b *testing.B, role string) (ws, token string) {
+func (e *benchEnv) workspace(b testing.TB, role string) (ws, token string) {
 	b.Helper()
 	ws = uuid.NewString()
 	if err := db.WorkspaceUpsert(context.Background(), e.pool, ws, "bench"); err != nil {
@@ -126,7 +128,7 @@ func (rq *request) serve(h http.Handler, w *discardWriter) {
 
 // check serves rq once and fails unless it answers 200 with a result that is not an error;
 // it returns the result.
-func (rq *request) check(b *testing.B, h http.Handler) json.RawMessage {
+func (rq *request) check(b testing.TB, h http.Handler) json.RawMessage {
 	b.Helper()
 	w := &discardWriter{h: http.Header{}, keep: true}
 	rq.serve(h, w)

@@ -32,6 +32,9 @@ type requestState struct {
 	key    string
 	server *mcp.Server // memoised: go-sdk calls getServer twice per POST
 	item   *serverItem // server's cache item
+	// discovery is the tools/list mode the client asked for ("" = the workspace's
+	// threshold decides; discovery.go).
+	discovery string
 }
 
 type stateKey struct{}
@@ -168,6 +171,9 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 			}
 		}
 	}
+	if st.discovery, err = discoveryMode(r); err != nil {
+		return nil, err
+	}
 	st.ProjectID = cmp.Or(r.Header.Get("X-Project-Id"), r.URL.Query().Get("project"))
 	if st.ProjectID != "" && !db.IsUUID(st.ProjectID) {
 		return nil, apperr.New(apperr.Validation, "X-Project-Id must be a project id (UUID)")
@@ -294,7 +300,7 @@ func (g *Gateway) cors(w http.ResponseWriter, r *http.Request) {
 	h.Set("Access-Control-Allow-Origin", o)
 	h.Add("Vary", "Origin")
 	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, X-Workspace-Id, X-Project-Id, X-Chat-Id, X-MCP-Toolsets")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, X-Workspace-Id, X-Project-Id, X-Chat-Id, X-MCP-Toolsets, X-MCP-Discovery")
 	h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, X-Request-Id")
 	h.Set("Access-Control-Max-Age", "600")
 }

@@ -49,7 +49,7 @@ func (g *Gateway) serverItem(st *requestState) *serverItem {
 }
 
 // serverKey identifies what a server holds: workspace, catalog ETag, role class,
-// toolsets, project, chat resolution and endpoint. Nothing per-principal beyond the role
+// toolsets, project, chat resolution, endpoint and discovery mode. Nothing per-principal beyond the role
 // class is in a server, so two principals with one key may share it.
 func serverKey(st *requestState) string {
 	var b strings.Builder
@@ -77,6 +77,8 @@ func serverKey(st *requestState) string {
 	if st.Single != nil {
 		b.WriteString(st.Single.ID)
 	}
+	b.WriteByte('|')
+	b.WriteString(st.discovery)
 	return b.String()
 }
 
@@ -189,7 +191,10 @@ func newServerCache(max int) *serverCache {
 }
 
 // get returns key's item, adding an empty one (and evicting the least recently used)
-// when absent.
+// when absent. Adding an item for a workspace's catalog ETag also drops that workspace's
+// items of every other ETag (retireSuperseded): each install, refresh or toggle makes a
+// new document, and without this each one left its parsed document, tool table and
+// tools/list answer alive until 256 newer keys pushed it out (issue 23).
 func (c *serverCache) get(key string) *serverItem {
 	if it, ok := c.lru.Get(key); ok {
 		return it
@@ -198,7 +203,31 @@ func (c *serverCache) get(key string) *serverItem {
 	if prev, found, _ := c.lru.PeekOrAdd(key, it); found {
 		return prev
 	}
+	c.retireSuperseded(key)
 	return it
+}
+
+// retireSuperseded removes the items of key's workspace built for another catalog ETag
+// (serverKey starts "<workspace>|<etag>|"). It runs on a miss only, so its pass over the
+// cache (at most MaxServers keys) is paid once per new key, not per request. A request
+// still holding an old snapshot keeps its item (it holds the pointer) and, should it
+// arrive after the new document, re-adds its key once, which the next request on the new
+// document retires again.
+func (c *serverCache) retireSuperseded(key string) {
+	ws, rest, ok := strings.Cut(key, "|")
+	if !ok {
+		return
+	}
+	etag, _, _ := strings.Cut(rest, "|")
+	for _, k := range c.lru.Keys() {
+		kws, krest, _ := strings.Cut(k, "|")
+		if kws != ws {
+			continue
+		}
+		if ketag, _, _ := strings.Cut(krest, "|"); ketag != etag {
+			c.lru.Remove(k)
+		}
+	}
 }
 
 func (c *serverCache) len() int { return c.lru.Len() }

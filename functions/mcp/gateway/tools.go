@@ -84,16 +84,18 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 				}
 			}
 		}
-		proxiedTools(st, func(name string, c *catalog.Connection, t *catalog.Tool) {
-			if def, err := toolDefinition(t, name); err == nil {
-				if st.Single == nil {
-					def = withAppURIs(def, c.Handle) // ui:// under the connection's handle (apps.go)
+		if listsProxied(st) { // else progressive discovery: the built-ins only (discovery.go)
+			proxiedTools(st, func(name string, c *catalog.Connection, t *catalog.Tool) {
+				if def, err := toolDefinition(t, name); err == nil {
+					if st.Single == nil {
+						def = withAppURIs(def, c.Handle) // ui:// under the connection's handle (apps.go)
+					}
+					all = append(all, named{name, withTaskExecution(def)})
+				} else {
+					g.log.Warn("tool definition unusable", "tool", name, "err", err)
 				}
-				all = append(all, named{name, withTaskExecution(def)})
-			} else {
-				g.log.Warn("tool definition unusable", "tool", name, "err", err)
-			}
-		})
+			})
+		}
 		slices.SortStableFunc(all, func(a, b named) int { return cmp.Compare(a.name, b.name) })
 		for start := 0; start == 0 || start < len(all); start += toolsPageSize {
 			page := all[start:min(start+toolsPageSize, len(all))]

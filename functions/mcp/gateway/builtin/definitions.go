@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
-	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
@@ -134,15 +133,7 @@ func (s *Set) definitions() []*Builtin {
 			Annotations: readOnly,
 			Handler:     s.toolsetsList,
 		},
-		{
-			Name: "agentpack_tools_search", Version: "1.0.0", Toolset: toolsetMeta,
-			Title:       "Search tools",
-			Description: "Search every tool you can call here — built-in and from connected servers — by keyword in name and description.",
-			Input:       `{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["query"],"additionalProperties":false}`,
-			Annotations: readOnly,
-			Handler:     s.toolsSearch,
-		},
-	}, s.pinDefinitions()...)
+	}, append(s.discoveryDefinitions(), s.pinDefinitions()...)...)
 }
 
 // intArg returns integer argument key, or def when it is absent. The input schema has
@@ -320,47 +311,6 @@ func (s *Set) toolsetsList(_ context.Context, c *Call) (any, error) {
 		}
 	}
 	return map[string]any{"toolsets": out, "selected": c.Req.Toolsets}, nil
-}
-
-type searchHit struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Kind        string `json:"kind"`
-	Source      string `json:"source"`
-}
-
-func (s *Set) toolsSearch(_ context.Context, c *Call) (any, error) {
-	q := strings.ToLower(strArg(c.Args, "query"))
-	limit := intArg(c.Args, "limit", 20)
-	var hits []searchHit
-	match := func(name, desc string) bool {
-		return strings.Contains(strings.ToLower(name), q) || strings.Contains(strings.ToLower(desc), q)
-	}
-	for _, b := range s.all {
-		if CanSee(c.Principal, b, c.Req.Toolsets) && match(b.Name, b.Description) {
-			hits = append(hits, searchHit{Name: b.Name, Description: b.Description, Kind: "builtin", Source: "agentpack"})
-		}
-	}
-	st := c.Req
-	for i := range st.Snapshot.Doc.Connections {
-		conn := &st.Snapshot.Doc.Connections[i]
-		if !st.Visible(conn) {
-			continue
-		}
-		for _, t := range conn.Tools {
-			if match(t.ExposedName, t.Description) || match(t.UpstreamName, "") {
-				hits = append(hits, searchHit{Name: t.ExposedName, Description: t.Description, Kind: "proxied", Source: conn.Name})
-			}
-		}
-	}
-	total := len(hits)
-	if len(hits) > limit {
-		hits = hits[:limit]
-	}
-	if hits == nil {
-		hits = []searchHit{}
-	}
-	return map[string]any{"tools": hits, "total": total}, nil
 }
 
 // visibleURL is a connection URL as principal p may see it in a built-in's answer: admins

@@ -1,0 +1,116 @@
+package gateway
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"net/http"
+
+	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/mcpclient"
+)
+
+// Progressive discovery (docs/ARCHITECTURE.md "Decisions worth knowing", README
+// "Progressive discovery"). On the aggregate endpoint tools/list lists every visible tool
+// unless the workspace has more visible proxied tools than its threshold (the catalog
+// document's discoveryThreshold, DefaultDiscoveryThreshold when unset) or the client asks
+// for discovery (?discovery=search or X-MCP-Discovery: search): then it lists the
+// built-ins only, among them agentpack_tools_search (ranked search) and agentpack_tool_call
+// (call by name). ?discovery=all (or the header) lists every tool whatever the threshold.
+// Calling a proxied tool directly works in every mode.
+
+// DefaultDiscoveryThreshold is the number of visible proxied tools above which tools/list
+// switches to discovery when the workspace sets no threshold of its own.
+const DefaultDiscoveryThreshold = 200
+
+// Discovery modes a client may ask for.
+const (
+	discoverySearch = "search"
+	discoveryAll    = "all"
+)
+
+// discoveryMode reads the mode the client asked for ("" = the workspace's threshold
+// decides): X-MCP-Discovery, else ?discovery=. Any other value is a VALIDATION_ERROR (the
+// mode is part of the server cache key, which a client must not grow at will).
+func discoveryMode(r *http.Request) (string, error) {
+	switch m := cmp.Or(r.Header.Get("X-MCP-Discovery"), r.URL.Query().Get("discovery")); m {
+	case "", discoverySearch, discoveryAll:
+		return m, nil
+	default:
+		return "", apperr.New(apperr.Validation, "unknown discovery mode").
+			WithHint(`X-MCP-Discovery / ?discovery= is "search" (built-ins and the search tool only) or "all" (every tool)`)
+	}
+}
+
+// listsProxied reports whether st's tools/list lists the proxied tools (see the top of
+// this file). It counts st's visible tools: call it once per server item.
+func listsProxied(st *requestState) bool {
+	switch {
+	case st.Single != nil || st.discovery == discoveryAll:
+		return true
+	case st.discovery == discoverySearch:
+		return false
+	}
+	limit := DefaultDiscoveryThreshold
+	if t := st.Snapshot.Doc.DiscoveryThreshold; t != nil {
+		limit = *t
+	}
+	n := 0
+	for i := range st.Snapshot.Doc.Connections {
+		if c := &st.Snapshot.Doc.Connections[i]; st.Visible(c) {
+			if n += len(c.Tools); n > limit {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// callByName turns body, when it is a tools/call of agentpack_tool_call naming another
+// tool, into the direct tools/call of that tool: params "name" becomes the named tool and
+// "arguments" its arguments (absent: {}); every other member (id, _meta, task) is kept.
+// ok is false — body is served as it is — for anything else, including arguments the
+// built-in's schema refuses (go-sdk then answers its validation error) and a call naming
+// agentpack_tool_call itself.
+func callByName(body []byte) (direct []byte, target string, ok bool) {
+	if !bytes.Contains(body, []byte(builtin.CallToolName)) {
+		return nil, "", false // the cheap test first: nearly every request stops here
+	}
+	m, isObj := mcpclient.Members(bytes.TrimSpace(body))
+	if !isObj || string(m["method"]) != `"tools/call"` {
+		return nil, "", false
+	}
+	p, isObj := mcpclient.Members(m["params"])
+	if !isObj {
+		return nil, "", false
+	}
+	var name string
+	if json.Unmarshal(p["name"], &name) != nil || name != builtin.CallToolName {
+		return nil, "", false
+	}
+	a, isObj := mcpclient.Members(p["arguments"])
+	if !isObj || len(a) > 2 || (len(a) == 2 && a["arguments"] == nil) {
+		return nil, "", false // additionalProperties: false — go-sdk's validation answers
+	}
+	if json.Unmarshal(a["name"], &target) != nil || target == "" || target == builtin.CallToolName {
+		return nil, "", false
+	}
+	args := a["arguments"]
+	if args == nil {
+		args = json.RawMessage(`{}`)
+	} else if args[0] != '{' {
+		return nil, "", false
+	}
+	params, err := mcpclient.SetMember(m["params"], "name", a["name"])
+	if err == nil {
+		params, err = mcpclient.SetMember(params, "arguments", args)
+	}
+	if err == nil {
+		direct, err = mcpclient.SetMember(body, "params", params)
+	}
+	if err != nil {
+		return nil, "", false
+	}
+	return direct, target, true
+}

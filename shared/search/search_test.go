@@ -1,0 +1,131 @@
+package search
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestTerms(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"snake", "mcp_github_list_issues", []string{"mcp", "github", "list", "issue"}},
+		{"camel", "listPullRequests", []string{"list", "pull", "request"}},
+		{"acronym", "HTTPServer2Go", []string{"http", "server2", "go"}},
+		{"prose", "Search the repositories, by name.", []string{"search", "the", "repository", "by", "name"}},
+		{"kept", "class status gas", []string{"class", "status", "gas"}},
+		{"unicode", "Überweisung prüfen", []string{"überweisung", "prüfen"}},
+		{"empty", " _-. ", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, Terms(tc.in)); d != "" {
+				t.Errorf("Terms(%q) (-want +got):\n%s", tc.in, d)
+			}
+		})
+	}
+}
+
+// TestSearchRanks: a term in the name outranks the same term in a description; rare terms
+// outrank common ones; keep filters before the limit; total counts every kept match.
+func TestSearchRanks(t *testing.T) {
+	t.Parallel()
+	docs := []Doc{
+		{Name: "mcp_files_read_file", Description: "Read a file from the workspace."},
+		{Name: "mcp_github_create_issue", Title: "Create issue", Description: "Open a new GitHub issue.", Params: []string{"repo", "title", "body"}},
+		{Name: "mcp_jira_search", Description: "Search Jira tickets; an issue tracker.", Params: []string{"jql"}},
+		{Name: "mcp_github_list_issues", Description: "List the issues of a repository.", Params: []string{"repo", "state"}},
+		{Name: "mcp_weather_forecast", Description: "The weather forecast for a city.", Params: []string{"city"}},
+	}
+	ix := New(docs)
+	names := func(hits []Hit) []string {
+		var out []string
+		for _, h := range hits {
+			out = append(out, docs[h.Doc].Name)
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		query     string
+		limit     int
+		keep      func(int) bool
+		want      []string
+		wantTotal int
+	}{
+		{"name beats description", "issue", 10, nil,
+			[]string{"mcp_github_create_issue", "mcp_github_list_issues", "mcp_jira_search"}, 3},
+		{"two terms", "github issues repo", 10, nil,
+			[]string{"mcp_github_list_issues", "mcp_github_create_issue", "mcp_jira_search"}, 3},
+		{"parameter name", "city", 10, nil, []string{"mcp_weather_forecast"}, 1},
+		{"limit", "issue", 1, nil, []string{"mcp_github_create_issue"}, 3},
+		{"keep", "issue", 10, func(d int) bool { return d != 1 }, []string{"mcp_github_list_issues", "mcp_jira_search"}, 2},
+		{"no match", "kubernetes", 10, nil, nil, 0},
+		{"no terms", "  ", 10, nil, nil, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hits, total := ix.Search(tc.query, tc.limit, tc.keep)
+			if d := cmp.Diff(tc.want, names(hits)); d != "" || total != tc.wantTotal {
+				t.Errorf("Search(%q): total %d (want %d), hits (-want +got):\n%s", tc.query, total, tc.wantTotal, d)
+			}
+		})
+	}
+	if hits, _ := New(nil).Search("issue", 10, nil); hits != nil {
+		t.Errorf("empty index: %v", hits)
+	}
+}
+
+// toolDocs is n tools over n/20 servers, with realistic names, descriptions and
+// parameters, and one distinctive tool.
+func toolDocs(n int) []Doc {
+	verbs := []string{"list", "get", "create", "update", "delete", "search", "sync", "export"}
+	nouns := []string{"issue", "repository", "file", "ticket", "invoice", "user", "event", "message", "page", "record"}
+	docs := make([]Doc, 0, n)
+	for i := range n {
+		v, o := verbs[i%len(verbs)], nouns[(i/len(verbs))%len(nouns)]
+		docs = append(docs, Doc{Name: fmt.Sprintf("mcp_srv%d_%s_%s_%d", i/20, v, o, i%20), Title: v + " " + o,
+			Description: fmt.Sprintf("%s the %s identified by id on server %d, returning the updated %s as JSON.", v, o, i/20, o),
+			Params:      []string{"id", "limit", "query"}})
+	}
+	docs[n/2] = Doc{Name: "mcp_weather_forecast", Description: "The weather forecast for a city.", Params: []string{"city"}}
+	return docs
+}
+
+func TestSearchFindsOneAmongMany(t *testing.T) {
+	t.Parallel()
+	docs := toolDocs(20000)
+	hits, _ := New(docs).Search("weather forecast", 5, nil)
+	if len(hits) == 0 || docs[hits[0].Doc].Name != "mcp_weather_forecast" {
+		t.Fatalf("hits %v", hits)
+	}
+}
+
+// BenchmarkSearch is one query over 20,000 tools: a common term (matches 2,000), two
+// terms, and a rare one. Issue 23's target is ≤ 5 ms per query.
+func BenchmarkSearch(b *testing.B) {
+	ix := New(toolDocs(20000))
+	for _, q := range []string{"invoice", "create invoice export", "weather"} {
+		b.Run(q, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ix.Search(q, 10, nil)
+			}
+		})
+	}
+}
+
+// BenchmarkIndex is building the index of 20,000 tools (once per catalog snapshot, on
+// its first search).
+func BenchmarkIndex(b *testing.B) {
+	docs := toolDocs(20000)
+	b.ReportAllocs()
+	for b.Loop() {
+		New(docs)
+	}
+}
