@@ -1,7 +1,6 @@
 package upstreamauth_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -367,4 +366,4 @@ func mustQuery(t *testing.T, u string) url.Values {
 	return pu.Query()
 }
 
-var _ = context.Background
+

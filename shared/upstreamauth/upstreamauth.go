@@ -14,9 +14,13 @@
 //     the 2025-03-26 default endpoints), client identity (client ID metadata document,
 //     pre-registered client, dynamic registration — in that order), scopes (challenge, else
 //     scopes_supported, else none; offline_access when offered; union with what was granted
-//     for step-up), PKCE S256 and the resource parameter (RFC 8707). It stores a Pending under
-//     a random state, bound to the caller and the connection, single use, valid StateTTL,
-//     and answers the authorization URL.
+//     for step-up; plus the admin's Settings), PKCE S256 and the resource parameter (RFC
+//     8707); one dynamic registration per connection and authorization server. It stores a
+//     Pending under a random state, bound to the caller and the connection, single use,
+//     valid StateTTL, and answers the link: the gateway's consent page (Options.ConsentURL)
+//     or, without one, the authorization URL.
+//   - Consent (the consent page): only the caller the link was made for gets the
+//     authorization URL, with a binding cookie the callback then requires (consent.go).
 //   - Complete (GET /api/oauth/callback): takes the state (once), checks it is the caller's
 //     and not expired, checks the issuer (RFC 9207), exchanges the code with the verifier and
 //     the resource, and stores the Grant.

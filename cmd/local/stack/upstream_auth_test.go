@@ -247,6 +247,57 @@ func TestUpstreamOAuth(t *testing.T) {
 			t.Errorf("a member may re-authorize a shared oauth connection: %d", st)
 		}
 	})
+	t.Run("consent page refusals", func(t *testing.T) {
+		// A's admin's link for the shared grant, opened by everyone else: no session (401),
+		// another workspace's admin, a member of the same workspace (403); nothing stored,
+		// the grant as it was; then the admin who began it goes through.
+		_, before := w.do(t, "GET", "/api/mcp-connections/"+conn, a.admin, nil)
+		st, r := w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
+		mustStatus(t, "authorize", st, http.StatusOK, r)
+		link := r["authorizationUrl"].(string)
+		for _, tt := range []struct {
+			name, token string
+			want        int
+		}{{"no session", "", http.StatusUnauthorized}, {"another workspace's admin", b.admin, http.StatusForbidden},
+			{"a member", a.member, http.StatusForbidden}, {"a member named like the admin", stacktest.Token(t, "admin-A", auth.RoleMember, a.id), http.StatusForbidden}} {
+			if st, asURL, body := consentPage(t, link, tt.token); st != tt.want || asURL != "" {
+				t.Errorf("%s: %d %v", tt.name, st, body)
+			}
+		}
+		_, after := w.do(t, "GET", "/api/mcp-connections/"+conn, a.admin, nil)
+		if fmt.Sprint(before["authorization"]) != fmt.Sprint(after["authorization"]) {
+			t.Errorf("the grant changed: %v → %v", before["authorization"], after["authorization"])
+		}
+		if st, asURL, body := consentPage(t, link, a.admin); st != http.StatusOK || !strings.HasPrefix(asURL, up.URL()+"/authorize?") {
+			t.Errorf("the admin who began it: %d %v", st, body)
+		}
+	})
+	t.Run("oauth settings", func(t *testing.T) {
+		path := "/api/mcp-connections/" + conn + "/oauth-settings"
+		if st, r := w.do(t, "PUT", path, a.admin, map[string]any{"authorizationParams": map[string]string{"state": "x"}}); st != http.StatusBadRequest {
+			t.Errorf("reserved parameter: %d %v", st, r)
+		}
+		if st, _ := w.do(t, "PUT", path, a.member, map[string]any{}); st != http.StatusForbidden {
+			t.Errorf("member: %d", st)
+		}
+		st, r := w.do(t, "PUT", path, a.admin, map[string]any{"scopes": []string{"read:org"},
+			"authorizationParams": map[string]string{"audience": "https://api.example", "prompt": "consent"}})
+		mustStatus(t, "set", st, http.StatusOK, r)
+		st, r = w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
+		mustStatus(t, "authorize", st, http.StatusOK, r)
+		_, asURL, _ := consentPage(t, r["authorizationUrl"].(string), a.admin)
+		for _, want := range []string{"read%3Aorg", "audience=https%3A%2F%2Fapi.example", "prompt=consent"} {
+			if !strings.Contains(asURL, want) {
+				t.Errorf("%s missing from %s", want, asURL)
+			}
+		}
+		st, r = w.do(t, "GET", path, a.admin, nil)
+		if st != http.StatusOK || fmt.Sprint(r["effective"].(map[string]any)["scopes"]) != "[read:org]" {
+			t.Errorf("GET: %d %v", st, r)
+		}
+		// Back to discovery as the spec says, for the subtests below.
+		mustStatus(t, "clear", func() int { st, _ := w.do(t, "PUT", path, a.admin, map[string]any{}); return st }(), http.StatusOK, nil)
+	})
 	t.Run("refresh on 401", func(t *testing.T) {
 		up.ExpireAll()
 		before, _, _ := up.Counts()
