@@ -273,6 +273,19 @@ func TestUpstreamOAuth(t *testing.T) {
 		}
 	})
 	t.Run("oauth settings", func(t *testing.T) {
+		// The catalog entry's scopes (superuser) reach the authorization URL of its installs.
+		st, r := w.do(t, "PUT", "/api/mcp-marketplace/"+entry+"/auth", w.su, map[string]any{"authMode": "oauth",
+			"oauth": map[string]any{"scopes": []string{"entry:scope"}}})
+		mustStatus(t, "entry settings", st, http.StatusOK, r)
+		if st, r := w.do(t, "PUT", "/api/mcp-marketplace/"+entry+"/auth", w.su, map[string]any{"authMode": "oauth",
+			"oauth": map[string]any{"metadataUrl": "ftp://x.example/meta"}}); st != http.StatusBadRequest {
+			t.Errorf("entry metadataUrl ftp: %d %v", st, r)
+		}
+		st, r = w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
+		mustStatus(t, "authorize", st, http.StatusOK, r)
+		if _, asURL, _ := consentPage(t, r["authorizationUrl"].(string), a.admin); !strings.Contains(asURL, "entry%3Ascope") {
+			t.Errorf("the entry's scope is missing from %s", asURL)
+		}
 		path := "/api/mcp-connections/" + conn + "/oauth-settings"
 		if st, r := w.do(t, "PUT", path, a.admin, map[string]any{"authorizationParams": map[string]string{"state": "x"}}); st != http.StatusBadRequest {
 			t.Errorf("reserved parameter: %d %v", st, r)
@@ -280,7 +293,7 @@ func TestUpstreamOAuth(t *testing.T) {
 		if st, _ := w.do(t, "PUT", path, a.member, map[string]any{}); st != http.StatusForbidden {
 			t.Errorf("member: %d", st)
 		}
-		st, r := w.do(t, "PUT", path, a.admin, map[string]any{"scopes": []string{"read:org"},
+		st, r = w.do(t, "PUT", path, a.admin, map[string]any{"scopes": []string{"read:org"},
 			"authorizationParams": map[string]string{"audience": "https://api.example", "prompt": "consent"}})
 		mustStatus(t, "set", st, http.StatusOK, r)
 		st, r = w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
@@ -291,12 +304,19 @@ func TestUpstreamOAuth(t *testing.T) {
 				t.Errorf("%s missing from %s", want, asURL)
 			}
 		}
+		if strings.Contains(asURL, "entry%3Ascope") {
+			t.Errorf("the connection's scopes do not replace the entry's: %s", asURL)
+		}
 		st, r = w.do(t, "GET", path, a.admin, nil)
 		if st != http.StatusOK || fmt.Sprint(r["effective"].(map[string]any)["scopes"]) != "[read:org]" {
 			t.Errorf("GET: %d %v", st, r)
 		}
 		// Back to discovery as the spec says, for the subtests below.
 		mustStatus(t, "clear", func() int { st, _ := w.do(t, "PUT", path, a.admin, map[string]any{}); return st }(), http.StatusOK, nil)
+		mustStatus(t, "clear entry", func() int {
+			st, _ := w.do(t, "PUT", "/api/mcp-marketplace/"+entry+"/auth", w.su, map[string]any{"authMode": "oauth", "oauth": map[string]any{}})
+			return st
+		}(), http.StatusOK, nil)
 	})
 	t.Run("refresh on 401", func(t *testing.T) {
 		up.ExpireAll()
