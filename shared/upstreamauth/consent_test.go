@@ -365,5 +365,3 @@ func mustQuery(t *testing.T, u string) url.Values {
 	}
 	return pu.Query()
 }
-
-
