@@ -83,6 +83,9 @@ func run(ctx context.Context, log *slog.Logger, scenario, serverURL string, cfg 
 		ClientMetadataURL: clientMetadataURL,
 		ClientName:        "agentpack conformance client",
 		Logger:            log,
+		// The suite's 2025-03-26 back-compatibility scenarios serve no metadata and expect
+		// the default endpoints; the gateway itself refuses to guess (docs/UPSTREAM-AUTH.md).
+		DefaultEndpoints: true,
 	})
 	caller := upstreamauth.Caller{WorkspaceID: "conformance", Subject: "conformance-client"}
 	key := upstreamauth.Key{ConnectionID: "conformance"}

@@ -2,6 +2,7 @@ package connections
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -105,12 +106,17 @@ func (s *Service) beginAuthorizationFor(ctx context.Context, p *auth.Principal, 
 		s.logger().ErrorContext(ctx, "pre-registered client unreadable", "connection_id", c.ID, "err", err)
 		return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: "the catalog entry's OAuth client could not be read"}
 	}
+	set, err := s.effectiveSettings(ctx, c)
+	if err != nil {
+		s.logger().ErrorContext(ctx, "oauth settings unreadable", "connection_id", c.ID, "err", err)
+		return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: "the connection's OAuth settings could not be read"}
+	}
 	ws := ""
 	if c.WorkspaceID != nil {
 		ws = *c.WorkspaceID
 	}
 	u, err := s.Auth.Begin(ctx, upstreamauth.BeginRequest{Caller: upstreamauth.Caller{WorkspaceID: ws, Subject: p.Subject},
-		Key: grantKey(c, p.Subject), ServerURL: c.URL, Client: pre, ReturnTo: returnTo, Challenge: ch})
+		Key: grantKey(c, p.Subject), ServerURL: c.URL, Client: pre, ReturnTo: returnTo, Challenge: ch, Settings: set})
 	var fe *upstreamauth.FlowError
 	switch {
 	case err == nil:
@@ -176,9 +182,10 @@ func (s *Service) AuthorizationOf(ctx context.Context, c *db.Connection, subject
 }
 
 // OAuthCallback serves GET /api/oauth/callback: the browser's return from the upstream's
-// authorization server. A request that carries a bearer token must be the caller who
-// started the flow (else the state is refused); one without (a plain browser redirect) is
-// bound by the state alone (single use, 10 minutes). On success the connection's tools are
+// authorization server. With the consent page configured (upstreamauth Options.ConsentURL,
+// the gateway's setting) it completes only in the browser the consent page bound to the
+// flow (its HttpOnly cookie), else it refuses and stores nothing; a request that also
+// carries a bearer token must be the caller who started the flow. On success the connection's tools are
 // listed with the new token and the catalog rebuilt; mcp.authorized or
 // mcp.authorization_failed is logged (status and reason only).
 func (s *Service) OAuthCallback(v *auth.Verifier) http.Handler {
@@ -254,6 +261,9 @@ func (s *Service) revokeGrants(ctx context.Context, c *db.Connection) {
 type EntryAuthInput struct {
 	AuthMode string       `json:"authMode"`
 	Client   *EntryClient `json:"client,omitempty"`
+	// OAuth, when set, replaces the entry's OAuth settings (expected issuer or metadata URL,
+	// scopes, extra authorization parameters), the default of its connections.
+	OAuth *OAuthSettings `json:"oauth,omitempty"`
 }
 
 // EntryClient is a pre-registered client as written (secrets in) and shown (secrets out:
@@ -309,6 +319,15 @@ func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID s
 			return nil, apperr.New(apperr.Unavailable, "upstream authorization is not configured on this gateway")
 		}
 	}
+	var settingsRaw []byte
+	if in.OAuth != nil {
+		if err := s.validSettings(in.OAuth); err != nil {
+			return nil, err
+		}
+		if settingsRaw, err = json.Marshal(in.OAuth); err != nil {
+			return nil, err
+		}
+	}
 	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if _, err := db.CatalogEntryGet(ctx, tx, entryID); err != nil {
 			return err
@@ -317,6 +336,12 @@ func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID s
 			return err
 		}
 		payload := map[string]any{"authMode": in.AuthMode}
+		if settingsRaw != nil {
+			if err := db.OAuthSettingsPut(ctx, tx, entryID, true, settingsRaw); err != nil {
+				return err
+			}
+			payload["oauth"] = in.OAuth
+		}
 		if c := in.Client; c != nil {
 			if err := s.AuthClientPut(ctx, tx, entryID, &upstreamauth.Client{ClientID: c.ClientID, ClientSecret: c.ClientSecret,
 				PrivateKeyPEM: c.PrivateKeyPEM, TokenEndpointAuth: c.TokenEndpointAuth, SigningAlg: c.SigningAlg,
@@ -332,7 +357,7 @@ func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID s
 	if err != nil {
 		return nil, err
 	}
-	out := &EntryAuthInput{AuthMode: in.AuthMode}
+	out := &EntryAuthInput{AuthMode: in.AuthMode, OAuth: in.OAuth}
 	if c := in.Client; c != nil {
 		out.Client = &EntryClient{ClientID: c.ClientID, TokenEndpointAuth: c.TokenEndpointAuth, SigningAlg: c.SigningAlg,
 			Issuer: c.Issuer, Scopes: c.Scopes, HasSecret: c.ClientSecret != "" || c.PrivateKeyPEM != ""}

@@ -75,14 +75,20 @@ type OAuthPending struct {
 	Subject       string    `db:"subject"`
 	PendingSealed []byte    `db:"pending_sealed"`
 	ExpiresAt     time.Time `db:"expires_at"`
+	// LinkHash is the SHA-256 of the consent link id (nil: the flow has no consent page).
+	LinkHash []byte `db:"link_hash"`
+	// BindingHash is the SHA-256 of the browser binding the consent page set (nil: not yet).
+	BindingHash []byte `db:"binding_hash"`
 }
+
+const oauthPendingCols = `state_hash, connection_id, workspace_id, subject, pending_sealed, expires_at, link_hash, binding_hash`
 
 // OAuthPendingInsert stores p; an unknown connection or workspace is INVALID_REFERENCE.
 func OAuthPendingInsert(ctx context.Context, q Querier, p *OAuthPending) error {
 	_, err := q.Exec(ctx, `INSERT INTO mcp_oauth_pending
-		(state_hash, connection_id, workspace_id, subject, pending_sealed, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`,
-		p.StateHash, p.ConnectionID, p.WorkspaceID, p.Subject, p.PendingSealed, p.ExpiresAt)
+		(state_hash, connection_id, workspace_id, subject, pending_sealed, expires_at, link_hash)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		p.StateHash, p.ConnectionID, p.WorkspaceID, p.Subject, p.PendingSealed, p.ExpiresAt, p.LinkHash)
 	return Interpret(err)
 }
 
@@ -90,7 +96,7 @@ func OAuthPendingInsert(ctx context.Context, q Querier, p *OAuthPending) error {
 // (single use: a second take is NOT_FOUND), expired or not.
 func OAuthPendingTake(ctx context.Context, q Querier, stateHash []byte) (*OAuthPending, error) {
 	return one[OAuthPending](ctx, q, `DELETE FROM mcp_oauth_pending WHERE state_hash = $1
-		RETURNING state_hash, connection_id, workspace_id, subject, pending_sealed, expires_at`, stateHash)
+		RETURNING `+oauthPendingCols, stateHash)
 }
 
 // OAuthPendingSweep deletes the pending authorizations that expired before now and returns

@@ -15,6 +15,8 @@ import (
 const (
 	CallbackPath       = "/api/oauth/callback"
 	ClientMetadataPath = "/api/oauth/client-metadata.json"
+	// ConsentPagePath is the console's consent page; the link id follows it.
+	ConsentPagePath = "/admin/#/consent/"
 )
 
 // buildAuth wires upstream authorization (docs/UPSTREAM-AUTH.md): tokens sealed with the
@@ -59,7 +61,10 @@ func (d *Deps) buildAuth(ctx context.Context) error {
 		HTTPClient:  d.Guard.HTTPClient(15 * time.Second),
 		CheckURL:    d.Guard.CheckURL,
 		RedirectURL: base + CallbackPath,
-		Logger:      d.Logger,
+		// The link a caller receives opens the console's consent page, which signs the
+		// browser in and lets only the link's user through (docs/UPSTREAM-AUTH.md).
+		ConsentURL: base + ConsentPagePath,
+		Logger:     d.Logger,
 	}
 	if strings.HasPrefix(base, "https://") {
 		opts.ClientMetadataURL = base + ClientMetadataPath

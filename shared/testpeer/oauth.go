@@ -44,6 +44,35 @@ type OAuthUpstream struct {
 	requests      []string             // "METHOD path" of every request, in order
 	mcpCalls      map[string]int       // subject → MCP POSTs that reached the tool handler
 	stepUpScope   string               // RequireScope: calls need this scope too
+	// Faults of issue 22's discovery and token cases (SetMetadataFaults).
+	issuerOverride string       // the issuer its metadata names ("" its own URL)
+	noASMetadata   bool         // /.well-known/oauth-authorization-server answers 404
+	commaScope     bool         // token answers list scopes comma-separated (GitHub)
+	authorizes     []url.Values // the query of every /authorize request
+	preregistered  int          // clients added by RegisterClient
+}
+
+// SetMetadataFaults makes its authorization server metadata name issuer instead of its own
+// URL ("" restores it), answer 404 when hide is true, and its token answers separate
+// scopes with commas when comma is true (as GitHub does).
+func (u *OAuthUpstream) SetMetadataFaults(issuer string, hide, comma bool) {
+	u.mu.Lock()
+	u.issuerOverride, u.noASMetadata, u.commaScope = issuer, hide, comma
+	u.mu.Unlock()
+}
+
+// Authorizations are the queries of every /authorize request so far.
+func (u *OAuthUpstream) Authorizations() []url.Values {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]url.Values(nil), u.authorizes...)
+}
+
+// Registrations is how many dynamic client registrations (POST /register) it received.
+func (u *OAuthUpstream) Registrations() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.clients) - u.preregistered
 }
 
 // RequireScope makes every MCP request whose token lacks scope answer 403 with a
@@ -74,7 +103,17 @@ func NewOAuthUpstream(t TB) *OAuthUpstream {
 			"scopes_supported": []string{"tools:read"}})
 	})
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		writeOAuthJSON(w, 200, map[string]any{"issuer": u.URL(), "authorization_endpoint": u.URL() + "/authorize",
+		u.mu.Lock()
+		issuer, hide := u.issuerOverride, u.noASMetadata
+		u.mu.Unlock()
+		if hide {
+			http.NotFound(w, r)
+			return
+		}
+		if issuer == "" {
+			issuer = u.URL()
+		}
+		writeOAuthJSON(w, 200, map[string]any{"issuer": issuer, "authorization_endpoint": u.URL() + "/authorize",
 			"token_endpoint": u.URL() + "/token", "registration_endpoint": u.URL() + "/register",
 			"revocation_endpoint": u.URL() + "/revoke", "code_challenge_methods_supported": []string{"S256"},
 			"scopes_supported":                      []string{"tools:read", "offline_access"},
@@ -107,6 +146,7 @@ func NewOAuthUpstream(t TB) *OAuthUpstream {
 			subject = "alice"
 		}
 		u.mu.Lock()
+		u.authorizes = append(u.authorizes, q)
 		u.codes[code] = codeGrant{client: q.Get("client_id"), redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge"),
 			resource: q.Get("resource"), subject: subject, scope: q.Get("scope")}
 		u.mu.Unlock()
@@ -180,6 +220,7 @@ func (u *OAuthUpstream) MCPURL() string { return u.srv.URL + "/mcp" }
 func (u *OAuthUpstream) RegisterClient(id, secret string) {
 	u.mu.Lock()
 	u.clients[id] = secret
+	u.preregistered++
 	u.mu.Unlock()
 }
 
@@ -266,8 +307,12 @@ func (u *OAuthUpstream) token(w http.ResponseWriter, r *http.Request) {
 	info.expires = time.Now().Add(u.ttl)
 	u.access[access] = info
 	u.refresh[refresh] = info
+	scope := info.scope
+	if u.commaScope {
+		scope = strings.Join(strings.Fields(scope), ",")
+	}
 	writeOAuthJSON(w, 200, map[string]any{"access_token": access, "refresh_token": refresh, "token_type": "Bearer",
-		"expires_in": int(u.ttl / time.Second), "scope": info.scope})
+		"expires_in": int(u.ttl / time.Second), "scope": scope})
 }
 
 // ExpireAll makes every access token invalid at the resource (as if their time ran out).

@@ -43,6 +43,8 @@ func OutcomeOf(res *Result, err error) Outcome {
 		o.Status, o.Reason = OutcomeRequired, "this authorization link expired (links are valid for 10 minutes); start the authorization again"
 	case errors.Is(err, ErrStateForeign):
 		o = Outcome{Status: OutcomeFailed, Reason: "this authorization was started by another user or workspace"}
+	case errors.Is(err, ErrUnbound):
+		o.Status, o.Reason = OutcomeFailed, "this browser did not open the authorization link as the user it was made for; nothing was stored. Sign in to the console as that user and open the link again (or call the tool again for a new link)"
 	case errors.As(err, &fe):
 		o.Status, o.Reason = OutcomeFailed, fe.Reason
 	default:
@@ -71,7 +73,12 @@ func (s *Service) CallbackHandler(caller func(*http.Request) (*Completer, error)
 				return
 			}
 		}
-		res, err := s.Complete(r.Context(), c, r.URL.Query())
+		cookie, binding := bindingOf(r)
+		res, err := s.CompleteBound(r.Context(), c, binding, r.URL.Query())
+		if cookie != "" && binding != "" {
+			// Spent with the state: the browser forgets it.
+			http.SetCookie(w, &http.Cookie{Name: cookie, Value: "", Path: r.URL.Path, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+		}
 		o := OutcomeOf(res, err)
 		if err != nil && o.Reason == "internal error" {
 			s.log.ErrorContext(r.Context(), "upstream authorization callback failed", "err", err)

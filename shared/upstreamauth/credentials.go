@@ -197,7 +197,7 @@ func (s *Service) clientCredentialsGrant(ctx context.Context, st Store, k Key, s
 		if err != nil {
 			return nil, err
 		}
-		d, err := s.discover(ctx, serverURL, ch)
+		d, err := s.discover(ctx, serverURL, ch, Settings{})
 		if err != nil {
 			return nil, err
 		}

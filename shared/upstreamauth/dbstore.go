@@ -55,8 +55,93 @@ func (s *DBStore) PendingPut(ctx context.Context, p *Pending) error {
 	if p.Caller.WorkspaceID != "" {
 		ws = &p.Caller.WorkspaceID
 	}
+	// The caller's earlier pending authorizations of this connection are replaced: repeated
+	// unauthorized calls keep one row (issue 22: 5 calls made 6 rows).
+	if _, err := db.OAuthPendingDeleteCaller(ctx, s.q, p.Key.ConnectionID, ws, p.Caller.Subject); err != nil {
+		return err
+	}
+	var lh []byte
+	if p.Link != "" {
+		lh = linkHash(p.Link)
+	}
 	return db.OAuthPendingInsert(ctx, s.q, &db.OAuthPending{StateHash: h, ConnectionID: p.Key.ConnectionID,
-		WorkspaceID: ws, Subject: p.Caller.Subject, PendingSealed: sealed, ExpiresAt: p.ExpiresAt})
+		WorkspaceID: ws, Subject: p.Caller.Subject, PendingSealed: sealed, ExpiresAt: p.ExpiresAt, LinkHash: lh})
+}
+
+func linkHash(link string) []byte { h := sha256.Sum256([]byte("link|" + link)); return h[:] }
+
+// PendingByLink implements Store.
+func (s *DBStore) PendingByLink(ctx context.Context, link string) (*Pending, error) {
+	if link == "" {
+		return nil, ErrStateUnknown
+	}
+	row, err := db.OAuthPendingByLink(ctx, s.q, linkHash(link))
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return nil, ErrStateUnknown
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.openPending(ctx, row)
+}
+
+// PendingBind implements Store.
+func (s *DBStore) PendingBind(ctx context.Context, link string, bindingHash []byte) error {
+	err := db.OAuthPendingBind(ctx, s.q, linkHash(link), bindingHash)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return ErrStateUnknown
+	}
+	return err
+}
+
+func (s *DBStore) openPending(ctx context.Context, row *db.OAuthPending) (*Pending, error) {
+	raw, err := s.sealer.Open(ctx, row.PendingSealed, pendingAAD(row.StateHash))
+	if err != nil {
+		return nil, err
+	}
+	var p Pending
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("upstreamauth: pending state: %w", err)
+	}
+	p.BindingHash = row.BindingHash
+	return &p, nil
+}
+
+func registrationAAD(connectionID, issuer string) []byte {
+	return []byte("registration|" + connectionID + "|" + issuer)
+}
+
+// RegistrationGet implements Store.
+func (s *DBStore) RegistrationGet(ctx context.Context, connectionID, issuer string) (*Endpoint, error) {
+	row, err := db.OAuthRegistrationGet(ctx, s.q, connectionID, issuer)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.sealer.Open(ctx, row.ClientSealed, registrationAAD(connectionID, issuer))
+	if err != nil {
+		return nil, err
+	}
+	var ep Endpoint
+	if err := json.Unmarshal(raw, &ep); err != nil {
+		return nil, fmt.Errorf("upstreamauth: registration: %w", err)
+	}
+	return &ep, nil
+}
+
+// RegistrationPut implements Store.
+func (s *DBStore) RegistrationPut(ctx context.Context, connectionID, issuer string, ep *Endpoint) error {
+	raw, err := json.Marshal(ep)
+	if err != nil {
+		return err
+	}
+	sealed, err := s.sealer.Seal(ctx, raw, registrationAAD(connectionID, issuer))
+	if err != nil {
+		return err
+	}
+	return db.OAuthRegistrationUpsert(ctx, s.q, &db.OAuthRegistration{ConnectionID: connectionID, Issuer: issuer, ClientSealed: sealed})
 }
 
 // PendingTake implements Store.
@@ -69,15 +154,7 @@ func (s *DBStore) PendingTake(ctx context.Context, state string) (*Pending, erro
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.sealer.Open(ctx, row.PendingSealed, pendingAAD(h))
-	if err != nil {
-		return nil, err
-	}
-	var p Pending
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, fmt.Errorf("upstreamauth: pending state: %w", err)
-	}
-	return &p, nil
+	return s.openPending(ctx, row)
 }
 
 // GrantGet implements Store.

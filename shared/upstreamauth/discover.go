@@ -70,7 +70,7 @@ type discovery struct {
 // resource_metadata, else the path-aware and root well-known URLs), then authorization
 // server metadata (RFC 8414 / OIDC in the spec's order via go-sdk), with the 2025-03-26
 // fallbacks when either is absent.
-func (s *Service) discover(ctx context.Context, serverURL string, ch Challenge) (*discovery, error) {
+func (s *Service) discover(ctx context.Context, serverURL string, ch Challenge, set Settings) (*discovery, error) {
 	if err := s.check(serverURL); err != nil {
 		return nil, flowErr("discovery", err, "server URL refused: %s", publicMsg(err))
 	}
@@ -108,34 +108,78 @@ func (s *Service) discover(ctx context.Context, serverURL string, ch Challenge) 
 		legacy = true
 	}
 	issuer := prm.AuthorizationServers[0]
+	if set.Issuer != "" {
+		// An admin pinned the authorization server: the resource must name it (when it
+		// names any), and its metadata must say it is that issuer.
+		if !legacy && !slices.ContainsFunc(prm.AuthorizationServers, func(a string) bool { return sameIssuer(a, set.Issuer) }) {
+			return nil, flowErr("discovery", nil, "the resource metadata names authorization server %s, the connection's settings expect issuer %q",
+				quoteList(prm.AuthorizationServers), set.Issuer)
+		}
+		issuer = set.Issuer
+		legacy = false
+	}
 	if err := s.check(issuer); err != nil {
 		return nil, flowErr("discovery", err, "authorization server URL refused: %s", publicMsg(err))
 	}
-	for _, u := range asMetadataURLs(issuer) {
-		if err := s.check(u); err != nil {
-			return nil, flowErr("discovery", err, "authorization server metadata URL refused: %s", publicMsg(err))
+	var asm *oauthex.AuthServerMeta
+	if set.MetadataURL != "" {
+		if err := s.check(set.MetadataURL); err != nil {
+			return nil, flowErr("discovery", err, "the configured metadataUrl is refused: %s", publicMsg(err))
 		}
-	}
-	asm, err := auth.GetAuthServerMetadata(ctx, issuer, s.http)
-	if err != nil && legacy {
-		// 2025-03-26 servers publish their metadata at their origin's well-known URL whatever
-		// issuer it names (the conformance suite's backcompat server names …/oauth). Without
-		// protected resource metadata the origin is the only authority there is, so the
-		// document it serves is accepted as is; its endpoints are still URL-checked below.
-		asm, err = legacyAuthServerMeta(ctx, s.http, issuer)
-	}
-	if err != nil {
-		return nil, flowErr("discovery", err, "authorization server metadata of %s is unusable", issuer)
+		expected := issuer
+		if legacy {
+			expected = "" // no resource metadata and no pinned issuer: the document names it
+		}
+		if expected != "" {
+			asm, err = oauthex.GetAuthServerMeta(ctx, set.MetadataURL, expected, s.http)
+		} else {
+			asm, err = metaAt(ctx, s.http, set.MetadataURL)
+		}
+		if err != nil {
+			return nil, flowErr("discovery", err, "authorization server metadata at %s (the configured metadataUrl) is unusable: %s", set.MetadataURL, text.Clip(err.Error(), 300))
+		}
+		if asm == nil {
+			return nil, flowErr("discovery", nil, "no authorization server metadata at %s (the configured metadataUrl)", set.MetadataURL)
+		}
+		issuer = asm.Issuer
+	} else {
+		for _, u := range asMetadataURLs(issuer) {
+			if err := s.check(u); err != nil {
+				return nil, flowErr("discovery", err, "authorization server metadata URL refused: %s", publicMsg(err))
+			}
+		}
+		asm, err = auth.GetAuthServerMetadata(ctx, issuer, s.http)
+		if err != nil && legacy {
+			// 2025-03-26 servers publish their metadata at their origin's well-known URL whatever
+			// issuer it names (the conformance suite's backcompat server names …/oauth). Without
+			// protected resource metadata the origin is the only authority there is, so the
+			// document it serves is accepted as is; its endpoints are still URL-checked below.
+			asm, err = legacyAuthServerMeta(ctx, s.http, issuer)
+		}
+		if err != nil {
+			// go-sdk's reason names both issuers on a mismatch (RFC 8414 §3.3), or the check
+			// that failed; it carries no secret (metadata is public).
+			return nil, flowErr("discovery", err, "authorization server metadata of %s is unusable: %s", issuer, text.Clip(err.Error(), 300))
+		}
 	}
 	d := &discovery{}
 	if asm == nil {
-		// 2025-03-26 fallback: default endpoints at the issuer.
+		if !s.defaults {
+			return nil, flowErr("discovery", nil, "no authorization server metadata found for %s (tried %s); set the connection's OAuth issuer or metadataUrl",
+				issuer, strings.Join(asMetadataURLs(issuer), ", "))
+		}
+		// 2025-03-26 fallback (Options.DefaultEndpoints): default endpoints at the issuer.
 		base := strings.TrimRight(issuer, "/")
 		asm = &oauthex.AuthServerMeta{Issuer: issuer, AuthorizationEndpoint: base + "/authorize",
 			TokenEndpoint: base + "/token", RegistrationEndpoint: base + "/register"}
 		d.codeChallengeOK = true
 	} else {
 		d.codeChallengeOK = slices.Contains(asm.CodeChallengeMethodsSupported, "S256")
+	}
+	for _, f := range []struct{ name, v string }{{"authorization_endpoint", asm.AuthorizationEndpoint}, {"token_endpoint", asm.TokenEndpoint}} {
+		if f.v == "" {
+			return nil, flowErr("discovery", nil, "the authorization server metadata of %s has no %s", issuer, f.name)
+		}
 	}
 	if !d.codeChallengeOK {
 		return nil, flowErr("discovery", nil, "authorization server %s does not offer PKCE S256", issuer)
@@ -162,6 +206,7 @@ func (s *Service) discover(ctx context.Context, serverURL string, ch Challenge) 
 	if len(d.scopes) == 0 {
 		d.scopes = slices.Clone(prm.ScopesSupported)
 	}
+	d.scopes = union(d.scopes, set.Scopes)
 	if slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(d.scopes, "offline_access") {
 		d.scopes = append(d.scopes, "offline_access")
 	}
@@ -252,13 +297,30 @@ func publicMsg(err error) string {
 // legacyAuthServerMeta reads <origin>/.well-known/oauth-authorization-server without the
 // RFC 8414 §3.3 issuer comparison (2025-03-26 discovery; see discover). nil, nil when absent.
 func legacyAuthServerMeta(ctx context.Context, c *http.Client, origin string) (*oauthex.AuthServerMeta, error) {
-	asm, found, err := getJSON[oauthex.AuthServerMeta](ctx, c, strings.TrimRight(origin, "/")+"/.well-known/oauth-authorization-server")
+	return metaAt(ctx, c, strings.TrimRight(origin, "/")+"/.well-known/oauth-authorization-server")
+}
+
+// sameIssuer compares two issuer identifiers, ignoring one trailing slash.
+func sameIssuer(a, b string) bool { return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") }
+
+func quoteList(l []string) string {
+	q := make([]string, len(l))
+	for i, x := range l {
+		q[i] = fmt.Sprintf("%q", text.Clip(x, 200))
+	}
+	return strings.Join(q, ", ")
+}
+
+// metaAt reads the authorization server metadata document at u without an issuer
+// comparison (nil, nil when absent), its endpoints' schemes checked.
+func metaAt(ctx context.Context, c *http.Client, u string) (*oauthex.AuthServerMeta, error) {
+	asm, found, err := getJSON[oauthex.AuthServerMeta](ctx, c, u)
 	if err != nil || !found {
 		return nil, err
 	}
-	for _, u := range []string{asm.AuthorizationEndpoint, asm.TokenEndpoint, asm.RegistrationEndpoint, asm.RevocationEndpoint} {
-		if pu, err := url.Parse(u); err != nil || (u != "" && pu.Scheme != "https" && pu.Scheme != "http") {
-			return nil, fmt.Errorf("endpoint %q has a disallowed scheme", text.Clip(u, 200))
+	for _, e := range []string{asm.AuthorizationEndpoint, asm.TokenEndpoint, asm.RegistrationEndpoint, asm.RevocationEndpoint} {
+		if pu, err := url.Parse(e); err != nil || (e != "" && pu.Scheme != "https" && pu.Scheme != "http") {
+			return nil, fmt.Errorf("endpoint %q has a disallowed scheme", text.Clip(e, 200))
 		}
 	}
 	return asm, nil

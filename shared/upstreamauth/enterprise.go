@@ -30,7 +30,7 @@ func (s *Service) EnterpriseGrant(ctx context.Context, k Key, serverURL string, 
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.discover(ctx, serverURL, ch)
+	d, err := s.discover(ctx, serverURL, ch, Settings{})
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (s *Service) WorkloadGrant(ctx context.Context, k Key, serverURL, workloadJ
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.discover(ctx, serverURL, ch)
+	d, err := s.discover(ctx, serverURL, ch, Settings{})
 	if err != nil {
 		return nil, err
 	}

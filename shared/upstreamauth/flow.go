@@ -3,10 +3,12 @@ package upstreamauth
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -31,6 +33,8 @@ type Service struct {
 	cimdURL    string
 	clientName string
 	maxStepUps int
+	consentURL string
+	defaults   bool // Options.DefaultEndpoints
 	now        func() time.Time
 	log        *slog.Logger
 	refreshes  singleflight.Group
@@ -54,7 +58,8 @@ func (s *Service) TakeScopeChallenge(k Key) *Challenge {
 // New returns a Service. opts.Store is required.
 func New(opts Options) *Service {
 	s := &Service{store: opts.Store, http: opts.HTTPClient, checkURL: opts.CheckURL, redirect: opts.RedirectURL,
-		cimdURL: opts.ClientMetadataURL, clientName: opts.ClientName, maxStepUps: opts.MaxStepUps, now: opts.Now, log: opts.Logger}
+		cimdURL: opts.ClientMetadataURL, clientName: opts.ClientName, maxStepUps: opts.MaxStepUps, now: opts.Now, log: opts.Logger,
+		consentURL: opts.ConsentURL, defaults: opts.DefaultEndpoints}
 	if s.http == nil {
 		s.http = &http.Client{Timeout: 15 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
@@ -95,12 +100,18 @@ type BeginRequest struct {
 	Client *Client
 	// ReturnTo is shown as a link on the callback page ("" for none).
 	ReturnTo string
+	// Settings are the admin's OAuth settings of the connection (its catalog entry's with
+	// the connection's over them); the zero value discovers as the spec says.
+	Settings Settings
 }
 
 // Begin discovers the upstream's authorization server, settles the client identity, stores a
-// Pending (state, PKCE verifier; single use, StateTTL) and returns the authorization URL for
-// the caller's browser. Step-up: scopes already granted for the key are requested again
-// with the new ones. Errors are *FlowError.
+// Pending (state, PKCE verifier; single use, StateTTL; replacing the caller's earlier pending
+// authorization of the connection) and returns the link for the caller's browser: with
+// Options.ConsentURL, the gateway's consent page (ConsentURL + a random link id), else the
+// authorization server's URL. Scopes: the challenge's (else scopes_supported), the
+// settings' and the pre-registered client's; step-up requests those already granted for
+// the key with the new ones. Errors are *FlowError.
 func (s *Service) Begin(ctx context.Context, r BeginRequest) (authURL string, _ error) {
 	if s.redirect == "" {
 		return "", flowErr("authorization", nil, "no redirect URL configured")
@@ -115,9 +126,12 @@ func (s *Service) Begin(ctx context.Context, r BeginRequest) (authURL string, _ 
 		}
 		ch = probed
 	}
-	d, err := s.discover(ctx, r.ServerURL, ch)
+	d, err := s.discover(ctx, r.ServerURL, ch, r.Settings)
 	if err != nil {
 		return "", err
+	}
+	if r.Client != nil {
+		d.scopes = union(d.scopes, r.Client.Scopes)
 	}
 	prev, _ := s.store.GrantGet(ctx, r.Key)
 	var ep *Endpoint
@@ -129,7 +143,7 @@ func (s *Service) Begin(ctx context.Context, r BeginRequest) (authURL string, _ 
 		e.ClientID, e.ClientSecret, e.AuthMethod, e.Registration = prev.Endpoint.ClientID, prev.Endpoint.ClientSecret,
 			prev.Endpoint.AuthMethod, prev.Endpoint.Registration
 		ep = &e
-	} else if ep, err = s.register(ctx, d, r.Client); err != nil {
+	} else if ep, err = s.register(ctx, r.Key.ConnectionID, d, r.Client); err != nil {
 		return "", err
 	}
 	scopes := d.scopes
@@ -139,12 +153,24 @@ func (s *Service) Begin(ctx context.Context, r BeginRequest) (authURL string, _ 
 	p := &Pending{State: rand.Text(), Caller: r.Caller, Key: r.Key, ServerURL: r.ServerURL,
 		Verifier: oauth2.GenerateVerifier(), ExpiresAt: s.now().Add(StateTTL), Endpoint: *ep,
 		Scopes: scopes, RedirectURL: s.redirect, ReturnTo: r.ReturnTo}
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(p.Verifier), oauth2.SetAuthURLParam("resource", ep.Resource)}
+	names := slices.Sorted(maps.Keys(r.Settings.AuthorizationParams))
+	for _, k := range names {
+		if !slices.Contains(reservedParams, strings.ToLower(k)) { // Validate refused them; never let one through
+			opts = append(opts, oauth2.SetAuthURLParam(k, r.Settings.AuthorizationParams[k]))
+		}
+	}
+	p.AuthURL = oauthConfig(ep, s.redirect, scopes).AuthCodeURL(p.State, opts...)
+	if s.consentURL != "" {
+		p.Link = rand.Text()
+	}
 	if err := s.store.PendingPut(ctx, p); err != nil {
 		return "", fmt.Errorf("upstreamauth: store pending state: %w", err)
 	}
-	return oauthConfig(ep, s.redirect, scopes).AuthCodeURL(p.State,
-		oauth2.S256ChallengeOption(p.Verifier),
-		oauth2.SetAuthURLParam("resource", ep.Resource)), nil
+	if p.Link != "" {
+		return s.consentURL + p.Link, nil
+	}
+	return p.AuthURL, nil
 }
 
 // probe sends an unauthenticated initialize to serverURL and returns its 401 challenge (a
@@ -180,7 +206,11 @@ func (s *Service) probe(ctx context.Context, serverURL string) (Challenge, error
 // register settles the client identity: a client ID metadata document when the server
 // supports it and one is configured, else the pre-registered client, else dynamic
 // registration (RFC 7591) when the server offers it.
-func (s *Service) register(ctx context.Context, d *discovery, pre *Client) (*Endpoint, error) {
+//
+// A dynamic registration is made once per connection and authorization server and reused
+// by every member (Store.RegistrationGet/Put, under the store's lock when it is a Locker),
+// rather than once per unauthorized call.
+func (s *Service) register(ctx context.Context, connectionID string, d *discovery, pre *Client) (*Endpoint, error) {
 	ep := d.ep
 	switch {
 	case d.cimd && s.cimdURL != "":
@@ -195,6 +225,51 @@ func (s *Service) register(ctx context.Context, d *discovery, pre *Client) (*End
 			ep.AuthMethod = pickAuthMethod(d.authMethods, pre.ClientSecret != "")
 		}
 	case d.registration != "":
+		return s.registerOnce(ctx, connectionID, d)
+	default:
+		return nil, flowErr("registration", nil, "the authorization server supports none of the client identities configured (no client ID metadata document support, no pre-registered client, no registration endpoint)")
+	}
+	return &ep, nil
+}
+
+// registerOnce returns the client registered for connectionID at d's issuer, registering
+// one (RFC 7591) when there is none yet.
+func (s *Service) registerOnce(ctx context.Context, connectionID string, d *discovery) (*Endpoint, error) {
+	var out *Endpoint
+	run := func(st Store) error {
+		prev, err := st.RegistrationGet(ctx, connectionID, d.ep.Issuer)
+		if err != nil {
+			return fmt.Errorf("upstreamauth: read registration: %w", err)
+		}
+		if prev != nil && prev.TokenURL == d.ep.TokenURL {
+			ep := d.ep
+			ep.ClientID, ep.ClientSecret, ep.AuthMethod, ep.Registration = prev.ClientID, prev.ClientSecret, prev.AuthMethod, prev.Registration
+			out = &ep
+			return nil
+		}
+		ep, err := s.registerDynamic(ctx, d)
+		if err != nil {
+			return err
+		}
+		if err := st.RegistrationPut(ctx, connectionID, d.ep.Issuer, ep); err != nil {
+			return fmt.Errorf("upstreamauth: store registration: %w", err)
+		}
+		out = ep
+		return nil
+	}
+	var err error
+	if l, ok := s.store.(Locker); ok {
+		err = l.WithLock(ctx, "register|"+connectionID+"|"+d.ep.Issuer, run)
+	} else {
+		err = run(s.store)
+	}
+	return out, err
+}
+
+// registerDynamic registers a client with d's registration endpoint (RFC 7591).
+func (s *Service) registerDynamic(ctx context.Context, d *discovery) (*Endpoint, error) {
+	ep := d.ep
+	{
 		meta := &oauthex.ClientRegistrationMetadata{RedirectURIs: []string{s.redirect}, ClientName: s.clientName,
 			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
 			ApplicationType: applicationType(s.redirect)}
@@ -209,8 +284,6 @@ func (s *Service) register(ctx context.Context, d *discovery, pre *Client) (*End
 			// RFC 7591 §2 default, client_secret_basic; none for a client without a secret.
 			ep.AuthMethod = pickAuthMethod(d.authMethods, res.ClientSecret != "")
 		}
-	default:
-		return nil, flowErr("registration", nil, "the authorization server supports none of the client identities configured (no client ID metadata document support, no pre-registered client, no registration endpoint)")
 	}
 	return &ep, nil
 }
@@ -279,6 +352,9 @@ type Completer struct {
 	Subject       string
 	Workspaces    []string
 	AllWorkspaces bool // a superuser
+	// Admin is true when the principal may complete a workspace's shared grant (an admin or
+	// superuser; the workspace itself is checked with Workspaces).
+	Admin bool
 }
 
 // CompleterOf is the Completer of exactly caller c.
@@ -295,7 +371,18 @@ func (c *Completer) began(p *Pending) bool {
 // workspace of theirs. The state is consumed whatever the outcome. Errors: ErrStateUnknown,
 // ErrStateExpired, ErrStateForeign, ErrDenied (all via errors.Is), or a *FlowError. On
 // success the Grant is stored and its Status returned.
+//
+// With Options.ConsentURL the flow also needs the browser binding the consent page set:
+// Complete (no binding) then refuses with ErrUnbound; the callback uses CompleteBound.
 func (s *Service) Complete(ctx context.Context, who *Completer, q url.Values) (*Result, error) {
+	return s.CompleteBound(ctx, who, "", q)
+}
+
+// CompleteBound is Complete for a callback that carried binding, the value of the cookie
+// Consent set (BindingCookieName): with Options.ConsentURL it must hash to the binding the
+// consent page recorded for this state, else ErrUnbound (the state is spent, nothing is
+// stored). Without a consent page binding is ignored.
+func (s *Service) CompleteBound(ctx context.Context, who *Completer, binding string, q url.Values) (*Result, error) {
 	state := q.Get("state")
 	if state == "" || len(state) > 256 {
 		return nil, ErrStateUnknown
@@ -307,6 +394,10 @@ func (s *Service) Complete(ctx context.Context, who *Completer, q url.Values) (*
 	res := &Result{Key: p.Key, Caller: p.Caller, ReturnTo: p.ReturnTo}
 	if who != nil && !who.began(p) {
 		return res, ErrStateForeign
+	}
+	if s.consentURL != "" && (len(p.BindingHash) == 0 || binding == "" ||
+		subtle.ConstantTimeCompare(bindingHash(binding), p.BindingHash) != 1) {
+		return res, ErrUnbound
 	}
 	if !s.now().Before(p.ExpiresAt) {
 		return res, ErrStateExpired
@@ -341,7 +432,8 @@ func (s *Service) Complete(ctx context.Context, who *Completer, q url.Values) (*
 func (s *Service) grantFrom(k Key, ep *Endpoint, tok *oauth2.Token, requested []string, by string) *Grant {
 	scopes := requested
 	if sc, ok := tok.Extra("scope").(string); ok && sc != "" {
-		scopes = strings.Fields(sc)
+		// RFC 6749 §5.1 separates scopes by spaces; GitHub (and others) answer commas.
+		scopes = strings.FieldsFunc(sc, func(r rune) bool { return r == ' ' || r == ',' })
 	}
 	var expiry time.Time
 	if !tok.Expiry.IsZero() {

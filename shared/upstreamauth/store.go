@@ -9,11 +9,25 @@ import (
 // persist (Pending.Verifier, Endpoint.ClientSecret, Grant tokens); MemoryStore keeps them in
 // process memory only. Every method is safe for concurrent use.
 type Store interface {
-	// PendingPut stores p under p.State.
+	// PendingPut stores p under p.State (and p.Link when set), replacing every pending
+	// authorization of the same caller (workspace and subject) for the same connection: a
+	// caller's repeated unauthorized calls keep one pending row, the newest link.
 	PendingPut(ctx context.Context, p *Pending) error
+	// PendingByLink returns the pending authorization of consent link id link without
+	// taking it (ErrStateUnknown when none), its BindingHash filled.
+	PendingByLink(ctx context.Context, link string) (*Pending, error)
+	// PendingBind records bindingHash (SHA-256 of the browser binding) on the pending
+	// authorization of link (ErrStateUnknown when gone).
+	PendingBind(ctx context.Context, link string, bindingHash []byte) error
 	// PendingTake removes and returns the pending authorization stored under state
-	// (single use: a second take of the same state is ErrStateUnknown).
+	// (single use: a second take of the same state is ErrStateUnknown), its BindingHash filled.
 	PendingTake(ctx context.Context, state string) (*Pending, error)
+	// RegistrationGet returns the client registered dynamically for connectionID with the
+	// authorization server issuer (nil, nil when none): one registration per connection and
+	// authorization server, reused by every member.
+	RegistrationGet(ctx context.Context, connectionID, issuer string) (*Endpoint, error)
+	// RegistrationPut stores ep (its ClientID, ClientSecret, AuthMethod) as that client.
+	RegistrationPut(ctx context.Context, connectionID, issuer string, ep *Endpoint) error
 	// GrantGet returns the grant stored under k, or ErrNoGrant.
 	GrantGet(ctx context.Context, k Key) (*Grant, error)
 	// GrantPut stores g under g.Key, replacing any grant there.
@@ -37,6 +51,7 @@ type MemoryStore struct {
 	mu      sync.Mutex
 	pending map[string]Pending
 	grants  map[Key]Grant
+	regs    map[[2]string]Endpoint
 }
 
 var _ Store = (*MemoryStore)(nil)
@@ -48,7 +63,60 @@ func (m *MemoryStore) PendingPut(_ context.Context, p *Pending) error {
 	if m.pending == nil {
 		m.pending = map[string]Pending{}
 	}
+	for st, q := range m.pending {
+		if q.Key.ConnectionID == p.Key.ConnectionID && q.Caller == p.Caller {
+			delete(m.pending, st)
+		}
+	}
 	m.pending[p.State] = *p
+	return nil
+}
+
+// PendingByLink implements Store.
+func (m *MemoryStore) PendingByLink(_ context.Context, link string) (*Pending, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range m.pending {
+		if link != "" && p.Link == link {
+			return &p, nil
+		}
+	}
+	return nil, ErrStateUnknown
+}
+
+// PendingBind implements Store.
+func (m *MemoryStore) PendingBind(_ context.Context, link string, bindingHash []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for st, p := range m.pending {
+		if link != "" && p.Link == link {
+			p.BindingHash = bindingHash
+			m.pending[st] = p
+			return nil
+		}
+	}
+	return ErrStateUnknown
+}
+
+// RegistrationGet implements Store.
+func (m *MemoryStore) RegistrationGet(_ context.Context, connectionID, issuer string) (*Endpoint, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ep, ok := m.regs[[2]string{connectionID, issuer}]
+	if !ok {
+		return nil, nil
+	}
+	return &ep, nil
+}
+
+// RegistrationPut implements Store.
+func (m *MemoryStore) RegistrationPut(_ context.Context, connectionID, issuer string, ep *Endpoint) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.regs == nil {
+		m.regs = map[[2]string]Endpoint{}
+	}
+	m.regs[[2]string{connectionID, issuer}] = *ep
 	return nil
 }
 

@@ -14,9 +14,13 @@
 //     the 2025-03-26 default endpoints), client identity (client ID metadata document,
 //     pre-registered client, dynamic registration — in that order), scopes (challenge, else
 //     scopes_supported, else none; offline_access when offered; union with what was granted
-//     for step-up), PKCE S256 and the resource parameter (RFC 8707). It stores a Pending under
-//     a random state, bound to the caller and the connection, single use, valid StateTTL,
-//     and answers the authorization URL.
+//     for step-up; plus the admin's Settings), PKCE S256 and the resource parameter (RFC
+//     8707); one dynamic registration per connection and authorization server. It stores a
+//     Pending under a random state, bound to the caller and the connection, single use,
+//     valid StateTTL, and answers the link: the gateway's consent page (Options.ConsentURL)
+//     or, without one, the authorization URL.
+//   - Consent (the consent page): only the caller the link was made for gets the
+//     authorization URL, with a binding cookie the callback then requires (consent.go).
 //   - Complete (GET /api/oauth/callback): takes the state (once), checks it is the caller's
 //     and not expired, checks the issuer (RFC 9207), exchanges the code with the verifier and
 //     the resource, and stores the Grant.
@@ -134,6 +138,15 @@ type Pending struct {
 	RedirectURL string    `json:"redirectUrl"`
 	// ReturnTo is where the callback page links back to ("" for none).
 	ReturnTo string `json:"returnTo,omitempty"`
+	// AuthURL is the authorization server's URL for this flow (state, PKCE challenge,
+	// resource, scopes): what the consent page redirects to once the browser is the caller.
+	AuthURL string `json:"authUrl,omitempty"`
+	// Link is the consent link id (Options.ConsentURL + Link is what the caller receives);
+	// "" when the Service has no consent page.
+	Link string `json:"link,omitempty"`
+	// BindingHash is the SHA-256 of the browser binding the consent page set (nil: the
+	// page has not let any browser through yet). Kept by the store beside the sealed value.
+	BindingHash []byte `json:"-"`
 }
 
 // Endpoint is what discovery found for one upstream and the client identity used with it.
@@ -223,6 +236,14 @@ var (
 	ErrAuthorizationRequired = errors.New("upstreamauth: authorization required")
 	// ErrResourceMismatch: the protected resource metadata names another resource (RFC 9728 §3.3).
 	ErrResourceMismatch = errors.New("upstreamauth: protected resource metadata is for another resource")
+	// ErrNotAdmin: the flow is for a connection's shared grant (oauth mode) and the browser's
+	// principal is not an admin of its workspace.
+	ErrNotAdmin = errors.New("upstreamauth: only an admin of the workspace completes a shared authorization")
+	// ErrUnbound: the callback came from a browser that did not pass the consent page as
+	// the caller the link was made for (no binding cookie, or another one).
+	ErrUnbound = errors.New("upstreamauth: this browser did not open the authorization link as its user")
+	// ErrNoSession: the consent page was opened by a browser with no gateway sign-in.
+	ErrNoSession = errors.New("upstreamauth: sign in to open this authorization link")
 	// ErrDenied: the authorization server answered the callback with an error (e.g. the user
 	// declined).
 	ErrDenied = errors.New("upstreamauth: authorization denied")
@@ -261,6 +282,18 @@ type Options struct {
 	// ClientMetadataURL is the https URL where the gateway serves its client ID metadata
 	// document ("" disables that client identity).
 	ClientMetadataURL string
+	// ConsentURL is the gateway page a caller's link opens (docs/UPSTREAM-AUTH.md "Consent
+	// bound to its user"): Begin answers ConsentURL + a random link id instead of the
+	// authorization server's URL, Consent lets only the caller through (and binds the
+	// browser), and the callback completes only in that browser. "" (the conformance client,
+	// tests of the flow alone): Begin answers the authorization server's URL and the state
+	// alone binds the flow.
+	ConsentURL string
+	// DefaultEndpoints enables the 2025-03-26 fallback of guessed endpoints (/authorize,
+	// /token, /register under the issuer) when no authorization server metadata exists.
+	// Off in the gateway (a clear discovery error instead, issue 22); the conformance
+	// client turns it on for the back-compatibility scenarios.
+	DefaultEndpoints bool
 	// ClientName is sent in dynamic registration; default "Agentpack MCP Gateway".
 	ClientName string
 	// MaxStepUps bounds scope step-up authorizations per operation; default 2.

@@ -40,7 +40,7 @@ func TestAuthorizationInputRequired(t *testing.T) {
 	st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+e["id"].(string)+"/install", a.admin,
 		map[string]any{"workspaceId": a.id, "authMode": "oauth_per_user"})
 	mustStatus(t, "install", st, http.StatusCreated, inst)
-	if code, _ := browserGet(t, consentURL(t, authURLOf(t, "install", inst), "carol"), ""); code != http.StatusOK {
+	if code, _ := browserGet(t, consentURL(t, authURLOf(t, "install", inst), "carol", a.admin), ""); code != http.StatusOK {
 		t.Fatal("admin consent failed")
 	}
 	whoami := "mcp_" + inst["handle"].(string) + "_whoami"
@@ -124,7 +124,7 @@ func TestAuthorizationInputRequired(t *testing.T) {
 
 	// The member consents (in their browser) on the link of the latest answer; the retry with
 	// that answer's state completes the call as the member's own account.
-	if code, page := browserGet(t, consentURL(t, url2, "dave"), member); code != http.StatusOK {
+	if code, page := browserGet(t, consentURL(t, url2, "dave", member), member); code != http.StatusOK {
 		t.Fatalf("member consent: %d %s", code, page)
 	}
 	m := send(t, member, "2026-07-28", whoami, `{}`, retryOf(state2, accept), urlCaps)
@@ -146,7 +146,7 @@ func TestAuthorizationInputRequired(t *testing.T) {
 				if req.Params.Mode != "url" {
 					return &mcp.ElicitResult{Action: "decline"}, nil
 				}
-				if code, page := browserGet(t, consentURL(t, req.Params.URL, "erin"), token); code != http.StatusOK {
+				if code, page := browserGet(t, consentURL(t, req.Params.URL, "erin", token), token); code != http.StatusOK {
 					t.Errorf("consent: %d %s", code, page)
 				}
 				return &mcp.ElicitResult{Action: "accept"}, nil

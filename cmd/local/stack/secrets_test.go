@@ -58,7 +58,7 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 	mustStatus(t, "create oauth entry", st, http.StatusCreated, e)
 	st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+e["id"].(string)+"/install", a.admin, map[string]any{"workspaceId": a.id, "authMode": "oauth"})
 	mustStatus(t, "install oauth entry", st, http.StatusCreated, inst)
-	if code, page := browserGet(t, consentURL(t, authURLOf(t, "install", inst), "alice"), ""); code != http.StatusOK {
+	if code, page := browserGet(t, consentURL(t, authURLOf(t, "install", inst), "alice", a.admin), ""); code != http.StatusOK {
 		t.Fatalf("oauth callback: %d %s", code, page)
 	}
 	upstreamTokens := up.Issued() // before the refresh rotates the refresh token away

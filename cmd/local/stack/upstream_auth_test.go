@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -8,10 +9,12 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,11 +30,17 @@ import (
 
 // browserGet GETs u like a browser returning from an authorization server: no bearer token
 // unless token is set. It returns the status and the page.
+// The binding cookie the consent page set travels with it (bindings), as a browser keeps it.
 func browserGet(t *testing.T, u, token string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if pu, err := url.Parse(u); err == nil {
+		if c, ok := bindings.Load(pu.Query().Get("state")); ok {
+			req.AddCookie(c.(*http.Cookie))
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -42,10 +51,54 @@ func browserGet(t *testing.T, u, token string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// consentURL plays the upstream user's consent and returns the gateway callback URL.
-func consentURL(t *testing.T, authURL, user string) string {
+// bindings: state → the binding cookie the consent page set for the browser of that flow.
+var bindings sync.Map
+
+// consentPage plays the console's consent page for link (a …/admin/#/consent/{id} link)
+// signed in with token: POST /api/oauth/consent. It returns the status, the authorization
+// server's URL on success (and keeps the binding cookie for browserGet), and the body.
+func consentPage(t *testing.T, link, token string) (int, string, map[string]any) {
 	t.Helper()
-	loc, err := testpeer.Consent(t.Context(), authURL, user)
+	base, id, ok := strings.Cut(link, "/admin/#/consent/")
+	if !ok {
+		t.Fatalf("not a consent link: %s", link)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/api/oauth/consent", strings.NewReader(`{"link":"`+id+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	asURL, _ := body["authorizationUrl"].(string)
+	if resp.StatusCode == http.StatusOK {
+		pu, err := url.Parse(asURL)
+		if err != nil || len(resp.Cookies()) != 1 {
+			t.Fatalf("consent answer: %s, cookies %v", asURL, resp.Cookies())
+		}
+		c := resp.Cookies()[0]
+		if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Name != upstreamauth.BindingCookieName(pu.Query().Get("state")) {
+			t.Errorf("binding cookie %+v", c)
+		}
+		bindings.Store(pu.Query().Get("state"), &http.Cookie{Name: c.Name, Value: c.Value})
+	}
+	return resp.StatusCode, asURL, body
+}
+
+// consentURL passes the consent page as token's user (the caller the link was made for),
+// plays the upstream user's consent and returns the gateway callback URL.
+func consentURL(t *testing.T, link, user, token string) string {
+	t.Helper()
+	st, asURL, body := consentPage(t, link, token)
+	if st != http.StatusOK {
+		t.Fatalf("consent page: %d %v", st, body)
+	}
+	loc, err := testpeer.Consent(t.Context(), asURL, user)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +159,7 @@ func TestUpstreamOAuth(t *testing.T) {
 	}
 
 	// Consent, then the browser comes back to the callback without any gateway credential.
-	callback := consentURL(t, authURL, "alice")
+	callback := consentURL(t, authURL, "alice", a.admin)
 	if !strings.HasPrefix(callback, w.env.URL+"/api/oauth/callback?") {
 		t.Fatalf("callback URL %s", callback)
 	}
@@ -137,9 +190,13 @@ func TestUpstreamOAuth(t *testing.T) {
 		v25 := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
 		_, m, _ := w.call(t, "/mcp/"+a.id, a.admin, whoami, map[string]any{}, v25)
 		e, _ := m["error"].(map[string]any)
-		link := fmt.Sprint(e["data"])
-		if e == nil || e["code"] != float64(-32042) || !strings.Contains(link, "admin%3Awrite") || !strings.Contains(link, "tools%3Aread") {
+		if e == nil || e["code"] != float64(-32042) || !strings.Contains(fmt.Sprint(e["data"]), "/admin/#/consent/") {
 			t.Fatalf("admin, scope missing: %v", m)
+		}
+		// The link opens the consent page; the authorization URL behind it asks for both scopes.
+		els, _ := e["data"].(map[string]any)["elicitations"].([]any)
+		if _, asURL, _ := consentPage(t, els[0].(map[string]any)["url"].(string), a.admin); !strings.Contains(asURL, "admin%3Awrite") || !strings.Contains(asURL, "tools%3Aread") {
+			t.Fatalf("step-up authorization URL %s", asURL)
 		}
 		_, m, out := w.call(t, "/mcp/"+a.id, a.member, whoami, map[string]any{}, v25)
 		if out != "upstream-error" || !strings.Contains(fmt.Sprint(m["result"]), "admin must authorize") {
@@ -157,7 +214,7 @@ func TestUpstreamOAuth(t *testing.T) {
 		if stepURL == "" {
 			t.Fatalf("no URL in the -32042 data: %v", data)
 		}
-		if code, page := browserGet(t, consentURL(t, stepURL, "alice"), ""); code != http.StatusOK || !strings.Contains(page, `data-status="authorized"`) {
+		if code, page := browserGet(t, consentURL(t, stepURL, "alice", a.admin), ""); code != http.StatusOK || !strings.Contains(page, `data-status="authorized"`) {
 			t.Fatalf("step-up consent: %d %s", code, page)
 		}
 		collect()
@@ -174,7 +231,7 @@ func TestUpstreamOAuth(t *testing.T) {
 	t.Run("callback of another workspace's connection", func(t *testing.T) {
 		st, r := w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
 		mustStatus(t, "authorize", st, http.StatusOK, r)
-		cb := consentURL(t, r["authorizationUrl"].(string), "mallory")
+		cb := consentURL(t, r["authorizationUrl"].(string), "mallory", a.admin)
 		code, page := browserGet(t, cb, b.admin)
 		if code != http.StatusBadRequest || !strings.Contains(page, "another user or workspace") {
 			t.Errorf("B's admin completed A's authorization: %d %s", code, page)
@@ -189,6 +246,77 @@ func TestUpstreamOAuth(t *testing.T) {
 		if st, _ := w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.member, nil); st != http.StatusForbidden {
 			t.Errorf("a member may re-authorize a shared oauth connection: %d", st)
 		}
+	})
+	t.Run("consent page refusals", func(t *testing.T) {
+		// A's admin's link for the shared grant, opened by everyone else: no session (401),
+		// another workspace's admin, a member of the same workspace (403); nothing stored,
+		// the grant as it was; then the admin who began it goes through.
+		_, before := w.do(t, "GET", "/api/mcp-connections/"+conn, a.admin, nil)
+		st, r := w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
+		mustStatus(t, "authorize", st, http.StatusOK, r)
+		link := r["authorizationUrl"].(string)
+		for _, tt := range []struct {
+			name, token string
+			want        int
+		}{{"no session", "", http.StatusUnauthorized}, {"another workspace's admin", b.admin, http.StatusForbidden},
+			{"a member", a.member, http.StatusForbidden}, {"a member named like the admin", stacktest.Token(t, "admin-A", auth.RoleMember, a.id), http.StatusForbidden}} {
+			if st, asURL, body := consentPage(t, link, tt.token); st != tt.want || asURL != "" {
+				t.Errorf("%s: %d %v", tt.name, st, body)
+			}
+		}
+		_, after := w.do(t, "GET", "/api/mcp-connections/"+conn, a.admin, nil)
+		if fmt.Sprint(before["authorization"]) != fmt.Sprint(after["authorization"]) {
+			t.Errorf("the grant changed: %v → %v", before["authorization"], after["authorization"])
+		}
+		if st, asURL, body := consentPage(t, link, a.admin); st != http.StatusOK || !strings.HasPrefix(asURL, up.URL()+"/authorize?") {
+			t.Errorf("the admin who began it: %d %v", st, body)
+		}
+	})
+	t.Run("oauth settings", func(t *testing.T) {
+		// The catalog entry's scopes (superuser) reach the authorization URL of its installs.
+		st, r := w.do(t, "PUT", "/api/mcp-marketplace/"+entry+"/auth", w.su, map[string]any{"authMode": "oauth",
+			"oauth": map[string]any{"scopes": []string{"entry:scope"}}})
+		mustStatus(t, "entry settings", st, http.StatusOK, r)
+		if st, r := w.do(t, "PUT", "/api/mcp-marketplace/"+entry+"/auth", w.su, map[string]any{"authMode": "oauth",
+			"oauth": map[string]any{"metadataUrl": "ftp://x.example/meta"}}); st != http.StatusBadRequest {
+			t.Errorf("entry metadataUrl ftp: %d %v", st, r)
+		}
+		st, r = w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
+		mustStatus(t, "authorize", st, http.StatusOK, r)
+		if _, asURL, _ := consentPage(t, r["authorizationUrl"].(string), a.admin); !strings.Contains(asURL, "entry%3Ascope") {
+			t.Errorf("the entry's scope is missing from %s", asURL)
+		}
+		path := "/api/mcp-connections/" + conn + "/oauth-settings"
+		if st, r := w.do(t, "PUT", path, a.admin, map[string]any{"authorizationParams": map[string]string{"state": "x"}}); st != http.StatusBadRequest {
+			t.Errorf("reserved parameter: %d %v", st, r)
+		}
+		if st, _ := w.do(t, "PUT", path, a.member, map[string]any{}); st != http.StatusForbidden {
+			t.Errorf("member: %d", st)
+		}
+		st, r = w.do(t, "PUT", path, a.admin, map[string]any{"scopes": []string{"read:org"},
+			"authorizationParams": map[string]string{"audience": "https://api.example", "prompt": "consent"}})
+		mustStatus(t, "set", st, http.StatusOK, r)
+		st, r = w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
+		mustStatus(t, "authorize", st, http.StatusOK, r)
+		_, asURL, _ := consentPage(t, r["authorizationUrl"].(string), a.admin)
+		for _, want := range []string{"read%3Aorg", "audience=https%3A%2F%2Fapi.example", "prompt=consent"} {
+			if !strings.Contains(asURL, want) {
+				t.Errorf("%s missing from %s", want, asURL)
+			}
+		}
+		if strings.Contains(asURL, "entry%3Ascope") {
+			t.Errorf("the connection's scopes do not replace the entry's: %s", asURL)
+		}
+		st, r = w.do(t, "GET", path, a.admin, nil)
+		if st != http.StatusOK || fmt.Sprint(r["effective"].(map[string]any)["scopes"]) != "[read:org]" {
+			t.Errorf("GET: %d %v", st, r)
+		}
+		// Back to discovery as the spec says, for the subtests below.
+		mustStatus(t, "clear", func() int { st, _ := w.do(t, "PUT", path, a.admin, map[string]any{}); return st }(), http.StatusOK, nil)
+		mustStatus(t, "clear entry", func() int {
+			st, _ := w.do(t, "PUT", "/api/mcp-marketplace/"+entry+"/auth", w.su, map[string]any{"authMode": "oauth", "oauth": map[string]any{}})
+			return st
+		}(), http.StatusOK, nil)
 	})
 	t.Run("refresh on 401", func(t *testing.T) {
 		up.ExpireAll()
@@ -239,7 +367,7 @@ func TestUpstreamOAuth(t *testing.T) {
 		// Re-authorize.
 		st, r = w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
 		mustStatus(t, "re-authorize", st, http.StatusOK, r)
-		if code, page := browserGet(t, consentURL(t, r["authorizationUrl"].(string), "alice"), a.admin); code != 200 {
+		if code, page := browserGet(t, consentURL(t, r["authorizationUrl"].(string), "alice", a.admin), a.admin); code != 200 {
 			t.Fatalf("re-authorize callback: %d %s", code, page)
 		}
 		collect()
@@ -258,12 +386,12 @@ func TestUpstreamOAuth(t *testing.T) {
 		mustStatus(t, "install", st, http.StatusCreated, inst)
 		pconn := inst["id"].(string)
 		accounts := map[string]string{"admin-A": "carol", "member-A": "bob"}
-		if code, _ := browserGet(t, consentURL(t, authURLOf(t, "install", inst), accounts["admin-A"]), ""); code != 200 {
+		if code, _ := browserGet(t, consentURL(t, authURLOf(t, "install", inst), accounts["admin-A"], a.admin), ""); code != 200 {
 			t.Fatal("admin consent failed")
 		}
 		st, r := w.do(t, "POST", "/api/mcp-connections/"+pconn+"/authorize", a.member, nil)
 		mustStatus(t, "member authorize", st, http.StatusOK, r)
-		if code, _ := browserGet(t, consentURL(t, r["authorizationUrl"].(string), accounts["member-A"]), a.member); code != 200 {
+		if code, _ := browserGet(t, consentURL(t, r["authorizationUrl"].(string), accounts["member-A"], a.member), a.member); code != 200 {
 			t.Fatal("member consent failed")
 		}
 		collect()
@@ -306,12 +434,12 @@ func TestUpstreamOAuth(t *testing.T) {
 			}
 			if v >= "2025-11-25" {
 				var je *jsonrpc.Error
-				if !errors.As(rpcErr, &je) || je.Code != -32042 || !strings.Contains(string(je.Data), "/authorize?") || res != nil {
+				if !errors.As(rpcErr, &je) || je.Code != -32042 || !strings.Contains(string(je.Data), "/admin/#/consent/") || res != nil {
 					t.Errorf("%s: answer %v / %v, want the -32042 error with the link", v, res, rpcErr)
 				}
 				continue
 			}
-			if rpcErr != nil || res == nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "/authorize?") {
+			if rpcErr != nil || res == nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "/admin/#/consent/") {
 				t.Errorf("%s: answer %v / %v, want isError with the link", v, res, rpcErr)
 			}
 		}
@@ -333,11 +461,11 @@ func TestUpstreamOAuth(t *testing.T) {
 		_, _, before = up.Counts()
 		noGrant := stacktest.Token(t, "member-A2", auth.RoleMember, a.id)
 		_, m, _ := w.call(t, "/mcp/"+a.id, noGrant, whoami, map[string]any{}, map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
-		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(-32042) || !strings.Contains(fmt.Sprint(e["data"]), "/authorize?") {
+		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != float64(-32042) || !strings.Contains(fmt.Sprint(e["data"]), "/admin/#/consent/") {
 			t.Errorf("gateway at 2025-11-25 for a member without a grant: %v", m)
 		}
 		_, m, out := w.call(t, "/mcp/"+a.id, noGrant, whoami, map[string]any{}, map[string]string{"Mcp-Protocol-Version": "2025-06-18"})
-		if out != "upstream-error" || !strings.Contains(fmt.Sprint(m["result"]), "/authorize?") {
+		if out != "upstream-error" || !strings.Contains(fmt.Sprint(m["result"]), "/admin/#/consent/") {
 			t.Errorf("gateway at 2025-06-18 for a member without a grant: %s %v", out, m)
 		}
 		if _, _, after := up.Counts(); fmt.Sprint(after) != fmt.Sprint(before) {
@@ -365,7 +493,7 @@ func TestUpstreamOAuth(t *testing.T) {
 		st, r := w.do(t, "POST", "/api/mcp-connections", a.admin, map[string]any{
 			"name": "Manual protected", "url": up.MCPURL(), "workspaceId": a.id, "authMode": "oauth"})
 		mustStatus(t, "create", st, http.StatusCreated, r)
-		if code, _ := browserGet(t, consentURL(t, authURLOf(t, "create", r), "dave"), ""); code != http.StatusOK {
+		if code, _ := browserGet(t, consentURL(t, authURLOf(t, "create", r), "dave", a.admin), ""); code != http.StatusOK {
 			t.Fatal("consent failed")
 		}
 		st, tl := w.do(t, "GET", "/api/mcp-connections/"+r["id"].(string)+"/tools", a.admin, nil)
@@ -497,12 +625,16 @@ func TestUpstreamOAuthTypeScriptSDK(t *testing.T) {
 	}
 	st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+e["id"].(string)+"/install", a.admin, map[string]any{"workspaceId": a.id})
 	mustStatus(t, "install", st, http.StatusCreated, inst)
-	authURL := authURLOf(t, "install", inst)
-	if !strings.HasPrefix(authURL, "http://localhost:"+authPort+"/authorize?") || !strings.Contains(authURL, "code_challenge_method=S256") ||
+	_, authURL, _ := consentPage(t, authURLOf(t, "install", inst), a.admin)
+	if !strings.HasPrefix(authURL, "http://localhost:"+authPort+"/admin/#/consent/") || !strings.Contains(authURL, "code_challenge_method=S256") ||
 		!strings.Contains(authURL, "resource=http%3A%2F%2Flocalhost%3A"+mcpPort+"%2Fmcp") {
 		t.Errorf("authorization URL %s", authURL)
 	}
-	code, page := browserGet(t, consentURL(t, authURL, ""), "")
+	loc, err := testpeer.Consent(t.Context(), authURL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, page := browserGet(t, loc.String(), "")
 	if code != http.StatusOK || !strings.Contains(page, `data-status="authorized"`) {
 		t.Fatalf("callback: %d %s", code, page)
 	}

@@ -125,7 +125,7 @@ func New(t testing.TB, o *Options) *Env {
 	authStore := upstreamauth.NewDBStore(pool, sealer)
 	e.Deps.Auth = upstreamauth.New(upstreamauth.Options{Store: authStore,
 		HTTPClient: guard.HTTPClient(15 * time.Second), CheckURL: guard.CheckURL,
-		RedirectURL: e.URL + deps.CallbackPath, Logger: logger})
+		RedirectURL: e.URL + deps.CallbackPath, ConsentURL: e.URL + deps.ConsentPagePath, Logger: logger})
 	e.Deps.Connections.Auth = e.Deps.Auth
 	e.Deps.Connections.AuthClients, e.Deps.Connections.AuthClientPut = authStore.ClientGet, authStore.ClientPut
 	t.Cleanup(func() {

@@ -27,6 +27,9 @@
 //	POST   /api/mcp-connections/{id}/tools/{name}/approve 200 401 403 404
 //	GET    /api/events                                    200 400 401 403 404
 //	POST   /api/mcp-connections/{id}/authorize            200 400 401 403 404
+//	GET    /api/mcp-connections/{id}/oauth-settings       200 401 403 404
+//	PUT    /api/mcp-connections/{id}/oauth-settings       200 400 401 403 404
+//	POST   /api/oauth/consent                             200 400 401 403 404
 //	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
 //	GET    /api/openapi.json                              200 (no token)
 //
@@ -94,6 +97,9 @@ var Routes = []Route{
 	{"POST /api/mcp-connections/{id}/tools/{name}/approve", func(a *API) handlerFunc { return a.toolApprove }},
 	{"GET /api/events", func(a *API) handlerFunc { return a.eventList }},
 	{"POST /api/mcp-connections/{id}/authorize", func(a *API) handlerFunc { return a.connectionAuthorize }},
+	{"GET /api/mcp-connections/{id}/oauth-settings", func(a *API) handlerFunc { return a.connectionOAuthSettings }},
+	{"PUT /api/mcp-connections/{id}/oauth-settings", func(a *API) handlerFunc { return a.connectionOAuthSettingsSet }},
+	{"POST " + OAuthConsentPath, func(a *API) handlerFunc { return a.oauthConsent }},
 }
 
 // OpenAPIPath is where the OpenAPI description is served, without authentication.
@@ -101,6 +107,10 @@ const OpenAPIPath = "/api/openapi.json"
 
 // OAuthCallbackPath is the redirect URI of upstream authorization (docs/UPSTREAM-AUTH.md).
 const OAuthCallbackPath = "/api/oauth/callback"
+
+// OAuthConsentPath is where the console's consent page continues an authorization link as
+// the signed-in user (docs/UPSTREAM-AUTH.md "Consent bound to its user").
+const OAuthConsentPath = "/api/oauth/consent"
 
 // ClientMetadataPath serves the gateway's OAuth client ID metadata document (public).
 const ClientMetadataPath = "/api/oauth/client-metadata.json"
@@ -274,6 +284,59 @@ func (a *API) connectionAuthorize(w http.ResponseWriter, r *http.Request, p *aut
 		return err
 	}
 	httpapi.JSON(w, http.StatusOK, out)
+	return nil
+}
+
+// oauthConsent is POST /api/oauth/consent {link}: the consent page, signed in, continues the
+// authorization its link names. Only the caller the link was made for gets through: 200
+// {authorizationUrl} with the HttpOnly binding cookie the callback requires; another user,
+// another workspace or a member for a shared grant is 403 and nothing is stored.
+func (a *API) oauthConsent(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	var in struct {
+		Link string `json:"link"`
+	}
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	if in.Link == "" || len(in.Link) > 256 {
+		return apperr.New(apperr.Validation, "link is required (the id at the end of the authorization link)")
+	}
+	start, err := a.Connections.Consent(r.Context(), p, in.Link)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.SetCookie(w, start.Cookie)
+	httpapi.JSON(w, http.StatusOK, map[string]any{"authorizationUrl": start.AuthURL, "connectionId": start.Key.ConnectionID})
+	return nil
+}
+
+// connectionOAuthSettings is GET /api/mcp-connections/{id}/oauth-settings (admin):
+// {oauth, effective}.
+func (a *API) connectionOAuthSettings(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	own, eff, err := a.Connections.ConnectionOAuthSettings(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"oauth": own, "effective": eff})
+	return nil
+}
+
+// connectionOAuthSettingsSet is PUT /api/mcp-connections/{id}/oauth-settings (admin): the
+// body is the connection's OAuth settings; answers {oauth, effective}.
+func (a *API) connectionOAuthSettingsSet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	var in connections.OAuthSettings
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	own, eff, err := a.Connections.SetConnectionOAuthSettings(r.Context(), p, r.PathValue("id"), in)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"oauth": own, "effective": eff})
 	return nil
 }
 

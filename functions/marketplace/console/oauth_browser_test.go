@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/testpeer"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -143,5 +146,145 @@ func TestConsoleOAuthSignIn(t *testing.T) {
 		chromedp.Evaluate(`sessionStorage.getItem('agentpack.console.token') || ''`, &tok))
 	if !strings.Contains(alert, "does not match") || tok != "" || idp.verified != 1 {
 		t.Fatalf("forged answer: alert %q, token %q", alert, tok)
+	}
+}
+
+// TestConsentLinkInBrowser is issue 22's consent binding in a real browser: member A's
+// oauth_per_user authorization link opens the console's consent page. Opened by a browser
+// that is not signed in, the page asks for the sign-in (and resumes after the development
+// sign-in); signed in as member B it refuses — the page says so, nothing is stored and A's
+// grant is unchanged; signed in as A it goes on to the authorization server and the callback
+// connects A's account.
+func TestConsentLinkInBrowser(t *testing.T) {
+	execPath := chromium(t)
+	principals := map[string]auth.Principal{}
+	signIn, err := console.DevSignIn("local", stacktest.Secret, "consent-test-code-0123456789", time.Hour, principals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{DevSignIn: signIn}})
+	ws, _, _ := env.Workspace(t, "Consent")
+	principals["member-a"] = auth.Principal{Subject: "member-a", Role: auth.RoleMember, Workspaces: []string{ws}}
+	principals["member-b"] = auth.Principal{Subject: "member-b", Role: auth.RoleMember, Workspaces: []string{ws}}
+	up := testpeer.NewOAuthUpstream(t)
+	su := stacktest.Token(t, "root", auth.RoleSuperuser)
+	admin := stacktest.Token(t, "admin", auth.RoleAdmin, ws)
+	memberA := stacktest.Token(t, "member-a", auth.RoleMember, ws)
+
+	doJSON := func(method, path, tok string, body any) map[string]any {
+		t.Helper()
+		st, raw := env.Do(t, method, path, tok, body)
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		if st >= 300 {
+			t.Fatalf("%s %s: %d %s", method, path, st, raw)
+		}
+		return m
+	}
+	entry := doJSON("POST", "/api/mcp-marketplace", su, map[string]any{"name": "Per user", "url": up.MCPURL(),
+		"transportType": "streamable-http", "category": "testing"})
+	inst := doJSON("POST", "/api/mcp-marketplace/"+entry["id"].(string)+"/install", admin,
+		map[string]any{"workspaceId": ws, "authMode": "oauth_per_user"})
+	conn := inst["id"].(string)
+	linkOf := func() string {
+		t.Helper()
+		r := doJSON("POST", "/api/mcp-connections/"+conn+"/authorize", memberA, nil)
+		link, _ := r["authorizationUrl"].(string)
+		if !strings.HasPrefix(link, env.URL+"/admin/#/consent/") {
+			t.Fatalf("A's link is not the consent page: %v", r)
+		}
+		return link
+	}
+	grantOf := func(sub string) string {
+		t.Helper()
+		var g string
+		err := env.Pool.QueryRow(t.Context(), `SELECT coalesce((SELECT encode(grant_sealed, 'hex') || authorized_at::text
+			FROM mcp_oauth_grants WHERE connection_id = $1 AND subject = $2), '')`, conn, sub).Scan(&g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(execPath), chromedp.NoSandbox,
+		chromedp.Headless, chromedp.DisableGPU, chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	root, cancelRoot := chromedp.NewContext(actx, chromedp.WithErrorf(func(string, ...any) {}))
+	defer cancelRoot()
+	if err := chromedp.Run(root); err != nil { // starts the browser
+		t.Fatal(err)
+	}
+	// browser is one signed-out browser: a new tab (its own sessionStorage, where the
+	// console keeps its token) with every cookie cleared.
+	browser := func() (context.Context, func()) {
+		bctx, cancelB := chromedp.NewContext(root)
+		ctx, cancel := context.WithTimeout(bctx, time.Minute)
+		if err := chromedp.Run(ctx, network.ClearBrowserCookies()); err != nil {
+			t.Fatal(err)
+		}
+		return ctx, func() { cancel(); cancelB() }
+	}
+	run := func(ctx context.Context, what string, a ...chromedp.Action) {
+		t.Helper()
+		if err := chromedp.Run(ctx, a...); err != nil {
+			var text string
+			_ = chromedp.Run(ctx, chromedp.Evaluate(`document.body.innerText`, &text))
+			t.Fatalf("%s: %v\n%s", what, err, text)
+		}
+	}
+	devSignIn := env.URL + console.DevSignInPath + "?code=consent-test-code-0123456789&as="
+	// open: a signed-out browser opens link, is asked to sign in, signs in as who (the
+	// development sign-in, a full navigation that lands on #/marketplace) and is taken back
+	// to the consent page.
+	open := func(ctx context.Context, link, who string) {
+		t.Helper()
+		run(ctx, "open the link signed out", chromedp.Navigate(link), chromedp.WaitVisible(`main.signin [data-consent="signin"]`, chromedp.ByQuery))
+		run(ctx, "sign in as "+who, chromedp.Navigate(devSignIn+who))
+	}
+
+	link := linkOf()
+	// B opens A's link.
+	bctx, closeB := browser()
+	open(bctx, link, "member-b")
+	var refusal, hash string
+	run(bctx, "B refused", chromedp.WaitVisible(`[data-consent="refused"] [role="alert"]`, chromedp.ByQuery),
+		chromedp.Text(`[data-consent="refused"]`, &refusal, chromedp.ByQuery), chromedp.Evaluate(`location.hash`, &hash))
+	if !strings.Contains(refusal, "made for another user") || !strings.Contains(refusal, "Nothing was stored") || !strings.HasPrefix(hash, "#/consent/") {
+		t.Errorf("B's page: %q at %s", refusal, hash)
+	}
+	closeB()
+	if g := grantOf("member-a") + grantOf("member-b"); g != "" {
+		t.Fatalf("a grant was stored after B opened A's link")
+	}
+
+	// A opens the same link: on to the authorization server and back, connected.
+	actxA, closeA := browser()
+	open(actxA, link, "member-a")
+	var page string
+	run(actxA, "A connected", chromedp.WaitVisible(`h1[data-status="authorized"]`, chromedp.ByQuery),
+		chromedp.Text(`body`, &page, chromedp.ByQuery))
+	closeA()
+	first := grantOf("member-a")
+	if first == "" || grantOf("member-b") != "" {
+		t.Fatalf("after A's consent: A %q, B %q (%s)", first, grantOf("member-b"), page)
+	}
+
+	// A's next link (re-authorization), opened by B: refused, A's grant unchanged.
+	link = linkOf()
+	bctx, closeB = browser()
+	open(bctx, link, "member-b")
+	run(bctx, "B refused again", chromedp.WaitVisible(`[data-consent="refused"] [role="alert"]`, chromedp.ByQuery))
+	closeB()
+	if grantOf("member-a") != first || grantOf("member-b") != "" {
+		t.Error("A's grant changed (or B got one) after B opened A's second link")
+	}
+	// and A completes it.
+	actxA, closeA = browser()
+	open(actxA, link, "member-a")
+	run(actxA, "A connected again", chromedp.WaitVisible(`h1[data-status="authorized"]`, chromedp.ByQuery))
+	closeA()
+	if g := grantOf("member-a"); g == "" || g == first {
+		t.Error("A's second consent did not replace A's grant")
 	}
 }

@@ -50,3 +50,19 @@ export function qs(params) {
   const s = u.toString();
   return s ? '?' + s : '';
 }
+
+// openAuthorization follows an authorizationUrl the API answered. A link to the gateway's
+// consent page (…/admin/#/consent/{link}) opens in this console, in this tab, where the
+// user is signed in; anything else is followed as is.
+export function openAuthorization(u) {
+  try {
+    const p = new URL(u, location.href);
+    if (/^#\/consent\/[^/]+$/.test(p.hash)) {
+      location.hash = p.hash;
+      return;
+    }
+  } catch {
+    /* not a URL: followed as is below */
+  }
+  location.assign(u);
+}

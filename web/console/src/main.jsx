@@ -11,8 +11,12 @@ import { Connections } from './pages/connections.jsx';
 import { Chats } from './pages/chats.jsx';
 import { Activity } from './pages/activity.jsx';
 import { Catalog } from './pages/catalog.jsx';
+import { Consent } from './pages/consent.jsx';
 
 const WS_KEY = 'agentpack.console.workspace';
+// RESUME_KEY keeps a consent link (#/consent/…) across the sign-in, which lands on
+// #/marketplace.
+const RESUME_KEY = 'agentpack.console.resume';
 
 // PAGES: [route, label, who sees it in the navigation]. Every route still answers any
 // signed-in user; the API refuses what the role may not read.
@@ -26,15 +30,19 @@ const PAGES = [
 
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/');
+  if (parts[0] === 'consent' && parts[1]) return { page: 'consent', arg: parts[1] };
   const page = PAGES.some(([p]) => p === parts[0]) ? parts[0] : 'marketplace';
   return { page, arg: parts[1] || '' };
 }
 
 function SignIn({ config, error }) {
+  const consent = /^#\/consent\/[^/]+$/.test(location.hash);
+  if (consent) sessionStorage.setItem(RESUME_KEY, location.hash);
   return (
     <main id="main" class="signin">
       <h1>Agentpack console</h1>
       <ErrorBox error={error ? { message: error } : null} />
+      {consent ? <p data-consent="signin">Sign in to continue the authorization this link is for.</p> : null}
       {config.oauth ? (
         <button type="button" class="primary" onClick={() => startOAuth(config.oauth)}>
           Sign in
@@ -112,6 +120,9 @@ function App({ config, bootError }) {
     case 'catalog':
       page = <Catalog ctx={ctx} />;
       break;
+    case 'consent':
+      page = <Consent ctx={ctx} link={route.arg} key={route.arg} />;
+      break;
     default:
       page = <Marketplace ctx={ctx} key={ws} />;
   }
@@ -188,6 +199,13 @@ async function boot() {
   }
   takeTokenFromHash();
   const bootError = await finishOAuth(config.oauth);
+  const resume = sessionStorage.getItem(RESUME_KEY);
+  if (resume && getToken() && !/^#\/consent\//.test(location.hash)) {
+    sessionStorage.removeItem(RESUME_KEY);
+    history.replaceState(null, '', location.pathname + resume);
+  } else if (/^#\/consent\//.test(location.hash) && getToken()) {
+    sessionStorage.removeItem(RESUME_KEY);
+  }
   const root = document.getElementById('app');
   root.textContent = ''; // the "Loading" placeholder: render() adds to what is there
   render(<App config={config} bootError={bootError} />, root);

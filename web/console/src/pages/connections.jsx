@@ -1,7 +1,7 @@
 // Connections: the workspace's manual and marketplace connections (admin).
 
 import { useEffect, useState } from 'preact/hooks';
-import { api, qs } from '../api.js';
+import { api, qs, openAuthorization } from '../api.js';
 import { Badge, Dialog, ErrorBox, Field, Notice, describedBy, markReady, useLoad, when } from '../ui.jsx';
 import { ConnectStep, consoleReturnTo } from './marketplace.jsx';
 
@@ -119,7 +119,7 @@ export function Connections({ ctx }) {
     act(async () => {
       const r = await api('POST', `/api/mcp-connections/${c.id}/authorize`, { returnTo: consoleReturnTo() });
       if (r.status === 'authorization_required' && r.authorizationUrl) {
-        location.assign(r.authorizationUrl);
+        openAuthorization(r.authorizationUrl);
         return;
       }
       if (r.status === 'authorized') setMessage(`${c.name} is authorized.`);

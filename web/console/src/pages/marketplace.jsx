@@ -1,7 +1,7 @@
 // Marketplace: browse the curated catalog, install into the current workspace, uninstall.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, qs } from '../api.js';
+import { api, qs, openAuthorization } from '../api.js';
 import { Badge, Dialog, ErrorBox, Field, Menu, Notice, describedBy, markReady, useLoad, when } from '../ui.jsx';
 
 const TIERS = {
@@ -310,7 +310,7 @@ export function ConnectStep({ name, url, onLater }) {
         <button type="button" onClick={onLater}>
           Later
         </button>
-        <button type="button" class="primary" id="connect-button" onClick={() => location.assign(url)}>
+        <button type="button" class="primary" id="connect-button" onClick={() => openAuthorization(url)}>
           Connect<span class="sr-only"> {name}</span>
         </button>
       </div>
