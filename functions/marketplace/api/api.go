@@ -27,6 +27,9 @@
 //	POST   /api/mcp-connections/{id}/tools/{name}/approve 200 401 403 404
 //	GET    /api/events                                    200 400 401 403 404
 //	POST   /api/mcp-connections/{id}/authorize            200 400 401 403 404
+//	GET    /api/rate-limits?workspaceId=                  200 400 401 403 404
+//	POST   /api/rate-limits                               200 201 400 401 403 404
+//	DELETE /api/rate-limits/{id}?workspaceId=             204 400 401 403 404
 //	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
 //	GET    /api/openapi.json                              200 (no token)
 //
@@ -94,6 +97,9 @@ var Routes = []Route{
 	{"POST /api/mcp-connections/{id}/tools/{name}/approve", func(a *API) handlerFunc { return a.toolApprove }},
 	{"GET /api/events", func(a *API) handlerFunc { return a.eventList }},
 	{"POST /api/mcp-connections/{id}/authorize", func(a *API) handlerFunc { return a.connectionAuthorize }},
+	{"GET /api/rate-limits", func(a *API) handlerFunc { return a.rateLimitList }},
+	{"POST /api/rate-limits", func(a *API) handlerFunc { return a.rateLimitSet }},
+	{"DELETE /api/rate-limits/{id}", func(a *API) handlerFunc { return a.rateLimitDelete }},
 }
 
 // OpenAPIPath is where the OpenAPI description is served, without authentication.

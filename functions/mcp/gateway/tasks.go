@@ -132,6 +132,9 @@ func (g *Gateway) createTask(ctx context.Context, st *requestState, name string,
 		}
 		return map[string]any{"task": taskObject(saved)}, nil
 	}
+	if refused := g.forward.Limit(ctx, st.State, *ref, time.Now()); refused != nil {
+		return refused, nil // the rate limit's envelope, not a task: nothing was started
+	}
 	if ts := taskSupport(ref.Tool.Definition); (ts == "optional" || ts == "required") && upstreamRunsTasks(ref.Conn) {
 		return g.createUpstreamTask(ctx, st, ref, params, row)
 	}
