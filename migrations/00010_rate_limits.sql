@@ -27,7 +27,7 @@ CREATE TABLE rate_limits (
 
 -- One fixed window of one limit for one subject ('' when the limit is shared). max is the
 -- limit when the row was last written; the upsert's guard compares against the current one.
-CREATE TABLE rate_limit_counters (
+CREATE UNLOGGED TABLE rate_limit_counters (
     limit_id     uuid NOT NULL REFERENCES rate_limits(id) ON DELETE CASCADE,
     subject      text NOT NULL,
     window_kind  text NOT NULL CHECK (window_kind IN ('minute', 'day')),

@@ -116,7 +116,7 @@ func RateLimitGiveBack(ctx context.Context, q Querier, ws []RateWindow) error {
 	return nil
 }
 
-// RateUsage is the count of one limit's current window for one subject ('' when shared).
+// RateUsage is the count of one limit's current window for one subject (” when shared).
 type RateUsage struct {
 	LimitID     string    `db:"limit_id"`
 	Subject     string    `db:"subject"`

@@ -42,12 +42,12 @@ type Env struct {
 	Pool *db.Pool
 	// DatabaseURL is the fresh database's URL (Instance opens its own pool on it).
 	DatabaseURL string
-	Deps    *deps.Deps
-	Stack   *stack.Stack
-	URL     string // http://127.0.0.1:PORT
-	Logs    *Buffer
-	Metrics *Buffer
-	Server  *httptest.Server
+	Deps        *deps.Deps
+	Stack       *stack.Stack
+	URL         string // http://127.0.0.1:PORT
+	Logs        *Buffer
+	Metrics     *Buffer
+	Server      *httptest.Server
 }
 
 // Options tweak New (nil = defaults).
