@@ -296,3 +296,6 @@ type RefusalDetails struct {
 	Limit             int    `json:"limit"`
 	LimitID           string `json:"limitId"`
 }
+
+// RetryAfter is RetryAfterSeconds (httpapi.RetryAfterer: REST sets Retry-After from it).
+func (d RefusalDetails) RetryAfter() int { return d.RetryAfterSeconds }

@@ -311,3 +311,54 @@ func TestRateLimitTaskCall(t *testing.T) {
 		t.Errorf("second task call: %s", second)
 	}
 }
+
+// TestRateLimitBuiltins: an admin sets, lists and deletes a limit through the built-ins
+// (the same service as REST); a member gets FORBIDDEN; a bad value is VALIDATION_ERROR.
+func TestRateLimitBuiltins(t *testing.T) {
+	t.Parallel()
+	e := newLimitEnv(t)
+	member := stacktest.Token(t, "bob", auth.RoleMember, e.ws)
+	builtin := func(token, tool, args string) map[string]any {
+		t.Helper()
+		resp, raw := e.env.RPC(t, "/mcp/"+e.ws, token, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`,
+			map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+		var m struct {
+			Result struct {
+				StructuredContent map[string]any `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", tool, resp.StatusCode, raw)
+		}
+		return m.Result.StructuredContent
+	}
+	code := func(env map[string]any) string {
+		e, _ := env["error"].(map[string]any)
+		s, _ := e["code"].(string)
+		return s
+	}
+	set := builtin(e.admin, "agentpack_ratelimit_set", `{"tool":"`+e.echo+`","perMinute":3}`)
+	data, _ := set["data"].(map[string]any)
+	lim, _ := data["limit"].(map[string]any)
+	if set["ok"] != true || data["created"] != true || lim["perMinute"] != float64(3) {
+		t.Fatalf("set: %v", set)
+	}
+	e.call(t, e.env.URL, e.admin, e.echo)
+	list := builtin(e.admin, "agentpack_ratelimits_list", `{}`)
+	ls, _ := list["data"].(map[string]any)["limits"].([]any)
+	if len(ls) != 1 || len(ls[0].(map[string]any)["usage"].([]any)) != 1 {
+		t.Errorf("list: %v", list)
+	}
+	if c := code(builtin(member, "agentpack_ratelimit_set", `{"perMinute":1}`)); c != "FORBIDDEN" {
+		t.Errorf("member set: %s", c)
+	}
+	if c := code(builtin(e.admin, "agentpack_ratelimit_set", `{"perMinute":0}`)); c != "VALIDATION_ERROR" {
+		t.Errorf("perMinute 0: %s", c)
+	}
+	if c := code(builtin(e.admin, "agentpack_ratelimit_delete", `{"limitId":"00000000-0000-0000-0000-000000000000"}`)); c != "NOT_FOUND" {
+		t.Errorf("delete unknown: %s", c)
+	}
+	if del := builtin(e.admin, "agentpack_ratelimit_delete", `{"limitId":"`+lim["id"].(string)+`"}`); del["ok"] != true {
+		t.Errorf("delete: %v", del)
+	}
+}

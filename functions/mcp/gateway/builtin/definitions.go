@@ -142,7 +142,7 @@ func (s *Set) definitions() []*Builtin {
 			Annotations: readOnly,
 			Handler:     s.toolsSearch,
 		},
-	}, s.pinDefinitions()...)
+	}, append(s.pinDefinitions(), s.limitDefinitions()...)...)
 }
 
 // intArg returns integer argument key, or def when it is absent. The input schema has
