@@ -27,6 +27,8 @@
 //	POST   /api/mcp-connections/{id}/tools/{name}/approve 200 401 403 404
 //	GET    /api/events                                    200 400 401 403 404
 //	POST   /api/mcp-connections/{id}/authorize            200 400 401 403 404
+//	POST   /api/mcp-marketplace/registry-import           200 400 401 403 502 503
+//	PUT    /api/mcp-marketplace/{id}/tier                 200 400 401 403 404
 //	GET    /api/rate-limits?workspaceId=                  200 400 401 403 404
 //	POST   /api/rate-limits                               200 201 400 401 403 404
 //	DELETE /api/rate-limits/{id}?workspaceId=             204 400 401 403 404
@@ -97,6 +99,8 @@ var Routes = []Route{
 	{"POST /api/mcp-connections/{id}/tools/{name}/approve", func(a *API) handlerFunc { return a.toolApprove }},
 	{"GET /api/events", func(a *API) handlerFunc { return a.eventList }},
 	{"POST /api/mcp-connections/{id}/authorize", func(a *API) handlerFunc { return a.connectionAuthorize }},
+	{"POST /api/mcp-marketplace/registry-import", func(a *API) handlerFunc { return a.catalogRegistryImport }},
+	{"PUT /api/mcp-marketplace/{id}/tier", func(a *API) handlerFunc { return a.catalogEntryTier }},
 	{"GET /api/rate-limits", func(a *API) handlerFunc { return a.rateLimitList }},
 	{"POST /api/rate-limits", func(a *API) handlerFunc { return a.rateLimitSet }},
 	{"DELETE /api/rate-limits/{id}", func(a *API) handlerFunc { return a.rateLimitDelete }},
