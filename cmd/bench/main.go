@@ -409,11 +409,11 @@ func printTable() {
 	}
 }
 
-// goBench runs the in-process benchmarks of the gateway package (go test -bench -benchmem)
-// and adds their rows.
+// goBench runs the in-process benchmarks of the gateway and rate limiter packages (go test
+// -bench -benchmem) and adds their rows.
 func goBench(dbURL, benchtime string) error {
 	cmd := exec.Command("go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, "-count", "1",
-		"./functions/mcp/gateway/")
+		"./functions/mcp/gateway/", "./shared/ratelimit/")
 	cmd.Env = append(os.Environ(), "TEST_DATABASE_URL="+dbURL, "REQUIRE_DB=1")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
@@ -442,6 +442,10 @@ func goBench(dbURL, benchtime string) error {
 		}
 		ns, _ := strconv.ParseFloat(m["ns/op"], 64)
 		note := "in process, full handler"
+		if strings.HasPrefix(name, "LimiterTake") {
+			// the rate limiter alone (docs/RATE-LIMITS.md): one statement per proxied call
+			note = "rate limiter per call, one Postgres round trip; " + m["ns/call-per-caller"] + " ns/call per caller"
+		}
 		if b := m["resp-B"]; b != "" {
 			note += ", response " + b + " B"
 		}

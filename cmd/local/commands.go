@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/registry"
 	"github.com/agentpack/gateway/shared/seed"
 )
 
@@ -316,4 +318,40 @@ func cmdHealthcheck(ctx context.Context) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(s)
+}
+
+// cmdImportRegistry is `local import-registry URL|FILE`: imports an MCP registry (its
+// base URL, read through the v0.1 list API) or a file of its documents into the catalog
+// as a superuser (docs/REGISTRY.md), and prints the report as JSON.
+func cmdImportRegistry(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: local import-registry URL|FILE")
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	d, err := deps.Build(ctx, cfg, 2)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	im := &registry.Importer{Pool: d.Pool, HTTPClient: d.Guard.HTTPClient(60 * time.Second), Logger: d.Logger}
+	su := &auth.Principal{Subject: "local-import", Role: auth.RoleSuperuser}
+	var rep *registry.Report
+	if src := args[0]; strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
+		rep, err = im.FromURL(ctx, su, src)
+	} else {
+		raw, rerr := os.ReadFile(src)
+		if rerr != nil {
+			return rerr
+		}
+		rep, err = im.FromFile(ctx, su, "file:"+filepath.Base(src), raw)
+	}
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
 }

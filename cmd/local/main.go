@@ -29,6 +29,9 @@ const usage = `usage: local COMMAND
   serve           serve every function on 127.0.0.1:$PORT (default 8080) with the demo upstream
                   on 127.0.0.1:$DEMO_UPSTREAM_PORT (default 8090); prints the console sign-in link
   healthcheck     run one health-check pass
+  import-registry URL|FILE
+                  import an MCP registry (v0.1 API base URL) or a file of its server documents
+                  into the catalog (docs/REGISTRY.md); prints the report
   demo-upstream   serve only the demo upstream MCP server (benchmarks)
   help            print this text
 
@@ -54,6 +57,8 @@ func main() {
 		err = cmdServe(ctx)
 	case "healthcheck":
 		err = cmdHealthcheck(ctx)
+	case "import-registry":
+		err = cmdImportRegistry(ctx, os.Args[2:])
 	case "demo-upstream":
 		err = cmdDemoUpstream(ctx)
 	case "help", "-h", "--help":

@@ -71,6 +71,8 @@ var Functions = []FunctionSpec{
 			{"GET", "/admin"},
 			{"GET", "/admin/{proxy+}"},
 			{"GET", "/api/oauth/{proxy+}"},
+			{"ANY", "/api/rate-limits"},
+			{"ANY", "/api/rate-limits/{proxy+}"},
 		},
 	},
 	{

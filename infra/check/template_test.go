@@ -30,7 +30,8 @@ var wantRoutes = map[string][]string{
 		"ANY /api/mcp-marketplace", "ANY /api/mcp-marketplace/{proxy+}",
 		"ANY /api/mcp-connections", "ANY /api/mcp-connections/{proxy+}", "GET /api/openapi.json",
 		"GET /api/events", "GET /admin", "GET /admin/{proxy+}",
-		"GET /api/oauth/{proxy+}", // upstream OAuth callback and client metadata document (issue 12)
+		"GET /api/oauth/{proxy+}",                               // upstream OAuth callback and client metadata document (issue 12)
+		"ANY /api/rate-limits", "ANY /api/rate-limits/{proxy+}", // rate limits (issue 24)
 	},
 	"PinsFunction": {
 		"ANY /api/chats", "ANY /api/chats/{chatId}/pins", "ANY /api/chats/{chatId}/pins/{pinId}", "GET /api/chats/{chatId}/tools",

@@ -40,6 +40,22 @@ type EntryView struct {
 	UpdatedAt           time.Time  `json:"updatedAt"`
 	Installed           *bool      `json:"installed,omitempty"`
 	ConnectionID        *string    `json:"connectionId,omitempty"`
+	// Source is "curated", "admin" or "registry" (docs/REGISTRY.md); a registry entry also
+	// names its registry, its server name there and the registry's status (Deprecated
+	// flags "deprecated"; "deleted" entries are not listed).
+	Source         string  `json:"source"`
+	RegistryURL    *string `json:"registryUrl"`
+	RegistryName   *string `json:"registryName"`
+	RegistryStatus *string `json:"registryStatus"`
+	// RegistryRemote is which of the server's remotes this entry is (0-based);
+	// RegistryPublishedAt when the registry published this version.
+	RegistryRemote      *int       `json:"registryRemote"`
+	RegistryPublishedAt *time.Time `json:"registryPublishedAt"`
+	Deprecated          bool       `json:"deprecated"`
+	// URLVariables are the install-time fields of a templated URL ({name} in url).
+	URLVariables []db.URLVariable `json:"urlVariables"`
+	// DeclaredHeaders are the headers the server declares, with their secret flag.
+	DeclaredHeaders []db.DeclaredHeader `json:"declaredHeaders"`
 }
 
 // NewEntryView is the view of row e: fullURL false redacts the URL (headers.RedactURL);
@@ -60,5 +76,16 @@ func NewEntryView(e *db.CatalogEntry, fullURL bool) EntryView {
 		Description: e.Description, Category: e.Category, Version: e.Version, Author: e.Author,
 		VerificationTier: e.VerificationTier, HealthStatus: e.HealthStatus, LastHealthCheck: e.LastHealthCheck,
 		LastHealthError: e.LastHealthError, LastCommitDate: e.LastCommitDate, ConsecutiveFailures: e.ConsecutiveFailures,
-		InstallCount: e.InstallCount, IsPlaceholder: e.IsPlaceholder, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
+		InstallCount: e.InstallCount, IsPlaceholder: e.IsPlaceholder, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+		Source: e.Source, RegistryURL: e.RegistryURL, RegistryName: e.RegistryName, RegistryStatus: e.RegistryStatus,
+		RegistryRemote: e.RegistryRemote, RegistryPublishedAt: e.RegistryPublishedAt,
+		Deprecated:   e.RegistryStatus != nil && *e.RegistryStatus == "deprecated",
+		URLVariables: nonNilSlice(e.URLVariables), DeclaredHeaders: nonNilSlice(e.DeclaredHeaders)}
+}
+
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

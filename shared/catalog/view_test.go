@@ -48,7 +48,8 @@ func TestNewEntryView(t *testing.T) {
 
 // TestEntryViewKeepsTheWireShape: the view has exactly the JSON members the row used to
 // send (the REST shape before the view existed) plus the badge members and headerNames
-// (which the built-in tools always showed; REST gained it when both took this view).
+// (which the built-in tools always showed; REST gained it when both took this view) and
+// deprecated (the registry status's flag, docs/REGISTRY.md).
 func TestEntryViewKeepsTheWireShape(t *testing.T) {
 	keys := func(v any) []string {
 		raw, _ := json.Marshal(v)
@@ -62,7 +63,7 @@ func TestEntryViewKeepsTheWireShape(t *testing.T) {
 		t.Errorf("headerNames %v", v.HeaderNames)
 	}
 	v.Installed, v.ConnectionID = &yes, &id
-	want := append(keys(db.CatalogEntry{}), "connectionId", "installed", "headerNames")
+	want := append(keys(db.CatalogEntry{}), "connectionId", "installed", "headerNames", "deprecated")
 	slices.Sort(want)
 	if got := keys(v); !slices.Equal(got, want) {
 		t.Errorf("view members %v, want %v", got, want)

@@ -142,6 +142,31 @@ func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) erro
 	return nil
 }
 
+// SetTier sets entry id's verification tier (a superuser promoting an imported entry,
+// docs/REGISTRY.md) and logs ActionTierSet, in one transaction. The caller has checked
+// tier. Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE; wrapped with "catalogentries: tier <id>".
+func (s *Service) SetTier(ctx context.Context, p *auth.Principal, id, tier string) (*db.CatalogEntry, error) {
+	if err := RequireWriter(p); err != nil {
+		return nil, err
+	}
+	var e *db.CatalogEntry
+	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
+		var err error
+		if e, err = db.CatalogEntryTierSet(ctx, tx, id, tier); err != nil {
+			return err
+		}
+		return db.EventInsert(ctx, tx, &db.Event{EntityType: EntityType, EntityID: e.ID, Action: ActionTierSet,
+			Actor: p.Subject, Payload: map[string]any{"name": e.Name, "verificationTier": tier}})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("catalogentries: tier %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// ActionTierSet is the event of SetTier.
+const ActionTierSet = "catalog_entry.tier_set"
+
 // nameConflict gives a CONFLICT on the entry name its client message.
 func nameConflict(err error, name *string) error {
 	if apperr.CodeOf(err) == apperr.Conflict && name != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/mcpclient"
@@ -155,6 +156,9 @@ type InstallInput struct {
 	// URL replaces the URL of a template (placeholder) entry, such as
 	// https://YOUR-HOST/mcp; it is required for those and refused for any other entry.
 	URL string `json:"url,omitempty"`
+	// Variables fill the {name} templates of an imported entry's URL (its urlVariables,
+	// docs/REGISTRY.md; catalog.FillURL checks them).
+	Variables map[string]string `json:"variables,omitempty"`
 }
 
 // IsPlaceholderURL reports whether u still holds a template host (YOUR-HOST) that nobody
@@ -236,7 +240,14 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 		if h == nil {
 			h = map[string]string{}
 		}
-		target := entry.URL
+		if entry.RegistryStatus != nil && *entry.RegistryStatus == "deleted" {
+			return apperr.New(apperr.Validation, "%s was deleted from its registry and can no longer be installed", entry.Name).
+				WithHint("existing installs keep working; choose another server")
+		}
+		target, err := catalog.FillURL(entry, in.Variables)
+		if err != nil {
+			return err
+		}
 		switch template := entry.IsPlaceholder || IsPlaceholderURL(entry.URL); {
 		case template && in.URL == "":
 			return apperr.New(apperr.Validation, "%s is a template for a server you host: its URL %s is a placeholder", entry.Name, entry.URL).

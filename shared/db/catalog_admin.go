@@ -40,8 +40,8 @@ func CatalogEntryCreate(ctx context.Context, q Querier, in *CatalogEntryInput) (
 	placeholder := in.IsPlaceholder != nil && *in.IsPlaceholder
 	return one[CatalogEntry](ctx, q, `INSERT INTO mcp_catalog_entries
 		(name, url, transport_type, headers, description, category, version, author, verification_tier,
-		 is_placeholder, last_commit_date)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'unverified', $9, $10)
+		 is_placeholder, last_commit_date, source)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'unverified', $9, $10, 'admin')
 		RETURNING `+catalogEntryCols,
 		strOr(in.Name, ""), strOr(in.URL, ""), strOr(in.TransportType, "streamable-http"), hj,
 		strOr(in.Description, ""), strOr(in.Category, ""), strOr(in.Version, ""), strOr(in.Author, ""),

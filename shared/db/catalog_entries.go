@@ -8,14 +8,19 @@ import (
 
 const catalogEntryCols = `id, name, url, transport_type, headers, description, category, version, author,
 	verification_tier, health_status, last_health_check, last_health_error, last_commit_date,
-	consecutive_failures, install_count, is_placeholder, created_at, updated_at`
+	consecutive_failures, install_count, is_placeholder, created_at, updated_at,
+	source, registry_url, registry_name, registry_remote, registry_status, registry_published_at,
+	url_variables, declared_headers`
 
 // CatalogFilter narrows CatalogEntryList: Search matches name, description and author
 // case-insensitively; Category matches case-insensitively ("Databases" = "databases").
-// Empty fields do not filter. Limit 0 means every entry; Offset skips that many.
+// Source matches the entry's source ("curated", "admin", "registry"). Empty fields do not
+// filter. Entries their registry deleted are never listed (docs/REGISTRY.md). Limit 0
+// means every entry; Offset skips that many.
 type CatalogFilter struct {
 	Search   string
 	Category string
+	Source   string
 	Limit    int
 	Offset   int
 }
@@ -39,8 +44,9 @@ func CatalogEntryPage(ctx context.Context, q Querier, f CatalogFilter) ([]Catalo
 	}
 	rows, err := collect[row](ctx, q, `SELECT `+catalogEntryCols+`, count(*) OVER () AS total FROM mcp_catalog_entries
 		WHERE ($1 = '' OR name ILIKE '%' || $1 || '%' OR description ILIKE '%' || $1 || '%' OR author ILIKE '%' || $1 || '%')
-		  AND ($2 = '' OR lower(category) = lower($2))
-		ORDER BY name LIMIT $3 OFFSET $4`, f.Search, f.Category, limit, f.Offset)
+		  AND ($2 = '' OR lower(category) = lower($2)) AND ($5 = '' OR source = $5)
+		  AND registry_status IS DISTINCT FROM 'deleted'
+		ORDER BY name LIMIT $3 OFFSET $4`, f.Search, f.Category, limit, f.Offset, f.Source)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -53,7 +59,8 @@ func CatalogEntryPage(ctx context.Context, q Querier, f CatalogFilter) ([]Catalo
 		// Past the end: count without the page.
 		if err := q.QueryRow(ctx, `SELECT count(*) FROM mcp_catalog_entries
 			WHERE ($1 = '' OR name ILIKE '%' || $1 || '%' OR description ILIKE '%' || $1 || '%' OR author ILIKE '%' || $1 || '%')
-			  AND ($2 = '' OR lower(category) = lower($2))`, f.Search, f.Category).Scan(&total); err != nil {
+			  AND ($2 = '' OR lower(category) = lower($2)) AND ($3 = '' OR source = $3)
+			  AND registry_status IS DISTINCT FROM 'deleted'`, f.Search, f.Category, f.Source).Scan(&total); err != nil {
 			return nil, 0, Interpret(err)
 		}
 	}
@@ -70,7 +77,7 @@ type Category struct {
 // (named by their lowest spelling), entries without a category left out.
 func CatalogCategories(ctx context.Context, q Querier) ([]Category, error) {
 	return collect[Category](ctx, q, `SELECT min(category) AS name, count(*) AS count FROM mcp_catalog_entries
-		WHERE category <> '' GROUP BY lower(category) ORDER BY lower(category)`)
+		WHERE category <> '' AND registry_status IS DISTINCT FROM 'deleted' GROUP BY lower(category) ORDER BY lower(category)`)
 }
 
 // CatalogEntryGet returns entry id, or NOT_FOUND (also for a malformed id).

@@ -52,6 +52,39 @@ type CatalogEntry struct {
 	IsPlaceholder       bool              `db:"is_placeholder" json:"isPlaceholder"`
 	CreatedAt           time.Time         `db:"created_at" json:"createdAt"`
 	UpdatedAt           time.Time         `db:"updated_at" json:"updatedAt"`
+	// Source is where the entry comes from: "curated" (the seed), "admin" (REST) or
+	// "registry" (an MCP registry import, docs/REGISTRY.md), with the registry's base URL,
+	// the server's name there, which of its remotes this is (0-based), its status
+	// (active, deprecated, deleted) and when that version was published.
+	Source              string     `db:"source" json:"source"`
+	RegistryURL         *string    `db:"registry_url" json:"registryUrl"`
+	RegistryName        *string    `db:"registry_name" json:"registryName"`
+	RegistryRemote      *int       `db:"registry_remote" json:"registryRemote"`
+	RegistryStatus      *string    `db:"registry_status" json:"registryStatus"`
+	RegistryPublishedAt *time.Time `db:"registry_published_at" json:"registryPublishedAt"`
+	// URLVariables are the {name} templates of URL, filled in at install time.
+	URLVariables []URLVariable `db:"url_variables" json:"urlVariables"`
+	// DeclaredHeaders are the headers the server declares (a registry remote's headers).
+	DeclaredHeaders []DeclaredHeader `db:"declared_headers" json:"declaredHeaders"`
+}
+
+// URLVariable is one {name} template of a catalog entry's URL (server.json 2025-12-11
+// remotes[].variables): an install must give a value unless it has a default.
+type URLVariable struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	IsRequired  bool     `json:"isRequired"`
+	Default     string   `json:"default,omitempty"`
+	Choices     []string `json:"choices,omitempty"`
+}
+
+// DeclaredHeader is one header a catalog entry's server declares (server.json
+// remotes[].headers): IsSecret values are credentials.
+type DeclaredHeader struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	IsSecret    bool   `json:"isSecret"`
+	IsRequired  bool   `json:"isRequired"`
 }
 
 // Connection is an upstream MCP server connection (mcp_connections). Headers may hold

@@ -56,3 +56,23 @@ func TestErrorWrappedServiceError(t *testing.T) {
 		t.Errorf("unclassified wrapped: %d %s, want 500 without the cause", rec.Code, rec.Body.String())
 	}
 }
+
+type wait int
+
+func (w wait) RetryAfter() int { return int(w) }
+
+// TestErrorRateLimited: RATE_LIMITED is 429 with Retry-After from the details' wait (at
+// least 1 s); without such details there is no header.
+func TestErrorRateLimited(t *testing.T) {
+	for _, tc := range []struct {
+		details any
+		header  string
+	}{{wait(17), "17"}, {wait(0), "1"}, {map[string]int{"x": 1}, ""}} {
+		rec := httptest.NewRecorder()
+		httpapi.Error(rec, httptest.NewRequest(http.MethodGet, "/x", nil), slog.New(slog.DiscardHandler),
+			apperr.New(apperr.RateLimited, "slow down").WithDetails(tc.details))
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != tc.header {
+			t.Errorf("%v: %d Retry-After %q, want 429 %q", tc.details, rec.Code, rec.Header().Get("Retry-After"), tc.header)
+		}
+	}
+}

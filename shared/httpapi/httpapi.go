@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
@@ -59,8 +60,16 @@ func Error(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err erro
 	if e.Code == apperr.Unauthenticated {
 		w.Header().Set("WWW-Authenticate", `Bearer`)
 	}
+	if ra, ok := e.Details.(RetryAfterer); ok && e.Code == apperr.RateLimited {
+		w.Header().Set("Retry-After", strconv.Itoa(max(ra.RetryAfter(), 1))) // RFC 9110 §10.2.3, seconds
+	}
 	JSON(w, status, map[string]any{"error": body})
 }
+
+// RetryAfterer is an error's Details that know when to retry: RetryAfter is in whole
+// seconds. A RATE_LIMITED error whose details implement it is answered 429 with a
+// Retry-After header (docs/RATE-LIMITS.md; shared/ratelimit.RefusalDetails).
+type RetryAfterer interface{ RetryAfter() int }
 
 // Decode reads r's JSON body into v: at most MaxBodyBytes, unknown fields refused, one
 // value only. Failures are VALIDATION_ERROR (PAYLOAD_TOO_LARGE for an oversized body).

@@ -39,13 +39,15 @@ const Secret = "stacktest-secret"
 
 // Env is a running stack.
 type Env struct {
-	Pool    *db.Pool
-	Deps    *deps.Deps
-	Stack   *stack.Stack
-	URL     string // http://127.0.0.1:PORT
-	Logs    *Buffer
-	Metrics *Buffer
-	Server  *httptest.Server
+	Pool *db.Pool
+	// DatabaseURL is the fresh database's URL (Instance opens its own pool on it).
+	DatabaseURL string
+	Deps        *deps.Deps
+	Stack       *stack.Stack
+	URL         string // http://127.0.0.1:PORT
+	Logs        *Buffer
+	Metrics     *Buffer
+	Server      *httptest.Server
 }
 
 // Options tweak New (nil = defaults).
@@ -85,7 +87,7 @@ func New(t testing.TB, o *Options) *Env {
 	if err := seed.Load(ctx, pool); err != nil {
 		t.Fatalf("stacktest: seed: %v", err)
 	}
-	e := &Env{Pool: pool, Logs: &Buffer{}, Metrics: &Buffer{}}
+	e := &Env{Pool: pool, DatabaseURL: url, Logs: &Buffer{}, Metrics: &Buffer{}}
 	cfg := &config.Config{Env: "local", DatabaseURL: url, JWTSecret: Secret, CatalogTTL: o.Catalog,
 		AllowPrivateUpstreams: true, LogLevel: "debug"}
 	store := o.Store
@@ -133,6 +135,35 @@ func New(t testing.TB, o *Options) *Env {
 		_ = up.Close()
 	})
 	return e
+}
+
+// Instance starts another instance of the stack over the same database and catalog store,
+// as a second Lambda execution environment would be: its own pool (two connections), its
+// own upstream client pool, caches and handler on its own loopback port. It returns the
+// instance's base URL; it is stopped at cleanup. Metrics go to metrics (nil: discarded).
+func (e *Env) Instance(t testing.TB, metrics io.Writer) string {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := db.Open(ctx, e.DatabaseURL, 2)
+	if err != nil {
+		t.Fatalf("stacktest: instance pool: %v", err)
+	}
+	logger := e.Deps.Logger
+	up := mcpclient.New(&mcpclient.Options{Logger: logger, Guard: e.Deps.Guard})
+	d := &deps.Deps{Config: e.Deps.Config, Logger: logger, Pool: pool, Store: e.Deps.Store, Guard: e.Deps.Guard,
+		Upstreams: up, Verifier: e.Deps.Verifier,
+		Connections: &connections.Service{Pool: pool, Store: e.Deps.Store, Upstreams: up, Guard: e.Deps.Guard, Logger: logger}}
+	st, err := stack.New(ctx, d, &stack.Options{Metrics: metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(lambdaapp.Wrap(st.Handler, logger))
+	t.Cleanup(func() {
+		srv.Close()
+		_ = up.Close()
+		pool.Close()
+	})
+	return srv.URL
 }
 
 // Workspace creates a workspace with a default project and a chat and returns its id.

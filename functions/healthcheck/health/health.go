@@ -250,6 +250,10 @@ func (c *Checker) Run(ctx context.Context) (*Summary, error) {
 	} else {
 		s.TasksExpired = n
 	}
+	// Rate-limit counters of windows that ended two days ago (docs/RATE-LIMITS.md).
+	if _, err := db.RateCounterSweep(ctx, c.o.Pool); err != nil {
+		c.log.ErrorContext(ctx, "rate limit counter sweep failed", "err", err)
+	}
 	s.DurationMS = c.o.Clock.Now().Sub(start).Milliseconds()
 	for _, r := range results {
 		switch r.Status {

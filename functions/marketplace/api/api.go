@@ -30,6 +30,11 @@
 //	GET    /api/mcp-connections/{id}/oauth-settings       200 401 403 404
 //	PUT    /api/mcp-connections/{id}/oauth-settings       200 400 401 403 404
 //	POST   /api/oauth/consent                             200 400 401 403 404
+//	POST   /api/mcp-marketplace/registry-import           200 400 401 403 502 503
+//	PUT    /api/mcp-marketplace/{id}/tier                 200 400 401 403 404
+//	GET    /api/rate-limits?workspaceId=                  200 400 401 403 404
+//	POST   /api/rate-limits                               200 201 400 401 403 404
+//	DELETE /api/rate-limits/{id}?workspaceId=             204 400 401 403 404
 //	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
 //	GET    /api/openapi.json                              200 (no token)
 //
@@ -100,6 +105,11 @@ var Routes = []Route{
 	{"GET /api/mcp-connections/{id}/oauth-settings", func(a *API) handlerFunc { return a.connectionOAuthSettings }},
 	{"PUT /api/mcp-connections/{id}/oauth-settings", func(a *API) handlerFunc { return a.connectionOAuthSettingsSet }},
 	{"POST " + OAuthConsentPath, func(a *API) handlerFunc { return a.oauthConsent }},
+	{"POST /api/mcp-marketplace/registry-import", func(a *API) handlerFunc { return a.catalogRegistryImport }},
+	{"PUT /api/mcp-marketplace/{id}/tier", func(a *API) handlerFunc { return a.catalogEntryTier }},
+	{"GET /api/rate-limits", func(a *API) handlerFunc { return a.rateLimitList }},
+	{"POST /api/rate-limits", func(a *API) handlerFunc { return a.rateLimitSet }},
+	{"DELETE /api/rate-limits/{id}", func(a *API) handlerFunc { return a.rateLimitDelete }},
 }
 
 // OpenAPIPath is where the OpenAPI description is served, without authentication.

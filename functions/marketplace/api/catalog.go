@@ -16,14 +16,18 @@ import (
 	"github.com/agentpack/gateway/shared/logx"
 )
 
-// catalogList is GET /api/mcp-marketplace?search=&category=&workspaceId=&limit=&offset=:
+// catalogList is GET /api/mcp-marketplace?search=&category=&source=&workspaceId=&limit=&offset=:
 // any valid token. Entries carry verificationTier and healthStatus for the badges; with
 // workspaceId (one of the caller's) each says whether it is installed there. category
 // matches case-insensitively. Without limit every entry comes back; with limit (1–200)
 // one page, and nextOffset when more follow. total counts every match.
 func (a *API) catalogList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	q := r.URL.Query()
-	f := db.CatalogFilter{Search: q.Get("search"), Category: q.Get("category")}
+	src, err := sourceFilter(q.Get("source"))
+	if err != nil {
+		return err
+	}
+	f := db.CatalogFilter{Search: q.Get("search"), Category: q.Get("category"), Source: src}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 200 {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/pins"
+	"github.com/agentpack/gateway/shared/ratelimit"
 )
 
 // schemaMembers are the property names of schema s of doc: its properties, the union of
@@ -81,6 +82,7 @@ func TestViewsAreTheDocumentedSchemas(t *testing.T) {
 		{"ConnectionWithConnect", schema("ConnectionWithConnect"), outcome},
 		{"Pin", schema("Pin"), pins.NewPinView(&db.ChatPin{})},
 		{"Chat", schema("Chat"), pins.NewChatView(&db.Chat{CreatedAt: &now})},
+		{"RateLimit", schema("RateLimit"), ratelimit.NewView(&db.RateLimit{}, nil)},
 	} {
 		if got, want := jsonMembers(tt.view), schemaMembers(t, doc, tt.schema); !slices.Equal(got, want) {
 			t.Errorf("%s: view members %v, documented %v", tt.name, got, want)

@@ -35,6 +35,7 @@ import (
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/ratelimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -116,7 +117,8 @@ func New(o Options) (*Gateway, error) {
 	}
 	g := &Gateway{o: o, log: o.Logger, builtins: set, metrics: em, servers: newServerCache(o.MaxServers),
 		forward: forward.New(forward.Options{Pool: o.Pool, Upstreams: o.Upstreams, Connections: o.Connections,
-			Logger: o.Logger, Metrics: em, Audit: auditor, CallTimeout: o.CallTimeout})}
+			Logger: o.Logger, Metrics: em, Audit: auditor, CallTimeout: o.CallTimeout,
+			Limiter: &ratelimit.Limiter{Pool: o.Pool}})}
 	g.mcp = mcp.NewStreamableHTTPHandler(g.getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,

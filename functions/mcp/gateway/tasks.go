@@ -141,6 +141,9 @@ func (g *Gateway) createTask(ctx context.Context, st *requestState, name string,
 		}
 		return saved, nil, nil
 	}
+	if refused := g.forward.Limit(ctx, st.State, *ref, time.Now()); refused != nil {
+		return nil, refused, nil // the rate limit's envelope, not a task: nothing was started
+	}
 	if ts := taskSupport(ref.Tool.Definition); (ts == "optional" || ts == "required") && upstreamRunsTasks(ref.Conn) {
 		saved, err := g.createUpstreamTask(ctx, st, ref, params, row)
 		return saved, nil, err

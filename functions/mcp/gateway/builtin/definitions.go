@@ -133,7 +133,7 @@ func (s *Set) definitions() []*Builtin {
 			Annotations: readOnly,
 			Handler:     s.toolsetsList,
 		},
-	}, append(s.discoveryDefinitions(), s.pinDefinitions()...)...)
+	}, append(append(s.discoveryDefinitions(), s.pinDefinitions()...), s.limitDefinitions()...)...)
 }
 
 // intArg returns integer argument key, or def when it is absent. The input schema has

@@ -40,6 +40,7 @@ import (
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/ratelimit"
 	"github.com/agentpack/gateway/shared/telemetry"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -61,6 +62,9 @@ type Options struct {
 	// CallTimeout bounds a synchronous upstream call (the edge's budget, under API
 	// Gateway's 29 s).
 	CallTimeout time.Duration
+	// Limiter counts every proxied tools/call against the workspace's rate limits before
+	// anything goes upstream (docs/RATE-LIMITS.md); nil counts nothing.
+	Limiter *ratelimit.Limiter
 }
 
 // Forwarder sends requests upstream. Safe for concurrent use.
@@ -121,6 +125,10 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 	}
 	var res json.RawMessage
 	callCtx, cancel := f.CallContext(ctx, st)
+	if refused := f.Limit(callCtx, st, ref, start); refused != nil {
+		cancel()
+		return refused, nil
+	}
 	ver := AnswerVersion(st.Version, p["_meta"])
 	pc, err := f.prepare(callCtx, st, ref.Conn, ver) // under the call's deadline too
 	if err == nil && (pc.Answer != nil || pc.AnswerErr != nil) {
@@ -185,6 +193,43 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 		}
 	}
 	return res, nil
+}
+
+// Limit counts the call against the workspace's rate limits (docs/RATE-LIMITS.md) and
+// returns nil to go on, or the tools/call result that refuses it: the RATE_LIMITED
+// envelope (retryable, details.retryAfterSeconds) when a window is full, UNAVAILABLE when
+// the count could not be taken (the database is down; nothing is forwarded uncounted).
+// Nothing reaches the upstream after a refusal and no audit row is written. Call uses it,
+// and so does a task-augmented call of a proxied tool (it is one call too).
+func (f *Forwarder) Limit(ctx context.Context, st *request.State, ref Ref, start time.Time) json.RawMessage {
+	if f.o.Limiter == nil {
+		return nil
+	}
+	d, err := f.o.Limiter.Take(ctx, ratelimit.Call{Workspace: st.Workspace, Connection: ref.Conn.ID,
+		Tool: ref.Name, Principal: st.Principal.Subject})
+	meta := wire.EnvelopeMeta{Tool: ref.Name, Version: "upstream"}
+	switch {
+	case err != nil:
+		errorID := httpapi.NewID()
+		f.log.ErrorContext(ctx, "rate limit check failed", "tool", ref.Name, "error_id", errorID, "err", err)
+		f.o.Metrics.RateLimit("error", "", st.RequestID)
+		f.o.Metrics.ToolCall("proxied", ref.Name, "error", st.RequestID, time.Since(start))
+		logx.Annotate(ctx, logx.FieldOutcome, "tool_error")
+		logx.Annotate(ctx, logx.FieldErrorID, errorID)
+		fail := wire.ToolError(apperr.Wrap(err, apperr.Unavailable, "the rate limit could not be checked"), errorID)
+		fail.Retryable = true
+		return wire.SealJSON(meta, fail)
+	case d.Windows == 0:
+		return nil
+	case d.Allowed:
+		f.o.Metrics.RateLimit("allowed", "", st.RequestID)
+		return nil
+	}
+	f.o.Metrics.RateLimit("refused", d.Window.Kind, st.RequestID)
+	f.o.Metrics.ToolCall("proxied", ref.Name, "rate_limited", st.RequestID, time.Since(start))
+	logx.Annotate(ctx, logx.FieldOutcome, "rate_limited")
+	logx.Annotate(ctx, logx.FieldRPCCode, string(apperr.RateLimited))
+	return wire.SealJSON(meta, wire.ToolError(ratelimit.Refusal(d), ""))
 }
 
 // Audit commits the audit row of a proxied call of tool on connection connID by st's

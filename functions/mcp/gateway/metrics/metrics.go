@@ -79,8 +79,8 @@ var upstreamDirective = []directive{{
 	},
 }}
 
-// ToolCall records one tool call: kind "builtin" or "proxied"; outcome "ok", "tool_error"
-// or "error"; d the call's duration. requestID joins the line to the access log line.
+// ToolCall records one tool call: kind "builtin" or "proxied"; outcome "ok", "tool_error",
+// "error" or "rate_limited" (refused by a rate limit, nothing forwarded); d the call's duration. requestID joins the line to the access log line.
 func (m *EMF) ToolCall(kind, tool, outcome, requestID string, d time.Duration) {
 	if m == nil || m.w == nil {
 		return
@@ -100,6 +100,33 @@ func (m *EMF) UpstreamCall(connectionID, outcome, requestID string, latency time
 	}
 	m.write(upstreamLine{AWS: awsMeta{time.Now().UnixMilli(), upstreamDirective},
 		ConnectionID: connectionID, Outcome: outcome, RequestID: requestID, LatencyMS: ms(latency), Calls: 1})
+}
+
+// rateLimitLine: RateLimitDecisions (Count) by {outcome}, the refusing window as a
+// property (docs/RATE-LIMITS.md).
+type rateLimitLine struct {
+	AWS       awsMeta `json:"_aws"`
+	Outcome   string  `json:"outcome"`
+	Window    string  `json:"window,omitempty"`
+	RequestID string  `json:"request_id,omitempty"`
+	Decisions int     `json:"RateLimitDecisions"`
+}
+
+var rateLimitDirective = []directive{{
+	Namespace:  Namespace,
+	Dimensions: [][]string{{"outcome"}},
+	Metrics:    []map[string]string{{"Name": "RateLimitDecisions", "Unit": "Count"}},
+}}
+
+// RateLimit records one rate-limit decision on a call some limit applies to: outcome
+// "allowed", "refused" (window "minute" or "day", the one that refused) or "error" (the
+// count could not be taken).
+func (m *EMF) RateLimit(outcome, window, requestID string) {
+	if m == nil || m.w == nil {
+		return
+	}
+	m.write(rateLimitLine{AWS: awsMeta{time.Now().UnixMilli(), rateLimitDirective},
+		Outcome: outcome, Window: window, RequestID: requestID, Decisions: 1})
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

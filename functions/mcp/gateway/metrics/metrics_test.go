@@ -64,3 +64,34 @@ func TestToolCallEMF(t *testing.T) {
 		t.Errorf("EMF line %s", buf.String())
 	}
 }
+
+// TestRateLimitEMF: one RateLimitDecisions line by {outcome}, the refusing window as a
+// property; nil writers are safe.
+func TestRateLimitEMF(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	New(&buf).RateLimit("refused", "minute", "req-2")
+	var l struct {
+		AWS struct {
+			CloudWatchMetrics []struct {
+				Namespace  string
+				Dimensions [][]string
+				Metrics    []map[string]string
+			}
+		} `json:"_aws"`
+		Outcome   string `json:"outcome"`
+		Window    string `json:"window"`
+		RequestID string `json:"request_id"`
+		Decisions int    `json:"RateLimitDecisions"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &l); err != nil {
+		t.Fatal(err)
+	}
+	cw := l.AWS.CloudWatchMetrics
+	if len(cw) != 1 || cw[0].Namespace != Namespace || len(cw[0].Dimensions) != 1 || cw[0].Dimensions[0][0] != "outcome" ||
+		cw[0].Metrics[0]["Name"] != "RateLimitDecisions" || l.Outcome != "refused" || l.Window != "minute" || l.RequestID != "req-2" || l.Decisions != 1 {
+		t.Errorf("EMF line %s", buf.String())
+	}
+	var none *EMF
+	none.RateLimit("allowed", "", "")
+}

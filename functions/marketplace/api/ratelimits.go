@@ -1,0 +1,66 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/ratelimit"
+)
+
+// limits is the rate-limit service over a's pool (docs/RATE-LIMITS.md).
+func (a *API) limits() *ratelimit.Service { return &ratelimit.Service{Pool: a.Pool, Logger: a.Logger} }
+
+// rateLimitList is GET /api/rate-limits?workspaceId= (admin): the workspace's limits, each
+// with its current usage. workspaceId may be left out when the token names one workspace.
+func (a *API) rateLimitList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	ws := connections.DefaultWorkspace(p, r.URL.Query().Get("workspaceId"))
+	out, err := a.limits().List(r.Context(), p, ws)
+	if err != nil {
+		return err
+	}
+	logx.Annotate(r.Context(), logx.FieldWorkspace, ws) // checked by List
+	httpapi.JSON(w, http.StatusOK, map[string]any{"limits": out})
+	return nil
+}
+
+// rateLimitSet is POST /api/rate-limits (admin): creates (201) or replaces (200) the limit
+// of the body's scope.
+func (a *API) rateLimitSet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	var in ratelimit.Input
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	in.WorkspaceID = connections.DefaultWorkspace(p, in.WorkspaceID)
+	v, created, err := a.limits().Set(r.Context(), p, in)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	httpapi.JSON(w, status, v)
+	return nil
+}
+
+// rateLimitDelete is DELETE /api/rate-limits/{id}?workspaceId= (admin): 204.
+func (a *API) rateLimitDelete(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	ws := connections.DefaultWorkspace(p, r.URL.Query().Get("workspaceId"))
+	if err := a.limits().Delete(r.Context(), p, ws, r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

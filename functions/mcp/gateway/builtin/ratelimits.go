@@ -1,0 +1,87 @@
+package builtin
+
+import (
+	"context"
+
+	"github.com/agentpack/gateway/shared/ratelimit"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// toolsetLimits groups the rate-limit built-ins (docs/RATE-LIMITS.md).
+const toolsetLimits = "limits"
+
+func init() {
+	toolsetDescriptions[toolsetLimits] = "See, set and delete the workspace's rate limits and quotas, with their usage (admin)."
+}
+
+// limitDefinitions declares agentpack_ratelimits_list, agentpack_ratelimit_set and
+// agentpack_ratelimit_delete (admin): the REST /api/rate-limits routes on the MCP side,
+// through the same ratelimit.Service and in the request's workspace.
+func (s *Set) limitDefinitions() []*Builtin {
+	return []*Builtin{
+		{
+			Name: "agentpack_ratelimits_list", Version: "1.0.0", Toolset: toolsetLimits, AdminOnly: true,
+			Title:       "List rate limits",
+			Description: "List the workspace's rate limits and quotas on proxied tool calls (admin), each with its usage in the current UTC minute and day.",
+			Input:       `{"type":"object","properties":{},"additionalProperties":false}`,
+			Annotations: readOnly,
+			Handler:     s.limitsList,
+		},
+		{
+			Name: "agentpack_ratelimit_set", Version: "1.0.0", Toolset: toolsetLimits, AdminOnly: true,
+			Title:       "Set a rate limit",
+			Description: "Create or replace a rate limit on proxied tool calls (admin): for the whole workspace, one connection (connectionId) or one exposed tool (tool); shared by the workspace (principal omitted), per member (principal \"*\") or for one member (their token subject); perMinute and/or perDay calls. A call over a limit answers RATE_LIMITED with retryAfterSeconds and reaches no upstream.",
+			Input: `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"},"tool":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},` +
+				`"principal":{"type":"string","maxLength":256},"perMinute":{"type":"integer","minimum":1,"maximum":1000000},"perDay":{"type":"integer","minimum":1,"maximum":100000000}},` +
+				`"anyOf":[{"required":["perMinute"]},{"required":["perDay"]}],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+			Handler:     s.limitSet,
+		},
+		{
+			Name: "agentpack_ratelimit_delete", Version: "1.0.0", Toolset: toolsetLimits, AdminOnly: true,
+			Title:       "Delete a rate limit",
+			Description: "Delete one of the workspace's rate limits (admin) by its id (from agentpack_ratelimits_list).",
+			Input:       `{"type":"object","properties":{"limitId":{"type":"string","format":"uuid"}},"required":["limitId"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+			Handler:     s.limitDelete,
+		},
+	}
+}
+
+func (s *Set) limits() *ratelimit.Service {
+	return &ratelimit.Service{Pool: s.svc.Pool, Logger: s.svc.Logger}
+}
+
+func (s *Set) limitsList(ctx context.Context, c *Call) (any, error) {
+	out, err := s.limits().List(ctx, c.Principal, c.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"limits": out}, nil
+}
+
+func (s *Set) limitSet(ctx context.Context, c *Call) (any, error) {
+	in := ratelimit.Input{WorkspaceID: c.Workspace, ConnectionID: strArg(c.Args, "connectionId"),
+		Tool: strArg(c.Args, "tool"), Principal: strArg(c.Args, "principal")}
+	if _, ok := c.Args["perMinute"]; ok {
+		n := intArg(c.Args, "perMinute", 0)
+		in.PerMinute = &n
+	}
+	if _, ok := c.Args["perDay"]; ok {
+		n := intArg(c.Args, "perDay", 0)
+		in.PerDay = &n
+	}
+	v, created, err := s.limits().Set(ctx, c.Principal, in)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"limit": v, "created": created}, nil
+}
+
+func (s *Set) limitDelete(ctx context.Context, c *Call) (any, error) {
+	id := strArg(c.Args, "limitId")
+	if err := s.limits().Delete(ctx, c.Principal, c.Workspace, id); err != nil {
+		return nil, err
+	}
+	return map[string]any{"deleted": id}, nil
+}
