@@ -58,7 +58,7 @@ func (a *API) Handler() http.Handler {
 	route("POST /api/chats/{chatId}/pins", a.add)
 	route("DELETE /api/chats/{chatId}/pins/{pinId}", a.remove)
 	route("GET /api/chats/{chatId}/tools", a.tools)
-	return httpapi.Recover(log, httpapi.RequestID(mux))
+	return httpapi.Recover(log, httpapi.RequestID(httpapi.Routes(mux)))
 }
 
 func (a *API) chatList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
