@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh — `make run`: Postgres (DATABASE_URL or a throwaway local cluster), migrations,
+# run.sh — `make run`: Postgres (DATABASE_URL or the local cluster in .state/pg, kept until make db-destroy), migrations,
 # seed, then every function's handler and the demo upstream on one port until Ctrl-C.
 # Each step prints a "make run:" line first (a cold first run compiles for minutes).
 set -euo pipefail
