@@ -207,7 +207,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	}))
 	defer cancelB()
-	ctx, cancel := context.WithTimeout(bctx, 6*time.Minute)
+	ctx, cancel := context.WithTimeout(bctx, 9*time.Minute)
 	defer cancel()
 
 	problems := &browserProblems{}

@@ -52,15 +52,13 @@ func layouts(t *testing.T, k *pgKit, routes []route) {
 			// open waits for a route change: leave first when the page is already this one.
 			k.do("leave", chromedp.Evaluate(`location.hash = '#/leave'`, nil))
 			k.open(r.hash, r.ready)
-			var wide struct {
-				Overflow bool
-				Culprits []string
-			}
-			k.eval("sideways scroll "+r.name, `(() => ({Overflow: document.documentElement.scrollWidth > window.innerWidth,
-				Culprits: [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
-					.slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))}))()`, &wide)
-			if wide.Overflow {
-				t.Fatalf("%s scrolls sideways at %s px: %v", r.name, w.name, wide.Culprits)
+			var overflow bool
+			k.eval("sideways scroll "+r.name, `document.documentElement.scrollWidth > window.innerWidth`, &overflow)
+			if overflow {
+				var culprits []string
+				k.eval("what is wide", `[...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+					.slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`, &culprits)
+				t.Fatalf("%s scrolls sideways at %s px: %v", r.name, w.name, culprits)
 			}
 			k.do("top "+r.name, chromedp.Evaluate(`window.scrollTo(0, 0)`, nil))
 			k.shot(r.name + "-" + w.name)

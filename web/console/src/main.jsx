@@ -71,12 +71,16 @@ function App({ config, bootError }) {
   const wsKey = c ? c.workspaces.join(',') : '';
   useEffect(() => {
     if (!token || !c) return;
-    for (const w of c.workspaces.length ? c.workspaces : ws ? [ws] : []) {
-      api('GET', '/api/chats' + qs({ workspaceId: w, limit: 1 })).then(
-        (r) => r.workspace && setNames((n) => ({ ...n, [w]: r.workspace.name })),
-        () => {}
-      );
-    }
+    // After the page's own requests (they decide when it is interactive).
+    const t = setTimeout(() => {
+      for (const w of c.workspaces.length ? c.workspaces : ws ? [ws] : []) {
+        api('GET', '/api/chats' + qs({ workspaceId: w, limit: 1 })).then(
+          (r) => r.workspace && setNames((n) => ({ ...n, [w]: r.workspace.name })),
+          () => {}
+        );
+      }
+    }, 300);
+    return () => clearTimeout(t);
   }, [token, wsKey]);
   const wsName = (w) => names[w] || 'Workspace ' + w.slice(0, 8);
 
