@@ -33,7 +33,7 @@ build: ## Build one bootstrap per function for Lambda (linux/arm64, provided.al2
 	done
 
 .PHONY: migrate
-migrate: ## Apply migrations (DATABASE_URL, or the local throwaway cluster)
+migrate: ## Apply migrations (DATABASE_URL, or the local cluster)
 	scripts/with-db.sh $(GO) run ./cmd/local migrate
 
 .PHONY: seed
@@ -49,11 +49,11 @@ healthcheck: ## Run one health-check pass locally
 	scripts/with-db.sh $(GO) run ./cmd/local healthcheck
 
 .PHONY: db-start db-stop db-destroy
-db-start: ## Start the local throwaway Postgres (prints its URL)
+db-start: ## Start the local Postgres cluster in .state/pg (prints its URL; its data persists until db-destroy)
 	scripts/pg.sh start
-db-stop: ## Stop the local throwaway Postgres
+db-stop: ## Stop the local Postgres cluster (data kept)
 	scripts/pg.sh stop
-db-destroy: ## Stop and delete the local throwaway Postgres
+db-destroy: ## Stop and delete the local Postgres cluster and its data
 	scripts/pg.sh destroy
 
 .PHONY: lint

@@ -24,6 +24,7 @@ import (
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/clientsetup"
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
@@ -163,6 +164,7 @@ func cmdServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	progress("starting the gateway, the console and the demo upstream")
 	st, err := stack.New(ctx, d, &stack.Options{DevSignIn: signIn})
 	if err != nil {
 		return err
@@ -178,8 +180,21 @@ func cmdServe(ctx context.Context) error {
 	addr := "127.0.0.1:" + cfg.Port
 	tok, _ := devTokens()
 	fmt.Print(banner("http://"+addr, demoURL, code, tok))
-	return lambdaapp.Start(ctx, st.Handler, addr, d.Logger, d.EndUpstreamSessions)
+	progress("listening on http://" + addr)
+	go func() {
+		<-ctx.Done()
+		progress("stopping: finishing requests in flight and ending upstream sessions")
+	}()
+	err = lambdaapp.Start(ctx, st.Handler, addr, d.Logger, d.EndUpstreamSessions)
+	if err == nil {
+		progress("stopped")
+	}
+	return err
 }
+
+// progress prints one "make run:" progress line (issue 25: a cold start was silent for
+// minutes; the script prints the steps before this binary runs).
+func progress(msg string) { fmt.Fprintln(os.Stderr, "make run: "+msg) }
 
 // randomCode returns 128 random bits, hex-encoded: the development sign-in link's code.
 func randomCode() (string, error) {
@@ -213,13 +228,25 @@ Try it (MCP Inspector and Claude Code need Node >= 22):
   curl -s %[5]s -H 'Authorization: Bearer %[10]s' \
     -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
-  npx @modelcontextprotocol/inspector --cli %[5]s --transport http --method tools/list \
-    --header "Authorization: Bearer %[10]s"
-  claude mcp add --transport http agentpack %[5]s --header "Authorization: Bearer %[10]s"
 
+Client setup (the console's Connections page shows the same, per connection too):
+%[13]s
 Ctrl-C stops the server.
 `, base, signIn+auth.RoleAdmin, signIn+auth.RoleMember, signIn+auth.RoleSuperuser, mcpURL, base, demoURL, demoConnName,
-		demoChat, tok[auth.RoleAdmin], tok[auth.RoleMember], tok[auth.RoleSuperuser])
+		demoChat, tok[auth.RoleAdmin], tok[auth.RoleMember], tok[auth.RoleSuperuser], clientLines(mcpURL, tok[auth.RoleAdmin]))
+}
+
+// clientLines is clientsetup.For as the banner prints it: each client's label and where
+// its text goes, then the text indented.
+func clientLines(url, token string) string {
+	var b strings.Builder
+	for _, c := range clientsetup.For(url, token, "") {
+		fmt.Fprintf(&b, "  %s — %s:\n", c.Label, c.Where)
+		for _, l := range strings.Split(c.Text, "\n") {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+	}
+	return b.String()
 }
 
 // startDemoUpstream serves the project's demo MCP server on 127.0.0.1:port.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/clientsetup"
 )
 
 // TestHelp: `local help` prints the commands and succeeds; an unknown command prints the
@@ -52,6 +53,21 @@ func TestBanner(t *testing.T) {
 	}
 	if strings.Contains(b, "8080") {
 		t.Error("banner names 8080 although PORT is 18480")
+	}
+	// Every client's configuration appears, line by line, as the console shows it.
+	clients := clientsetup.For("http://127.0.0.1:18480/mcp/"+demoWorkspace, "ADMINTOKEN", "")
+	if len(clients) != 6 {
+		t.Fatalf("%d clients", len(clients))
+	}
+	for _, c := range clients {
+		if !strings.Contains(b, c.Label+" — "+c.Where) {
+			t.Errorf("banner lacks the %s heading", c.Label)
+		}
+		for _, l := range strings.Split(c.Text, "\n") {
+			if !strings.Contains(b, "    "+l+"\n") {
+				t.Errorf("banner lacks %s's line %q", c.Label, l)
+			}
+		}
 	}
 }
 

@@ -64,8 +64,17 @@ type Outcome struct {
 // on the connection and returned in Outcome.Connect, not as an error (seed).
 // Errors: VALIDATION_ERROR (name, URL guard, transport, headers), FORBIDDEN, NOT_FOUND
 // (workspace not the principal's), INVALID_REFERENCE (project), UNAVAILABLE.
+//
+// Without a workspaceId, a non-superuser whose token names exactly one workspace creates
+// the connection there (as Install does, DefaultWorkspace); only a superuser's request
+// without one means a global connection (issue 25).
 func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput) (_ *Outcome, err error) {
 	defer wrapErr(&err, "connections: create %q", in.Name)
+	if in.WorkspaceID == nil && !p.IsSuperuser() {
+		if ws := DefaultWorkspace(p, ""); ws != "" {
+			in.WorkspaceID = &ws
+		}
+	}
 	if in.TransportType == "" {
 		in.TransportType = TransportStreamable
 	}

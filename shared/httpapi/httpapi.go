@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"reflect"
 	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
@@ -100,12 +101,48 @@ func jsonErrText(err error) string {
 	case errors.As(err, &se):
 		return fmt.Sprintf("syntax error at byte %d", se.Offset)
 	case errors.As(err, &te):
-		return fmt.Sprintf("field %q must be %s", te.Field, te.Type)
+		if te.Field == "" {
+			return "the body must be " + jsonKind(te.Type)
+		}
+		return fmt.Sprintf("field %q must be %s", te.Field, jsonKind(te.Type))
 	}
 	if text, ok := unknownField(err); ok {
 		return text
 	}
 	return "invalid JSON"
+}
+
+// jsonKind names the JSON type a Go type decodes from ("a string", "an object", …), so
+// that a message speaks JSON and never names a Go type (issue 25: `connections.CreateInput`,
+// `map[string]string` reached clients).
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a JSON value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map:
+		if t.Elem().Kind() == reflect.String {
+			return "an object of strings"
+		}
+		return "an object"
+	case reflect.Struct:
+		return "an object"
+	}
+	return "a JSON value"
 }
 
 // unknownField returns `unknown field "name"` when err is encoding/json's refusal of a
@@ -117,6 +154,57 @@ func unknownField(err error) (string, bool) {
 		return "unknown field " + rest, true
 	}
 	return "", false
+}
+
+// Routes wraps mux so that a request no pattern of mux matches gets the REST error body
+// instead of net/http's plain text: 404 NOT_FOUND naming the method and path, or — when
+// the path exists under other methods — 405 with an Allow header (RFC 9110 §15.5.6) and
+// code METHOD_NOT_ALLOWED. Matched requests pass through untouched.
+func Routes(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		// ServeMux answers an unmatched request itself: run that answer into a recorder only
+		// to learn whether it is a 404 or a 405 (and the Allow header), then answer in JSON.
+		rec := &statusRecorder{header: http.Header{}}
+		h.ServeHTTP(rec, r)
+		NotMatched(w, r, rec.status, rec.header.Get("Allow"))
+	})
+}
+
+// NotMatched writes the JSON answer for a request no route matched: status 405 (with
+// allow as the Allow header) or else 404.
+func NotMatched(w http.ResponseWriter, r *http.Request, status int, allow string) {
+	if status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", allow)
+		JSON(w, status, map[string]any{"error": ErrorBody{Code: "METHOD_NOT_ALLOWED",
+			Message: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path), Hint: "allowed: " + allow}})
+		return
+	}
+	JSON(w, http.StatusNotFound, map[string]any{"error": ErrorBody{Code: apperr.NotFound,
+		Message: fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path), Hint: "the routes are listed in /api/openapi.json"}})
+}
+
+// statusRecorder keeps only the status and headers of an answer (Routes).
+type statusRecorder struct {
+	header http.Header
+	status int
+}
+
+func (s *statusRecorder) Header() http.Header { return s.header }
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return len(b), nil
+}
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
 }
 
 // NewID returns a random 16-hex-digit id (errorId, request id).

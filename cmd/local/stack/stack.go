@@ -16,6 +16,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/pins"
 )
 
@@ -86,6 +87,11 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	ph := pinsAPI.Handler()
 	mux.Handle("/api/chats", ph)
 	mux.Handle("/api/chats/", ph)
+	// Any other /api path answers the REST error body, not net/http's plain text (in AWS
+	// API Gateway answers routes that template.yaml does not declare).
+	mux.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpapi.NotMatched(w, r, http.StatusNotFound, "")
+	}))
 	return &Stack{Gateway: g, Catalog: cache, Handler: mux}, nil
 }
 

@@ -155,7 +155,7 @@ func (a *API) Handler() http.Handler {
 		mux.Handle(console.Prefix, ch)
 		mux.Handle(console.Prefix+"/", ch)
 	}
-	return httpapi.Recover(logger, httpapi.RequestID(mux))
+	return httpapi.Recover(logger, httpapi.RequestID(httpapi.Routes(mux)))
 }
 
 // requireCatalogWriter allows catalog writes to superusers only

@@ -131,7 +131,9 @@ func TestConnectionsCRUD(t *testing.T) {
 	}
 	st, b = w.do(t, "POST", "/api/mcp-connections", w.adminA, map[string]any{"name": "x", "url": fx.URL, "workspaceId": w.wsA, "projectId": "00000000-0000-4000-8000-000000000000"})
 	want(t, "unknown project", st, http.StatusUnprocessableEntity, b)
-	st, b = w.do(t, "POST", "/api/mcp-connections", w.adminA, map[string]any{"name": "global", "url": fx.URL})
+	// An admin cannot create a global connection: with one workspace in the token the
+	// connection lands there (TestCreateDefaultsWorkspace); with two it is refused.
+	st, b = w.do(t, "POST", "/api/mcp-connections", stacktest.Token(t, "alice2", auth.RoleAdmin, w.wsA, w.wsB), map[string]any{"name": "global", "url": fx.URL})
 	want(t, "global by an admin", st, http.StatusForbidden, b)
 	st, b = w.do(t, "POST", "/api/mcp-connections", w.su, map[string]any{"name": "global", "url": fx.URL})
 	want(t, "global by a superuser", st, http.StatusCreated, b)

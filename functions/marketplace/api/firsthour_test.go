@@ -3,6 +3,7 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -166,5 +167,96 @@ func TestCatalogCategoriesAndPages(t *testing.T) {
 	}
 	if st, _ := w.do(t, "GET", "/api/mcp-marketplace/categories", "", nil); st != http.StatusUnauthorized {
 		t.Errorf("categories without a token: %d", st)
+	}
+}
+
+// TestCreateDefaultsWorkspace (issue 25): an admin whose token names one workspace may
+// leave workspaceId out of POST /api/mcp-connections (as of install); the connection is
+// created in that workspace, not refused as a global one. A superuser's request without
+// one still means global; an admin of two workspaces without one is still refused.
+func TestCreateDefaultsWorkspace(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	fx := fixture(t)
+	st, b := w.do(t, "POST", "/api/mcp-connections", w.adminA, map[string]any{"name": "Defaulted", "url": fx.URL})
+	want(t, "create without workspaceId", st, http.StatusCreated, b)
+	if b["workspaceId"] != w.wsA {
+		t.Fatalf("created %v, want workspace %s", b, w.wsA)
+	}
+	st, b = w.do(t, "POST", "/api/mcp-connections", w.su, map[string]any{"name": "Global one", "url": fx.URL})
+	want(t, "superuser global", st, http.StatusCreated, b)
+	if b["id"] == nil || b["workspaceId"] != nil {
+		t.Fatalf("superuser without workspaceId: %v, want a global connection", b)
+	}
+	two := stacktest.Token(t, "carol", auth.RoleAdmin, w.wsA, w.wsB)
+	st, b = w.do(t, "POST", "/api/mcp-connections", two, map[string]any{"name": "Ambiguous", "url": fx.URL})
+	if st != http.StatusForbidden {
+		t.Fatalf("admin of two workspaces without workspaceId: %d %v", st, b)
+	}
+	if n := w.count(t, `SELECT count(*) FROM mcp_connections WHERE name = 'Ambiguous'`); n != 0 {
+		t.Fatalf("a refused create wrote %d rows", n)
+	}
+}
+
+// TestErrorsSpeakJSON (issue 25): unknown /api routes and wrong methods answer the REST
+// error body (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED with Allow), and a body of the wrong
+// JSON type is described in JSON terms, never by a Go type name.
+func TestErrorsSpeakJSON(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	cases := []struct {
+		method, path string
+		body         any
+		status       int
+		code         string
+		msgHas       string
+	}{
+		{"GET", "/api/nothing-here", nil, 404, "NOT_FOUND", "no route for GET /api/nothing-here"},
+		{"GET", "/api/mcp-marketplace/x/y/z", nil, 404, "NOT_FOUND", "no route"},
+		{"PATCH", "/api/mcp-connections", nil, 405, "METHOD_NOT_ALLOWED", "PATCH is not allowed on /api/mcp-connections"},
+		{"PUT", "/api/chats", nil, 405, "METHOD_NOT_ALLOWED", "PUT is not allowed on /api/chats"},
+		{"POST", "/api/mcp-connections", `[]`, 400, "VALIDATION_ERROR", "the body must be an object"},
+		{"POST", "/api/mcp-connections", `{"name":"x","url":"http://a","headers":[1]}`, 400, "VALIDATION_ERROR", `field "headers" must be an object of strings`},
+		{"POST", "/api/mcp-connections", `{"name":"x","url":"http://a","headers":{"a":1}}`, 400, "VALIDATION_ERROR", `must be a string`},
+		{"POST", "/api/mcp-connections", `{"name":"x","enabled":"yes"}`, 400, "VALIDATION_ERROR", `field "enabled" must be a boolean`},
+		{"POST", "/api/chats", `"title"`, 400, "VALIDATION_ERROR", "the body must be an object"},
+	}
+	for _, c := range cases {
+		var st int
+		var raw []byte
+		if c.status == http.StatusNotFound {
+			// Served by the stack's handler directly: the test server's OpenAPI check reports
+			// every undocumented route on purpose (a tripwire for tests that mistype one).
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest(c.method, c.path, nil)
+			req.Header.Set("Authorization", "Bearer "+w.adminA)
+			w.env.Stack.Handler.ServeHTTP(rec, req)
+			st, raw = rec.Code, rec.Body.Bytes()
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("%s %s: Content-Type %q", c.method, c.path, ct)
+			}
+		} else {
+			st, raw = w.env.Do(t, c.method, c.path, w.adminA, c.body)
+		}
+		b := decode(t, raw)
+		if st != c.status || errCode(b) != c.code || !strings.Contains(errMessage(b), c.msgHas) {
+			t.Errorf("%s %s %v: %d %s, want %d %s %q", c.method, c.path, c.body, st, raw, c.status, c.code, c.msgHas)
+		}
+		for _, goish := range []string{"connections.", "map[", "[]", "api.", "*", "struct"} {
+			if strings.Contains(errMessage(b), goish) {
+				t.Errorf("%s %s: message %q names a Go type (%q)", c.method, c.path, errMessage(b), goish)
+			}
+		}
+	}
+	// The 405 names the methods the path takes.
+	req, _ := http.NewRequest("PATCH", w.env.URL+"/api/mcp-connections", nil)
+	req.Header.Set("Authorization", "Bearer "+w.adminA)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if a := resp.Header.Get("Allow"); !strings.Contains(a, "GET") || !strings.Contains(a, "POST") {
+		t.Errorf("405 Allow header %q", a)
 	}
 }

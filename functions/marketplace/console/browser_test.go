@@ -189,6 +189,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err := db.CatalogEntryAuthModeSet(t.Context(), env.Pool, oauthEntry.ID, "oauth"); err != nil {
 		t.Fatal(err)
 	}
+	// An entry whose server is down: installing it must not look like a success.
+	if st, b := env.Do(t, "POST", "/api/mcp-marketplace", su, map[string]any{
+		"name": "Down Fixture", "url": "http://127.0.0.1:1/mcp", "category": "Diagnostics", "description": "Nothing listens here.",
+	}); st != http.StatusCreated {
+		t.Fatalf("create down entry: %d %s", st, b)
+	}
 	const secret = "sk-browser-secret-7f3a9c"
 
 	rec := &recorder{}
@@ -207,7 +213,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	}))
 	defer cancelB()
-	ctx, cancel := context.WithTimeout(bctx, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(bctx, 9*time.Minute)
 	defer cancel()
 
 	problems := &browserProblems{}
@@ -391,6 +397,24 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	checkLabels("marketplace")
 	shot("marketplace")
+	// The workspace is named, not shown as an id prefix.
+	waitJS("workspace name", `document.querySelector('#workspace-name')?.textContent === 'Browser'`)
+
+	// A failed first connect is an error (red), not a success (issue 25 item 2).
+	problems.allow400 = true
+	do("install down", chromedp.Click(`li[data-entry="Down Fixture"] button.primary`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#install-dialog button[type="submit"]`, chromedp.ByQuery),
+		chromedp.Click(`#install-dialog button[type="submit"]`, chromedp.ByQuery))
+	waitJS("failure shown as a failure", `(() => { const n = document.querySelector('main .notice');
+		return !!n && n.dataset.kind === 'error' && n.classList.contains('notice-error') && n.textContent.includes('Down Fixture was installed') && n.textContent.includes('first connect failed') })()`)
+	var noticeColour string
+	eval("error notice colour", `getComputedStyle(document.querySelector('main .notice')).backgroundColor`, &noticeColour)
+	if noticeColour != "rgb(252, 232, 230)" {
+		t.Fatalf("a failed install's notice has background %s, want the error red", noticeColour)
+	}
+	shot("marketplace-install-failed")
+	_ = problems.take()
+	problems.allow400 = false
 
 	// Connections: field errors, add a second connection, test, toggle, drift + approve.
 	open("#/connections", "connections")
@@ -414,6 +438,20 @@ func TestConsoleInBrowser(t *testing.T) {
 	do("remove header row", chromedp.Click(`form.panel .header-row button.icon`, chromedp.ByQuery))
 	do("add submit", chromedp.Click(`form.panel button[type="submit"]`, chromedp.ByQuery))
 	waitJS("second added", `!!document.querySelector('li[data-connection="Second"]')`)
+	// The connection that never connected says so in red; it is not "Idle".
+	waitJS("never connected", `(() => { const r = document.querySelector('li[data-connection="Down Fixture"]');
+		const b = r && r.querySelector('.badge-failed'); return !!b && b.textContent === 'Never connected' && !r.querySelector('.badge-idle') })()`)
+	// Client setup of one connection: the same six clients on its own endpoint.
+	do("connection setup", chromedp.Click(`li[data-connection="Second"] .actions button:nth-child(4)`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#setup-dialog pre[data-client="vscode"]`, chromedp.ByQuery))
+	var setupURL string
+	eval("connection setup endpoint", `document.querySelector('#setup-dialog .client-configs').dataset.endpoint`, &setupURL)
+	if !strings.HasPrefix(setupURL, srv.URL+"/mcp/"+ws+"/servers/") {
+		t.Fatalf("connection setup endpoint %q", setupURL)
+	}
+	checkLabels("connection setup")
+	shot("connection-setup-dialog")
+	do("close setup", chromedp.Click(`#setup-dialog .dialog-head button`, chromedp.ByQuery))
 
 	// The global connection (superuser-managed) shows no actions an admin cannot take.
 	var global struct {
@@ -476,6 +514,15 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Chats: create, pin, the resolved set changes.
 	open("#/chats", "chats")
+	// An empty title is refused with a message; nothing is created.
+	chatsBefore := countRows(t, env, `SELECT count(*) FROM chats`)
+	do("create untitled", chromedp.Click(`.inline-form button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#chat-title-error`, chromedp.ByQuery))
+	var titleErr string
+	eval("title error", `document.querySelector('#chat-title-error').textContent`, &titleErr)
+	if !strings.Contains(titleErr, "title") || countRows(t, env, `SELECT count(*) FROM chats`) != chatsBefore {
+		t.Fatalf("empty title: %q, chats %d → %d", titleErr, chatsBefore, countRows(t, env, `SELECT count(*) FROM chats`))
+	}
 	do("chat title", chromedp.SendKeys(`#chat-title`, "Browser chat", chromedp.ByQuery))
 	delete(timings, "chat")
 	do("create chat", chromedp.Click(`.inline-form button[type="submit"]`, chromedp.ByQuery))
@@ -488,17 +535,42 @@ func TestConsoleInBrowser(t *testing.T) {
 	if n := toolCount(); n != 15 {
 		t.Fatalf("default tool set: %d tools, want 15 (three connections of 5)", n)
 	}
-	waitJS("why default", `[...document.querySelectorAll('.toolset .badge')].every(b => b.textContent === 'Workspace default')`)
+	// Workspace connections are always included; only the global one is a "default".
+	var whyBefore map[string]string
+	eval("why before pins", `Object.fromEntries([...document.querySelectorAll('.toolset tbody tr')].map(tr => [tr.children[1].textContent, tr.children[2].textContent]))`, &whyBefore)
+	if whyBefore["Browser Fixture"] != "Always included" || whyBefore["Second"] != "Always included" || whyBefore["Global"] != "Workspace default" {
+		t.Fatalf("why without pins: %v", whyBefore)
+	}
+	// The pins explanation: pins add, never remove the workspace's own connections.
+	var explained struct {
+		Text   string
+		Always []string
+		Global []string
+	}
+	eval("pins explained", `({Text: document.querySelector('#pins-explained').textContent,
+		Always: [...document.querySelectorAll('.pinner [data-scope="workspace"]')].filter(d => d.querySelector('.badge-why-always')?.textContent === 'Always included').map(d => d.querySelector('label').textContent),
+		Global: [...document.querySelectorAll('.pinner [data-scope="global"]')].map(d => d.querySelector('label').textContent)})`, &explained)
+	if !strings.Contains(explained.Text, "never remove") || !strings.Contains(explained.Text, "always in the chat") ||
+		len(explained.Always) < 3 || len(explained.Global) != 1 || !strings.HasPrefix(explained.Global[0], "Global") {
+		t.Fatalf("pins explanation: %+v", explained)
+	}
 	var fixtureID string
 	eval("fixture conn id", `[...document.querySelectorAll('.pinner label')].find(l => l.textContent.startsWith('Browser Fixture')).getAttribute('for')`, &fixtureID)
 	do("pin", chromedp.Click(`#`+fixtureID, chromedp.ByQuery))
 	waitJS("pinned set", `document.querySelectorAll('.toolset tbody tr').length === 10`)
 	var why map[string]string
 	eval("sources", `Object.fromEntries([...document.querySelectorAll('.toolset tbody tr')].map(tr => [tr.children[1].textContent, tr.children[2].textContent]))`, &why)
-	if len(why) != 2 || why["Browser Fixture"] != "Pinned" || why["Second"] != "Workspace default" {
+	if len(why) != 2 || why["Browser Fixture"] != "Pinned" || why["Second"] != "Always included" {
 		t.Fatalf("pinned set: source → why = %v (the global connection must have left)", why)
 	}
 	shot("chats")
+
+	// ---- playground: one tool per content type, through the gateway's own endpoint ----
+	playground(t, &pgKit{do: do, eval: eval, waitJS: waitJS, setValue: setValue, open: open, shot: shot, checkLabels: checkLabels,
+		env: env, fx: fx, ws: ws, admin: stacktest.Token(t, "web-admin", auth.RoleAdmin, ws), problems: problems})
+	// ---- client setup: masked until revealed, the same text as the make run banner ----
+	clientSetup(t, &pgKit{do: do, eval: eval, waitJS: waitJS, setValue: setValue, open: open, shot: shot, checkLabels: checkLabels,
+		env: env, fx: fx, ws: ws, srvURL: srv.URL})
 
 	// Delete a connection (confirmed in a dialog); it leaves the chat's set.
 	open("#/connections", "connections")
@@ -521,7 +593,19 @@ func TestConsoleInBrowser(t *testing.T) {
 	card := `li[data-entry="Browser Fixture"]`
 	do("menu", chromedp.Click(card+` .menu button`, chromedp.ByQuery), chromedp.WaitVisible(card+` [role="menuitem"]`, chromedp.ByQuery))
 	waitJS("menu moves focus to its item", `document.activeElement?.getAttribute('role') === 'menuitem'`)
-	do("uninstall", chromedp.Click(card+` [role="menuitem"]`, chromedp.ByQuery))
+	do("uninstall", chromedp.Click(card+` [role="menuitem"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#uninstall-dialog button.danger`, chromedp.ByQuery))
+	// A confirmation first: Cancel keeps it installed.
+	checkLabels("uninstall dialog")
+	shot("uninstall-confirm")
+	do("cancel uninstall", chromedp.Click(`#uninstall-dialog .actions button:not(.danger)`, chromedp.ByQuery))
+	waitJS("still installed", `!document.querySelector('#uninstall-dialog') && !!document.querySelector('`+card+` .badge-installed')`)
+	if n := countRows(t, env, `SELECT count(*) FROM mcp_connections WHERE name = 'Browser Fixture'`); n != 1 {
+		t.Fatal("a cancelled uninstall removed the connection")
+	}
+	do("uninstall again", chromedp.Click(card+` .menu button`, chromedp.ByQuery), chromedp.WaitVisible(card+` [role="menuitem"]`, chromedp.ByQuery),
+		chromedp.Click(card+` [role="menuitem"]`, chromedp.ByQuery), chromedp.WaitVisible(`#uninstall-dialog button.danger`, chromedp.ByQuery),
+		chromedp.Click(`#uninstall-dialog button.danger`, chromedp.ByQuery))
 	waitJS("uninstalled", `!document.querySelector('`+card+` .badge-installed') && !!document.querySelector('`+card+` button.primary')`)
 	if n := countRows(t, env, `SELECT count(*) FROM mcp_connections WHERE name = 'Browser Fixture'`); n != 0 {
 		t.Fatal("uninstall left the connection")
@@ -627,20 +711,40 @@ func TestConsoleInBrowser(t *testing.T) {
 		spread["full load "+pg] = fmt.Sprintf("(median %.1f, worst %.1f)", runs[2], runs[4])
 	}
 
-	// Phone width.
+	// Every page at 1280 and 390 px: screenshots, and no sideways scroll on a phone.
+	var chatID string
+	if err := env.Pool.QueryRow(context.Background(), `SELECT id FROM chats WHERE title = 'Browser chat'`).Scan(&chatID); err != nil {
+		t.Fatal(err)
+	}
+	chatHash := "#/chats/" + chatID
+	layouts(t, &pgKit{do: do, eval: eval, waitJS: waitJS, open: open, shot: shot}, []route{
+		{"#/marketplace", "marketplace", "marketplace"}, {"#/connections", "connections", "connections"},
+		{"#/chats", "chats", "chats"}, {chatHash, "chat", "chat"}, {"#/playground", "playground", "playground"},
+		{"#/setup", "setup", "setup"}, {"#/activity", "activity", "activity"},
+	})
+	// Activity on a phone: each event is a block, its Details shown and wrapped within the screen.
 	do("phone", chromedp.EmulateViewport(390, 844))
-	var overflow bool
-	eval("no sideways scroll", `document.documentElement.scrollWidth > window.innerWidth`, &overflow)
-	if overflow {
-		t.Fatal("the marketplace scrolls sideways at 390 px")
-	}
-	shot("marketplace-phone")
 	open("#/connections", "connections")
-	eval("no sideways scroll", `document.documentElement.scrollWidth > window.innerWidth`, &overflow)
-	if overflow {
-		t.Fatal("connections scroll sideways at 390 px")
+	open("#/activity", "activity")
+	var details struct{ Shown, Wide int }
+	eval("activity details on a phone", `(() => { const tds = [...document.querySelectorAll('.events td.details')];
+		return {Shown: tds.filter(td => td.getClientRects().length > 0 && getComputedStyle(td).display !== 'none').length,
+			Wide: [...document.querySelectorAll('.events td')].filter(td => td.getBoundingClientRect().right > window.innerWidth + 1).length} })()`, &details)
+	if details.Shown == 0 || details.Wide != 0 {
+		t.Fatalf("activity at 390 px: %+v (details must show, no cell past the screen)", details)
 	}
-	shot("connections-phone")
+	// The compact marketplace is much shorter than the cards.
+	open("#/marketplace", "marketplace")
+	var heights struct{ Cards, Compact float64 }
+	eval("cards height", `document.documentElement.scrollHeight`, &heights.Cards)
+	do("compact", chromedp.Click(`#mp-compact`, chromedp.ByQuery))
+	waitJS("compact on", `document.querySelector('.cards').classList.contains('compact')`)
+	eval("compact height", `document.documentElement.scrollHeight`, &heights.Compact)
+	if heights.Compact > heights.Cards/2 {
+		t.Fatalf("compact marketplace %.0f px vs cards %.0f px: want under half", heights.Compact, heights.Cards)
+	}
+	shot("marketplace-compact-390")
+	do("cards again", chromedp.Click(`#mp-compact`, chromedp.ByQuery))
 	do("laptop", chromedp.EmulateViewport(1280, 900))
 
 	// ---- member: read-only, and a forged admin request is refused with the error shown ----
@@ -651,7 +755,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	eval("member view", `({Nav: [...document.querySelectorAll('header nav a')].map(a => a.textContent),
 		Install: document.querySelectorAll('.cards button.primary').length, Menus: document.querySelectorAll('.menu').length})`, &adminUI)
-	if strings.Join(adminUI.Nav, ",") != "Marketplace,Chats and pins" || adminUI.Install != 0 || adminUI.Menus != 0 {
+	if strings.Join(adminUI.Nav, ",") != "Marketplace,Chats and pins,Playground,Client setup" || adminUI.Install != 0 || adminUI.Menus != 0 {
 		t.Fatalf("member sees admin actions: %+v", adminUI)
 	}
 	open("#/chats", "chats")
@@ -669,7 +773,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		Pins       []string
 	}
 	eval("member chat detail", `({Checkboxes: document.querySelectorAll('main input[type="checkbox"]').length,
-		Pins: [...document.querySelectorAll('main h3 + ul li')].map(li => li.textContent)})`, &memberDetail)
+		Pins: [...document.querySelectorAll('main ul.pin-list li')].map(li => li.textContent)})`, &memberDetail)
 	if memberDetail.Checkboxes != 0 || len(memberDetail.Pins) != 1 || !strings.HasPrefix(memberDetail.Pins[0], "No pins") {
 		t.Fatalf("member's chat view: %+v", memberDetail)
 	}
@@ -709,6 +813,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	shot("catalog")
 	checkCSP("superuser")
+	layouts(t, &pgKit{do: do, eval: eval, waitJS: waitJS, open: open, shot: shot}, []route{{"#/catalog", "catalog", "catalog"}})
 
 	// Create and delete an entry.
 	do("new entry", chromedp.Click(`section > button.primary`, chromedp.ByQuery), chromedp.WaitVisible(`#entry-dialog #e-name`, chromedp.ByQuery))

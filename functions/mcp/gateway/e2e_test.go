@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -99,7 +100,26 @@ func envelopeOf(t *testing.T, r *mcp.CallToolResult) map[string]any {
 	if err := json.Unmarshal([]byte(r.Content[0].(*mcp.TextContent).Text), &env); err != nil {
 		t.Fatalf("built-in text is not the envelope: %v", err)
 	}
+	// The structured content matches the tool's declared outputSchema (a strict client's check).
+	if name, _ := env["meta"].(map[string]any)["tool"].(string); name != "" {
+		raw, _ := json.Marshal(r.StructuredContent)
+		if b := outputChecker(t).Lookup(name); b == nil {
+			t.Errorf("envelope of unknown built-in %q", name)
+		} else if err := b.ValidateOutput(raw); err != nil {
+			t.Error(err)
+		}
+	}
 	return env
+}
+
+// outputChecker is a built-in set used only for its compiled output schemas.
+func outputChecker(t *testing.T) *builtin.Set {
+	t.Helper()
+	s, err := builtin.New(builtin.Services{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func auditCount(t *testing.T, env *stacktest.Env) map[string]int {

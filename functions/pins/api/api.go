@@ -23,6 +23,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/pins"
 )
@@ -58,7 +59,7 @@ func (a *API) Handler() http.Handler {
 	route("POST /api/chats/{chatId}/pins", a.add)
 	route("DELETE /api/chats/{chatId}/pins/{pinId}", a.remove)
 	route("GET /api/chats/{chatId}/tools", a.tools)
-	return httpapi.Recover(log, httpapi.RequestID(mux))
+	return httpapi.Recover(log, httpapi.RequestID(httpapi.Routes(mux)))
 }
 
 func (a *API) chatList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
@@ -79,7 +80,17 @@ func (a *API) chatList(w http.ResponseWriter, r *http.Request, p *auth.Principal
 	for i := range chats {
 		views = append(views, pins.NewChatView(&chats[i]))
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"chats": views, "hasMore": more})
+	out := map[string]any{"chats": views, "hasMore": more}
+	// The workspace itself (id and name), so that the console names it (issue 25). Chats
+	// has checked that p may read it; the id is the one it listed.
+	ws := q.Get("workspaceId")
+	if ws == "" && len(p.Workspaces) == 1 {
+		ws = p.Workspaces[0]
+	}
+	if wsRow, err := db.WorkspaceGet(r.Context(), a.Pins.Pool, ws); err == nil {
+		out["workspace"] = map[string]string{"id": wsRow.ID, "name": wsRow.Name}
+	}
+	httpapi.JSON(w, http.StatusOK, out)
 	return nil
 }
 

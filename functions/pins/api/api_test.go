@@ -176,3 +176,23 @@ func TestPinsREST(t *testing.T) {
 		t.Fatalf("unpinned event missing")
 	}
 }
+
+// TestChatListNamesWorkspace (issue 25): GET /api/chats names the listed workspace, so the
+// console shows "Demo workspace" rather than an id prefix; a member sees it too, with or
+// without workspaceId (a one-workspace token), and another workspace stays NOT_FOUND.
+func TestChatListNamesWorkspace(t *testing.T) {
+	env := stacktest.New(t, nil)
+	wsA, _, _ := env.Workspace(t, "Named")
+	wsB, _, _ := env.Workspace(t, "Other")
+	member := stacktest.Token(t, "m", auth.RoleMember, wsA)
+	for _, path := range []string{"/api/chats", "/api/chats?workspaceId=" + wsA} {
+		st, b := env.Do(t, "GET", path, member, nil)
+		var out struct{ Workspace struct{ ID, Name string } }
+		if err := json.Unmarshal(b, &out); st != http.StatusOK || err != nil || out.Workspace.ID != wsA || !strings.Contains(out.Workspace.Name, "Named") {
+			t.Fatalf("%s: %d %s", path, st, b)
+		}
+	}
+	if st, b := env.Do(t, "GET", "/api/chats?workspaceId="+wsB, member, nil); st != http.StatusNotFound || strings.Contains(string(b), "Other") {
+		t.Fatalf("other workspace: %d %s", st, b)
+	}
+}

@@ -3,7 +3,7 @@
 
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { setUnauthenticatedHandler } from './api.js';
+import { api, qs, setUnauthenticatedHandler } from './api.js';
 import { claims as readClaims, finishOAuth, getToken, signOut, startOAuth, takeTokenFromHash } from './auth.js';
 import { ErrorBox } from './ui.jsx';
 import { Marketplace } from './pages/marketplace.jsx';
@@ -12,6 +12,8 @@ import { Chats } from './pages/chats.jsx';
 import { Activity } from './pages/activity.jsx';
 import { Catalog } from './pages/catalog.jsx';
 import { Consent } from './pages/consent.jsx';
+import { Playground } from './pages/playground.jsx';
+import { Setup } from './pages/setup.jsx';
 
 const WS_KEY = 'agentpack.console.workspace';
 // RESUME_KEY keeps a consent link (#/consent/…) across the sign-in, which lands on
@@ -24,6 +26,8 @@ const PAGES = [
   ['marketplace', 'Marketplace', 'member'],
   ['connections', 'Connections', 'admin'],
   ['chats', 'Chats and pins', 'member'],
+  ['playground', 'Playground', 'member'],
+  ['setup', 'Client setup', 'member'],
   ['activity', 'Activity', 'admin'],
   ['catalog', 'Catalog admin', 'superuser'],
 ];
@@ -69,6 +73,24 @@ function App({ config, bootError }) {
     return c && c.workspaces.length ? c.workspaces[0] : '';
   });
   const heading = useRef(null);
+  // names: workspace id → display name (GET /api/chats answers its workspace), so the
+  // header names the workspace instead of an id prefix (issue 25).
+  const [names, setNames] = useState({});
+  const wsKey = c ? c.workspaces.join(',') : '';
+  useEffect(() => {
+    if (!token || !c) return;
+    // After the page's own requests (they decide when it is interactive).
+    const t = setTimeout(() => {
+      for (const w of c.workspaces.length ? c.workspaces : ws ? [ws] : []) {
+        api('GET', '/api/chats' + qs({ workspaceId: w, limit: 1 })).then(
+          (r) => r.workspace && setNames((n) => ({ ...n, [w]: r.workspace.name })),
+          () => {}
+        );
+      }
+    }, 300);
+    return () => clearTimeout(t);
+  }, [token, wsKey]);
+  const wsName = (w) => names[w] || 'Workspace ' + w.slice(0, 8);
 
   useEffect(() => {
     const f = () => setRoute(parseRoute());
@@ -123,6 +145,12 @@ function App({ config, bootError }) {
     case 'consent':
       page = <Consent ctx={ctx} link={route.arg} key={route.arg} />;
       break;
+    case 'playground':
+      page = <Playground ctx={ctx} key={ws} />;
+      break;
+    case 'setup':
+      page = <Setup ctx={ctx} key={ws} />;
+      break;
     default:
       page = <Marketplace ctx={ctx} key={ws} />;
   }
@@ -151,7 +179,7 @@ function App({ config, bootError }) {
               <select id="workspace" value={ws} onChange={(e) => chooseWs(e.currentTarget.value)}>
                 {c.workspaces.map((w) => (
                   <option key={w} value={w}>
-                    Workspace {w.slice(0, 8)}
+                    {wsName(w)}
                   </option>
                 ))}
               </select>
@@ -162,8 +190,8 @@ function App({ config, bootError }) {
               <input id="workspace" placeholder="Workspace id" value={ws} onChange={(e) => chooseWs(e.currentTarget.value.trim())} />
             </label>
           ) : (
-            <span class="muted" title={ws}>
-              Workspace {ws.slice(0, 8)}
+            <span class="ws-name" id="workspace-name" title={ws}>
+              {wsName(ws)}
             </span>
           )}
           <span class="role" data-role={c.role}>

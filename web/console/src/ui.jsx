@@ -53,12 +53,42 @@ export function ErrorBox({ error, id }) {
   );
 }
 
-export function Notice({ children }) {
+// Notice is a message about what just happened or what the page can show: kind "ok"
+// (green: it worked), "warn" (amber: it worked but needs something, or this view is
+// limited) or "error" (red: it failed). Only success is ever green (issue 25).
+export function Notice({ children, kind = 'ok' }) {
   return (
-    <p class="notice" role="status">
+    <p class={'notice notice-' + kind} role={kind === 'error' ? 'alert' : 'status'} data-kind={kind}>
       {children}
     </p>
   );
+}
+
+// outcomeNotice turns a write's outcome (install, add) into one message and its kind:
+// a failed first connect or a failed authorization start is an error, a consent still to
+// give or a warning is amber, anything else is success.
+export function outcomeNotice(name, verb, out) {
+  const connect = out && out.connect;
+  const az = out && out.authorization;
+  const parts = [`${name} was ${verb}.`];
+  let kind = 'ok';
+  if (az && az.status === 'authorization_required') {
+    parts.push('It needs your consent at the upstream before it can be used.');
+    kind = 'warn';
+  }
+  if (out && out.warnings && out.warnings.length) {
+    parts.push('Warning: ' + out.warnings.join(' '));
+    kind = 'warn';
+  }
+  if (az && az.status === 'failed') {
+    parts.push(`Its authorization could not start: ${az.reason || 'unknown error'}`);
+    kind = 'error';
+  }
+  if (connect && !connect.success) {
+    parts.push(`Its first connect failed: ${connect.error || 'unknown error'}`);
+    kind = 'error';
+  }
+  return { text: parts.join(' '), kind };
 }
 
 // Dialog is a modal <dialog>: the browser traps focus and closes it on Escape.

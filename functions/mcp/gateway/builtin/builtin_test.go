@@ -97,6 +97,28 @@ func TestBuiltinDefinitions(t *testing.T) {
 			t.Errorf("built-in %+v", b.Builtin)
 		}
 		seen[b.Name] = true
+		// Every built-in's outputSchema describes its data (issue 25: the MCP Inspector's
+		// --strict warned once per built-in about "data": {}).
+		var out struct {
+			Properties struct {
+				Data struct {
+					Type       string         `json:"type"`
+					Properties map[string]any `json:"properties"`
+					Required   []string       `json:"required"`
+				} `json:"data"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(b.tool.OutputSchema.(json.RawMessage), &out); err != nil {
+			t.Errorf("%s: output schema: %v", b.Name, err)
+		}
+		if d := out.Properties.Data; d.Type != "object" || len(d.Properties) == 0 || len(d.Required) == 0 {
+			t.Errorf("%s: output schema data %+v, want an object with its properties and required ones", b.Name, d)
+		}
+		for _, r := range out.Properties.Data.Required {
+			if _, ok := out.Properties.Data.Properties[r]; !ok {
+				t.Errorf("%s: output data requires %q but does not describe it", b.Name, r)
+			}
+		}
 		if toolsetDescriptions[b.Toolset] == "" {
 			t.Errorf("%s: toolset %q has no description", b.Name, b.Toolset)
 		}

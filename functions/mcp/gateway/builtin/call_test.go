@@ -31,6 +31,10 @@ func TestSetCall(t *testing.T) {
 	if err := db.WorkspaceUpsert(ctx, pool, ws, "layer"); err != nil {
 		t.Fatal(err)
 	}
+	if err := db.CatalogEntryUpsertSeed(ctx, pool, &db.CatalogSeedEntry{Name: "Asana", URL: "https://asana.example/mcp",
+		TransportType: "streamable-http", VerificationTier: "unverified"}); err != nil {
+		t.Fatal(err)
+	}
 	var lines bytes.Buffer
 	s, err := New(Services{Pool: pool, Audit: audit.New(pool), Metrics: metrics.New(&lines)})
 	if err != nil {
@@ -50,6 +54,9 @@ func TestSetCall(t *testing.T) {
 		if err := json.Unmarshal(res.StructuredContent.(json.RawMessage), &env); err != nil || env.OK == res.IsError {
 			t.Fatalf("%s: envelope %s (isError %v)", tool, res.StructuredContent, res.IsError)
 		}
+		if err := s.Lookup(tool).ValidateOutput(res.StructuredContent.(json.RawMessage)); err != nil {
+			t.Errorf("%v", err)
+		}
 		return env
 	}
 	cases := []struct {
@@ -64,6 +71,10 @@ func TestSetCall(t *testing.T) {
 		{"schema violation", member, "agentpack_catalog_list", `{"limit":"ten"}`, apperr.Validation},
 		{"format uuid asserted", admin, "agentpack_catalog_uninstall", `{"entryId":"not-a-uuid"}`, apperr.Validation},
 		{"read-only tool", member, "agentpack_toolsets_list", `{}`, ""},
+		{"catalog list", member, "agentpack_catalog_list", `{"limit":3}`, ""},
+		{"catalog get", member, "agentpack_catalog_get", `{"name":"Asana"}`, ""},
+		{"tools search", member, "agentpack_tools_search", `{"query":"catalog"}`, ""},
+		{"audit list", admin, "agentpack_audit_list", `{}`, ""},
 		{"write without a connection service", admin, "agentpack_catalog_uninstall", `{"entryId":"` + uuid.NewString() + `"}`, apperr.Unavailable},
 	}
 	for _, c := range cases {

@@ -36,6 +36,10 @@ type Builtin struct {
 	Description string
 	// Input is the JSON Schema of the arguments; its root type must be "object".
 	Input string
+	// Output is the JSON Schema of the envelope's data on success (outputSchema's
+	// properties.data); its root type must be "object" (issue 25: an empty {} made the MCP
+	// Inspector's --strict warn for every built-in).
+	Output string
 	// Annotations are the MCP tool annotations; ReadOnlyHint=true built-ins are not audited.
 	Annotations mcp.ToolAnnotations
 	// Toolset groups the tool for X-MCP-Toolsets filtering.
@@ -66,14 +70,42 @@ type Compiled struct {
 	*Builtin
 	tool   *mcp.Tool
 	schema *jsonschema.Schema
+	output *jsonschema.Schema // the whole outputSchema (envelope with data)
 }
 
 // Tool is the definition registered with go-sdk and listed by tools/list.
 func (b *Compiled) Tool() *mcp.Tool { return b.tool }
 
-// envelopeOutputSchema is the output schema every built-in declares: the envelope of
-// docs/DESIGN.md §5 (wire.Envelope).
-var envelopeOutputSchema = json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"},"data":{},"error":{"type":"object","properties":{"code":{"type":"string"},"message":{"type":"string"},"retryable":{"type":"boolean"},"hint":{"type":"string"},"errorId":{"type":"string"}},"required":["code","message","retryable"]},"meta":{"type":"object","properties":{"tool":{"type":"string"},"version":{"type":"string"}},"required":["tool","version"]}},"required":["ok","meta"]}`)
+// ValidateOutput checks a call's structuredContent (the envelope) against b's declared
+// outputSchema, as a strict client does (MCP 2025-06-18 "Output Schema": structured
+// results must conform). Tests use it on every answer they read.
+func (b *Compiled) ValidateOutput(structured []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(structured))
+	if err != nil {
+		return fmt.Errorf("%s: structured content is not JSON: %w", b.Name, err)
+	}
+	if err := b.output.Validate(v); err != nil {
+		return fmt.Errorf("%s: structured content does not match the output schema: %w", b.Name, err)
+	}
+	return nil
+}
+
+// outputSchema is the output schema a built-in declares: the envelope of docs/DESIGN.md §5
+// (wire.Envelope) with data, on success, as the built-in's Output schema describes it.
+func outputSchema(data string) json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"},"data":` + data + `,"error":{"type":"object","properties":{"code":{"type":"string"},"message":{"type":"string"},"retryable":{"type":"boolean"},"hint":{"type":"string"},"errorId":{"type":"string"}},"required":["code","message","retryable"]},"meta":{"type":"object","properties":{"tool":{"type":"string"},"version":{"type":"string"}},"required":["tool","version"]}},"required":["ok","meta"]}`)
+}
+
+// compileSchema compiles the JSON Schema doc under name (formats asserted).
+func compileSchema(name string, doc any) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.AssertFormat() // the schemas say format "uuid": check it, not just advertise it
+	url := "mem://builtin/" + name
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
 
 // compile checks b's input schema (a JSON object schema) and compiles its validator;
 // formats are asserted (format "uuid" is checked, not only advertised).
@@ -85,24 +117,35 @@ func compile(b *Builtin) (*Compiled, error) {
 	if m, ok := doc.(map[string]any); !ok || m["type"] != "object" {
 		return nil, fmt.Errorf("builtin %s: input schema root type must be object", b.Name)
 	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat() // the schemas say format "uuid": check it, not just advertise it
-	url := "mem://builtin/" + b.Name
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("builtin %s: %w", b.Name, err)
-	}
-	s, err := c.Compile(url)
+	s, err := compileSchema(b.Name, doc)
 	if err != nil {
 		return nil, fmt.Errorf("builtin %s: %w", b.Name, err)
+	}
+	var data any
+	if err := json.Unmarshal([]byte(b.Output), &data); err != nil {
+		return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
+	}
+	if m, ok := data.(map[string]any); !ok || m["type"] != "object" {
+		return nil, fmt.Errorf("builtin %s: output schema root type must be object", b.Name)
+	}
+	out := outputSchema(b.Output)
+	var outDoc any
+	if err := json.Unmarshal(out, &outDoc); err != nil {
+		return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
+	}
+	os, err := compileSchema(b.Name+"/output", outDoc)
+	if err != nil {
+		return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
 	}
 	ann := b.Annotations
 	ann.Title = b.Title
 	return &Compiled{
 		Builtin: b,
 		schema:  s,
+		output:  os,
 		tool: &mcp.Tool{
 			Name: b.Name, Title: b.Title, Description: b.Description,
-			InputSchema: json.RawMessage(b.Input), OutputSchema: envelopeOutputSchema,
+			InputSchema: json.RawMessage(b.Input), OutputSchema: out,
 			Annotations: &ann,
 			Meta:        mcp.Meta{"agentpack/version": b.Version, "agentpack/toolset": b.Toolset},
 		},

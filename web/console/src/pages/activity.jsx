@@ -30,7 +30,7 @@ export function Activity({ ctx }) {
       <section aria-labelledby="page-title">
         <h1 id="page-title">Activity</h1>
         <ErrorBox error={page.error} />
-        <Notice>The activity log is visible to workspace admins only.</Notice>
+        <Notice kind="warn">The activity log is visible to workspace admins only.</Notice>
       </section>
     );
   }
@@ -64,7 +64,7 @@ export function Activity({ ctx }) {
         <button type="submit">Filter</button>
       </form>
       <ErrorBox error={page.error || moreErr} />
-      <table class="events">
+      <table class="events stack">
         <caption class="sr-only">Events, newest first</caption>
         <thead>
           <tr>
@@ -78,13 +78,13 @@ export function Activity({ ctx }) {
         <tbody>
           {events.map((e) => (
             <tr key={e.id}>
-              <td>{when(e.occurredAt)}</td>
-              <td>{e.actor}</td>
-              <td class="mono">{e.action}</td>
-              <td>
-                {e.entityType} <span class="mono muted">{e.entityId.slice(0, 8)}</span>
+              <td data-label="When">{when(e.occurredAt)}</td>
+              <td data-label="Who">{e.actor}</td>
+              <td data-label="Action" class="code-text">{e.action}</td>
+              <td data-label="Entity">
+                {e.entityType} <span class="code-text muted">{e.entityId.slice(0, 8)}</span>
               </td>
-              <td class="mono small">{summary(e.payload)}</td>
+              <td data-label="Details" class="code-text small details">{summary(e.payload)}</td>
             </tr>
           ))}
         </tbody>

@@ -27,7 +27,7 @@ export function Catalog({ ctx }) {
     return (
       <section aria-labelledby="page-title">
         <h1 id="page-title">Catalog admin</h1>
-        <Notice>Editing the shared catalog needs the superuser role.</Notice>
+        <Notice kind="warn">Editing the shared catalog needs the superuser role.</Notice>
       </section>
     );
   }
@@ -51,7 +51,7 @@ export function Catalog({ ctx }) {
       <button type="button" class="primary" onClick={() => setEditing({})}>
         New entry
       </button>
-      <table class="catalog">
+      <table class="catalog stack">
         <caption class="sr-only">Catalog entries</caption>
         <thead>
           <tr>
@@ -67,12 +67,12 @@ export function Catalog({ ctx }) {
         <tbody>
           {entries.map((e) => (
             <tr key={e.id} data-entry={e.name}>
-              <td>{e.name}</td>
-              <td>{e.category}</td>
-              <td>
+              <td data-label="Name">{e.name}</td>
+              <td data-label="Category">{e.category}</td>
+              <td data-label="Tier">
                 <TierBadge tier={e.verificationTier} />
               </td>
-              <td>{e.installCount}</td>
+              <td data-label="Installs">{e.installCount}</td>
               <td class="actions">
                 <button type="button" onClick={() => setEditing(e)}>
                   Edit<span class="sr-only"> {e.name}</span>

@@ -17,6 +17,10 @@ export function Chats({ ctx, chatId, go }) {
     ev.preventDefault();
     setError(null);
     setTitleErr('');
+    if (!title.trim()) {
+      setTitleErr('Give the chat a title.');
+      return;
+    }
     if (title.trim().length > 200) {
       setTitleErr('At most 200 characters.');
       return;
@@ -100,6 +104,7 @@ function ChatDetail({ ctx, chat, chatId }) {
     if (tools.fellBack) return ['fallback', 'Fallback: every pin is disabled or out of scope, so the workspace default applies'];
     const c = tools.connections.find((x) => x.id === t.connectionId);
     if (tools.pinned && c && c.pinned) return ['pinned', 'Pinned'];
+    if (c && c.scope === 'workspace') return ['always', 'Always included'];
     return ['default', 'Workspace default'];
   };
   return (
@@ -107,11 +112,11 @@ function ChatDetail({ ctx, chat, chatId }) {
       <h2>{(chat && chat.title) || 'Untitled chat'}</h2>
       <ErrorBox error={error} />
       <h3 id="pinner-title">Pinned connections</h3>
+      <PinsExplained />
       {statuses ? (
         <fieldset class="pinner" aria-labelledby="pinner-title">
-          <p class="help">With no pins, the chat sees every enabled connection of the workspace.</p>
           {statuses.map((s) => (
-            <div class="check" key={s.connectionId}>
+            <div class="check" key={s.connectionId} data-scope={s.workspaceId ? 'workspace' : 'global'}>
               <input
                 type="checkbox"
                 id={'pin-' + s.connectionId}
@@ -121,12 +126,21 @@ function ChatDetail({ ctx, chat, chatId }) {
               <label for={'pin-' + s.connectionId}>
                 {s.name} <span class="muted">({s.tools.active} tools{s.enabled ? '' : ', disabled'})</span>
               </label>
+              {s.workspaceId ? (
+                <Badge kind="why-always" title="A workspace connection: in every chat of the workspace, pinned or not">
+                  Always included
+                </Badge>
+              ) : (
+                <Badge kind="source" title="Shared by every workspace: in a chat with pins only when pinned">
+                  Global
+                </Badge>
+              )}
             </div>
           ))}
           {statuses.length === 0 ? <p>No connections in this workspace.</p> : null}
         </fieldset>
       ) : (
-        <ul>
+        <ul class="pin-list">
           {pins.map((p) => (
             <li key={p.id}>{p.connectionName}</li>
           ))}
@@ -160,6 +174,21 @@ function ChatDetail({ ctx, chat, chatId }) {
         </tbody>
       </table>
       <p class="help">Plus the gateway's built-in agentpack_* tools, which every chat sees.</p>
+    </div>
+  );
+}
+
+// PinsExplained says what pins do (docs/DESIGN.md §7): they add connections and never
+// remove the workspace's own. Only global connections come and go with pins.
+function PinsExplained() {
+  return (
+    <div class="callout pins-explained" id="pins-explained">
+      <p>
+        <strong>Pins add connections; they never remove this workspace's own.</strong> Every enabled connection of the
+        workspace is always in the chat, pinned or not. Pins decide about <em>global</em> connections (shared by every
+        workspace): with no pins the chat gets all of them; once it has a pin, only the pinned ones.
+      </p>
+      <p class="help">If every pin is disabled or out of scope, the chat falls back to the no-pins set.</p>
     </div>
   );
 }

@@ -2,8 +2,19 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { api, qs, openAuthorization } from '../api.js';
-import { Badge, Dialog, ErrorBox, Field, Notice, describedBy, markReady, useLoad, when } from '../ui.jsx';
+import { Badge, Dialog, ErrorBox, Field, Notice, describedBy, markReady, outcomeNotice, useLoad, when } from '../ui.jsx';
 import { ConnectStep, consoleReturnTo } from './marketplace.jsx';
+import { ClientConfigs } from './setup.jsx';
+import { endpoint } from '../mcp.js';
+
+// StateBadge is a connection's connect state: Live (a session is open), Failing (its last
+// connect failed; "Never connected" when none ever succeeded), else Idle (it connected
+// before and simply has no open session). A failure is never shown as idle (issue 25).
+export function StateBadge({ live, lastError, lastConnectedAt }) {
+  if (live) return <Badge kind="live">Live</Badge>;
+  if (lastError) return <Badge kind="failed" title={lastError}>{lastConnectedAt ? 'Failing' : 'Never connected'}</Badge>;
+  return <Badge kind="idle">Idle</Badge>;
+}
 
 const AZ_LABEL = { authorized: 'Authorized', required: 'Authorization required', expired: 'Authorization expired' };
 
@@ -68,8 +79,9 @@ export function Connections({ ctx }) {
     const st = Object.fromEntries(s.statuses.map((x) => [x.connectionId, x]));
     return c.connections.map((x) => ({ ...x, status: st[x.id] }));
   }, [ctx.ws]);
-  const [message, setMessage] = useState('');
+  const [message, setMessage] = useState(null);
   const [actionError, setActionError] = useState(null);
+  const [setup, setSetup] = useState(null);
   const [editing, setEditing] = useState(null);
   const [deleting, setDeleting] = useState(null);
   const [tests, setTests] = useState({});
@@ -85,17 +97,17 @@ export function Connections({ ctx }) {
       <section aria-labelledby="page-title">
         <h1 id="page-title">Connections</h1>
         <ErrorBox error={list.error} />
-        <Notice>Connections, their URLs and their headers are visible to workspace admins only.</Notice>
+        <Notice kind="warn">Connections, their URLs and their headers are visible to workspace admins only.</Notice>
       </section>
     );
   }
 
   const act = async (f, okMsg) => {
     setActionError(null);
-    setMessage('');
+    setMessage(null);
     try {
       await f();
-      if (okMsg) setMessage(okMsg);
+      if (okMsg) setMessage({ text: okMsg, kind: 'ok' });
       reload();
     } catch (err) {
       setActionError(err);
@@ -122,15 +134,15 @@ export function Connections({ ctx }) {
         openAuthorization(r.authorizationUrl);
         return;
       }
-      if (r.status === 'authorized') setMessage(`${c.name} is authorized.`);
-      else setMessage(`${c.name}: authorization could not start: ${r.reason || 'unknown error'}`);
+      if (r.status === 'authorized') setMessage({ text: `${c.name} is authorized.`, kind: 'ok' });
+      else setMessage({ text: `${c.name}: authorization could not start: ${r.reason || 'unknown error'}`, kind: 'error' });
     });
 
   const conns = list.data || [];
   return (
     <section aria-labelledby="page-title">
       <h1 id="page-title">Connections</h1>
-      {message ? <Notice>{message}</Notice> : null}
+      {message ? <Notice kind={message.kind}>{message.text}</Notice> : null}
       <ErrorBox error={list.error || actionError} />
       <ul class="rows" aria-label="Connections">
         {conns.map((c) => {
@@ -145,7 +157,7 @@ export function Connections({ ctx }) {
               <div class="row-head">
                 <h2>{c.name}</h2>
                 <Badge kind="source">{c.source === 'marketplace' ? 'Marketplace' : 'Manual'}</Badge>
-                {s.live ? <Badge kind="live">Live</Badge> : <Badge kind="idle">Idle</Badge>}
+                <StateBadge live={s.live} lastError={c.lastError} lastConnectedAt={c.lastConnectedAt} />
                 {drifted ? <Badge kind="drift">{drifted} to review</Badge> : null}
                 {!c.workspaceId ? <Badge kind="source">Global</Badge> : null}
                 <label class="switch">
@@ -194,6 +206,9 @@ export function Connections({ ctx }) {
                   <button type="button" aria-expanded={open[c.id] ? 'true' : 'false'} onClick={() => setOpen({ ...open, [c.id]: !open[c.id] })}>
                     Tools<span class="sr-only"> of {c.name}</span>
                   </button>
+                  <button type="button" onClick={() => setSetup(c)}>
+                    Client setup<span class="sr-only"> for {c.name}</span>
+                  </button>
                   <button type="button" class="danger" onClick={() => setDeleting(c)}>
                     Delete<span class="sr-only"> {c.name}</span>
                   </button>
@@ -202,7 +217,7 @@ export function Connections({ ctx }) {
                 <p class="help">Shared by every workspace; managed by a superuser.</p>
               )}
               {t && !t.busy ? (
-                <p class="test-result" role="status">
+                <p class={'test-result' + (t.error || !t.result.success ? ' err-text' : ' ok-text')} role="status">
                   {t.error
                     ? 'Test failed: ' + t.error.message
                     : t.result.success
@@ -221,7 +236,7 @@ export function Connections({ ctx }) {
         onDone={(name, out) => {
           const az = out && out.authorization;
           if (az && az.status === 'authorization_required' && az.authorizationUrl) setConnecting({ name, url: az.authorizationUrl });
-          setMessage(`${name} was added.` + (az && az.status === 'failed' ? ` Its authorization could not start: ${az.reason || 'unknown error'}` : ''));
+          setMessage(outcomeNotice(name, 'added', out));
           reload();
         }}
       />
@@ -230,7 +245,12 @@ export function Connections({ ctx }) {
           <ConnectStep name={connecting.name} url={connecting.url} onLater={() => setConnecting(null)} />
         </Dialog>
       ) : null}
-      {editing ? <EditDialog conn={editing} onClose={() => setEditing(null)} onDone={() => { setEditing(null); setMessage('Saved.'); reload(); }} /> : null}
+      {setup ? (
+        <Dialog id="setup-dialog" title={'Client setup: ' + setup.name} onClose={() => setSetup(null)}>
+          <ClientConfigs url={endpoint(ctx.ws, setup.handle || setup.id)} id="conn-setup" />
+        </Dialog>
+      ) : null}
+      {editing ? <EditDialog conn={editing} onClose={() => setEditing(null)} onDone={() => { setEditing(null); setMessage({ text: 'Saved.', kind: 'ok' }); reload(); }} /> : null}
       {deleting ? (
         <Dialog id="delete-dialog" title={'Delete ' + deleting.name + '?'} onClose={() => setDeleting(null)}>
           <p>Its tools disappear from every chat of the workspace, and its pins are removed.</p>

@@ -2,7 +2,9 @@
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, qs, openAuthorization } from '../api.js';
-import { Badge, Dialog, ErrorBox, Field, Menu, Notice, describedBy, markReady, useLoad, when } from '../ui.jsx';
+import { Badge, Dialog, ErrorBox, Field, Menu, Notice, describedBy, markReady, outcomeNotice, useLoad, when } from '../ui.jsx';
+
+const VIEW_KEY = 'agentpack.console.marketplace-view';
 
 const TIERS = {
   official: ['official', 'Official'],
@@ -38,8 +40,12 @@ export function Marketplace({ ctx }) {
   const [category, setCategory] = useState('');
   const [categories, setCategories] = useState([]);
   const [installing, setInstalling] = useState(null);
-  const [message, setMessage] = useState('');
+  const [message, setMessage] = useState(null);
   const [actionError, setActionError] = useState(null);
+  const [uninstalling, setUninstalling] = useState(null);
+  // compact: one dense line per entry (no description or metadata) — the full cards are
+  // several screens long (issue 25).
+  const [compact, setCompact] = useState(() => sessionStorage.getItem(VIEW_KEY) === 'compact');
   const timer = useRef(0);
 
   const [list, reload] = useLoad(
@@ -66,7 +72,7 @@ export function Marketplace({ ctx }) {
     setActionError(null);
     try {
       await api('DELETE', `/api/mcp-marketplace/${e.id}/install` + qs({ workspaceId: ctx.ws }));
-      setMessage(`${e.name} was uninstalled.`);
+      setMessage({ text: `${e.name} was uninstalled.`, kind: 'ok' });
       reload();
     } catch (err) {
       setActionError(err);
@@ -92,12 +98,25 @@ export function Marketplace({ ctx }) {
           </select>
         </Field>
       </form>
-      {message ? <Notice>{message}</Notice> : null}
+      {message ? <Notice kind={message.kind}>{message.text}</Notice> : null}
       <ErrorBox error={list.error || actionError} />
-      <p class="count" aria-live="polite">
-        {list.loading ? 'Loading…' : `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}`}
-      </p>
-      <ul class="cards" aria-label="Catalog entries">
+      <div class="count-row">
+        <p class="count" aria-live="polite">
+          {list.loading ? 'Loading…' : `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}`}
+        </p>
+        <button
+          type="button"
+          id="mp-compact"
+          aria-pressed={compact ? 'true' : 'false'}
+          onClick={() => {
+            sessionStorage.setItem(VIEW_KEY, compact ? 'cards' : 'compact');
+            setCompact(!compact);
+          }}
+        >
+          Compact view
+        </button>
+      </div>
+      <ul class={'cards' + (compact ? ' compact' : '')} aria-label="Catalog entries">
         {entries.map((e) => (
           <li class="card" key={e.id} data-entry={e.name}>
             <div class="card-head">
@@ -106,7 +125,7 @@ export function Marketplace({ ctx }) {
                 <div class="installed">
                   <Badge kind="installed">Installed</Badge>
                   {ctx.isAdmin ? (
-                    <Menu id={'menu-' + e.id} label={'Actions for ' + e.name} items={[{ label: 'Uninstall', danger: true, onSelect: () => uninstall(e) }]} />
+                    <Menu id={'menu-' + e.id} label={'Actions for ' + e.name} items={[{ label: 'Uninstall', danger: true, onSelect: () => setUninstalling(e) }]} />
                   ) : null}
                 </div>
               ) : null}
@@ -145,18 +164,34 @@ export function Marketplace({ ctx }) {
           onClose={() => setInstalling(null)}
           onDone={(name, out, keepOpen) => {
             if (!keepOpen) setInstalling(null);
-            const connect = out.connect;
-            const az = out.authorization;
-            setMessage(
-              `${name} was installed.` +
-                (az && az.status === 'authorization_required' ? ' It needs your consent at the upstream before it can be used.' : '') +
-                (az && az.status === 'failed' ? ` Its authorization could not start: ${az.reason || 'unknown error'}` : '') +
-                (connect && !connect.success ? ` Its first connect failed: ${connect.error || 'unknown error'}` : '') +
-                (out.warnings && out.warnings.length ? ' Warning: ' + out.warnings.join(' ') : '')
-            );
+            setMessage(outcomeNotice(name, 'installed', out));
             reload();
           }}
         />
+      ) : null}
+      {uninstalling ? (
+        <Dialog id="uninstall-dialog" title={'Uninstall ' + uninstalling.name + '?'} onClose={() => setUninstalling(null)}>
+          <p>
+            Its connection is removed from this workspace: its tools leave every chat and client at once, its pins are
+            removed and any upstream authorization is revoked. Installing it again later creates a new connection.
+          </p>
+          <div class="actions">
+            <button type="button" onClick={() => setUninstalling(null)}>
+              Cancel
+            </button>
+            <button
+              type="button"
+              class="danger"
+              onClick={() => {
+                const e = uninstalling;
+                setUninstalling(null);
+                uninstall(e);
+              }}
+            >
+              Uninstall
+            </button>
+          </div>
+        </Dialog>
       ) : null}
     </section>
   );
