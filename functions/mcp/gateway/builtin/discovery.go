@@ -33,6 +33,7 @@ func (s *Set) discoveryDefinitions() []*Builtin {
 				"name, title, description and parameter names). Each hit carries the tool's inputSchema; call it directly by " +
 				"name or through agentpack_tool_call.",
 			Input:       `{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["query"],"additionalProperties":false}`,
+			Output:      `{"type":"object","properties":{"tools":{"type":["array","null"],"items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"kind":{"enum":["builtin","proxied"]},"source":{"type":"string"},"score":{"type":"number"},"inputSchema":{"type":"object"}},"required":["name","kind","source","score"]}},"total":{"type":"integer"}},"required":["tools","total"]}`,
 			Annotations: readOnly,
 			Handler:     s.toolsSearch,
 		},
@@ -41,7 +42,9 @@ func (s *Set) discoveryDefinitions() []*Builtin {
 			Title: "Call a tool by name",
 			Description: "Call any tool you can call here by its name (as agentpack_tools_search returns it) with its arguments. " +
 				"The answer is that tool's own answer, with the same access checks and audit as calling it directly.",
-			Input:   `{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":256},"arguments":{"type":"object"}},"required":["name"],"additionalProperties":false}`,
+			Input: `{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":256},"arguments":{"type":"object"}},"required":["name"],"additionalProperties":false}`,
+			// No Output: the edge answers with the named tool's own result, which no schema of
+			// ours describes (a strict client would refuse an upstream's result against one).
 			Handler: s.toolCall,
 		},
 	}

@@ -37,8 +37,10 @@ type Builtin struct {
 	// Input is the JSON Schema of the arguments; its root type must be "object".
 	Input string
 	// Output is the JSON Schema of the envelope's data on success (outputSchema's
-	// properties.data); its root type must be "object" (issue 25: an empty {} made the MCP
-	// Inspector's --strict warn for every built-in).
+	// properties.data); its root type must be "object" (an empty {} made the MCP Inspector's
+	// --strict warn for every built-in). "" declares no outputSchema at all: only for a
+	// built-in whose answer is another tool's own result (agentpack_tool_call), which no
+	// schema of ours can describe.
 	Output string
 	// Annotations are the MCP tool annotations; ReadOnlyHint=true built-ins are not audited.
 	Annotations mcp.ToolAnnotations
@@ -84,6 +86,9 @@ func (b *Compiled) ValidateOutput(structured []byte) error {
 	if err != nil {
 		return fmt.Errorf("%s: structured content is not JSON: %w", b.Name, err)
 	}
+	if b.output == nil {
+		return nil // no outputSchema declared: nothing a client would check
+	}
 	if err := b.output.Validate(v); err != nil {
 		return fmt.Errorf("%s: structured content does not match the output schema: %w", b.Name, err)
 	}
@@ -121,35 +126,42 @@ func compile(b *Builtin) (*Compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("builtin %s: %w", b.Name, err)
 	}
-	var data any
-	if err := json.Unmarshal([]byte(b.Output), &data); err != nil {
-		return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
-	}
-	if m, ok := data.(map[string]any); !ok || m["type"] != "object" {
-		return nil, fmt.Errorf("builtin %s: output schema root type must be object", b.Name)
-	}
-	out := outputSchema(b.Output)
-	var outDoc any
-	if err := json.Unmarshal(out, &outDoc); err != nil {
-		return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
-	}
-	os, err := compileSchema(b.Name+"/output", outDoc)
-	if err != nil {
-		return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
+	var out json.RawMessage
+	var os *jsonschema.Schema
+	if b.Output != "" {
+		var data any
+		if err := json.Unmarshal([]byte(b.Output), &data); err != nil {
+			return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
+		}
+		if m, ok := data.(map[string]any); !ok || m["type"] != "object" {
+			return nil, fmt.Errorf("builtin %s: output schema root type must be object", b.Name)
+		}
+		out = outputSchema(b.Output)
+		var outDoc any
+		if err := json.Unmarshal(out, &outDoc); err != nil {
+			return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
+		}
+		if os, err = compileSchema(b.Name+"/output", outDoc); err != nil {
+			return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
+		}
 	}
 	ann := b.Annotations
 	ann.Title = b.Title
-	return &Compiled{
+	c := &Compiled{
 		Builtin: b,
 		schema:  s,
 		output:  os,
 		tool: &mcp.Tool{
 			Name: b.Name, Title: b.Title, Description: b.Description,
-			InputSchema: json.RawMessage(b.Input), OutputSchema: out,
+			InputSchema: json.RawMessage(b.Input),
 			Annotations: &ann,
 			Meta:        mcp.Meta{"agentpack/version": b.Version, "agentpack/toolset": b.Toolset},
 		},
-	}, nil
+	}
+	if out != nil {
+		c.tool.OutputSchema = out
+	}
+	return c, nil
 }
 
 func ptr[T any](v T) *T { return &v }

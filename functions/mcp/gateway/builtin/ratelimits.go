@@ -24,6 +24,7 @@ func (s *Set) limitDefinitions() []*Builtin {
 			Title:       "List rate limits",
 			Description: "List the workspace's rate limits and quotas on proxied tool calls (admin), each with its usage in the current UTC minute and day.",
 			Input:       `{"type":"object","properties":{},"additionalProperties":false}`,
+			Output:      `{"type":"object","properties":{"limits":{"type":["array","null"],"items":{"type":"object","properties":{"id":{"type":"string"},"perMinute":{"type":["integer","null"]},"perDay":{"type":["integer","null"]}},"required":["id"]}}},"required":["limits"]}`,
 			Annotations: readOnly,
 			Handler:     s.limitsList,
 		},
@@ -35,6 +36,7 @@ func (s *Set) limitDefinitions() []*Builtin {
 				`"principal":{"type":"string","maxLength":256},"perMinute":{"type":"integer","minimum":1,"maximum":1000000},"perDay":{"type":"integer","minimum":1,"maximum":100000000}},` +
 				`"anyOf":[{"required":["perMinute"]},{"required":["perDay"]}],"additionalProperties":false}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+			Output:      `{"type":"object","properties":{"limit":{"type":"object","properties":{"id":{"type":"string"},"perMinute":{"type":["integer","null"]},"perDay":{"type":["integer","null"]}},"required":["id"]},"created":{"type":"boolean"}},"required":["limit","created"]}`,
 			Handler:     s.limitSet,
 		},
 		{
@@ -43,6 +45,7 @@ func (s *Set) limitDefinitions() []*Builtin {
 			Description: "Delete one of the workspace's rate limits (admin) by its id (from agentpack_ratelimits_list).",
 			Input:       `{"type":"object","properties":{"limitId":{"type":"string","format":"uuid"}},"required":["limitId"],"additionalProperties":false}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+			Output:      `{"type":"object","properties":{"deleted":{"type":"string"}},"required":["deleted"]}`,
 			Handler:     s.limitDelete,
 		},
 	}
