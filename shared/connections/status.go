@@ -1,0 +1,77 @@
+package connections
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/db"
+)
+
+// Status is one connection's connect state (seed "GET /statuses"): Live* come from this
+// process's session cache (a Lambda container sees only the sessions it made), the rest
+// is the last state recorded in Postgres.
+type Status struct {
+	ConnectionID        string         `json:"connectionId"`
+	Name                string         `json:"name"`
+	Handle              string         `json:"handle"`
+	Source              string         `json:"source"`
+	Enabled             bool           `json:"enabled"`
+	WorkspaceID         *string        `json:"workspaceId"`
+	Live                bool           `json:"live"`
+	LiveTransport       string         `json:"liveTransport,omitempty"`
+	LiveProtocolVersion string         `json:"liveProtocolVersion,omitempty"`
+	ConnectedAt         *time.Time     `json:"connectedAt,omitempty"`
+	LastUsedAt          *time.Time     `json:"lastUsedAt,omitempty"`
+	LastConnectedAt     *time.Time     `json:"lastConnectedAt"`
+	LastError           *string        `json:"lastError"`
+	WorkingTransport    *string        `json:"workingTransport"`
+	Tools               map[string]int `json:"tools"` // count per status: active, drifted, pending
+	// Authorization is the upstream authorization of an OAuth connection (the caller's own
+	// grant for oauth_per_user): authorized | required | expired, who and when.
+	Authorization *AuthorizationState `json:"authorization,omitempty"`
+}
+
+// Statuses returns the status of every connection p may see (admin), optionally narrowed
+// to workspace ws. Errors: FORBIDDEN, NOT_FOUND (ws not p's).
+func (s *Service) Statuses(ctx context.Context, p *auth.Principal, ws string) ([]Status, error) {
+	if err := auth.RequireAdmin(p); err != nil {
+		return nil, err
+	}
+	conns, err := s.List(ctx, p, ws)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(conns))
+	for i := range conns {
+		ids[i] = conns[i].ID
+	}
+	counts, err := db.ConnectionToolCounts(ctx, s.Pool, ids)
+	if err != nil {
+		return nil, err
+	}
+	live := map[string]int{}
+	all := s.Upstreams.Status()
+	for i, st := range all {
+		live[st.ConnectionID] = i
+	}
+	out := make([]Status, 0, len(conns))
+	for _, c := range conns {
+		st := Status{ConnectionID: c.ID, Name: c.Name, Handle: c.Handle, Source: c.Source, Enabled: c.Enabled,
+			WorkspaceID: c.WorkspaceID, LastConnectedAt: c.LastConnectedAt, LastError: c.LastError,
+			WorkingTransport: c.WorkingTransport, Tools: map[string]int{db.ToolActive: 0, db.ToolDrifted: 0, db.ToolPending: 0}}
+		for k, n := range counts[c.ID] {
+			st.Tools[k] = n
+		}
+		if st.Authorization, err = s.AuthorizationOf(ctx, &c, p.Subject); err != nil {
+			return nil, err
+		}
+		if i, ok := live[c.ID]; ok {
+			l := all[i]
+			st.Live, st.LiveTransport, st.LiveProtocolVersion = true, l.Info.Transport, l.Info.ProtocolVersion
+			st.ConnectedAt, st.LastUsedAt = &l.ConnectedAt, &l.LastUsedAt
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
