@@ -12,8 +12,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"

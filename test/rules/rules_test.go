@@ -46,10 +46,10 @@ var rules = []rule{
 		Why:    "the storage boundary: queries live in shared/db (docs/ARCHITECTURE.md)",
 	},
 	{
-		name:   "the functions do not import each other",
-		From:   module + "/functions/mcp/...",
-		To:     []string{module + "/functions/marketplace/...", module + "/functions/pins/...", module + "/functions/healthcheck/..."},
-		Why:    "each function is its own deployable; what they share lives in shared/",
+		name: "the functions do not import each other",
+		From: module + "/functions/mcp/...",
+		To:   []string{module + "/functions/marketplace/...", module + "/functions/pins/...", module + "/functions/healthcheck/..."},
+		Why:  "each function is its own deployable; what they share lives in shared/",
 	},
 }
 
