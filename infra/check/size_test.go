@@ -1,0 +1,32 @@
+package check
+
+import (
+	"testing"
+
+	"github.com/agentpack/gateway/infra/rie"
+	"github.com/agentpack/gateway/shared/testpeer"
+)
+
+// maxBootstrapBytes is the largest bootstrap a function may ship (25 MB, decimal): above it
+// cold starts and the deployment package grow for nothing. The marketplace's grew to
+// 29.5 MB once, because a reachable html/template Execute disabled the linker's dead-code
+// elimination of methods (docs/OPERATIONS.md "Binary size").
+const maxBootstrapBytes = 25_000_000
+
+// TestBootstrapSize builds every function as `make build` does (linux/arm64, stripped) and
+// fails when one is over maxBootstrapBytes.
+func TestBootstrapSize(t *testing.T) {
+	root := testpeer.RepoRoot(t)
+	for _, name := range []string{"mcp", "marketplace", "pins", "healthcheck"} {
+		t.Run(name, func(t *testing.T) {
+			_, size, err := rie.Build(t.Context(), root, name, t.TempDir(), "arm64")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%-12s size: %.1f MB (linux/arm64)", name, float64(size)/1e6)
+			if size > maxBootstrapBytes {
+				t.Errorf("%s bootstrap is %.1f MB, over the %.0f MB limit", name, float64(size)/1e6, float64(maxBootstrapBytes)/1e6)
+			}
+		})
+	}
+}
