@@ -76,7 +76,7 @@ func TestAuthorizationInputRequired(t *testing.T) {
 		url, _ = p["url"].(string)
 		state, _ = r["requestState"].(string)
 		if r["resultType"] != "input_required" || len(reqs) != 1 || ir["method"] != "elicitation/create" || p["mode"] != "url" ||
-			!strings.Contains(url, "/authorize?") || !strings.Contains(fmt.Sprint(p["message"]), "Per user MRTR") ||
+			!strings.Contains(url, "/admin/#/consent/") || !strings.Contains(fmt.Sprint(p["message"]), "Per user MRTR") ||
 			p["elicitationId"] != nil || !upstreamauth.IsGatewayState(state) || r["content"] != nil {
 			t.Fatalf("%s: want the gateway's InputRequiredResult, got %v", what, m)
 		}
@@ -112,7 +112,7 @@ func TestAuthorizationInputRequired(t *testing.T) {
 		t.Errorf("declined: %v", m)
 	}
 	if m := send(t, member, "2026-07-28", whoami, `{}`, "", `{"elicitation":{}}`); outcome(m) != "upstream-error" ||
-		!strings.Contains(fmt.Sprint(m["result"]), "/authorize?") || m["result"].(map[string]any)["inputRequests"] != nil {
+		!strings.Contains(fmt.Sprint(m["result"]), "/admin/#/consent/") || m["result"].(map[string]any)["inputRequests"] != nil {
 		t.Errorf("2026-07-28 without URL elicitation: %v", m)
 	}
 	if m := send(t, member, "2025-11-25", whoami, `{}`, "", ""); rpcCode(m) != float64(-32042) {
@@ -122,12 +122,19 @@ func TestAuthorizationInputRequired(t *testing.T) {
 		t.Errorf("the upstream saw calls before consent: %v → %v", before, after)
 	}
 
+	// Each unauthorized call replaced the member's pending authorization (one link per
+	// member and connection), so url2 is spent: the retry with state2 answers the next
+	// InputRequiredResult with the current link.
+	if code, _, _ := consentPage(t, url2, member); code != http.StatusNotFound {
+		t.Errorf("a replaced link: consent page %d, want 404", code)
+	}
+	url3, state3 := inputRequired(t, "retry after other calls", send(t, member, "2026-07-28", whoami, `{}`, retryOf(state2, accept), urlCaps))
 	// The member consents (in their browser) on the link of the latest answer; the retry with
 	// that answer's state completes the call as the member's own account.
-	if code, page := browserGet(t, consentURL(t, url2, "dave", member), member); code != http.StatusOK {
+	if code, page := browserGet(t, consentURL(t, url3, "dave", member), member); code != http.StatusOK {
 		t.Fatalf("member consent: %d %s", code, page)
 	}
-	m := send(t, member, "2026-07-28", whoami, `{}`, retryOf(state2, accept), urlCaps)
+	m := send(t, member, "2026-07-28", whoami, `{}`, retryOf(state3, accept), urlCaps)
 	if outcome(m) != "ok" || !strings.Contains(fmt.Sprint(m["result"]), "dave") || m["result"].(map[string]any)["resultType"] != "complete" {
 		t.Fatalf("retry after consent: %v", m)
 	}

@@ -427,7 +427,7 @@ func TestUpstreamOAuth(t *testing.T) {
 			if v >= "2026-07-28" {
 				// No -32042 at that revision: the URL elicitation inside an InputRequiredResult.
 				ep, _ := res.InputRequests[upstreamauth.InputKey].(*mcp.ElicitParams)
-				if rpcErr != nil || ep == nil || ep.Mode != "url" || !strings.Contains(ep.URL, "/authorize?") {
+				if rpcErr != nil || ep == nil || ep.Mode != "url" || !strings.Contains(ep.URL, "/admin/#/consent/") {
 					t.Errorf("%s: answer %v / %v, want a URL elicitation with the link", v, res, rpcErr)
 				}
 				continue
@@ -626,7 +626,7 @@ func TestUpstreamOAuthTypeScriptSDK(t *testing.T) {
 	st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+e["id"].(string)+"/install", a.admin, map[string]any{"workspaceId": a.id})
 	mustStatus(t, "install", st, http.StatusCreated, inst)
 	_, authURL, _ := consentPage(t, authURLOf(t, "install", inst), a.admin)
-	if !strings.HasPrefix(authURL, "http://localhost:"+authPort+"/admin/#/consent/") || !strings.Contains(authURL, "code_challenge_method=S256") ||
+	if !strings.HasPrefix(authURL, "http://localhost:"+authPort+"/authorize?") || !strings.Contains(authURL, "code_challenge_method=S256") ||
 		!strings.Contains(authURL, "resource=http%3A%2F%2Flocalhost%3A"+mcpPort+"%2Fmcp") {
 		t.Errorf("authorization URL %s", authURL)
 	}
