@@ -84,7 +84,7 @@ type DroppedTool struct {
 }
 
 // LiveStatus describes one cached session (Pool.Status), for the connections "statuses"
-// endpoint (seed: GET /statuses, live from the active connections map).
+// endpoint (GET /statuses, live from this process's session cache).
 type LiveStatus struct {
 	ConnectionID string
 	Info         Info

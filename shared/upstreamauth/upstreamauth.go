@@ -251,7 +251,7 @@ type Options struct {
 	ConsentURL string
 	// DefaultEndpoints enables the 2025-03-26 fallback of guessed endpoints (/authorize,
 	// /token, /register under the issuer) when no authorization server metadata exists.
-	// Off in the gateway (a clear discovery error instead, issue 22); the conformance
+	// Off in the gateway (a clear discovery error instead of guessed endpoints); the conformance
 	// client turns it on for the back-compatibility scenarios.
 	DefaultEndpoints bool
 	// ClientName is sent in dynamic registration; default "Agentpack MCP Gateway".
