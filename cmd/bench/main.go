@@ -1,4 +1,4 @@
-// Command bench is the load driver behind `make bench` (issue 8): it builds the gateway
+// Command bench is the load driver behind `make bench`: it builds the gateway
 // and the demo upstream as separate processes on loopback, installs the upstream into a
 // fresh benchmark workspace, and measures, in one run and with one load client:
 //

@@ -192,7 +192,7 @@ func cmdServe(ctx context.Context) error {
 	return err
 }
 
-// progress prints one "make run:" progress line (issue 25: a cold start was silent for
+// progress prints one "make run:" progress line (so that a cold start is not silent for
 // minutes; the script prints the steps before this binary runs).
 func progress(msg string) { fmt.Fprintln(os.Stderr, "make run: "+msg) }
 
@@ -265,7 +265,7 @@ func startDemoUpstream(port string) (string, func(), error) {
 }
 
 // ensureDemoConnection makes the demo upstream a catalog entry (local data, never part
-// of the curated seed) installed in the demo workspace, so that `make run` shows proxied
+// of the curated catalog) installed in the demo workspace, so that `make run` shows proxied
 // tools at once and `make healthcheck` has an entry to check. An install whose URL no
 // longer matches (another DEMO_UPSTREAM_PORT) is replaced; a current one is refreshed.
 func ensureDemoConnection(ctx context.Context, d *deps.Deps, url string) error {

@@ -206,7 +206,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		"CATALOG_BUCKET":          bucket.BucketName(),
 		"CATALOG_TTL":             p.catalogTTL.ValueAsString(),
 		"NEW_TOOLS_NEED_APPROVAL": p.newToolsNeedApproval.ValueAsString(),
-		// The admin console's OAuth 2.1 + PKCE sign-in (public client; issue 13).
+		// The admin console's OAuth 2.1 + PKCE sign-in (public client; docs/CONSOLE.md).
 		"CONSOLE_OAUTH_CLIENT_ID":     p.consoleClientID.ValueAsString(),
 		"CONSOLE_OAUTH_AUTHORIZE_URL": p.consoleAuthorizeURL.ValueAsString(),
 		"CONSOLE_OAUTH_TOKEN_URL":     p.consoleTokenURL.ValueAsString(),

@@ -1,7 +1,7 @@
 // Package connections is the connection service shared by the marketplace REST function,
 // the gateway's built-in tools and the health check: create, install, uninstall, update,
-// toggle, delete, test and refresh connections (seed mcp-marketplace: "Install flow",
-// "Uninstall flow", "Conexões manuais"), keeping each connection's tool list
+// toggle, delete, test and refresh connections (manual connections and marketplace
+// installs), keeping each connection's tool list
 // (mcp_connection_tools), the event log and the precomputed catalog (docs/DESIGN.md §6) current.
 //
 // Every method takes the acting principal and enforces docs/DESIGN.md §8: writes need admin;
@@ -40,7 +40,7 @@ type Service struct {
 	// (ApproveTool), like a drifted one (docs/DESIGN.md §6 "Drift"). Set from
 	// NEW_TOOLS_NEED_APPROVAL (shared/config); false makes new tools active at once.
 	NewToolsNeedApproval bool
-	// TestTimeout bounds POST /{id}/test (seed: 10 s).
+	// TestTimeout bounds POST /{id}/test (default 10 s).
 	TestTimeout time.Duration
 	// OnCatalogChange is called after workspaces' documents were rebuilt (nil = all); the
 	// local entry point uses it to invalidate its in-process gateway cache.
@@ -232,8 +232,7 @@ type RefreshResult struct {
 	Error     string         `json:"error,omitempty"`
 	Sync      *db.SyncResult `json:"changes,omitempty"`
 	Info      mcpclient.Info `json:"-"`
-	// Failure says where a failed connect failed (stage, HTTP status, hint; issue 14 item
-	// 8); nil on success or when the failure was not the upstream's (e.g. a refused URL).
+	// Failure says where a failed connect failed (stage, HTTP status, hint); nil on success or when the failure was not the upstream's (e.g. a refused URL).
 	Failure *mcpclient.Failure `json:"-"`
 }
 

@@ -32,7 +32,7 @@ type CreateInput struct {
 	Enabled       *bool             `json:"enabled,omitempty"` // default true
 	WorkspaceID   *string           `json:"workspaceId,omitempty"`
 	ProjectID     *string           `json:"projectId,omitempty"`
-	// CatalogEntryID optionally links a manual connection to a catalog entry (seed: a
+	// CatalogEntryID optionally links a manual connection to a catalog entry (a
 	// manual connection with the same catalogEntryId does not block an install).
 	CatalogEntryID *string `json:"catalogEntryId,omitempty"`
 	// AuthMode is how the connection authorizes upstream (default headers; oauth.go).
@@ -57,13 +57,13 @@ type Outcome struct {
 
 // Create adds a manual connection (admin), connects to it when enabled and stores its
 // tools, and rebuilds the affected catalog documents. A failed first connect is recorded
-// on the connection and returned in Outcome.Connect, not as an error (seed).
+// on the connection and returned in Outcome.Connect, not as an error, so the admin sees the saved connection and why it is not live.
 // Errors: VALIDATION_ERROR (name, URL guard, transport, headers), FORBIDDEN, NOT_FOUND
 // (workspace not the principal's), INVALID_REFERENCE (project), UNAVAILABLE.
 //
 // Without a workspaceId, a non-superuser whose token names exactly one workspace creates
 // the connection there (as Install does, DefaultWorkspace); only a superuser's request
-// without one means a global connection (issue 25).
+// without one means a global connection (a workspace admin cannot create one by omission).
 func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput) (_ *Outcome, err error) {
 	defer wrapErr(&err, "connections: create %q", in.Name)
 	if in.WorkspaceID == nil && !p.IsSuperuser() {

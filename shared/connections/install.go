@@ -13,8 +13,8 @@ import (
 	"github.com/agentpack/gateway/shared/headers"
 )
 
-// InstallInput is the body of POST /api/mcp-marketplace/{id}/install (seed
-// installMcpServerSchema: {workspaceId, name?, headers?}, plus url for template entries).
+// InstallInput is the body of POST /api/mcp-marketplace/{id}/install:
+// {workspaceId, name?, headers?}, plus url for template entries.
 // WorkspaceID may be empty when the principal names exactly one workspace.
 type InstallInput struct {
 	WorkspaceID string            `json:"workspaceId"`
@@ -65,7 +65,7 @@ func missingHeaders(entry, h map[string]string) []string {
 	return out
 }
 
-// Install runs the seed's install flow: validate; the entry must exist (NOT_FOUND); the
+// Install runs the install flow: validate; the entry must exist (NOT_FOUND); the
 // workspace must not already hold a marketplace install of it (CONFLICT; a manual
 // connection to the same entry does not count); create the connection with url and
 // transport copied from the entry, source marketplace, enabled, name = override or the
@@ -91,7 +91,7 @@ func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string
 			return nil, err
 		}
 	}
-	if err := headers.Validate(in.Headers); err != nil { // seed step 1: the body first
+	if err := headers.Validate(in.Headers); err != nil { // step 1: the body first
 		return nil, err
 	}
 	if in.AuthMode != "" {
@@ -197,10 +197,10 @@ func (s *Service) lockedEntry(ctx context.Context, tx db.Tx, p *auth.Principal, 
 	return entry, nil
 }
 
-// Delete hard-deletes connection id (admin; seed "DELETE /:id"): its tools and pins go
+// Delete hard-deletes connection id (admin; DELETE /{id}): its tools and pins go
 // with it, a marketplace install's entry loses one install, mcp.connection_deleted is
 // logged, the catalog is rebuilt and the cached session closed. Marketplace installs may
-// be deleted here too (CRUD does not tell them apart, seed).
+// be deleted here too (connections CRUD does not tell them apart).
 // Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE.
 func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) (err error) {
 	defer wrapErr(&err, "connections: delete %s", id)
@@ -249,7 +249,7 @@ func (s *Service) afterRemove(ctx context.Context, c *db.Connection) error {
 	return nil
 }
 
-// Uninstall runs the seed's uninstall flow for catalog entry entryID in workspace ws
+// Uninstall runs the uninstall flow for catalog entry entryID in workspace ws
 // (admin of ws): find the workspace's marketplace install of the entry (NOT_FOUND when
 // there is none; a manual connection to the entry is not an install), drop its tools,
 // hard-delete it, uncount the install, log mcp.uninstalled, rebuild ws's catalog and

@@ -9,13 +9,13 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 )
 
-// DefaultTestTimeout is the budget of Test (seed: POST /:id/test, timeout 10 s).
+// DefaultTestTimeout is the budget of Test (POST /{id}/test, timeout 10 s).
 const DefaultTestTimeout = 10 * time.Second
 
-// MarshalJSON writes r as the seed's test answer {success, toolCount?, error?}, plus the
+// MarshalJSON writes r as the test answer {success, toolCount?, error?}, plus the
 // tool-list changes and the transport that worked when there are any, and on a failure
 // where it failed: stage (dns, connect, tls, http, protocol), httpStatus when the upstream
-// answered, and a hint (issue 14 item 8).
+// answered, and a hint (mcpclient.Failure).
 func (r RefreshResult) MarshalJSON() ([]byte, error) {
 	v := struct {
 		Success    bool           `json:"success"`
@@ -50,7 +50,7 @@ type droppedView struct {
 	Reason string `json:"reason"`
 }
 
-// Test connects to connection id afresh (admin; seed "POST /:id/test") within
+// Test connects to connection id afresh (admin; POST /{id}/test) within
 // TestTimeout (default 10 s), lists and stores its tools (drift detection included),
 // records the outcome on the connection, logs mcp.connection_tested and rebuilds the
 // catalog. An upstream failure is the result's Error (success false), not an error.

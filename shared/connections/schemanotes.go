@@ -8,8 +8,7 @@ import (
 	"github.com/agentpack/gateway/shared/mcpclient"
 )
 
-// schemaNotes lists what a successful listing did to the upstream's tool schemas (issue 14
-// item 9), in the order the pool reported them: every tool the pool left out
+// schemaNotes lists what a successful listing did to the upstream's tool schemas, in the order the pool reported them: every tool the pool left out
 // (Info.Dropped) as db.SchemaDropped, and every tool served with a normalised
 // inputSchema (Info.Normalized, mcpclient.NormalizeToolSchema) as db.SchemaNormalized.
 func schemaNotes(info mcpclient.Info) []db.ToolSchemaNote {

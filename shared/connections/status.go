@@ -8,7 +8,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 )
 
-// Status is one connection's connect state (seed "GET /statuses"): Live* come from this
+// Status is one connection's connect state (GET /statuses): Live* come from this
 // process's session cache (a Lambda container sees only the sessions it made), the rest
 // is the last state recorded in Postgres.
 type Status struct {

@@ -30,7 +30,7 @@ type UpdateInput struct {
 	Enabled       *bool             `json:"enabled,omitempty"`
 }
 
-// Update changes connection id (admin; seed "PUT /:id": disconnect, and reconnect when
+// Update changes connection id (admin; PUT /{id}: disconnect, and reconnect when
 // enabled). New URL, transport and headers pass the same checks as on create (docs/DESIGN.md §9);
 // changing URL or transport forgets the remembered transport. It logs
 // mcp.connection_updated, drops the cached upstream session, connects again when the
@@ -141,7 +141,7 @@ func mergeRedacted(old, next map[string]string) (map[string]string, error) {
 
 // ---- toggle ----
 
-// Toggle flips connection id's enabled flag (admin; seed "POST /:id/toggle"), logs
+// Toggle flips connection id's enabled flag (admin; POST /{id}/toggle), logs
 // mcp.connection_toggled, drops the cached session, connects again when now enabled (a
 // failure is recorded, not returned) and rebuilds the catalog: a disabled connection's
 // tools leave the gateway, its tool rows (frozen names, approvals) are kept.

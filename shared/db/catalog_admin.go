@@ -7,9 +7,9 @@ import (
 )
 
 // CatalogEntryInput is what an admin writes on a catalog entry (POST/PUT
-// /api/mcp-marketplace, seed "Nova catalog entry"). On update, nil fields are left as they
-// are. Runtime fields (install_count, health columns) and the verification tier (seed data
-// only, docs/DESIGN.md §11) are never part of it.
+// /api/mcp-marketplace). On update, nil fields are left as they
+// are. Runtime fields (install_count, health columns) and the verification tier (curated
+// data only, docs/DESIGN.md §11) are never part of it.
 type CatalogEntryInput struct {
 	Name           *string
 	URL            *string
@@ -103,7 +103,7 @@ func CatalogEntryLock(ctx context.Context, q Tx, id string) error {
 	return Interpret(err)
 }
 
-// ConnectionGetInstall returns the marketplace install of entry id in workspace ws (seed
+// ConnectionGetInstall returns the marketplace install of entry id in workspace ws (the
 // uninstall flow: {catalogEntryId, workspaceId, source: "marketplace"}), or NOT_FOUND.
 func ConnectionGetInstall(ctx context.Context, q Querier, entryID, ws string) (*Connection, error) {
 	if !IsUUID(entryID) || !IsUUID(ws) {

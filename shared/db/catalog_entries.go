@@ -93,7 +93,7 @@ func CatalogEntryGetByName(ctx context.Context, q Querier, name string) (*Catalo
 	return one[CatalogEntry](ctx, q, `SELECT `+catalogEntryCols+` FROM mcp_catalog_entries WHERE name = $1`, name)
 }
 
-// CatalogSeedEntry is the curated (seed) part of a catalog entry: the fields the seed
+// CatalogSeedEntry is the curated (seed) part of a catalog entry: the fields shared/seed
 // owns. Runtime fields (install_count, health columns) are never in it.
 type CatalogSeedEntry struct {
 	Name             string
@@ -111,7 +111,7 @@ type CatalogSeedEntry struct {
 
 // CatalogEntryUpsertSeed inserts or updates e keyed by name. It never touches runtime
 // fields (install_count, health_status, last_health_*, consecutive_failures): re-seeding
-// is idempotent (docs/DESIGN.md §3, seed "seedCatalogEntries").
+// is idempotent (docs/DESIGN.md §3).
 func CatalogEntryUpsertSeed(ctx context.Context, q Querier, e *CatalogSeedEntry) error {
 	h := e.Headers
 	if h == nil {

@@ -30,7 +30,7 @@ type HealthCandidate struct {
 }
 
 // HealthCandidateList returns one candidate per catalog entry that has at least one
-// installed, enabled connection (marketplace installs only, seed "conexões instaladas"):
+// installed, enabled connection (marketplace installs only):
 // one check per entry per run. A manual connection that merely links an entry is not a
 // probe: its URL and headers are whatever its workspace's admin chose, so probing it
 // would let one workspace set the shared entry's health (and last_health_error, shown to

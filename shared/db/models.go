@@ -52,7 +52,7 @@ type CatalogEntry struct {
 	IsPlaceholder       bool              `db:"is_placeholder" json:"isPlaceholder"`
 	CreatedAt           time.Time         `db:"created_at" json:"createdAt"`
 	UpdatedAt           time.Time         `db:"updated_at" json:"updatedAt"`
-	// Source is where the entry comes from: "curated" (the seed), "admin" (REST) or
+	// Source is where the entry comes from: "curated" (shared/seed), "admin" (REST) or
 	// "registry" (an MCP registry import, docs/REGISTRY.md), with the registry's base URL,
 	// the server's name there, which of its remotes this is (0-based), its status
 	// (active, deprecated, deleted) and when that version was published.
@@ -170,7 +170,7 @@ type AuditEvent struct {
 	ArgsDigest   string    `db:"args_digest" json:"argsDigest"`
 }
 
-// Event is one marketplace mutation (event_log; the seed's logEvent).
+// Event is one marketplace mutation (event_log).
 type Event struct {
 	ID          int64          `db:"id" json:"id"`
 	OccurredAt  time.Time      `db:"occurred_at" json:"occurredAt"`

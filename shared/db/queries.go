@@ -245,7 +245,7 @@ func AuditEventList(ctx context.Context, q Querier, ws string, limit int) ([]Aud
 		FROM audit_events WHERE workspace_id = $1 ORDER BY occurred_at DESC, id DESC LIMIT $2`, ws, limit)
 }
 
-// EventInsert appends one event_log row (the seed's logEvent). payload must already be
+// EventInsert appends one event_log row. payload must already be
 // redacted by the caller.
 func EventInsert(ctx context.Context, q Querier, e *Event) error {
 	p, err := json.Marshal(e.Payload)

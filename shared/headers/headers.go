@@ -1,5 +1,5 @@
 // Package headers validates and redacts the HTTP headers an admin declares on an upstream MCP
-// connection (docs/DESIGN.md §9, seed decision D-12 "mcpHeadersSchema"). Validate runs on write (REST)
+// connection (docs/DESIGN.md §9, decision D-12). Validate runs on write (REST)
 // and again on read, right before the upstream client connects (docs/DESIGN.md §6), so a row edited
 // behind the API's back cannot smuggle a header either.
 //

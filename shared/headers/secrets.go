@@ -9,7 +9,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 )
 
-// Secrets in upstream URLs (issue 14 item 7). Some MCP servers take their API key in the
+// Secrets in upstream URLs. Some MCP servers take their API key in the
 // URL's query string (https://host/mcp?api_key=…), and some in the userinfo or the
 // fragment. A connection's URL is therefore as secret as its headers: only the REST
 // connection detail shows it whole, to an admin, who is the one who edits it. Everything

@@ -113,8 +113,8 @@ func jsonErrText(err error) string {
 }
 
 // jsonKind names the JSON type a Go type decodes from ("a string", "an object", …), so
-// that a message speaks JSON and never names a Go type (issue 25: `connections.CreateInput`,
-// `map[string]string` reached clients).
+// that a message speaks JSON and never names a Go type (such as `connections.CreateInput` or
+// `map[string]string`).
 func jsonKind(t reflect.Type) string {
 	if t == nil {
 		return "a JSON value"

@@ -127,7 +127,7 @@ func (p *Pool) connectTransports(ctx context.Context, t Target, order []string, 
 			}
 			// The first transport's 404 says the most: no MCP endpoint at this path. The
 			// fallback's answer to a path that is no MCP endpoint either (405 to the GET of a
-			// POST-only route, a web page) must not hide the /mcp hint (issue 22).
+			// POST-only route, a web page) must not hide the /mcp hint.
 			if h := urlPathHint(t.URL); firstStatus == http.StatusNotFound && h != "" {
 				return nil, firstStatus, withFailure(e.WithHint(h), StageHTTP, firstStatus)
 			}

@@ -27,8 +27,8 @@ const (
 	StageProtocol = "protocol" // HTTP succeeded but the MCP exchange did not (JSON-RPC error, bad body)
 )
 
-// Failure says where a connection to an upstream failed, for the people who set it up
-// (issue 14 item 8): REST answers of test, install, create and refresh carry it next to the
+// Failure says where a connection to an upstream failed, for the people who set it up:
+// REST answers of test, install, create and refresh carry it next to the
 // client-safe message. It is the Details of the *apperr.Error the pool returns (see
 // FailureOf) and holds no secret: no header value, no URL query, no raw network error text.
 type Failure struct {

@@ -1,50 +1,3 @@
-// Package mcpclient is the gateway's client for upstream MCP servers (docs/DESIGN.md §6 "Upstream
-// client", seed "MCP client" and decision D-09). The gateway uses it to proxy tools/call
-// (and, for a single-server endpoint, resources and prompts through Do), the marketplace
-// REST function to list tools when a connection is created, tested or refreshed, and the
-// health check for its liveness exchange (Ping).
-//
-// Transport choice (D-09, narrowed by docs/DESIGN.md §6): streamable HTTP first; when its opening
-// POST is answered 400, 404, 405 or 406, legacy SSE. A target declared "sse" uses SSE only.
-// Never a fallback on 401/403 (reported as an auth problem), 429, 5xx or network errors. A
-// remembered working transport (Target.Remembered) is tried first, and a remembered
-// protocol version (Target.ProtocolVersion) skips go-sdk's server/discover probe.
-//
-// Protocol version: PreferredProtocolVersion (2025-11-25) is offered first, also to an
-// upstream remembered at a newer version, because it is cheaper per call; an upstream that
-// refuses it is connected with go-sdk's newest and the refusal remembered (see
-// PreferredProtocolVersion).
-//
-// Sessions: a Pool keeps one live session per connection id for reuse in a warm process,
-// keyed by a hash of url, declared transport and headers (a changed configuration gets a new
-// session; the old one is closed). One lock per connection id serialises connects. When the
-// upstream may have lost the session (400 or 404 to a request carrying Mcp-Session-Id —
-// by status, never by the body's text —, or go-sdk's ErrSessionMissing /
-// ErrConnectionClosed), the pool makes a new session and retries once.
-//
-// Notifications: CallToolRelay hands the notifications/progress and notifications/message
-// an upstream sends on one call's own response stream to that call's Relay (relay.go), on
-// the pooled session, never to another caller's (streamable HTTP only).
-//
-// What goes upstream: only the target's declared headers, re-validated with
-// headers.Validate at every connect (docs/DESIGN.md §9), over the urlguard's dialer (resolved
-// addresses checked at dial time, no redirects, no environment proxy). Never an inbound
-// header of the gateway's own client.
-//
-// Limits: connect (handshake, fallback included) timeout 10 s, per-call timeout 25 s (under
-// API Gateway's 29 s; it starts once the session is ready, so pass a ctx deadline to bound
-// connect + call together), response size 5 MiB per response body or SSE event, tools/list at
-// most 100 pages.
-//
-// Errors: every error returned is an *apperr.Error (messages never contain header values):
-//
-//   - UPSTREAM_UNAVAILABLE: unreachable (dial refused, DNS, reset), 5xx, 429, session lost
-//     twice, or the caller's context cancelled (Cause is then context.Canceled);
-//   - UPSTREAM_TIMEOUT: the connect or call deadline passed;
-//   - UPSTREAM_ERROR: 401/403 ("check the connection's headers"), other 4xx, a blocked
-//     address, a too-large response, a protocol error, an invalid stored URL or header, or a
-//     JSON-RPC error answered by the upstream — RPCError extracts that *jsonrpc.Error so the
-//     gateway can pass it through to its client.
 package mcpclient
 
 import (
@@ -131,7 +84,7 @@ type DroppedTool struct {
 }
 
 // LiveStatus describes one cached session (Pool.Status), for the connections "statuses"
-// endpoint (seed: GET /statuses, live from the active connections map).
+// endpoint (GET /statuses, live from this process's session cache).
 type LiveStatus struct {
 	ConnectionID string
 	Info         Info

@@ -1,6 +1,6 @@
 // Package names builds and checks the tool names the gateway exposes to MCP clients
 // (docs/DESIGN.md §4): every name matches ^[A-Za-z0-9_-]{1,64}$ (what Claude and OpenAI accept),
-// proxied tools are named mcp_<handle>_<tool> after the seed's mcp_<connection>_<tool>,
+// proxied tools are named mcp_<handle>_<tool> (a short handle in place of the connection name),
 // and names that would pass 64 characters are shortened deterministically with a hash
 // suffix. Connection handles are [a-z0-9]{1,16} and unique, so the prefix mcp_<handle>_
 // can never be shared by two connections.

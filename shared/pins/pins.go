@@ -54,7 +54,7 @@ func PinGet(ctx context.Context, q db.Querier, chatID, pinID string) (*PinView, 
 	return &v, nil
 }
 
-// PinDelete hard-deletes pin pinID of chat chatID (seed: "Hard-deleted no unpin") and
+// PinDelete hard-deletes pin pinID of chat chatID (a hard delete: no soft-unpin state is kept) and
 // returns it as it was; NOT_FOUND "no such pin" when the chat has no such pin.
 func PinDelete(ctx context.Context, q db.Querier, chatID, pinID string) (*PinView, error) {
 	p, err := PinGet(ctx, q, chatID, pinID)

@@ -1,5 +1,4 @@
-// Package pins resolves the tool set of a chat from its pins (docs/DESIGN.md §7, seed
-// mcp-marketplace "Pinning per-chat", resolveSkillsForChat) and holds the pin and chat
+// Package pins resolves the tool set of a chat from its pins (docs/DESIGN.md §7) and holds the pin and chat
 // flows shared by the pins function and the gateway; the queries are shared/db's
 // (ChatPin*, ChatPinnedConnections).
 package pins
@@ -30,7 +29,7 @@ type Resolution struct {
 	FellBack bool
 }
 
-// Resolve applies the seed's rules for a chat of workspace ws. available is every
+// Resolve applies the pin rules of docs/DESIGN.md §7 for a chat of workspace ws. available is every
 // enabled connection visible in ws (global and ws's own); pinned are the chat's pinned
 // connections as stored (any state).
 //
@@ -40,7 +39,7 @@ type Resolution struct {
 //     included, project-scoped excluded);
 //   - no usable pin → fall back to the workspace default (FellBack);
 //   - the result is the usable pins ∪ every enabled workspace-scoped connection: pins
-//     only add, never remove (seed MCP-02, D-04).
+//     only add, never remove (docs/DESIGN.md §7).
 func Resolve(ws string, available []Conn, pinned []Conn) Resolution {
 	def := map[string]bool{}
 	for _, c := range available {
@@ -73,7 +72,7 @@ func Resolve(ws string, available []Conn, pinned []Conn) Resolution {
 }
 
 // inScope reports whether c is in a scope a chat of workspace ws may use: global or ws's
-// own workspace scope; project-scoped connections are excluded (seed "Pinning per-chat").
+// own workspace scope; project-scoped connections are excluded (docs/DESIGN.md §7).
 func inScope(ws string, c Conn) bool {
 	return c.ProjectID == nil && (c.WorkspaceID == nil || *c.WorkspaceID == ws)
 }

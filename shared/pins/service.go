@@ -15,7 +15,7 @@ import (
 
 // Event actions written to event_log for pin changes. The entity is the pinned
 // connection (entity_type "mcp_connection"), so that filtering on that type gives the
-// seed's complete audit trail ("Audit logging").
+// complete audit trail of a connection's pins.
 const (
 	ActionPinned   = "mcp.pinned"
 	ActionUnpinned = "mcp.unpinned"
@@ -143,7 +143,7 @@ func logEvent(ctx context.Context, q db.Querier, p *auth.Principal, action strin
 
 // ResolveChat resolves chat's tool set against snap, the chat workspace's catalog
 // snapshot (the enabled connections visible there), and the chat's pins read from q (one
-// indexed query). It applies Resolve (seed resolveSkillsForChat) and logs a warning when
+// indexed query). It applies Resolve and logs a warning when
 // every pin is unusable and the workspace default applies.
 func ResolveChat(ctx context.Context, q db.Querier, log *slog.Logger, snap *catalog.Snapshot, chat *db.Chat) (Resolution, error) {
 	pinned, err := PinnedConnections(ctx, q, chat.ID)
@@ -235,7 +235,7 @@ func SortTools(ts []Tool) {
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
 }
 
-// ResolveMcpSourceName is the seed's resolveMcpSourceName: it maps an exposed tool name
+// ResolveMcpSourceName maps an exposed tool name
 // (mcp_<handle>_<tool>, possibly hash-shortened; docs/DESIGN.md §4) back to the human-readable
 // name of the connection that provides it, using the workspace's catalog snapshot. ok is
 // false for built-ins and unknown names. Exposed names are frozen, so the mapping is
@@ -252,7 +252,7 @@ func ResolveMcpSourceName(snap *catalog.Snapshot, tool string) (name string, ok 
 }
 
 // SourceNames returns the distinct connection names behind tools, in first-use order:
-// the mcpSources list of the seed (names of the MCP connections whose tools were
+// the mcpSources list (names of the MCP connections whose tools were
 // invoked). Built-ins and unknown names are skipped.
 func SourceNames(snap *catalog.Snapshot, tools []string) []string {
 	seen := map[string]bool{}

@@ -1,6 +1,6 @@
 // Package seed holds the curated catalog (docs/DESIGN.md §11) and loads it with an idempotent
 // upsert keyed by name that never overwrites runtime fields (install_count, health
-// columns) — seed "seedCatalogEntries".
+// columns).
 package seed
 
 import (
@@ -36,8 +36,8 @@ func placeholder(name, path, category, desc string) db.CatalogSeedEntry {
 // placeholder templates for self-hosted servers (unverified, never reachable until
 // edited).
 //
-// Count: all 18 vendor servers that §11 lists, not the 15 that §3 and the seed note
-// quote. The "15" predates §11's list, and leaving three documented vendors out would be
+// Count: all 18 vendor servers that §11 lists, not the 15 that §3
+// quotes. The "15" predates §11's list, and leaving three documented vendors out would be
 // an arbitrary choice nobody could explain. Total: 18 + 12 placeholders = 30.
 //
 // URL forms (§11 "check each URL's form before use"), as of 2026-11: four vendors that
@@ -101,7 +101,7 @@ var Catalog = []db.CatalogSeedEntry{
 	placeholder("Custom MCP Server", "/mcp", "custom", "Any MCP server you run yourself."),
 }
 
-// Load upserts every Catalog entry keyed by name (docs/DESIGN.md §3, seed "seedCatalogEntries"):
+// Load upserts every Catalog entry keyed by name (docs/DESIGN.md §3):
 // curated fields are (re)written, runtime fields (install_count, health_status,
 // last_health_check, last_health_error, consecutive_failures) are never touched, and an
 // unchanged entry keeps its updated_at. Running it any number of times is safe; entries

@@ -44,7 +44,7 @@ type OAuthUpstream struct {
 	requests      []string             // "METHOD path" of every request, in order
 	mcpCalls      map[string]int       // subject → MCP POSTs that reached the tool handler
 	stepUpScope   string               // RequireScope: calls need this scope too
-	// Faults of issue 22's discovery and token cases (SetMetadataFaults).
+	// Faults for the discovery and token error cases (SetMetadataFaults).
 	issuerOverride string       // the issuer its metadata names ("" its own URL)
 	noASMetadata   bool         // /.well-known/oauth-authorization-server answers 404
 	commaScope     bool         // token answers list scopes comma-separated (GitHub)

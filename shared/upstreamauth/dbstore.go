@@ -56,7 +56,7 @@ func (s *DBStore) PendingPut(ctx context.Context, p *Pending) error {
 		ws = &p.Caller.WorkspaceID
 	}
 	// The caller's earlier pending authorizations of this connection are replaced: repeated
-	// unauthorized calls keep one row (issue 22: 5 calls made 6 rows).
+	// unauthorized calls keep one row, not one per call.
 	if _, err := db.OAuthPendingDeleteCaller(ctx, s.q, p.Key.ConnectionID, ws, p.Caller.Subject); err != nil {
 		return err
 	}

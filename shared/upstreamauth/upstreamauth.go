@@ -1,43 +1,3 @@
-// Package upstreamauth authorizes the gateway to upstream MCP servers that follow the MCP
-// authorization spec (OAuth 2.1; 2025-03-26, 2025-06-18 and 2025-11-25 revisions).
-//
-// It is the client side of that spec, built on go-sdk's oauthex and auth packages (protected
-// resource metadata, authorization server metadata, dynamic client registration) and on
-// golang.org/x/oauth2 (PKCE, code exchange, refresh, client credentials). go-sdk's own
-// AuthorizationCodeHandler runs a whole flow inside one call (its code fetcher blocks until
-// the browser comes back); the gateway's flow is split across HTTP requests of a stateless
-// function, so this package keeps the pieces between requests in a Store:
-//
-//   - Begin (install or re-authorize): discovery from the upstream's 401 challenge
-//     (RFC 9728 resource_metadata, else the well-known fallbacks, else the 2025-03-26
-//     fallback), authorization server metadata (RFC 8414 / OIDC, in the spec's order, else
-//     the 2025-03-26 default endpoints), client identity (client ID metadata document,
-//     pre-registered client, dynamic registration — in that order), scopes (challenge, else
-//     scopes_supported, else none; offline_access when offered; union with what was granted
-//     for step-up; plus the admin's Settings), PKCE S256 and the resource parameter (RFC
-//     8707); one dynamic registration per connection and authorization server. It stores a
-//     Pending under a random state, bound to the caller and the connection, single use,
-//     valid StateTTL, and answers the link: the gateway's consent page (Options.ConsentURL)
-//     or, without one, the authorization URL.
-//   - Consent (the consent page): only the caller the link was made for gets the
-//     authorization URL, with a binding cookie the callback then requires (consent.go).
-//   - Complete (GET /api/oauth/callback): takes the state (once), checks it is the caller's
-//     and not expired, checks the issuer (RFC 9207), exchanges the code with the verifier and
-//     the resource, and stores the Grant.
-//   - Credentials: the access token for a connection (and, for oauth_per_user, a caller),
-//     refreshed shortly before expiry and once on a 401, concurrent refreshes collapsed into
-//     one; a refused refresh marks the grant as needing re-authorization.
-//   - ClientCredentials: the machine-to-machine grant (client_secret_basic, client_secret_post,
-//     private_key_jwt).
-//   - Revoke: RFC 7009 revocation when the server offers it, then deletion.
-//
-// Every URL of the flow (metadata, endpoints, redirects) goes through the HTTP client given
-// in Options, which in the gateway is the urlguard's (dial-time address checks, no
-// redirects), and through Options.CheckURL before it is used.
-//
-// Tokens and client secrets are secrets: they are never returned by this package's public
-// answers (Status, errors), never logged, and stores seal them (seal.go) before they reach
-// disk or a database.
 package upstreamauth
 
 import (
@@ -291,7 +251,7 @@ type Options struct {
 	ConsentURL string
 	// DefaultEndpoints enables the 2025-03-26 fallback of guessed endpoints (/authorize,
 	// /token, /register under the issuer) when no authorization server metadata exists.
-	// Off in the gateway (a clear discovery error instead, issue 22); the conformance
+	// Off in the gateway (a clear discovery error instead of guessed endpoints); the conformance
 	// client turns it on for the back-compatibility scenarios.
 	DefaultEndpoints bool
 	// ClientName is sent in dynamic registration; default "Agentpack MCP Gateway".

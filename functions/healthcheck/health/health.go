@@ -1,5 +1,4 @@
-// Package health is the scheduled health check of docs/DESIGN.md §9a (seed mcp-marketplace
-// "Health check", mcpHealthCheckJob): one pass probes every catalog entry that has an
+// Package health is the scheduled health check of docs/DESIGN.md §9a: one pass probes every catalog entry that has an
 // installed, enabled connection and records healthy / stale / down on the entry.
 //
 // A pass (Checker.Run) is started by the EventBridge rule rate(30 minutes) through
@@ -52,8 +51,8 @@ const (
 	DefaultReserve        = 5 * time.Second
 )
 
-// DefaultRetries is the wait before each retry: 1 s, 2 s, 4 s (seed: "retry exponencial
-// (1s/2s/4s, timeout 10s)").
+// DefaultRetries is the wait before each retry: 1 s, 2 s, 4 s (exponential backoff, each
+// probe bounded by 10 s).
 var DefaultRetries = []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second}
 
 // Pinger is the liveness exchange; *mcpclient.Pool implements it.

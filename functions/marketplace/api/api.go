@@ -1,4 +1,4 @@
-// Package api is the marketplace REST function (docs/DESIGN.md §2, seed mcp-marketplace): the
+// Package api is the marketplace REST function (docs/DESIGN.md §2): the
 // curated catalog under /api/mcp-marketplace (browse for any valid token, writes for
 // admins), install and uninstall, and connections CRUD under /api/mcp-connections
 // (admin), plus the OpenAPI 3.1 description of every REST route at /api/openapi.json.

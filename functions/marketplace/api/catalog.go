@@ -101,7 +101,7 @@ func (a *API) catalogGet(w http.ResponseWriter, r *http.Request, p *auth.Princip
 }
 
 // CatalogEntryBody is the body of POST and PUT /api/mcp-marketplace[/{id}]. On PUT,
-// absent fields are unchanged. The verification tier is seed data only (docs/DESIGN.md §11) and
+// absent fields are unchanged. The verification tier is curated data only (docs/DESIGN.md §11) and
 // runtime fields (installCount, health) are never written here: such fields are refused
 // as unknown.
 type CatalogEntryBody struct {
@@ -165,7 +165,7 @@ func (a *API) entries() *catalogentries.Service {
 	return &catalogentries.Service{Pool: a.Pool, Logger: a.Logger}
 }
 
-// catalogCreate is POST /api/mcp-marketplace (superuser; seed "Nova catalog entry"): 201
+// catalogCreate is POST /api/mcp-marketplace (superuser): 201
 // with the entry (tier unverified), 409 when the name is taken.
 func (a *API) catalogCreate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	if err := requireCatalogWriter(p); err != nil {

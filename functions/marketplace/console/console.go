@@ -1,4 +1,4 @@
-// Package console serves the admin console (issue 13) at /admin from assets embedded in
+// Package console serves the admin console (docs/CONSOLE.md) at /admin from assets embedded in
 // the marketplace function: index.html, /admin/assets/app.js and app.css (built from
 // web/console by `make console`, committed so that a fresh clone compiles), and
 // /admin/config.json, the page's public sign-in settings. The page talks to the REST API

@@ -1,22 +1,3 @@
-// Package gateway is the MCP gateway's HTTP edge (docs/DESIGN.md §4, docs/ARCHITECTURE.md):
-// one stateless Streamable HTTP endpoint (go-sdk, JSON responses) that shows each caller
-// the gateway's built-in tools plus the proxied tools of every connection its workspace
-// installed. The edge authenticates, resolves the request (package request), keeps the
-// per-key server cache, routes each JSON-RPC message, and writes the answer. The roles
-// behind it have packages of their own: builtin (the agentpack_* tools), forward (the one
-// path to upstreams), audit (the audit rule's rows), wire (every envelope and JSON-RPC
-// error the gateway produces) and metrics (EMF lines).
-//
-// Per request: authenticate → resolve the workspace (and optional project, chat,
-// toolsets) → load that workspace's precomputed catalog snapshot → obtain an mcp.Server
-// holding only what this caller may see (reused across requests with the same key:
-// workspace, catalog ETag, role class, toolsets, chat resolution, endpoint) → serve the
-// one JSON-RPC message. Tool calls run the seed's layers: instrument → access → validate
-// → default project → handler → classify → seal → audit.
-//
-// Answers are JSON, except a single-server tools/call during which the upstream sent log
-// or progress notifications: that answer is a buffered text/event-stream holding the
-// relayed notifications and then the response (relay.go).
 package gateway
 
 import (

@@ -15,7 +15,7 @@ import (
 // it, leaving the rest to the Lambda runtime, extensions (the ADOT collector layer runs in
 // the same sandbox) and what the Go runtime does not count. A fixed limit far under the
 // function's memory made the collector run almost continuously once a large catalog grew
-// the live heap toward it (issue 23: 24 MiB at 200 connections tripled the CPU per call).
+// the live heap toward it (measured: 24 MiB at 200 connections tripled the CPU per call).
 // Without the variable (make run, tests) the template's MemorySize (defaultMemoryMB) is
 // used, so local measurements run under the deployed settings.
 //

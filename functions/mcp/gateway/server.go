@@ -130,7 +130,7 @@ func schemaIsObject(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &s) == nil && s.Type == "object"
 }
 
-// guard is the protocol guard (seed withInternalErrorGuard): a panic or a non-JSON-RPC
+// guard is the protocol guard (docs/DESIGN.md §4): a panic or a non-JSON-RPC
 // error escaping method handling becomes -32603 with data.errorId, logged under the same
 // id. It is also where a member's call to an admin-only built-in, absent from the
 // member's server, is routed to the access check so that it answers FORBIDDEN.
@@ -194,7 +194,7 @@ func newServerCache(max int) *serverCache {
 // when absent. Adding an item for a workspace's catalog ETag also drops that workspace's
 // items of every other ETag (retireSuperseded): each install, refresh or toggle makes a
 // new document, and without this each one left its parsed document, tool table and
-// tools/list answer alive until 256 newer keys pushed it out (issue 23).
+// tools/list answer alive until 256 newer keys pushed it out.
 func (c *serverCache) get(key string) *serverItem {
 	if it, ok := c.lru.Get(key); ok {
 		return it

@@ -1,5 +1,4 @@
-// Package api is the pins REST function (docs/DESIGN.md §7, seed mcp-marketplace "Pinning
-// per-chat"):
+// Package api is the pins REST function (docs/DESIGN.md §7):
 //
 //	GET    /api/chats?workspaceId=&limit=    200 {"chats": [...], "hasMore"}
 //	POST   /api/chats                        201 chat  body {"workspaceId"?, "title"?}
@@ -81,7 +80,7 @@ func (a *API) chatList(w http.ResponseWriter, r *http.Request, p *auth.Principal
 		views = append(views, pins.NewChatView(&chats[i]))
 	}
 	out := map[string]any{"chats": views, "hasMore": more}
-	// The workspace itself (id and name), so that the console names it (issue 25). Chats
+	// The workspace itself (id and name), so that the console names it. Chats
 	// has checked that p may read it; the id is the one it listed.
 	ws := q.Get("workspaceId")
 	if ws == "" && len(p.Workspaces) == 1 {
@@ -122,7 +121,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, p *auth.Principal) er
 	return nil
 }
 
-// addInput is the body of POST /api/chats/{chatId}/pins (the seed's createMcpPinSchema).
+// addInput is the body of POST /api/chats/{chatId}/pins.
 type addInput struct {
 	ConnectionID string `json:"connectionId"`
 }

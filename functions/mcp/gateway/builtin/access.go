@@ -16,7 +16,7 @@ func CanSee(p *auth.Principal, b *Compiled, toolsets []string) bool {
 	return len(toolsets) == 0 || slices.Contains(toolsets, b.Toolset) || b.Toolset == toolsetMeta
 }
 
-// checkToolAccess is the seed's checkToolAccess for a call: nil when p may call b in
+// checkToolAccess is the access check of a call: nil when p may call b in
 // workspace ws, else a FORBIDDEN error. It runs before any argument parsing.
 func checkToolAccess(p *auth.Principal, b *Compiled, ws string) error {
 	if !p.InWorkspace(ws) {

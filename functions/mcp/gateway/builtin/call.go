@@ -90,7 +90,7 @@ func (s *Set) Handler(b *Compiled) mcp.ToolHandler {
 	}
 }
 
-// Call runs built-in b with raw arguments in the seed's order: instrumentation wraps the
+// Call runs built-in b with raw arguments in the order of docs/DESIGN.md §4: instrumentation wraps the
 // call; inside it the access check (before any argument parsing), argument validation
 // against the input schema, the default project, the handler; any error is classified
 // here, the result sealed once (wire.Seal), and a successful write audited before the

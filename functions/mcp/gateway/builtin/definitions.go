@@ -326,7 +326,7 @@ func (s *Set) toolsetsList(_ context.Context, c *Call) (any, error) {
 // see scheme, host, path and the query's parameter names with every value, the userinfo and
 // the fragment redacted (headers.RedactURL); members see scheme, host and path only. Some
 // servers take an API key in the query, and only the REST connection detail shows the URL
-// whole, to an admin (issue 14 item 7).
+// whole, to an admin (shared/headers, secrets in URLs).
 func visibleURL(p *auth.Principal, raw string) string {
 	if p.IsAdmin() {
 		return headers.RedactURL(raw)

@@ -1,5 +1,5 @@
 // Package builtin is the gateway's built-in tools (prefix agentpack_, docs/DESIGN.md §4):
-// their declarations (the seed's tool kit), who may see and call each, argument
+// their declarations, who may see and call each, argument
 // validation, and the one dispatch every built-in call goes through — instrument → access
 // → validate → default project → handler → classify → seal → audit. Handlers call
 // services (shared/connections, shared/pins, …), never the database directly.
@@ -25,7 +25,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Builtin declares one built-in tool (the seed's tool kit): identity, schemas,
+// Builtin declares one built-in tool: identity, schemas,
 // annotations, toolset, who may see and call it, and the handler. Declarations are
 // compiled once per process (Compile) into the mcp.Tool that is registered and the
 // validator for its arguments.

@@ -49,7 +49,7 @@ type EnvelopeMeta struct {
 	Version string `json:"version"`
 }
 
-// ToolError classifies err into the failure body (the seed's toolError): an
+// ToolError classifies err into the failure body of docs/DESIGN.md §5: an
 // *apperr.Error keeps its code, message and hint; a driver error is translated by
 // db.Interpret (no rows → NOT_FOUND, unique violation → CONFLICT, foreign-key violation →
 // INVALID_REFERENCE, connection failures → UNAVAILABLE, retryable); a JSON-RPC error from
