@@ -1,4 +1,4 @@
-// Package dbtest gives tests a real Postgres (STYLE.md "Tests"): `make test` starts a
+// Package dbtest gives tests a real Postgres (docs/TESTING.md): `make test` starts a
 // throwaway cluster and sets TEST_DATABASE_URL and REQUIRE_DB=1. Without them a DB test
 // skips with a message (so an editor's test run still works); with REQUIRE_DB=1 a missing
 // database is a failure.
