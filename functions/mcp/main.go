@@ -34,7 +34,7 @@ func run(ctx context.Context) error {
 	defer d.Close()
 	o := gatewayOptions(d)
 	if lambdaapp.InLambda() {
-		// Tasks run in an asynchronous invocation of this function (tasks.go).
+		// Tasks run in an asynchronous invocation of this function (tasks.go in this directory; the tasks themselves are package gateway/tasks).
 		if o.StartTask, err = selfInvoker(ctx); err != nil {
 			return err
 		}

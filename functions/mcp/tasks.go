@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway"
+	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -21,7 +22,7 @@ const taskEventKey = "agentpackTask"
 // of this function (AWS_LAMBDA_FUNCTION_NAME): it runs under the function's full timeout,
 // apart from the request that created the task, which API Gateway ends after 29 s. The
 // template grants lambda:InvokeFunction on the function itself.
-func selfInvoker(ctx context.Context) (func(context.Context, gateway.TaskJob) error, error) {
+func selfInvoker(ctx context.Context) (func(context.Context, tasks.Job) error, error) {
 	name := os.Getenv("AWS_LAMBDA_FUNCTION_NAME")
 	if name == "" {
 		return nil, fmt.Errorf("AWS_LAMBDA_FUNCTION_NAME is not set")
@@ -31,7 +32,7 @@ func selfInvoker(ctx context.Context) (func(context.Context, gateway.TaskJob) er
 		return nil, err
 	}
 	client := lambda.NewFromConfig(cfg)
-	return func(ctx context.Context, job gateway.TaskJob) error {
+	return func(ctx context.Context, job tasks.Job) error {
 		payload, err := json.Marshal(map[string]any{taskEventKey: job})
 		if err != nil {
 			return err
@@ -46,7 +47,7 @@ func selfInvoker(ctx context.Context) (func(context.Context, gateway.TaskJob) er
 // runTaskEvent runs the task of one self-invocation event.
 func runTaskEvent(g *gateway.Gateway) func(context.Context, json.RawMessage) error {
 	return func(ctx context.Context, payload json.RawMessage) error {
-		var job gateway.TaskJob
+		var job tasks.Job
 		if err := json.Unmarshal(payload, &job); err != nil || job.TaskID == "" {
 			return fmt.Errorf("mcp: task event is not a task job: %v", err)
 		}

@@ -17,7 +17,7 @@ import (
 
 // TestTaskUnderEmulator: the MCP function's asynchronous task path under the Lambda
 // runtime emulator. The invocation the gateway sends itself (events/mcp-task.json's shape,
-// {"agentpackTask": TaskJob}) runs in its own invocation, forwards the call to a real
+// {"agentpackTask": tasks.Job}) runs in its own invocation, forwards the call to a real
 // upstream on loopback and stores the upstream's result in the task row.
 func TestTaskUnderEmulator(t *testing.T) {
 	root := testpeer.RepoRoot(t)

@@ -158,6 +158,28 @@ func ResolveChat(ctx context.Context, q db.Querier, log *slog.Logger, snap *cata
 	return res, nil
 }
 
+// ChatAllowed returns the ids of the connections chat chatID may use (docs/DESIGN.md §7),
+// resolved against snap, the catalog snapshot of workspace ws. A chat that does not exist
+// or belongs to another workspace is apperr.NotFound "no such chat" (the same answer, so
+// chat ids of other workspaces cannot be probed); a store failure is returned as it is.
+func ChatAllowed(ctx context.Context, q db.Querier, log *slog.Logger, snap *catalog.Snapshot, ws, chatID string) (map[string]bool, error) {
+	chat, err := db.ChatGet(ctx, q, chatID)
+	if err != nil {
+		if apperr.CodeOf(err) == apperr.NotFound {
+			return nil, apperr.New(apperr.NotFound, "no such chat")
+		}
+		return nil, err
+	}
+	if chat.WorkspaceID != ws {
+		return nil, apperr.New(apperr.NotFound, "no such chat")
+	}
+	res, err := ResolveChat(ctx, q, log, snap, chat)
+	if err != nil {
+		return nil, err
+	}
+	return res.Allowed, nil
+}
+
 // Available lists the connections of workspace ws's snapshot (every one is enabled) as
 // Resolve's input.
 func Available(snap *catalog.Snapshot, ws string) []Conn {

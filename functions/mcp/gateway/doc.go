@@ -30,7 +30,7 @@
 // # Long-running calls
 //
 // A tools/call made as an MCP task (docs/TASKS.md) is started through
-// [Options.StartTask] with a [TaskJob]; the worker (a goroutine locally, an asynchronous
+// [Options.StartTask] with a [tasks.Job]; the worker (a goroutine locally, an asynchronous
 // invocation in Lambda) calls [Gateway.RunTask], which runs the call and stores its
 // outcome.
 //

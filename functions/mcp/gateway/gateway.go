@@ -11,6 +11,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/metrics"
+	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
@@ -49,10 +50,10 @@ type Options struct {
 	UnauthenticatedPrincipal *auth.Principal
 	// MaxServers bounds the server cache (default 256 servers).
 	MaxServers int
-	// StartTask starts a gateway task's worker out of the request (tasks.go); nil runs it on
-	// a goroutine of this process (make run, tests). In Lambda: an asynchronous invocation
-	// of the same function whose handler calls RunTask.
-	StartTask func(ctx context.Context, job TaskJob) error
+	// StartTask starts a gateway task's worker out of the request (package tasks); nil runs
+	// it on a goroutine of this process (make run, tests). In Lambda: an asynchronous
+	// invocation of the same function whose handler calls RunTask.
+	StartTask func(ctx context.Context, job tasks.Job) error
 	// TaskTimeout bounds a task's run (default 14 min, under Lambda's 15-minute maximum).
 	TaskTimeout time.Duration
 }
@@ -70,8 +71,7 @@ type Gateway struct {
 	// (edge.go track / cancelled)
 	inflightMu sync.Mutex
 	inflight   map[string][]*context.CancelFunc
-	// taskCancels: task id → *context.CancelFunc of a task this process runs (tasks.go)
-	taskCancels sync.Map
+	tasks      *tasks.Service
 }
 
 // New builds a gateway. It compiles every built-in definition once; an invalid
@@ -100,6 +100,8 @@ func New(o Options) (*Gateway, error) {
 		forward: forward.New(forward.Options{Pool: o.Pool, Upstreams: o.Upstreams, Connections: o.Connections,
 			Logger: o.Logger, Metrics: em, Audit: auditor, CallTimeout: o.CallTimeout,
 			Limiter: &ratelimit.Limiter{Pool: o.Pool}})}
+	g.tasks = tasks.New(tasks.Options{Pool: o.Pool, Forward: g.forward, Builtins: set, Metrics: em,
+		Logger: o.Logger, CallTimeout: o.CallTimeout, Timeout: o.TaskTimeout, Start: o.StartTask})
 	g.mcp = mcp.NewStreamableHTTPHandler(g.getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,

@@ -200,21 +200,7 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 // resolveChat returns the connection ids a chat may use (docs/DESIGN.md §7), checking that the
 // chat belongs to the request's workspace.
 func (g *Gateway) resolveChat(ctx context.Context, st *requestState) (map[string]bool, error) {
-	chat, err := db.ChatGet(ctx, g.o.Pool, st.ChatID)
-	if err != nil {
-		if apperr.CodeOf(err) == apperr.NotFound {
-			return nil, apperr.New(apperr.NotFound, "no such chat")
-		}
-		return nil, err
-	}
-	if chat.WorkspaceID != st.Workspace {
-		return nil, apperr.New(apperr.NotFound, "no such chat")
-	}
-	res, err := pins.ResolveChat(ctx, g.o.Pool, g.log, st.Snapshot, chat)
-	if err != nil {
-		return nil, err
-	}
-	return res.Allowed, nil
+	return pins.ChatAllowed(ctx, g.o.Pool, g.log, st.Snapshot, st.Workspace, st.ChatID)
 }
 
 func (g *Gateway) authenticate(ctx context.Context, r *http.Request) (*auth.Principal, error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/functions/mcp/gateway"
+	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/testpeer"
@@ -350,7 +351,7 @@ func TestTasks(t *testing.T) {
 func TestTaskStartFails(t *testing.T) {
 	t.Parallel()
 	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{Gateway: func(g *gateway.Options) {
-		g.StartTask = func(context.Context, gateway.TaskJob) error { return errors.New("invoke refused") }
+		g.StartTask = func(context.Context, tasks.Job) error { return errors.New("invoke refused") }
 	}}})
 	ws, _, _ := env.Workspace(t, "NoStart")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)

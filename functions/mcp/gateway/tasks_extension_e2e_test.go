@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -275,6 +276,13 @@ func TestTasksExtension(t *testing.T) {
 		if w := e.get(t, id); w.str("status") == "cancelled" {
 			t.Error("a refused cancel cancelled the task")
 		}
+		// The Base64 sentinel form is decoded before the comparison (2026-07-28 transport,
+		// "Value Encoding"); an encoding of another id is still a mismatch.
+		b64 := "=?base64?" + base64.StdEncoding.EncodeToString([]byte(id)) + "?="
+		if a := e.rpc(t, e.admin, "tasks/get", b64, `{"taskId":"`+id+`"}`, true); a.err != nil || a.str("taskId") != id {
+			t.Errorf("Base64 Mcp-Name of the task id: %d %s %+v", a.status, a.raw, a.err)
+		}
+		wantError(t, "Base64 Mcp-Name of another id", e.rpc(t, e.admin, "tasks/get", "=?base64?"+base64.StdEncoding.EncodeToString([]byte("x"+id))+"?=", `{"taskId":"`+id+`"}`, true), 400, -32020)
 	})
 
 	t.Run("removed methods and unknown ids", func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
+	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/mcpclient"
 )
@@ -79,7 +80,7 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 				if builtin.CanSee(st.Principal, b, st.Toolsets) {
 					def, err := json.Marshal(b.Tool())
 					if err == nil {
-						all = append(all, named{b.Name, withTaskExecution(def)})
+						all = append(all, named{b.Name, tasks.WithExecution(def)})
 					}
 				}
 			}
@@ -90,7 +91,7 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 					if st.Single == nil {
 						def = withAppURIs(def, c.Handle) // ui:// under the connection's handle (apps.go)
 					}
-					all = append(all, named{name, withTaskExecution(def)})
+					all = append(all, named{name, tasks.WithExecution(def)})
 				} else {
 					g.log.Warn("tool definition unusable", "tool", name, "err", err)
 				}
