@@ -143,24 +143,26 @@ func (s *Set) run(ctx context.Context, st *request.State, b *Compiled, raw json.
 	if err != nil {
 		return nil, err
 	}
-	call := &Call{Principal: st.Principal, Workspace: st.Workspace, Args: args, RawArgs: raw, Req: st}
+	call := &Call{Principal: st.Principal, Workspace: st.Workspace, RawArgs: raw, Req: st}
 	if b.TakesProject {
 		if call.ProjectID, err = s.defaultProject(ctx, st, args); err != nil {
 			return nil, err
 		}
 	}
-	return b.Handler(ctx, call)
+	return b.Handler.run(ctx, call, args)
 }
 
 // defaultProject fills projectId (docs/DESIGN.md §4): the argument, else the request's
 // project, else the workspace's default project (workspaces.Service.Project); a project of
-// another workspace is INVALID_REFERENCE.
-func (s *Set) defaultProject(ctx context.Context, st *request.State, args map[string]any) (string, error) {
-	arg, _ := args["projectId"].(string)
-	pid, err := s.workspaces.Project(ctx, st.Workspace, arg, st.ProjectID)
+// another workspace is INVALID_REFERENCE. args are validated arguments.
+func (s *Set) defaultProject(ctx context.Context, st *request.State, args json.RawMessage) (string, error) {
+	var p struct {
+		ProjectID string `json:"projectId"`
+	}
+	_ = json.Unmarshal(args, &p)
+	pid, err := s.workspaces.Project(ctx, st.Workspace, p.ProjectID, st.ProjectID)
 	if err != nil || pid == "" {
 		return "", err
 	}
-	args["projectId"] = pid
 	return pid, nil
 }

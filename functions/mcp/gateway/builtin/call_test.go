@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,17 +138,76 @@ func TestIntegerArguments(t *testing.T) {
 	if len(env.Data.Entries) != 2 || env.Data.Total < 3 {
 		t.Fatalf("limit 2: %d entries of %d", len(env.Data.Entries), env.Data.Total)
 	}
-	for _, c := range []struct {
-		args map[string]any
-		want int
-	}{
-		{map[string]any{"limit": json.Number("7")}, 7},
-		{map[string]any{"limit": float64(3)}, 3},
-		{map[string]any{}, 50},
-		{map[string]any{"limit": json.Number("1e400")}, 50},
-	} {
-		if got := intArg(c.args, "limit", 50); got != c.want {
-			t.Errorf("intArg(%v) = %d, want %d", c.args, got, c.want)
+}
+
+// TestArgumentStructsMatchSchemas: every built-in's argument struct (Typed) has exactly
+// one field per property of its input schema, under the property's JSON name, of a type
+// the property's JSON type decodes into; a misspelt tag (the way an argument gets silently
+// ignored) or a property without a field fails here.
+func TestArgumentStructsMatchSchemas(t *testing.T) {
+	s, err := New(Services{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string][]reflect.Kind{
+		"string":  {reflect.String},
+		"integer": {reflect.Int, reflect.Int64},
+		"object":  {reflect.Map, reflect.Slice}, // map[string]string, json.RawMessage
+	}
+	for _, b := range s.All() {
+		var schema struct {
+			Properties map[string]struct {
+				Type string `json:"type"`
+			} `json:"properties"`
 		}
+		if err := json.Unmarshal([]byte(b.Input), &schema); err != nil {
+			t.Fatalf("%s: %v", b.Name, err)
+		}
+		at := b.Handler.args
+		if at == nil || at.Kind() != reflect.Struct {
+			t.Errorf("%s: handler arguments are %v, want a struct (Typed)", b.Name, at)
+			continue
+		}
+		fields := map[string]reflect.Type{}
+		for f := range at.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			fields[name] = f.Type
+		}
+		for prop, p := range schema.Properties {
+			ft, ok := fields[prop]
+			if !ok {
+				t.Errorf("%s: schema property %q has no field in %v", b.Name, prop, at)
+				continue
+			}
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if want := kinds[p.Type]; want != nil && !slices.Contains(want, ft.Kind()) {
+				t.Errorf("%s: %q is a %s in the schema but a %v in %v", b.Name, prop, p.Type, ft, at)
+			}
+		}
+		for name := range fields {
+			if _, ok := schema.Properties[name]; !ok {
+				t.Errorf("%s: field %q of %v is not a property of the input schema", b.Name, name, at)
+			}
+		}
+	}
+}
+
+// TestTypedDecodesValidatedArguments: Typed hands the handler the decoded struct (an
+// integer as an int, absence as the zero value) and a declaration the schema allows but
+// the struct cannot hold is an error, not a silently dropped argument.
+func TestTypedDecodesValidatedArguments(t *testing.T) {
+	type args struct {
+		Limit int     `json:"limit"`
+		Name  *string `json:"name"`
+	}
+	var got args
+	h := Typed(func(_ context.Context, _ *Call, in args) (any, error) { got = in; return nil, nil })
+	if _, err := h.run(context.Background(), &Call{}, json.RawMessage(`{"limit":7}`)); err != nil || got.Limit != 7 || got.Name != nil {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	if _, err := h.run(context.Background(), &Call{}, json.RawMessage(`{"limit":"seven"}`)); err == nil {
+		t.Fatal("a string decoded into an int field")
 	}
 }

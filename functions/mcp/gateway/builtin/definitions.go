@@ -68,7 +68,7 @@ func (s *Set) definitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"search":{"type":"string","maxLength":200},"category":{"type":"string","maxLength":100},"limit":{"type":"integer","minimum":1,"maximum":100}},"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"entries":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"url":{"type":"string"}},"required":["id","name"]}},"total":{"type":"integer"}},"required":["entries","total"]}`,
 			Annotations: readOnly,
-			Handler:     s.catalogList,
+			Handler:     Typed(s.catalogList),
 		},
 		{
 			Name: "agentpack_catalog_get", Version: "1.0.0", Toolset: toolsetCatalog,
@@ -77,7 +77,7 @@ func (s *Set) definitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"},"name":{"type":"string","minLength":1,"maxLength":200}},"oneOf":[{"required":["entryId"]},{"required":["name"]}],"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"entry":{"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"url":{"type":"string"}},"required":["id","name"]},"installed":{"type":["array","null"],"items":{"type":"object","properties":{"connectionId":{"type":"string"},"name":{"type":"string"},"handle":{"type":"string"}}}}},"required":["entry"]}`,
 			Annotations: readOnly,
-			Handler:     s.catalogGet,
+			Handler:     Typed(s.catalogGet),
 		},
 		{
 			Name: "agentpack_connections_list", Version: "1.0.0", Toolset: toolsetConnections, TakesProject: true,
@@ -86,7 +86,7 @@ func (s *Set) definitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"projectId":{"type":"string","format":"uuid"}},"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"connections":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"handle":{"type":"string"},"enabled":{"type":"boolean"},"tools":{"type":"array","items":{"type":"string"}}},"required":["id","name","handle","tools"]}},"projectId":{"type":"string"}},"required":["connections"]}`,
 			Annotations: readOnly,
-			Handler:     s.connectionsList,
+			Handler:     Typed(s.connectionsList),
 		},
 		{
 			Name: "agentpack_catalog_install", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true,
@@ -95,7 +95,7 @@ func (s *Set) definitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"},"name":{"type":"string","minLength":1,"maxLength":100},"headers":{"type":"object","additionalProperties":{"type":"string"},"maxProperties":32}},"required":["entryId"],"additionalProperties":false}`,
 			Output:      `{"type":"object","description":"The connection as written, with its first connect (connect), any consent to complete (authorization) and warnings.","properties":{"id":{"type":"string"},"name":{"type":"string"},"handle":{"type":"string"},"url":{"type":"string"},"enabled":{"type":"boolean"},"connect":{"type":"object","properties":{"success":{"type":"boolean"},"toolCount":{"type":"integer"},"error":{"type":"string"}}},"authorization":{"type":"object"},"warnings":{"type":"array","items":{"type":"string"}}},"required":["id","name","handle"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)},
-			Handler:     s.catalogInstall,
+			Handler:     Typed(s.catalogInstall),
 		},
 		{
 			Name: "agentpack_catalog_uninstall", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true,
@@ -104,7 +104,7 @@ func (s *Set) definitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"}},"required":["entryId"],"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"uninstalled":{"type":"boolean"},"entryId":{"type":"string"}},"required":["uninstalled","entryId"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)},
-			Handler:     s.catalogUninstall,
+			Handler:     Typed(s.catalogUninstall),
 		},
 		{
 			Name: "agentpack_connection_toggle", Version: "1.0.0", Toolset: toolsetConnections, AdminOnly: true,
@@ -113,7 +113,7 @@ func (s *Set) definitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
 			Output:      `{"type":"object","description":"The connection as written, with its first connect (connect), any consent to complete (authorization) and warnings.","properties":{"id":{"type":"string"},"name":{"type":"string"},"handle":{"type":"string"},"url":{"type":"string"},"enabled":{"type":"boolean"},"connect":{"type":"object","properties":{"success":{"type":"boolean"},"toolCount":{"type":"integer"},"error":{"type":"string"}}},"authorization":{"type":"object"},"warnings":{"type":"array","items":{"type":"string"}}},"required":["id","name","handle"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)},
-			Handler:     s.connectionToggle,
+			Handler:     Typed(s.connectionToggle),
 		},
 		{
 			Name: "agentpack_connection_test", Version: "1.0.0", Toolset: toolsetConnections, AdminOnly: true,
@@ -122,7 +122,7 @@ func (s *Set) definitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"success":{"type":"boolean"},"toolCount":{"type":"integer"},"error":{"type":"string"},"changes":{"type":"object"}},"required":["success","toolCount"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)},
-			Handler:     s.connectionTest,
+			Handler:     Typed(s.connectionTest),
 		},
 		{
 			Name: "agentpack_audit_list", Version: "1.0.0", Toolset: toolsetAudit, AdminOnly: true,
@@ -131,7 +131,7 @@ func (s *Set) definitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200}},"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"events":{"type":["array","null"],"items":{"type":"object"}}},"required":["events"]}`,
 			Annotations: readOnly,
-			Handler:     s.auditList,
+			Handler:     Typed(s.auditList),
 		},
 		{
 			Name: "agentpack_toolsets_list", Version: "1.0.0", Toolset: toolsetMeta,
@@ -140,42 +140,41 @@ func (s *Set) definitions() []*Builtin {
 			Input:       `{"type":"object","additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"toolsets":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"tools":{"type":"array","items":{"type":"string"}}},"required":["name","tools"]}},"selected":{"type":["array","null"],"items":{"type":"string"}}},"required":["toolsets"]}`,
 			Annotations: readOnly,
-			Handler:     s.toolsetsList,
+			Handler:     Typed(s.toolsetsList),
 		},
 	}, append(append(s.discoveryDefinitions(), s.pinDefinitions()...), s.limitDefinitions()...)...)
 }
 
-// intArg returns integer argument key, or def when it is absent. The input schema has
-// checked it is an integer; validateArgs decodes numbers as json.Number (exact), so a
-// float64 is accepted only for arguments built in Go.
-func intArg(args map[string]any, key string, def int) int {
-	switch v := args[key].(type) {
-	case json.Number:
-		if n, err := v.Int64(); err == nil {
-			return int(n)
-		}
-	case float64:
-		return int(v)
+// orDefault is n, or def when n is 0 (an optional integer argument left out; the input
+// schemas give every such argument a minimum of 1).
+func orDefault(n, def int) int {
+	if n == 0 {
+		return def
 	}
-	return def
+	return n
 }
 
-func strArg(args map[string]any, key string) string {
-	s, _ := args[key].(string)
-	return s
+type catalogListArgs struct {
+	Search   string `json:"search"`
+	Category string `json:"category"`
+	Limit    int    `json:"limit"`
 }
 
-func (s *Set) catalogList(ctx context.Context, c *Call) (any, error) {
-	out, total, err := s.entries.List(ctx, db.CatalogFilter{Search: strArg(c.Args, "search"), Category: strArg(c.Args, "category")},
-		intArg(c.Args, "limit", 50))
+func (s *Set) catalogList(ctx context.Context, c *Call, in catalogListArgs) (any, error) {
+	out, total, err := s.entries.List(ctx, db.CatalogFilter{Search: in.Search, Category: in.Category}, orDefault(in.Limit, 50))
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"entries": out, "total": total}, nil
 }
 
-func (s *Set) catalogGet(ctx context.Context, c *Call) (any, error) {
-	e, err := s.entries.Get(ctx, strArg(c.Args, "entryId"), strArg(c.Args, "name"))
+type catalogGetArgs struct {
+	EntryID string `json:"entryId"`
+	Name    string `json:"name"`
+}
+
+func (s *Set) catalogGet(ctx context.Context, c *Call, in catalogGetArgs) (any, error) {
+	e, err := s.entries.Get(ctx, in.EntryID, in.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +187,13 @@ func (s *Set) catalogGet(ctx context.Context, c *Call) (any, error) {
 	return map[string]any{"entry": e, "installed": installed}, nil
 }
 
-func (s *Set) connectionsList(ctx context.Context, c *Call) (any, error) {
+// projectArgs is the argument struct of a built-in that takes only projectId (filled in
+// Call.ProjectID by the default-project layer).
+type projectArgs struct {
+	ProjectID string `json:"projectId"`
+}
+
+func (s *Set) connectionsList(ctx context.Context, c *Call, _ projectArgs) (any, error) {
 	if s.svc.Connections == nil {
 		return nil, apperr.New(apperr.Unavailable, "connections are not available on this gateway")
 	}
@@ -220,20 +225,23 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
-func (s *Set) catalogInstall(ctx context.Context, c *Call) (any, error) {
+type catalogInstallArgs struct {
+	EntryID string            `json:"entryId"`
+	Name    string            `json:"name"`
+	Headers map[string]string `json:"headers"`
+}
+
+func (s *Set) catalogInstall(ctx context.Context, c *Call, in catalogInstallArgs) (any, error) {
 	if s.svc.Connections == nil {
 		return nil, apperr.New(apperr.Unavailable, "installs are not available on this gateway")
 	}
-	h := map[string]string{}
-	if m, ok := c.Args["headers"].(map[string]any); ok {
-		for k, v := range m {
-			h[k], _ = v.(string)
-		}
+	if in.Headers == nil {
+		in.Headers = map[string]string{}
 	}
 	ctx, cancel := context.WithTimeout(ctx, mcpclient.DefaultConnectTimeout+5e9)
 	defer cancel()
-	out, err := s.svc.Connections.Install(ctx, c.Principal, strArg(c.Args, "entryId"), connections.InstallInput{
-		WorkspaceID: c.Workspace, Name: strArg(c.Args, "name"), Headers: h,
+	out, err := s.svc.Connections.Install(ctx, c.Principal, in.EntryID, connections.InstallInput{
+		WorkspaceID: c.Workspace, Name: in.Name, Headers: in.Headers,
 	})
 	if err != nil {
 		return nil, err
@@ -241,33 +249,40 @@ func (s *Set) catalogInstall(ctx context.Context, c *Call) (any, error) {
 	return builtinOutcome(c, out), nil
 }
 
-func (s *Set) catalogUninstall(ctx context.Context, c *Call) (any, error) {
+type entryArgs struct {
+	EntryID string `json:"entryId"`
+}
+
+func (s *Set) catalogUninstall(ctx context.Context, c *Call, in entryArgs) (any, error) {
 	if s.svc.Connections == nil {
 		return nil, apperr.New(apperr.Unavailable, "uninstalls are not available on this gateway")
 	}
-	if err := s.svc.Connections.Uninstall(ctx, c.Principal, strArg(c.Args, "entryId"), c.Workspace); err != nil {
+	if err := s.svc.Connections.Uninstall(ctx, c.Principal, in.EntryID, c.Workspace); err != nil {
 		return nil, err
 	}
-	return map[string]any{"uninstalled": true, "entryId": strArg(c.Args, "entryId")}, nil
+	return map[string]any{"uninstalled": true, "entryId": in.EntryID}, nil
+}
+
+type connectionArgs struct {
+	ConnectionID string `json:"connectionId"`
 }
 
 // workspaceConnection returns the id argument when it names a connection of the
 // request's workspace; any other connection (another workspace's, a global one) answers
 // NOT_FOUND, as if it did not exist. Disabled connections are not in the catalog snapshot,
 // so Postgres is asked.
-func (s *Set) workspaceConnection(ctx context.Context, c *Call) (string, error) {
+func (s *Set) workspaceConnection(ctx context.Context, c *Call, id string) (string, error) {
 	if s.svc.Connections == nil {
 		return "", apperr.New(apperr.Unavailable, "connection management is not available on this gateway")
 	}
-	id := strArg(c.Args, "connectionId")
 	if _, err := s.svc.Connections.GetInWorkspace(ctx, c.Principal, c.Workspace, id); err != nil {
 		return "", err
 	}
 	return id, nil
 }
 
-func (s *Set) connectionToggle(ctx context.Context, c *Call) (any, error) {
-	id, err := s.workspaceConnection(ctx, c)
+func (s *Set) connectionToggle(ctx context.Context, c *Call, in connectionArgs) (any, error) {
+	id, err := s.workspaceConnection(ctx, c, in.ConnectionID)
 	if err != nil {
 		return nil, err
 	}
@@ -290,23 +305,27 @@ func builtinOutcome(c *Call, out *connections.Outcome) any {
 	return v
 }
 
-func (s *Set) connectionTest(ctx context.Context, c *Call) (any, error) {
-	id, err := s.workspaceConnection(ctx, c)
+func (s *Set) connectionTest(ctx context.Context, c *Call, in connectionArgs) (any, error) {
+	id, err := s.workspaceConnection(ctx, c, in.ConnectionID)
 	if err != nil {
 		return nil, err
 	}
 	return s.svc.Connections.Test(ctx, c.Principal, id)
 }
 
-func (s *Set) auditList(ctx context.Context, c *Call) (any, error) {
-	evs, err := s.svc.Audit.List(ctx, c.Workspace, intArg(c.Args, "limit", 50))
+type limitArgs struct {
+	Limit int `json:"limit"`
+}
+
+func (s *Set) auditList(ctx context.Context, c *Call, in limitArgs) (any, error) {
+	evs, err := s.svc.Audit.List(ctx, c.Workspace, orDefault(in.Limit, 50))
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"events": evs}, nil
 }
 
-func (s *Set) toolsetsList(_ context.Context, c *Call) (any, error) {
+func (s *Set) toolsetsList(_ context.Context, c *Call, _ NoArgs) (any, error) {
 	out := make([]Toolset, 0, len(s.toolsets))
 	for _, ts := range s.toolsets {
 		var visible []string

@@ -35,7 +35,7 @@ func (s *Set) discoveryDefinitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["query"],"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"tools":{"type":["array","null"],"items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"kind":{"enum":["builtin","proxied"]},"source":{"type":"string"},"score":{"type":"number"},"inputSchema":{"type":"object"}},"required":["name","kind","source","score"]}},"total":{"type":"integer"}},"required":["tools","total"]}`,
 			Annotations: readOnly,
-			Handler:     s.toolsSearch,
+			Handler:     Typed(s.toolsSearch),
 		},
 		{
 			Name: CallToolName, Version: "1.0.0", Toolset: toolsetMeta,
@@ -45,14 +45,19 @@ func (s *Set) discoveryDefinitions() []*Builtin {
 			Input: `{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":256},"arguments":{"type":"object"}},"required":["name"],"additionalProperties":false}`,
 			// No Output: the edge answers with the named tool's own result, which no schema of
 			// ours describes (a strict client would refuse an upstream's result against one).
-			Handler: s.toolCall,
+			Handler: Typed(s.toolCall),
 		},
 	}
 }
 
 // toolCall runs only when the edge did not route the call (see the top of this file): the
 // call named agentpack_tool_call itself.
-func (s *Set) toolCall(_ context.Context, c *Call) (any, error) {
+type toolCallArgs struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+func (s *Set) toolCall(_ context.Context, _ *Call, _ toolCallArgs) (any, error) {
 	return nil, apperr.New(apperr.Validation, "%s cannot call itself", CallToolName).
 		WithHint("name the tool to call, as agentpack_tools_search returns it")
 }
@@ -129,7 +134,12 @@ func paramNames(raw json.RawMessage) []string {
 // search): the built-ins it may see with the request's toolsets and the proxied tools of
 // the connections visible to the request (project, chat pins). The index is the
 // snapshot's; a query costs what matches it, not the catalog's size.
-func (s *Set) toolsSearch(_ context.Context, c *Call) (any, error) {
+type toolsSearchArgs struct {
+	Query string `json:"query"`
+	Limit int    `json:"limit"`
+}
+
+func (s *Set) toolsSearch(_ context.Context, c *Call, in toolsSearchArgs) (any, error) {
 	st := c.Req
 	ti := s.indexOf(st.Snapshot)
 	nb := len(ti.builtin)
@@ -139,7 +149,7 @@ func (s *Set) toolsSearch(_ context.Context, c *Call) (any, error) {
 		}
 		return st.Visible(ti.conns[d-nb])
 	}
-	found, total := ti.ix.Search(strArg(c.Args, "query"), intArg(c.Args, "limit", 20), keep)
+	found, total := ti.ix.Search(in.Query, orDefault(in.Limit, 20), keep)
 	hits := make([]searchHit, 0, len(found))
 	for _, h := range found {
 		score := math.Round(h.Score*1000) / 1000

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -52,20 +53,51 @@ type Builtin struct {
 	// TakesProject tools get the workspace's default project in "projectId" when the
 	// caller gives none.
 	TakesProject bool
-	// Handler runs the tool with validated arguments and returns the envelope's data.
-	Handler func(ctx context.Context, c *Call) (any, error)
+	// Handler runs the tool with its arguments, validated and decoded (see Typed), and
+	// returns the envelope's data.
+	Handler Handler
 }
 
-// Call is what a built-in handler receives.
+// Call is what a built-in handler receives besides its arguments.
 type Call struct {
 	Principal *auth.Principal
 	Workspace string
 	ProjectID string // after default-project filling; "" when none
-	Args      map[string]any
-	RawArgs   json.RawMessage
+	// RawArgs are the arguments as the client sent them (the audit row's digest is theirs).
+	RawArgs json.RawMessage
 	// Req is the request the call arrived in (chat, toolsets, catalog snapshot).
 	Req *request.State
 }
+
+// A Handler runs a built-in: made by Typed from a function of the tool's argument struct.
+type Handler struct {
+	run  func(ctx context.Context, c *Call, raw json.RawMessage) (any, error)
+	args reflect.Type // the argument struct (TestArgumentStructsMatchSchemas)
+}
+
+// Typed is the handler of h, which receives its arguments as an In, as go-sdk's
+// mcp.ToolHandlerFor does: the arguments are first validated against the tool's input
+// schema (validateArgs), then decoded into In with encoding/json, so a field has the
+// type its schema property promises (an integer is an int, never a json.Number or a
+// float64 to convert). In must be a struct whose json names are exactly the schema's
+// properties; absent optional arguments are zero values (pointers where absence
+// matters). Out is the envelope's data.
+func Typed[In, Out any](h func(ctx context.Context, c *Call, in In) (Out, error)) Handler {
+	return Handler{
+		args: reflect.TypeFor[In](),
+		run: func(ctx context.Context, c *Call, raw json.RawMessage) (any, error) {
+			var in In
+			if err := json.Unmarshal(raw, &in); err != nil {
+				// The schema accepted what the struct cannot hold: the declaration is wrong.
+				return nil, fmt.Errorf("builtin arguments: decode into %T: %w", in, err)
+			}
+			return h(ctx, c, in)
+		},
+	}
+}
+
+// NoArgs is the argument struct of a built-in that takes none.
+type NoArgs struct{}
 
 // Compiled is a Builtin with its registered definition and argument validator.
 type Compiled struct {
@@ -166,9 +198,10 @@ func compile(b *Builtin) (*Compiled, error) {
 
 func ptr[T any](v T) *T { return &v }
 
-// validateArgs parses raw (absent = {}) and validates it against b's input schema;
-// failures are VALIDATION_ERROR with the schema violations in details.
-func validateArgs(b *Compiled, raw json.RawMessage) (map[string]any, error) {
+// validateArgs parses raw (absent = {}) and validates it against b's input schema,
+// returning the arguments to decode ({} for absent ones); failures are VALIDATION_ERROR
+// with the schema violations in details.
+func validateArgs(b *Compiled, raw json.RawMessage) (json.RawMessage, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
 	}
@@ -185,8 +218,7 @@ func validateArgs(b *Compiled, raw json.RawMessage) (map[string]any, error) {
 		return nil, apperr.Wrap(err, apperr.Validation, "Invalid tool arguments: %s", shortSchemaError(err)).
 			WithDetails(details).WithHint("check the tool's inputSchema")
 	}
-	m, _ := v.(map[string]any)
-	return m, nil
+	return raw, nil
 }
 
 var printer = message.NewPrinter(language.English)

@@ -29,7 +29,7 @@ func (s *Set) pinDefinitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"chatId":{"type":"string","format":"uuid"}},"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"pins":{"type":["array","null"],"items":{"type":"object"}},"toolSet":{"type":"object","properties":{"chatId":{"type":"string"},"pinned":{"type":"boolean"},"fellBack":{"type":"boolean"},"tools":{"type":["array","null"],"items":{"type":"object"}}}}},"required":["pins","toolSet"]}`,
 			Annotations: readOnly,
-			Handler:     s.pinsList,
+			Handler:     Typed(s.pinsList),
 		},
 		{
 			Name: "agentpack_pin_add", Version: "1.0.0", Toolset: toolsetPins, AdminOnly: true,
@@ -38,7 +38,7 @@ func (s *Set) pinDefinitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"chatId":{"type":"string","format":"uuid"},"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"pin":{"type":"object","properties":{"id":{"type":"string"},"connectionId":{"type":"string"}}}},"required":["pin"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(false)},
-			Handler:     s.pinAdd,
+			Handler:     Typed(s.pinAdd),
 		},
 		{
 			Name: "agentpack_pin_remove", Version: "1.0.0", Toolset: toolsetPins, AdminOnly: true,
@@ -47,15 +47,14 @@ func (s *Set) pinDefinitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"chatId":{"type":"string","format":"uuid"},"pinId":{"type":"string","format":"uuid"}},"required":["pinId"],"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"removed":{"type":"object","properties":{"id":{"type":"string"},"connectionId":{"type":"string"}}}},"required":["removed"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
-			Handler:     s.pinRemove,
+			Handler:     Typed(s.pinRemove),
 		},
 	}
 }
 
 // pinChat returns the chat a pin built-in acts on: chatId, else the request's chat; it
 // must belong to the request's workspace.
-func (s *Set) pinChat(ctx context.Context, c *Call) (*db.Chat, error) {
-	id := strArg(c.Args, "chatId")
+func (s *Set) pinChat(ctx context.Context, c *Call, id string) (*db.Chat, error) {
 	if id == "" {
 		id = c.Req.ChatID
 	}
@@ -73,8 +72,22 @@ func (s *Set) pinChat(ctx context.Context, c *Call) (*db.Chat, error) {
 	return chat, nil
 }
 
-func (s *Set) pinsList(ctx context.Context, c *Call) (any, error) {
-	chat, err := s.pinChat(ctx, c)
+type chatArgs struct {
+	ChatID string `json:"chatId"`
+}
+
+type pinAddArgs struct {
+	ChatID       string `json:"chatId"`
+	ConnectionID string `json:"connectionId"`
+}
+
+type pinRemoveArgs struct {
+	ChatID string `json:"chatId"`
+	PinID  string `json:"pinId"`
+}
+
+func (s *Set) pinsList(ctx context.Context, c *Call, in chatArgs) (any, error) {
+	chat, err := s.pinChat(ctx, c, in.ChatID)
 	if err != nil {
 		return nil, err
 	}
@@ -96,24 +109,24 @@ func (s *Set) pinsList(ctx context.Context, c *Call) (any, error) {
 	return map[string]any{"pins": list, "toolSet": ts}, nil
 }
 
-func (s *Set) pinAdd(ctx context.Context, c *Call) (any, error) {
-	chat, err := s.pinChat(ctx, c)
+func (s *Set) pinAdd(ctx context.Context, c *Call, in pinAddArgs) (any, error) {
+	chat, err := s.pinChat(ctx, c, in.ChatID)
 	if err != nil {
 		return nil, err
 	}
-	pin, err := s.pins.Add(ctx, c.Principal, chat.ID, strArg(c.Args, "connectionId"))
+	pin, err := s.pins.Add(ctx, c.Principal, chat.ID, in.ConnectionID)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"pin": pin}, nil
 }
 
-func (s *Set) pinRemove(ctx context.Context, c *Call) (any, error) {
-	chat, err := s.pinChat(ctx, c)
+func (s *Set) pinRemove(ctx context.Context, c *Call, in pinRemoveArgs) (any, error) {
+	chat, err := s.pinChat(ctx, c, in.ChatID)
 	if err != nil {
 		return nil, err
 	}
-	pin, err := s.pins.Remove(ctx, c.Principal, chat.ID, strArg(c.Args, "pinId"))
+	pin, err := s.pins.Remove(ctx, c.Principal, chat.ID, in.PinID)
 	if err != nil {
 		return nil, err
 	}

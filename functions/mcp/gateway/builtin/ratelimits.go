@@ -26,7 +26,7 @@ func (s *Set) limitDefinitions() []*Builtin {
 			Input:       `{"type":"object","properties":{},"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"limits":{"type":["array","null"],"items":{"type":"object","properties":{"id":{"type":"string"},"perMinute":{"type":["integer","null"]},"perDay":{"type":["integer","null"]}},"required":["id"]}}},"required":["limits"]}`,
 			Annotations: readOnly,
-			Handler:     s.limitsList,
+			Handler:     Typed(s.limitsList),
 		},
 		{
 			Name: "agentpack_ratelimit_set", Version: "1.0.0", Toolset: toolsetLimits, AdminOnly: true,
@@ -37,7 +37,7 @@ func (s *Set) limitDefinitions() []*Builtin {
 				`"anyOf":[{"required":["perMinute"]},{"required":["perDay"]}],"additionalProperties":false}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 			Output:      `{"type":"object","properties":{"limit":{"type":"object","properties":{"id":{"type":"string"},"perMinute":{"type":["integer","null"]},"perDay":{"type":["integer","null"]}},"required":["id"]},"created":{"type":"boolean"}},"required":["limit","created"]}`,
-			Handler:     s.limitSet,
+			Handler:     Typed(s.limitSet),
 		},
 		{
 			Name: "agentpack_ratelimit_delete", Version: "1.0.0", Toolset: toolsetLimits, AdminOnly: true,
@@ -46,7 +46,7 @@ func (s *Set) limitDefinitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"limitId":{"type":"string","format":"uuid"}},"required":["limitId"],"additionalProperties":false}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 			Output:      `{"type":"object","properties":{"deleted":{"type":"string"}},"required":["deleted"]}`,
-			Handler:     s.limitDelete,
+			Handler:     Typed(s.limitDelete),
 		},
 	}
 }
@@ -55,7 +55,7 @@ func (s *Set) limits() *ratelimit.Service {
 	return &ratelimit.Service{Pool: s.svc.Pool, Logger: s.svc.Logger}
 }
 
-func (s *Set) limitsList(ctx context.Context, c *Call) (any, error) {
+func (s *Set) limitsList(ctx context.Context, c *Call, _ NoArgs) (any, error) {
 	out, err := s.limits().List(ctx, c.Principal, c.Workspace)
 	if err != nil {
 		return nil, err
@@ -63,17 +63,17 @@ func (s *Set) limitsList(ctx context.Context, c *Call) (any, error) {
 	return map[string]any{"limits": out}, nil
 }
 
-func (s *Set) limitSet(ctx context.Context, c *Call) (any, error) {
-	in := ratelimit.Input{WorkspaceID: c.Workspace, ConnectionID: strArg(c.Args, "connectionId"),
-		Tool: strArg(c.Args, "tool"), Principal: strArg(c.Args, "principal")}
-	if _, ok := c.Args["perMinute"]; ok {
-		n := intArg(c.Args, "perMinute", 0)
-		in.PerMinute = &n
-	}
-	if _, ok := c.Args["perDay"]; ok {
-		n := intArg(c.Args, "perDay", 0)
-		in.PerDay = &n
-	}
+type limitSetArgs struct {
+	ConnectionID string `json:"connectionId"`
+	Tool         string `json:"tool"`
+	Principal    string `json:"principal"`
+	PerMinute    *int   `json:"perMinute"`
+	PerDay       *int   `json:"perDay"`
+}
+
+func (s *Set) limitSet(ctx context.Context, c *Call, a limitSetArgs) (any, error) {
+	in := ratelimit.Input{WorkspaceID: c.Workspace, ConnectionID: a.ConnectionID, Tool: a.Tool,
+		Principal: a.Principal, PerMinute: a.PerMinute, PerDay: a.PerDay}
 	v, created, err := s.limits().Set(ctx, c.Principal, in)
 	if err != nil {
 		return nil, err
@@ -81,8 +81,12 @@ func (s *Set) limitSet(ctx context.Context, c *Call) (any, error) {
 	return map[string]any{"limit": v, "created": created}, nil
 }
 
-func (s *Set) limitDelete(ctx context.Context, c *Call) (any, error) {
-	id := strArg(c.Args, "limitId")
+type limitDeleteArgs struct {
+	LimitID string `json:"limitId"`
+}
+
+func (s *Set) limitDelete(ctx context.Context, c *Call, in limitDeleteArgs) (any, error) {
+	id := in.LimitID
 	if err := s.limits().Delete(ctx, c.Principal, c.Workspace, id); err != nil {
 		return nil, err
 	}
