@@ -16,13 +16,13 @@ package catalogentries
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 	"github.com/agentpack/gateway/shared/headers"
 )
 
@@ -61,12 +61,13 @@ func RequireWriter(p *auth.Principal) error {
 // set) and logs ActionCreated, in one transaction, returning the new entry.
 // Errors: FORBIDDEN (not superuser), CONFLICT ("a catalog entry named … already
 // exists"), UNAVAILABLE; each wrapped with "catalogentries: create".
-func (s *Service) Create(ctx context.Context, p *auth.Principal, in *db.CatalogEntryInput) (*db.CatalogEntry, error) {
+func (s *Service) Create(ctx context.Context, p *auth.Principal, in *db.CatalogEntryInput) (_ *db.CatalogEntry, err error) {
+	defer derrors.Wrap(&err, "catalogentries: create")
 	if err := RequireWriter(p); err != nil {
 		return nil, err
 	}
 	var e *db.CatalogEntry
-	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		var err error
 		if e, err = db.CatalogEntryCreate(ctx, tx, in); err != nil {
 			return nameConflict(err, in.Name)
@@ -74,7 +75,7 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in *db.CatalogE
 		return logEvent(ctx, tx, p, ActionCreated, e)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("catalogentries: create: %w", err)
+		return nil, err
 	}
 	s.log().InfoContext(ctx, "catalog entry created", "entry_id", e.ID)
 	return e, nil
@@ -85,12 +86,13 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in *db.CatalogE
 // the URL and transport they copied at install time.
 // Errors: FORBIDDEN (not superuser), NOT_FOUND, CONFLICT (name taken), UNAVAILABLE; each
 // wrapped with "catalogentries: update <id>".
-func (s *Service) Update(ctx context.Context, p *auth.Principal, id string, in *db.CatalogEntryInput) (*db.CatalogEntry, error) {
+func (s *Service) Update(ctx context.Context, p *auth.Principal, id string, in *db.CatalogEntryInput) (_ *db.CatalogEntry, err error) {
+	defer derrors.Wrap(&err, "catalogentries: update %s", id)
 	if err := RequireWriter(p); err != nil {
 		return nil, err
 	}
 	var e *db.CatalogEntry
-	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		var err error
 		if e, err = db.CatalogEntryUpdateByID(ctx, tx, id, in); err != nil {
 			return nameConflict(err, in.Name)
@@ -98,7 +100,7 @@ func (s *Service) Update(ctx context.Context, p *auth.Principal, id string, in *
 		return logEvent(ctx, tx, p, ActionUpdated, e)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("catalogentries: update %s: %w", id, err)
+		return nil, err
 	}
 	s.log().InfoContext(ctx, "catalog entry updated", "entry_id", e.ID)
 	return e, nil
@@ -110,11 +112,12 @@ func (s *Service) Update(ctx context.Context, p *auth.Principal, id string, in *
 // be told apart or uninstalled by entry.
 // Errors: FORBIDDEN (not superuser), NOT_FOUND, CONFLICT ("… is installed in N
 // workspace(s)"), UNAVAILABLE; each wrapped with "catalogentries: delete <id>".
-func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) error {
+func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) (err error) {
+	defer derrors.Wrap(&err, "catalogentries: delete %s", id)
 	if err := RequireWriter(p); err != nil {
 		return err
 	}
-	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		e, err := db.CatalogEntryGet(ctx, tx, id)
 		if err != nil {
 			return err
@@ -136,7 +139,7 @@ func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) erro
 		return logEvent(ctx, tx, p, ActionDeleted, e)
 	})
 	if err != nil {
-		return fmt.Errorf("catalogentries: delete %s: %w", id, err)
+		return err
 	}
 	s.log().InfoContext(ctx, "catalog entry deleted", "entry_id", id)
 	return nil
@@ -145,12 +148,13 @@ func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) erro
 // SetTier sets entry id's verification tier (a superuser promoting an imported entry,
 // docs/REGISTRY.md) and logs ActionTierSet, in one transaction. The caller has checked
 // tier. Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE; wrapped with "catalogentries: tier <id>".
-func (s *Service) SetTier(ctx context.Context, p *auth.Principal, id, tier string) (*db.CatalogEntry, error) {
+func (s *Service) SetTier(ctx context.Context, p *auth.Principal, id, tier string) (_ *db.CatalogEntry, err error) {
+	defer derrors.Wrap(&err, "catalogentries: tier %s", id)
 	if err := RequireWriter(p); err != nil {
 		return nil, err
 	}
 	var e *db.CatalogEntry
-	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		var err error
 		if e, err = db.CatalogEntryTierSet(ctx, tx, id, tier); err != nil {
 			return err
@@ -159,7 +163,7 @@ func (s *Service) SetTier(ctx context.Context, p *auth.Principal, id, tier strin
 			Actor: p.Subject, Payload: map[string]any{"name": e.Name, "verificationTier": tier}})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("catalogentries: tier %s: %w", id, err)
+		return nil, err
 	}
 	return e, nil
 }
@@ -188,10 +192,11 @@ func logEvent(ctx context.Context, q db.Querier, p *auth.Principal, action strin
 // as views with the URL redacted: at most limit of them (limit ≤ 0: all), and how many
 // matched in total. Errors: UNAVAILABLE, wrapped with
 // "catalogentries: list".
-func (s *Service) List(ctx context.Context, f db.CatalogFilter, limit int) ([]catalog.EntryView, int, error) {
+func (s *Service) List(ctx context.Context, f db.CatalogFilter, limit int) (_ []catalog.EntryView, _ int, err error) {
+	defer derrors.Wrap(&err, "catalogentries: list")
 	entries, err := db.CatalogEntryList(ctx, s.Pool, f)
 	if err != nil {
-		return nil, 0, fmt.Errorf("catalogentries: list: %w", err)
+		return nil, 0, err
 	}
 	n := len(entries)
 	if limit > 0 {
@@ -206,16 +211,16 @@ func (s *Service) List(ctx context.Context, f db.CatalogFilter, limit int) ([]ca
 
 // Get returns entry id, or (id == "") the entry named name exactly, as a view with the URL
 // redacted. Errors: NOT_FOUND, UNAVAILABLE, wrapped with "catalogentries: get <id|name>".
-func (s *Service) Get(ctx context.Context, id, name string) (*catalog.EntryView, error) {
+func (s *Service) Get(ctx context.Context, id, name string) (_ *catalog.EntryView, err error) {
+	defer derrors.Wrap(&err, "catalogentries: get %s", cmp.Or(id, name))
 	var e *db.CatalogEntry
-	var err error
 	if id != "" {
 		e, err = db.CatalogEntryGet(ctx, s.Pool, id)
 	} else {
 		e, err = db.CatalogEntryGetByName(ctx, s.Pool, name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("catalogentries: get %s: %w", cmp.Or(id, name), err)
+		return nil, err
 	}
 	v := catalog.NewEntryView(e, false)
 	return &v, nil

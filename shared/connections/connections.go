@@ -12,7 +12,6 @@ package connections
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
@@ -241,7 +241,8 @@ type RefreshResult struct {
 // resources it lists, when it declares resources; uiResources), records the connect state on the
 // connection and logs drift as an event. A failed connect is recorded, not returned: the
 // error return is for database failures only.
-func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (*RefreshResult, error) {
+func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (_ *RefreshResult, err error) {
+	defer derrors.Wrap(&err, "connections: refresh %s", c.ID)
 	subject := actor
 	if actor == HealthCheckActor {
 		subject = c.CreatedBy // an oauth_per_user connection is probed with its installer's grant
@@ -262,7 +263,7 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 	}
 	defs := ToolDefs(tools)
 	views, viewsOK := s.uiResources(ctx, target, info, c.ID)
-	err := db.InTx(ctx, s.Pool, func(tx db.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := db.LockKey(ctx, tx, "tools", c.ID); err != nil {
 			return err
 		}
@@ -294,13 +295,4 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 	}
 	res.OK, res.ToolCount = true, len(defs)
 	return res, nil
-}
-
-// wrapErr prefixes a non-nil *err with the operation and ids format names ("<package>:
-// <operation> <ids>: <err>"), keeping it wrapped (%w) so that apperr.As, errors.Is and
-// the HTTP status mapping still see the original error. Service methods defer it.
-func wrapErr(err *error, format string, args ...any) {
-	if *err != nil {
-		*err = fmt.Errorf(format+": %w", append(args, *err)...)
-	}
 }

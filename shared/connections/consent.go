@@ -8,6 +8,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 )
 
@@ -20,7 +21,7 @@ import (
 // (reason only). Errors: NOT_FOUND (unknown, used or expired link), FORBIDDEN (another
 // user or workspace; a member for a shared grant), UNAVAILABLE (not configured).
 func (s *Service) Consent(ctx context.Context, p *auth.Principal, link string) (_ *upstreamauth.ConsentStart, err error) {
-	defer wrapErr(&err, "connections: consent")
+	defer derrors.Wrap(&err, "connections: consent")
 	if s.Auth == nil {
 		return nil, apperr.New(apperr.Unavailable, "upstream authorization is not configured on this gateway")
 	}
@@ -92,7 +93,7 @@ func (s *Service) validSettings(in *upstreamauth.Settings) error {
 // on connection id itself and the effective ones (its catalog entry's with its own over
 // them). Admins of the connection's workspace. Errors: NOT_FOUND, FORBIDDEN.
 func (s *Service) ConnectionOAuthSettings(ctx context.Context, p *auth.Principal, id string) (own, effective *OAuthSettings, err error) {
-	defer wrapErr(&err, "connections: oauth settings of %s", id)
+	defer derrors.Wrap(&err, "connections: oauth settings of %s", id)
 	c, err := s.writable(ctx, s.Pool, p, id)
 	if err != nil {
 		return nil, nil, err
@@ -113,7 +114,7 @@ func (s *Service) ConnectionOAuthSettings(ctx context.Context, p *auth.Principal
 // the URL guard) and logs mcp.connection_oauth_settings_updated. They apply to the next
 // authorization (existing grants are kept). Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR.
 func (s *Service) SetConnectionOAuthSettings(ctx context.Context, p *auth.Principal, id string, in OAuthSettings) (own, effective *OAuthSettings, err error) {
-	defer wrapErr(&err, "connections: set oauth settings of %s", id)
+	defer derrors.Wrap(&err, "connections: set oauth settings of %s", id)
 	c, err := s.writable(ctx, s.Pool, p, id)
 	if err != nil {
 		return nil, nil, err

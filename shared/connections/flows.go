@@ -7,6 +7,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 )
@@ -65,7 +66,7 @@ type Outcome struct {
 // the connection there (as Install does, DefaultWorkspace); only a superuser's request
 // without one means a global connection (a workspace admin cannot create one by omission).
 func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput) (_ *Outcome, err error) {
-	defer wrapErr(&err, "connections: create %q", in.Name)
+	defer derrors.Wrap(&err, "connections: create %q", in.Name)
 	if in.WorkspaceID == nil && !p.IsSuperuser() {
 		if ws := DefaultWorkspace(p, ""); ws != "" {
 			in.WorkspaceID = &ws
@@ -149,7 +150,7 @@ func (s *Service) afterWrite(ctx context.Context, p *auth.Principal, c *db.Conne
 
 // Get returns connection id if p may see it (NOT_FOUND otherwise).
 func (s *Service) Get(ctx context.Context, p *auth.Principal, id string) (_ *db.Connection, err error) {
-	defer wrapErr(&err, "connections: get %s", id)
+	defer derrors.Wrap(&err, "connections: get %s", id)
 	return s.visible(ctx, s.Pool, p, id)
 }
 
@@ -159,7 +160,7 @@ func (s *Service) Get(ctx context.Context, p *auth.Principal, id string) (_ *db.
 // same answer for each so that ids of other tenants cannot be probed; the access line keeps
 // naming ws.
 func (s *Service) GetInWorkspace(ctx context.Context, p *auth.Principal, ws, id string) (_ *db.Connection, err error) {
-	defer wrapErr(&err, "connections: get %s in %s", id, ws)
+	defer derrors.Wrap(&err, "connections: get %s in %s", id, ws)
 	c, err := db.ConnectionGet(ctx, s.Pool, id)
 	if apperr.CodeOf(err) == apperr.NotFound || err == nil && (!p.InWorkspace(ws) || c.WorkspaceID == nil || *c.WorkspaceID != ws) {
 		return nil, apperr.New(apperr.NotFound, "no such connection in this workspace")
@@ -169,7 +170,8 @@ func (s *Service) GetInWorkspace(ctx context.Context, p *auth.Principal, ws, id 
 
 // List returns the connections p may see: global ones and those of p's workspaces
 // (every connection for a superuser), optionally narrowed to workspace ws.
-func (s *Service) List(ctx context.Context, p *auth.Principal, ws string) ([]db.Connection, error) {
+func (s *Service) List(ctx context.Context, p *auth.Principal, ws string) (_ []db.Connection, err error) {
+	defer derrors.Wrap(&err, "connections: list %s", ws)
 	f := db.ConnectionFilter{WorkspaceIDs: p.Workspaces, AllScopes: p.IsSuperuser()}
 	if ws != "" {
 		if !p.InWorkspace(ws) {

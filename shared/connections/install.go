@@ -10,6 +10,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 	"github.com/agentpack/gateway/shared/headers"
 )
 
@@ -77,7 +78,7 @@ func missingHeaders(entry, h map[string]string) []string {
 // Headers the entry declares but in.Headers lacks do not stop the install: the outcome
 // carries a warning per header.
 func (s *Service) Install(ctx context.Context, p *auth.Principal, entryID string, in InstallInput) (_ *Outcome, err error) {
-	defer wrapErr(&err, "connections: install %s", entryID)
+	defer derrors.Wrap(&err, "connections: install %s", entryID)
 	in.WorkspaceID = DefaultWorkspace(p, in.WorkspaceID)
 	if in.WorkspaceID == "" {
 		return nil, apperr.New(apperr.Validation, "workspaceId is required").
@@ -203,7 +204,7 @@ func (s *Service) lockedEntry(ctx context.Context, tx db.Tx, p *auth.Principal, 
 // be deleted here too (connections CRUD does not tell them apart).
 // Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE.
 func (s *Service) Delete(ctx context.Context, p *auth.Principal, id string) (err error) {
-	defer wrapErr(&err, "connections: delete %s", id)
+	defer derrors.Wrap(&err, "connections: delete %s", id)
 	var c *db.Connection
 	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := auth.RequireAdmin(p); err != nil {
@@ -257,7 +258,7 @@ func (s *Service) afterRemove(ctx context.Context, c *db.Connection) error {
 // Errors: VALIDATION_ERROR (ws not a UUID), FORBIDDEN, NOT_FOUND (entry, workspace not
 // the principal's, or not installed), UNAVAILABLE.
 func (s *Service) Uninstall(ctx context.Context, p *auth.Principal, entryID, ws string) (err error) {
-	defer wrapErr(&err, "connections: uninstall %s from %s", entryID, ws)
+	defer derrors.Wrap(&err, "connections: uninstall %s from %s", entryID, ws)
 	if !db.IsUUID(ws) {
 		return apperr.New(apperr.Validation, "workspaceId must be a UUID")
 	}

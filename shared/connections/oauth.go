@@ -8,12 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/upstreamauth"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Upstream authorization of connections (docs/UPSTREAM-AUTH.md): auth modes, the consent
@@ -136,7 +138,7 @@ func (s *Service) beginAuthorizationFor(ctx context.Context, p *auth.Principal, 
 // a token at once and connects. Errors: NOT_FOUND, FORBIDDEN, VALIDATION_ERROR (the
 // connection does not use OAuth).
 func (s *Service) Authorize(ctx context.Context, p *auth.Principal, id, returnTo string) (_ *Authorization, err error) {
-	defer wrapErr(&err, "connections: authorize %s", id)
+	defer derrors.Wrap(&err, "connections: authorize %s", id)
 	c, err := s.visible(ctx, s.Pool, p, id)
 	if err != nil {
 		return nil, err
@@ -170,7 +172,8 @@ func (s *Service) Authorize(ctx context.Context, p *auth.Principal, id, returnTo
 
 // AuthorizationOf is the authorization state of c for subject (the shared grant, or the
 // subject's own for oauth_per_user); nil for connections that do not use OAuth.
-func (s *Service) AuthorizationOf(ctx context.Context, c *db.Connection, subject string) (*AuthorizationState, error) {
+func (s *Service) AuthorizationOf(ctx context.Context, c *db.Connection, subject string) (_ *AuthorizationState, err error) {
+	defer derrors.Wrap(&err, "connections: authorization of %s", c.ID)
 	if !upstreamauth.Mode(c.AuthMode).OAuth() || s.Auth == nil {
 		return nil, nil
 	}
@@ -284,7 +287,7 @@ type EntryClient struct {
 // secret. Existing connections keep their own mode. Errors: FORBIDDEN, NOT_FOUND,
 // VALIDATION_ERROR.
 func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID string, in EntryAuthInput) (_ *EntryAuthInput, err error) {
-	defer wrapErr(&err, "connections: set authorization of entry %s", entryID)
+	defer derrors.Wrap(&err, "connections: set authorization of entry %s", entryID)
 	if !p.IsSuperuser() {
 		return nil, apperr.New(apperr.Forbidden, "editing the shared catalog requires the superuser role")
 	}
@@ -413,6 +416,7 @@ func (s *Service) StepUp(ctx context.Context, c *db.Connection, p *auth.Principa
 // grant is an admin's act); a member gets an isError result saying an admin must
 // re-authorize. err is for failures of the gateway itself (database).
 func (s *Service) PrepareCall(ctx context.Context, c *db.Connection, p *auth.Principal, protocolVersion string) (t mcpclient.Target, answer *mcp.CallToolResult, answerErr error, err error) {
+	defer derrors.Wrap(&err, "connections: prepare call to %s", c.ID)
 	t = s.TargetFor(ctx, c, p.Subject)
 	if t.Credentials == nil {
 		return t, nil, nil, nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 )
 
 // DefaultTestTimeout is the budget of Test (POST /{id}/test, timeout 10 s).
@@ -56,7 +57,7 @@ type droppedView struct {
 // catalog. An upstream failure is the result's Error (success false), not an error.
 // Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE (database).
 func (s *Service) Test(ctx context.Context, p *auth.Principal, id string) (_ *RefreshResult, err error) {
-	defer wrapErr(&err, "connections: test %s", id)
+	defer derrors.Wrap(&err, "connections: test %s", id)
 	tctx, cancel := context.WithTimeout(ctx, s.testBudget())
 	defer cancel()
 	return s.probe(tctx, p, id, true, "mcp.connection_tested")
@@ -75,7 +76,7 @@ func (s *Service) testBudget() time.Duration {
 // a changed definition is withheld until approved, and logged as mcp.tool_drift), logs
 // mcp.connection_refreshed and rebuilds the catalog. Errors: as Test.
 func (s *Service) RefreshByID(ctx context.Context, p *auth.Principal, id string) (_ *RefreshResult, err error) {
-	defer wrapErr(&err, "connections: refresh %s", id)
+	defer derrors.Wrap(&err, "connections: refresh %s", id)
 	return s.probe(ctx, p, id, false, "mcp.connection_refreshed")
 }
 
@@ -118,7 +119,8 @@ func (s *Service) probe(ctx context.Context, p *auth.Principal, id string, fresh
 // when the tool list or the remembered transport changed: what the health check calls
 // for an installed connection (docs/DESIGN.md §6, §9a). actor names the caller in events
 // (e.g. "healthcheck"). Errors: database failures only.
-func (s *Service) RefreshAndPublish(ctx context.Context, actor string, c *db.Connection) (*RefreshResult, error) {
+func (s *Service) RefreshAndPublish(ctx context.Context, actor string, c *db.Connection) (_ *RefreshResult, err error) {
+	defer derrors.Wrap(&err, "connections: refresh and publish %s", c.ID)
 	res, err := s.Refresh(ctx, actor, c)
 	if err != nil {
 		return nil, err

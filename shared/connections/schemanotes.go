@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 	"github.com/agentpack/gateway/shared/mcpclient"
 )
 
@@ -26,7 +27,7 @@ func schemaNotes(info mcpclient.Info) []db.ToolSchemaNote {
 // input schemas: normalised (served) or dropped (not served), with the reason (admin;
 // GET /api/mcp-connections/{id}/tools). Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE.
 func (s *Service) SchemaNotes(ctx context.Context, p *auth.Principal, id string) (_ []db.ToolSchemaNote, err error) {
-	defer wrapErr(&err, "connections: schema notes of %s", id)
+	defer derrors.Wrap(&err, "connections: schema notes of %s", id)
 	if err := auth.RequireAdmin(p); err != nil {
 		return nil, err
 	}

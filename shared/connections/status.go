@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 )
 
 // Status is one connection's connect state (GET /statuses): Live* come from this
@@ -34,7 +35,8 @@ type Status struct {
 
 // Statuses returns the status of every connection p may see (admin), optionally narrowed
 // to workspace ws. Errors: FORBIDDEN, NOT_FOUND (ws not p's).
-func (s *Service) Statuses(ctx context.Context, p *auth.Principal, ws string) ([]Status, error) {
+func (s *Service) Statuses(ctx context.Context, p *auth.Principal, ws string) (_ []Status, err error) {
+	defer derrors.Wrap(&err, "connections: statuses %s", ws)
 	if err := auth.RequireAdmin(p); err != nil {
 		return nil, err
 	}

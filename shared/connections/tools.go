@@ -6,13 +6,14 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 	"github.com/agentpack/gateway/shared/text"
 )
 
 // Tools returns connection id's stored tools with their drift status (admin), ordered by
 // upstream name. Errors: FORBIDDEN, NOT_FOUND.
 func (s *Service) Tools(ctx context.Context, p *auth.Principal, id string) (_ []db.ConnectionTool, err error) {
-	defer wrapErr(&err, "connections: tools of %s", id)
+	defer derrors.Wrap(&err, "connections: tools of %s", id)
 	if err := auth.RequireAdmin(p); err != nil {
 		return nil, err
 	}
@@ -29,7 +30,7 @@ func (s *Service) Tools(ctx context.Context, p *auth.Principal, id string) (_ []
 // nothing and succeeds. It logs mcp.tool_approved and rebuilds the catalog.
 // Errors: FORBIDDEN, NOT_FOUND (connection or tool), UNAVAILABLE.
 func (s *Service) ApproveTool(ctx context.Context, p *auth.Principal, id, tool string) (_ *db.ConnectionTool, err error) {
-	defer wrapErr(&err, "connections: approve tool %q of %s", tool, id)
+	defer derrors.Wrap(&err, "connections: approve tool %q of %s", tool, id)
 	var c *db.Connection
 	var t *db.ConnectionTool
 	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {

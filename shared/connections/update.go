@@ -7,6 +7,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/text"
 )
@@ -39,7 +40,7 @@ type UpdateInput struct {
 // Errors: VALIDATION_ERROR, FORBIDDEN (member; global without superuser), NOT_FOUND
 // (unknown or another workspace's), UNAVAILABLE.
 func (s *Service) Update(ctx context.Context, p *auth.Principal, id string, in UpdateInput) (_ *Outcome, err error) {
-	defer wrapErr(&err, "connections: update %s", id)
+	defer derrors.Wrap(&err, "connections: update %s", id)
 	if err := auth.RequireAdmin(p); err != nil {
 		return nil, err
 	}
@@ -147,7 +148,7 @@ func mergeRedacted(old, next map[string]string) (map[string]string, error) {
 // tools leave the gateway, its tool rows (frozen names, approvals) are kept.
 // Errors: as Update.
 func (s *Service) Toggle(ctx context.Context, p *auth.Principal, id string) (_ *Outcome, err error) {
-	defer wrapErr(&err, "connections: toggle %s", id)
+	defer derrors.Wrap(&err, "connections: toggle %s", id)
 	var c *db.Connection
 	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := auth.RequireAdmin(p); err != nil {

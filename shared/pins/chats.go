@@ -8,6 +8,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 )
 
 // ActionChatCreated is the event_log action of a chat creation (entity_type "chat").
@@ -36,8 +37,9 @@ func Workspace(p *auth.Principal, ws string) (string, error) {
 // Chats lists the chats of workspace ws (see Workspace for the default), newest first, at
 // most limit of them, and whether there are more. Any member of ws may list.
 // Errors: VALIDATION_ERROR, NOT_FOUND, UNAVAILABLE.
-func (s *Service) Chats(ctx context.Context, p *auth.Principal, ws string, limit int) ([]db.Chat, bool, error) {
-	ws, err := Workspace(p, ws)
+func (s *Service) Chats(ctx context.Context, p *auth.Principal, ws string, limit int) (_ []db.Chat, _ bool, err error) {
+	defer derrors.Wrap(&err, "pins: chats %s", ws)
+	ws, err = Workspace(p, ws)
 	if err != nil {
 		return nil, false, err
 	}
@@ -53,7 +55,7 @@ func (s *Service) Chats(ctx context.Context, p *auth.Principal, ws string, limit
 // like every other write of the workspace (docs/DESIGN.md §8).
 // Errors: VALIDATION_ERROR, NOT_FOUND (workspace), FORBIDDEN (not admin), UNAVAILABLE.
 func (s *Service) CreateChat(ctx context.Context, p *auth.Principal, ws, title string) (_ *db.Chat, err error) {
-	defer wrapErr(&err, "pins: create chat in workspace %q", ws)
+	defer derrors.Wrap(&err, "pins: create chat in workspace %q", ws)
 	ws, err = Workspace(p, ws)
 	if err != nil {
 		return nil, err

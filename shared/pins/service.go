@@ -2,7 +2,6 @@ package pins
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sort"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 	"github.com/agentpack/gateway/shared/logx"
 )
 
@@ -39,7 +39,8 @@ func (s *Service) log() *slog.Logger {
 
 // Chat returns chat chatID if p may see it (a member of its workspace, or a superuser);
 // NOT_FOUND otherwise, also for a malformed id.
-func (s *Service) Chat(ctx context.Context, p *auth.Principal, chatID string) (*db.Chat, error) {
+func (s *Service) Chat(ctx context.Context, p *auth.Principal, chatID string) (_ *db.Chat, err error) {
+	defer derrors.Wrap(&err, "pins: chat %s", chatID)
 	c, err := db.ChatGet(ctx, s.Pool, chatID)
 	if apperr.CodeOf(err) == apperr.NotFound || (err == nil && !p.InWorkspace(c.WorkspaceID)) {
 		return nil, apperr.New(apperr.NotFound, "no such chat")
@@ -51,7 +52,8 @@ func (s *Service) Chat(ctx context.Context, p *auth.Principal, chatID string) (*
 }
 
 // List returns chat chatID's pins, oldest first. Errors: NOT_FOUND (chat), UNAVAILABLE.
-func (s *Service) List(ctx context.Context, p *auth.Principal, chatID string) ([]PinView, error) {
+func (s *Service) List(ctx context.Context, p *auth.Principal, chatID string) (_ []PinView, err error) {
+	defer derrors.Wrap(&err, "pins: list %s", chatID)
 	if _, err := s.Chat(ctx, p, chatID); err != nil {
 		return nil, err
 	}
@@ -67,7 +69,7 @@ func (s *Service) List(ctx context.Context, p *auth.Principal, chatID string) ([
 // cannot see), FORBIDDEN (not admin), INVALID_REFERENCE (a connection of another
 // workspace, or project-scoped: nothing is written), CONFLICT (already pinned).
 func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connectionID string) (_ *PinView, err error) {
-	defer wrapErr(&err, "pins: pin %s to chat %s", connectionID, chatID)
+	defer derrors.Wrap(&err, "pins: pin %s to chat %s", connectionID, chatID)
 	chat, err := s.Chat(ctx, p, chatID)
 	if err != nil {
 		return nil, err
@@ -111,7 +113,7 @@ func (s *Service) Add(ctx context.Context, p *auth.Principal, chatID, connection
 // transaction, returning the pin as it was. Errors: NOT_FOUND (chat or pin), FORBIDDEN
 // (not admin), UNAVAILABLE.
 func (s *Service) Remove(ctx context.Context, p *auth.Principal, chatID, pinID string) (_ *PinView, err error) {
-	defer wrapErr(&err, "pins: remove pin %s of chat %s", pinID, chatID)
+	defer derrors.Wrap(&err, "pins: remove pin %s of chat %s", pinID, chatID)
 	chat, err := s.Chat(ctx, p, chatID)
 	if err != nil {
 		return nil, err
@@ -293,13 +295,4 @@ func SourceNames(snap *catalog.Snapshot, tools []string) []string {
 // names.
 func SourceNameDB(ctx context.Context, q db.Querier, tool string) (string, error) {
 	return db.ConnectionNameByExposedTool(ctx, q, tool)
-}
-
-// wrapErr prefixes a non-nil *err with the operation and ids format names ("<package>:
-// <operation> <ids>: <err>"), keeping it wrapped (%w) so that apperr.As, errors.Is and
-// the HTTP status mapping still see the original error. Service methods defer it.
-func wrapErr(err *error, format string, args ...any) {
-	if *err != nil {
-		*err = fmt.Errorf(format+": %w", append(args, *err)...)
-	}
 }

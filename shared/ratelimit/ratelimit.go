@@ -22,6 +22,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 )
 
 // MaxPerMinute and MaxPerDay bound a limit's values (a larger value is no limit at all).
@@ -102,7 +103,7 @@ func access(p *auth.Principal, ws string) error {
 // reports whether the scope had none. A connection that is not the workspace's (or global)
 // is NOT_FOUND.
 func (s *Service) Set(ctx context.Context, p *auth.Principal, in Input) (_ *View, created bool, err error) {
-	defer wrapErr(&err, "ratelimit: set in %s", in.WorkspaceID)
+	defer derrors.Wrap(&err, "ratelimit: set in %s", in.WorkspaceID)
 	if err := access(p, in.WorkspaceID); err != nil {
 		return nil, false, err
 	}
@@ -138,7 +139,7 @@ func (s *Service) Set(ctx context.Context, p *auth.Principal, in Input) (_ *View
 
 // List returns workspace ws's limits, each with its current usage.
 func (s *Service) List(ctx context.Context, p *auth.Principal, ws string) (_ []View, err error) {
-	defer wrapErr(&err, "ratelimit: list %s", ws)
+	defer derrors.Wrap(&err, "ratelimit: list %s", ws)
 	if err := access(p, ws); err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func (s *Service) List(ctx context.Context, p *auth.Principal, ws string) (_ []V
 
 // Delete removes limit id of workspace ws; NOT_FOUND when ws has none of that id.
 func (s *Service) Delete(ctx context.Context, p *auth.Principal, ws, id string) (err error) {
-	defer wrapErr(&err, "ratelimit: delete %s in %s", id, ws)
+	defer derrors.Wrap(&err, "ratelimit: delete %s in %s", id, ws)
 	if err := access(p, ws); err != nil {
 		return err
 	}
@@ -191,13 +192,6 @@ func opt(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-// wrapErr prefixes a non-nil *err with the operation, keeping the chain (%w).
-func wrapErr(err *error, format string, args ...any) {
-	if *err != nil {
-		*err = fmt.Errorf(format+": %w", append(args, *err)...)
-	}
 }
 
 // Limiter is the check on the proxied call path. Safe for concurrent use.

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/agentpack/gateway/shared/derrors"
 )
 
 // Consent bound to its user (docs/UPSTREAM-AUTH.md "Consent bound to its user"; MCP
@@ -54,7 +56,8 @@ func BindingCookieName(state string) string {
 // the pending authorization to its caller. Errors: ErrStateUnknown (no such link, already
 // used), ErrStateExpired, ErrNoSession, ErrStateForeign (another user or workspace),
 // ErrNotAdmin; or a store failure.
-func (s *Service) Consent(ctx context.Context, link string, who *Completer) (*ConsentStart, error) {
+func (s *Service) Consent(ctx context.Context, link string, who *Completer) (_ *ConsentStart, err error) {
+	defer derrors.Wrap(&err, "upstreamauth: consent")
 	if s.consentURL == "" || link == "" || len(link) > 256 {
 		return nil, ErrStateUnknown
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/agentpack/gateway/shared/derrors"
 )
 
 // Credentials supplies the access token of one grant to the upstream MCP client
@@ -293,7 +295,8 @@ func (s *Service) clientAssertion(ep *Endpoint, c *Client) (string, error) {
 // Revoke deletes every grant of connectionID and revokes its tokens where the server offers
 // RFC 7009 revocation (refresh token first, then the access token). Revocation failures are
 // logged, not returned: the grants are gone either way.
-func (s *Service) Revoke(ctx context.Context, connectionID string) error {
+func (s *Service) Revoke(ctx context.Context, connectionID string) (err error) {
+	defer derrors.Wrap(&err, "upstreamauth: revoke %s", connectionID)
 	grants, err := s.store.GrantDelete(ctx, connectionID)
 	if err != nil {
 		return err
@@ -343,7 +346,8 @@ func (s *Service) revokeOne(ctx context.Context, ep *Endpoint, token, hint strin
 }
 
 // Status is the public authorization status of the grant under k (no token in it).
-func (s *Service) Status(ctx context.Context, k Key) (Status, error) {
+func (s *Service) Status(ctx context.Context, k Key) (_ Status, err error) {
+	defer derrors.Wrap(&err, "upstreamauth: status")
 	g, err := s.store.GrantGet(ctx, k)
 	if errors.Is(err, ErrNoGrant) {
 		return StatusOf(nil), nil

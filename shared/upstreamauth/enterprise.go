@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/agentpack/gateway/shared/derrors"
 )
 
 // EnterpriseIdP is the enterprise identity provider of enterprise-managed authorization
@@ -25,7 +27,8 @@ type EnterpriseIdP struct {
 // client c. It is not a connection auth mode (no identity provider is configured per
 // workspace); the conformance client uses it for the SEP-990 scenarios. Errors are
 // *FlowError.
-func (s *Service) EnterpriseGrant(ctx context.Context, k Key, serverURL string, idp EnterpriseIdP, c Client) (*Grant, error) {
+func (s *Service) EnterpriseGrant(ctx context.Context, k Key, serverURL string, idp EnterpriseIdP, c Client) (_ *Grant, err error) {
+	defer derrors.Wrap(&err, "upstreamauth: enterprise grant")
 	ch, err := s.probe(ctx, serverURL)
 	if err != nil {
 		return nil, err
@@ -57,7 +60,8 @@ func (s *Service) EnterpriseGrant(ctx context.Context, k Key, serverURL string, 
 // returned as is, never retried with another grant type. Like EnterpriseGrant it is not a
 // connection auth mode (no workload identity source exists for a connection); the
 // conformance client uses it. Errors are *FlowError.
-func (s *Service) WorkloadGrant(ctx context.Context, k Key, serverURL, workloadJWT string, c Client) (*Grant, error) {
+func (s *Service) WorkloadGrant(ctx context.Context, k Key, serverURL, workloadJWT string, c Client) (_ *Grant, err error) {
+	defer derrors.Wrap(&err, "upstreamauth: workload grant")
 	ch, err := s.probe(ctx, serverURL)
 	if err != nil {
 		return nil, err

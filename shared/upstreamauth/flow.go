@@ -17,10 +17,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentpack/gateway/shared/text"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/agentpack/gateway/shared/derrors"
+	"github.com/agentpack/gateway/shared/text"
 )
 
 // Service runs upstream authorization flows and hands out tokens. Safe for concurrent use;
@@ -112,7 +114,8 @@ type BeginRequest struct {
 // authorization server's URL. Scopes: the challenge's (else scopes_supported), the
 // settings' and the pre-registered client's; step-up requests those already granted for
 // the key with the new ones. Errors are *FlowError.
-func (s *Service) Begin(ctx context.Context, r BeginRequest) (authURL string, _ error) {
+func (s *Service) Begin(ctx context.Context, r BeginRequest) (authURL string, err error) {
+	defer derrors.Wrap(&err, "upstreamauth: begin %s", r.Caller.WorkspaceID)
 	if s.redirect == "" {
 		return "", flowErr("authorization", nil, "no redirect URL configured")
 	}
@@ -374,7 +377,8 @@ func (c *Completer) began(p *Pending) bool {
 //
 // With Options.ConsentURL the flow also needs the browser binding the consent page set:
 // Complete (no binding) then refuses with ErrUnbound; the callback uses CompleteBound.
-func (s *Service) Complete(ctx context.Context, who *Completer, q url.Values) (*Result, error) {
+func (s *Service) Complete(ctx context.Context, who *Completer, q url.Values) (_ *Result, err error) {
+	defer derrors.Wrap(&err, "upstreamauth: complete")
 	return s.CompleteBound(ctx, who, "", q)
 }
 
@@ -382,7 +386,8 @@ func (s *Service) Complete(ctx context.Context, who *Completer, q url.Values) (*
 // Consent set (BindingCookieName): with Options.ConsentURL it must hash to the binding the
 // consent page recorded for this state, else ErrUnbound (the state is spent, nothing is
 // stored). Without a consent page binding is ignored.
-func (s *Service) CompleteBound(ctx context.Context, who *Completer, binding string, q url.Values) (*Result, error) {
+func (s *Service) CompleteBound(ctx context.Context, who *Completer, binding string, q url.Values) (_ *Result, err error) {
+	defer derrors.Wrap(&err, "upstreamauth: complete bound")
 	state := q.Get("state")
 	if state == "" || len(state) > 256 {
 		return nil, ErrStateUnknown

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentpack/gateway/shared/derrors"
 )
 
 // The gateway's requestState (MCP 2026-07-28 "Multi Round-Trip Requests"): when a caller
@@ -87,7 +89,8 @@ func paramsDigest(params json.RawMessage) ([]byte, error) {
 }
 
 // SealRequestState returns a requestState bound to b that expires after RequestStateTTL.
-func (s *Service) SealRequestState(ctx context.Context, b Binding) (string, error) {
+func (s *Service) SealRequestState(ctx context.Context, b Binding) (_ string, err error) {
+	defer derrors.Wrap(&err, "upstreamauth: seal request state")
 	aad, err := b.aad()
 	if err != nil {
 		return "", err
@@ -102,7 +105,8 @@ func (s *Service) SealRequestState(ctx context.Context, b Binding) (string, erro
 
 // OpenRequestState verifies a requestState the gateway issued against the retry's binding
 // b and its expiry; every failure wraps ErrRequestState.
-func (s *Service) OpenRequestState(ctx context.Context, state string, b Binding) error {
+func (s *Service) OpenRequestState(ctx context.Context, state string, b Binding) (err error) {
+	defer derrors.Wrap(&err, "upstreamauth: open request state")
 	raw, ok := strings.CutPrefix(state, StatePrefix)
 	if !ok {
 		return fmt.Errorf("%w: not issued by the gateway", ErrRequestState)

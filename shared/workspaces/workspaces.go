@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 )
 
 // Service reads workspaces and projects.
@@ -24,6 +25,7 @@ type Service struct {
 // INVALID_REFERENCE (the same answer for both, so ids of other tenants cannot be probed).
 // A database failure is UNAVAILABLE, wrapped with "workspaces: project of <ws>".
 func (s *Service) Project(ctx context.Context, ws string, ids ...string) (_ string, err error) {
+	defer derrors.Wrap(&err, "workspaces: project %s", ws)
 	defer func() {
 		if err != nil && apperr.CodeOf(err) != apperr.InvalidReference {
 			err = fmt.Errorf("workspaces: project of %s: %w", ws, err)

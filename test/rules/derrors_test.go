@@ -1,0 +1,116 @@
+package rules
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// unannotated returns "file:line Service.Method" for each exported method of a type named
+// Service in f that returns an error but does not start with
+// `defer derrors.Wrap(&<its error result>, …)` (docs/ARCHITECTURE.md "Errors").
+func unannotated(fset *token.FileSet, f *ast.File) []string {
+	var out []string
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv == nil || !fn.Name.IsExported() || fn.Body == nil {
+			continue
+		}
+		t := fn.Recv.List[0].Type
+		if s, ok := t.(*ast.StarExpr); ok {
+			t = s.X
+		}
+		if id, ok := t.(*ast.Ident); !ok || id.Name != "Service" {
+			continue
+		}
+		res := fn.Type.Results
+		if res == nil || len(res.List) == 0 {
+			continue
+		}
+		last := res.List[len(res.List)-1]
+		if id, ok := last.Type.(*ast.Ident); !ok || id.Name != "error" {
+			continue
+		}
+		if !startsWithWrap(fn, last) {
+			out = append(out, fset.Position(fn.Pos()).String()+" Service."+fn.Name.Name)
+		}
+	}
+	return out
+}
+
+func startsWithWrap(fn *ast.FuncDecl, last *ast.Field) bool {
+	if len(last.Names) == 0 || len(fn.Body.List) == 0 {
+		return false
+	}
+	ds, ok := fn.Body.List[0].(*ast.DeferStmt)
+	if !ok || len(ds.Call.Args) < 2 {
+		return false
+	}
+	sel, ok := ds.Call.Fun.(*ast.SelectorExpr)
+	if x, isIdent := sel.X.(*ast.Ident); !ok || !isIdent || x.Name != "derrors" || sel.Sel.Name != "Wrap" {
+		return false
+	}
+	u, ok := ds.Call.Args[0].(*ast.UnaryExpr)
+	if !ok || u.Op != token.AND {
+		return false
+	}
+	id, ok := u.X.(*ast.Ident)
+	return ok && id.Name == last.Names[len(last.Names)-1].Name
+}
+
+// TestServiceMethodsAnnotateErrors: every exported method of a shared service that can
+// fail names its operation on the way out, with one deferred derrors.Wrap.
+func TestServiceMethodsAnnotateErrors(t *testing.T) {
+	fset := token.NewFileSet()
+	n := 0
+	err := filepath.WalkDir("../../shared", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, v := range unannotated(fset, f) {
+			t.Errorf("%s: an exported service method must start with defer derrors.Wrap(&err, …)", v)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 50 {
+		t.Fatalf("walked %d files of shared/: %v", n, err)
+	}
+}
+
+// TestDerrorsRuleCatches: a method without the annotation, with it on another variable,
+// or with a plain defer is reported; an annotated one and a method that cannot fail are not.
+func TestDerrorsRuleCatches(t *testing.T) {
+	src := `package x
+type Service struct{}
+func (s *Service) Bare() error { return nil }
+func (s *Service) Other() (err error) { var e error; defer derrors.Wrap(&e, "x"); return nil }
+func (s *Service) Plain() (err error) { defer println(); return nil }
+func (s *Service) Good(id string) (_ int, err error) { defer derrors.Wrap(&err, "x: good %s", id); return 0, nil }
+func (s *Service) NoError() int { return 0 }
+func (s *Service) unexported() error { return nil }
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "offender.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := unannotated(fset, f)
+	want := []string{"Bare", "Other", "Plain"}
+	if len(got) != len(want) {
+		t.Fatalf("reported %v, want %v", got, want)
+	}
+	for i, w := range want {
+		if !strings.HasSuffix(got[i], "Service."+w) {
+			t.Errorf("report %d = %s, want Service.%s", i, got[i], w)
+		}
+	}
+}
