@@ -389,3 +389,24 @@ func wrapErr(err *error, format string, args ...any) {
 		*err = fmt.Errorf(format+": %w", append(args, *err)...)
 	}
 }
+
+// Workspace is the workspace an override request acts in (docs/OVERRIDES.md "Scope"): the
+// one given, else the token's only workspace, else — for a workspace's own connection
+// conn — that connection's workspace when p is in it; "" when none can be told (the
+// service then answers VALIDATION_ERROR for workspaceId).
+func (s *Service) Workspace(ctx context.Context, p *auth.Principal, given, conn string) string {
+	if given != "" {
+		return given
+	}
+	if len(p.Workspaces) == 1 {
+		return p.Workspaces[0]
+	}
+	if !db.IsUUID(conn) {
+		return ""
+	}
+	c, err := db.ConnectionGet(ctx, s.Pool, conn)
+	if err != nil || c.WorkspaceID == nil || !p.InWorkspace(*c.WorkspaceID) {
+		return ""
+	}
+	return *c.WorkspaceID
+}
