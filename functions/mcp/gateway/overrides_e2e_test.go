@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/overrides"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -196,6 +197,108 @@ func TestToolOverrideREST(t *testing.T) {
 		_ = json.Unmarshal(out, &e)
 		if status != tc.want || e.Error.Code != tc.code {
 			t.Errorf("%s: %d %s, want %d %s", tc.name, status, out, tc.want, tc.code)
+		}
+	}
+}
+
+// TestToolOverrideBuiltins: the agentpack_tool_override* built-ins set, list and delete
+// overrides in the request's workspace, with answers that match their output schemas;
+// the gateway lists the override at once; a member is FORBIDDEN, a collision CONFLICT, a
+// bad argument VALIDATION_ERROR (nothing written), and another workspace's connection
+// NOT_FOUND.
+func TestToolOverrideBuiltins(t *testing.T) {
+	t.Parallel()
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Builtins")
+	other, _, _ := env.Workspace(t, "Other")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	member := stacktest.Token(t, "bob", auth.RoleMember, ws)
+	alien := stacktest.Token(t, "eve", auth.RoleAdmin, other)
+	up := testpeer.NewRawUpstream(t, false)
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Raw", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ ID, Handle string }
+	_ = json.Unmarshal(out, &c)
+	checker := outputChecker(t)
+	call := func(token, path, tool, args string) map[string]any {
+		t.Helper()
+		resp, raw := env.RPC(t, path, token, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`,
+			map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+		var m struct {
+			Result struct {
+				StructuredContent json.RawMessage `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil || resp.StatusCode != 200 || m.Result.StructuredContent == nil {
+			t.Fatalf("%s: %d %s", tool, resp.StatusCode, raw)
+		}
+		if err := checker.Lookup(tool).ValidateOutput(m.Result.StructuredContent); err != nil {
+			t.Error(err)
+		}
+		var env map[string]any
+		_ = json.Unmarshal(m.Result.StructuredContent, &env)
+		return env
+	}
+	code := func(env map[string]any) string {
+		e, _ := env["error"].(map[string]any)
+		s, _ := e["code"].(string)
+		return s
+	}
+	agg := "/mcp/" + ws
+	target := `"connectionId":"` + c.ID + `","tool":"report"`
+	set := call(admin, agg, "agentpack_tool_override_set", `{`+target+`,"name":"rpt","title":"Report (ours)","annotations":{"title":null}}`)
+	data, _ := set["data"].(map[string]any)
+	ov, _ := data["override"].(map[string]any)
+	if set["ok"] != true || data["created"] != true || ov["exposedName"] != "rpt" {
+		t.Fatalf("set: %v", set)
+	}
+	resp, body := env.RPC(t, agg, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, nil)
+	if res := resultOf(t, resp, body); !strings.Contains(string(res), `"name":"rpt"`) || !strings.Contains(string(res), `"title":"Report (ours)"`) {
+		t.Fatalf("tools/list after the built-in set: %s", res)
+	}
+	list := call(admin, agg, "agentpack_tool_overrides_list", `{"connectionId":"`+c.ID+`"}`)
+	if ls, _ := list["data"].(map[string]any)["overrides"].([]any); len(ls) != 1 {
+		t.Fatalf("list: %v", list)
+	}
+	for _, tc := range []struct {
+		name, token, tool, args, code string
+	}{
+		{"member", member, "agentpack_tool_override_set", `{` + target + `,"hidden":true}`, "FORBIDDEN"},
+		{"a built-in's name", admin, "agentpack_tool_override_set", `{` + target + `,"name":"agentpack_pins_list"}`, "CONFLICT"},
+		{"another tool's name", admin, "agentpack_tool_override_set", `{` + target + `,"name":"mcp_` + c.Handle + `_plain"}`, "CONFLICT"},
+		{"name over 64", admin, "agentpack_tool_override_set", `{` + target + `,"name":"` + strings.Repeat("x", 65) + `"}`, "VALIDATION_ERROR"},
+		{"unknown annotation", admin, "agentpack_tool_override_set", `{` + target + `,"annotations":{"x":true}}`, "VALIDATION_ERROR"},
+		{"nothing to change", admin, "agentpack_tool_override_set", `{` + target + `}`, "VALIDATION_ERROR"},
+		{"unknown tool", admin, "agentpack_tool_override_set", `{"connectionId":"` + c.ID + `","tool":"nope","hidden":true}`, "NOT_FOUND"},
+		{"delete of none", admin, "agentpack_tool_override_delete", `{"connectionId":"` + c.ID + `","tool":"plain"}`, "NOT_FOUND"},
+	} {
+		if got := code(call(tc.token, agg, tc.tool, tc.args)); got != tc.code {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.code)
+		}
+	}
+	// Another workspace's admin, on their own endpoint, cannot reach this connection.
+	if got := code(call(alien, "/mcp/"+other, "agentpack_tool_override_set", `{`+target+`,"hidden":true}`)); got != "NOT_FOUND" {
+		t.Errorf("alien set: %s", got)
+	}
+	if got := code(call(alien, "/mcp/"+other, "agentpack_tool_overrides_list", `{"connectionId":"`+c.ID+`"}`)); got != "NOT_FOUND" {
+		t.Errorf("alien list: %s", got)
+	}
+	// The failed calls wrote nothing: the override is as set.
+	var n int
+	var title string
+	_ = env.Pool.QueryRow(t.Context(), `SELECT count(*), max(title) FROM tool_overrides`).Scan(&n, &title)
+	if n != 1 || title != "Report (ours)" {
+		t.Fatalf("%d overrides, title %q", n, title)
+	}
+	if del := call(admin, agg, "agentpack_tool_override_delete", `{`+target+`}`); del["ok"] != true {
+		t.Fatalf("delete: %v", del)
+	}
+	// Every built-in's name carries the prefix a rename may not take (docs/OVERRIDES.md).
+	for _, b := range checker.All() {
+		if !strings.HasPrefix(b.Name, overrides.BuiltinPrefix) {
+			t.Errorf("built-in %s does not start with %s: a rename could take its name", b.Name, overrides.BuiltinPrefix)
 		}
 	}
 }

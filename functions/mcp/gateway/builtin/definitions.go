@@ -142,7 +142,7 @@ func (s *Set) definitions() []*Builtin {
 			Annotations: readOnly,
 			Handler:     s.toolsetsList,
 		},
-	}, append(append(s.discoveryDefinitions(), s.pinDefinitions()...), s.limitDefinitions()...)...)
+	}, append(append(append(s.discoveryDefinitions(), s.pinDefinitions()...), s.limitDefinitions()...), s.overrideDefinitions()...)...)
 }
 
 // intArg returns integer argument key, or def when it is absent. The input schema has
