@@ -430,3 +430,37 @@ func TestWriteRebuildsCatalog(t *testing.T) {
 		t.Fatalf("OnCatalogChange %v", told)
 	}
 }
+
+// TestConcurrentRenamesToOneName: two admins rename two tools to the same name at once;
+// exactly one wins and the other gets CONFLICT naming the override (the advisory lock
+// serialises the checks; the unique constraint backs them).
+func TestConcurrentRenamesToOneName(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	errs := make(chan error, 2)
+	for _, tool := range []string{"search", "fetch"} {
+		go func() {
+			_, _, err := f.svc.Set(context.Background(), f.admin, overrides.Input{WorkspaceID: f.ws, ConnectionID: f.conn.ID,
+				Tool: tool, Name: str("the_one")})
+			errs <- err
+		}()
+	}
+	var ok, conflict int
+	for range 2 {
+		err := <-errs
+		switch e := apperr.As(err); {
+		case err == nil:
+			ok++
+		case e != nil && e.Code == apperr.Conflict:
+			if d, _ := e.Details.(map[string]string); d["conflictsWith"] != "override" {
+				t.Errorf("conflict details %v", e.Details)
+			}
+			conflict++
+		default:
+			t.Errorf("unexpected %v", err)
+		}
+	}
+	if ok != 1 || conflict != 1 {
+		t.Fatalf("%d won, %d conflicts", ok, conflict)
+	}
+}
