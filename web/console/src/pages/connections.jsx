@@ -351,7 +351,7 @@ function ToolList({ ctx, conn, onChange }) {
                 </td>
                 <td>
                   {t.status !== 'active' ? (
-                    <button type="button" onClick={() => approve(t)}>
+                    <button type="button" class="approve" onClick={() => approve(t)}>
                       Approve<span class="sr-only"> {t.upstreamName}</span>
                     </button>
                   ) : null}
