@@ -318,3 +318,70 @@ func strs(v any) []string {
 	}
 	return out
 }
+
+// TestToolOverrideSurvivesDriftApprovalOverREST: through the REST routes an admin uses —
+// an overridden tool whose upstream definition changes is withheld as drifted (drift
+// compares the upstream's definitions, not the override), comes back under its override
+// once approved, and when the upstream stops listing it the override is listed dormant.
+func TestToolOverrideSurvivesDriftApprovalOverREST(t *testing.T) {
+	t.Parallel()
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Drift")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	fx := testpeer.NewFixture(t, nil)
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Fx", "url": fx.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ ID string }
+	_ = json.Unmarshal(out, &c)
+	conn := "/api/mcp-connections/" + c.ID
+	if status, out = env.Do(t, "PUT", conn+"/tools/echo/override", admin, map[string]any{"name": "say_back", "description": "Ours."}); status != http.StatusCreated {
+		t.Fatalf("override: %d %s", status, out)
+	}
+	listed := func(t *testing.T) map[string]string {
+		t.Helper()
+		resp, body := env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, nil)
+		var got struct{ Tools []struct{ Name, Description string } }
+		_ = json.Unmarshal(resultOf(t, resp, body), &got)
+		m := map[string]string{}
+		for _, tl := range got.Tools {
+			m[tl.Name] = tl.Description
+		}
+		return m
+	}
+	refresh := func(t *testing.T) {
+		t.Helper()
+		if status, out := env.Do(t, "POST", conn+"/refresh", admin, nil); status != http.StatusOK {
+			t.Fatalf("refresh: %d %s", status, out)
+		}
+	}
+	if d, ok := listed(t)["say_back"]; !ok || d != "Ours." {
+		t.Fatalf("override not listed: %v", listed(t))
+	}
+	fx.SetToolDescription("echo", "Echoes back the input message. Changed upstream.")
+	refresh(t)
+	if _, ok := listed(t)["say_back"]; ok {
+		t.Fatal("a drifted tool is listed under its override")
+	}
+	if status, out = env.Do(t, "POST", conn+"/tools/echo/approve", admin, nil); status != http.StatusOK {
+		t.Fatalf("approve: %d %s", status, out)
+	}
+	if d, ok := listed(t)["say_back"]; !ok || d != "Ours." {
+		t.Fatalf("override lost on approval: %v", listed(t))
+	}
+	fx.Server.RemoveTools("echo")
+	refresh(t)
+	if _, ok := listed(t)["say_back"]; ok {
+		t.Fatal("a tool the upstream no longer lists is listed")
+	}
+	status, out = env.Do(t, "GET", conn+"/tools/echo/override", admin, nil)
+	var v struct {
+		Dormant  bool
+		Upstream *json.RawMessage
+	}
+	_ = json.Unmarshal(out, &v)
+	if status != http.StatusOK || !v.Dormant || v.Upstream != nil {
+		t.Fatalf("dormant override: %d %s", status, out)
+	}
+}
