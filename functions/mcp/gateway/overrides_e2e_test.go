@@ -342,7 +342,9 @@ func TestToolOverrideSurvivesDriftApprovalOverREST(t *testing.T) {
 	listed := func(t *testing.T) map[string]string {
 		t.Helper()
 		resp, body := env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, nil)
-		var got struct{ Tools []struct{ Name, Description string } }
+		var got struct {
+			Tools []struct{ Name, Description string }
+		}
 		_ = json.Unmarshal(resultOf(t, resp, body), &got)
 		m := map[string]string{}
 		for _, tl := range got.Tools {
