@@ -15,7 +15,8 @@ import (
 
 // Build reads workspace ws's document from Postgres: its enabled connections (global ones
 // folded in) ordered by handle, each with its active tools ordered by exposed name and the
-// MCP Apps views its upstream listed, and the workspace's tool discovery threshold.
+// MCP Apps views its upstream listed, and the workspace's tool discovery threshold. The
+// workspace's tool overrides are applied to each connection's tools (ApplyOverrides).
 func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 	conns, err := db.ConnectionListVisible(ctx, q, ws)
 	if err != nil {
@@ -37,6 +38,10 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 			OutputSchema: t.OutputSchema, Annotations: t.Annotations, Definition: t.Definition,
 		})
 	}
+	overrides, err := workspaceOverrides(ctx, q, ws)
+	if err != nil {
+		return nil, err
+	}
 	threshold, err := db.WorkspaceDiscoveryThreshold(ctx, q, ws)
 	if err != nil && apperr.CodeOf(err) != apperr.NotFound {
 		return nil, err
@@ -48,7 +53,7 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 		cc := Connection{
 			ID: c.ID, Name: c.Name, Handle: c.Handle, Scope: c.Scope(), Source: c.Source,
 			URL: headers.RedactURL(c.URL), TransportType: c.TransportType, UpdatedAt: c.UpdatedAt,
-			Tools: byConn[c.ID], Capabilities: c.Capabilities, UIResources: views[c.ID],
+			Tools: ApplyOverrides(byConn[c.ID], overrides[c.ID]), Capabilities: c.Capabilities, UIResources: views[c.ID],
 		}
 		if cc.Tools == nil {
 			cc.Tools = []Tool{}
@@ -68,6 +73,22 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 		doc.Connections = append(doc.Connections, cc)
 	}
 	return doc, nil
+}
+
+// workspaceOverrides returns workspace ws's tool overrides by connection id.
+func workspaceOverrides(ctx context.Context, q db.Querier, ws string) (map[string][]db.ToolOverride, error) {
+	if !db.IsUUID(ws) {
+		return nil, nil
+	}
+	ovs, err := db.ToolOverrideList(ctx, q, ws, "")
+	if err != nil {
+		return nil, err
+	}
+	by := make(map[string][]db.ToolOverride)
+	for _, o := range ovs {
+		by[o.ConnectionID] = append(by[o.ConnectionID], o)
+	}
+	return by, nil
 }
 
 // Rebuild rewrites the documents of the given workspaces; a nil or empty list means

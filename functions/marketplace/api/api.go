@@ -35,6 +35,10 @@
 //	GET    /api/rate-limits?workspaceId=                  200 400 401 403 404
 //	POST   /api/rate-limits                               200 201 400 401 403 404
 //	DELETE /api/rate-limits/{id}?workspaceId=             204 400 401 403 404
+//	GET    /api/mcp-connections/{id}/overrides?workspaceId=        200 400 401 403 404
+//	GET    /api/mcp-connections/{id}/tools/{name}/override         200 400 401 403 404
+//	PUT    /api/mcp-connections/{id}/tools/{name}/override         200 201 400 401 403 404 409
+//	DELETE /api/mcp-connections/{id}/tools/{name}/override         204 400 401 403 404
 //	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
 //	GET    /api/openapi.json                              200 (no token)
 //
@@ -110,6 +114,10 @@ var Routes = []Route{
 	{"GET /api/rate-limits", func(a *API) handlerFunc { return a.rateLimitList }},
 	{"POST /api/rate-limits", func(a *API) handlerFunc { return a.rateLimitSet }},
 	{"DELETE /api/rate-limits/{id}", func(a *API) handlerFunc { return a.rateLimitDelete }},
+	{"GET /api/mcp-connections/{id}/overrides", func(a *API) handlerFunc { return a.toolOverrideList }},
+	{"GET /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideGet }},
+	{"PUT /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideSet }},
+	{"DELETE /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideDelete }},
 }
 
 // OpenAPIPath is where the OpenAPI description is served, without authentication.

@@ -12,6 +12,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/overrides"
 	"github.com/agentpack/gateway/shared/pins"
 	"github.com/agentpack/gateway/shared/ratelimit"
 )
@@ -83,9 +84,12 @@ func TestViewsAreTheDocumentedSchemas(t *testing.T) {
 		{"Pin", schema("Pin"), pins.NewPinView(&db.ChatPin{})},
 		{"Chat", schema("Chat"), pins.NewChatView(&db.Chat{CreatedAt: &now})},
 		{"RateLimit", schema("RateLimit"), ratelimit.NewView(&db.RateLimit{}, nil)},
+		{"ToolOverride", schema("ToolOverride"), withPending(overrides.NewView(&db.ToolOverride{}, &db.ConnectionTool{}))},
 	} {
 		if got, want := jsonMembers(tt.view), schemaMembers(t, doc, tt.schema); !slices.Equal(got, want) {
 			t.Errorf("%s: view members %v, documented %v", tt.name, got, want)
 		}
 	}
 }
+
+func withPending(v overrides.View) overrides.View { v.CatalogPending = true; return v }

@@ -502,10 +502,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	do("retest", chromedp.Click(row+` .actions button:nth-child(1)`, chromedp.ByQuery))
 	waitJS("drift badge", `!!document.querySelector('`+row+` .badge-drift')`)
 	do("show tools", chromedp.Click(row+` .actions button:nth-child(3)`, chromedp.ByQuery))
-	waitJS("drifted tool", `!!document.querySelector('`+row+` tr[data-tool="echo"] button')`)
+	waitJS("drifted tool", `!!document.querySelector('`+row+` tr[data-tool="echo"] button.approve')`)
 	shot("connections-drift")
-	do("approve", chromedp.Click(row+` tr[data-tool="echo"] button`, chromedp.ByQuery))
-	waitJS("approved", `!document.querySelector('`+row+` tr[data-tool="echo"] button') && document.querySelector('`+row+` tr[data-tool="echo"] .badge').textContent === 'active'`)
+	do("approve", chromedp.Click(row+` tr[data-tool="echo"] button.approve`, chromedp.ByQuery))
+	waitJS("approved", `!document.querySelector('`+row+` tr[data-tool="echo"] button.approve') && document.querySelector('`+row+` tr[data-tool="echo"] .badge').textContent === 'active'`)
 	if n := countRows(t, env, `SELECT count(*) FROM mcp_connection_tools WHERE upstream_name = 'echo' AND status = 'active'
 		AND connection_id = (SELECT id FROM mcp_connections WHERE name = 'Browser Fixture')`); n != 1 {
 		t.Fatal("approve did not reach the database")

@@ -142,7 +142,7 @@ func (s *Set) definitions() []*Builtin {
 			Annotations: readOnly,
 			Handler:     Typed(s.toolsetsList),
 		},
-	}, append(append(s.discoveryDefinitions(), s.pinDefinitions()...), s.limitDefinitions()...)...)
+	}, append(append(append(s.discoveryDefinitions(), s.pinDefinitions()...), s.limitDefinitions()...), s.overrideDefinitions()...)...)
 }
 
 // orDefault is n, or def when n is 0 (an optional integer argument left out; the input

@@ -225,7 +225,7 @@ export function Connections({ ctx }) {
                       : `Test failed: ${t.result.error} · ${t.ms} ms`}
                 </p>
               ) : null}
-              {open[c.id] ? <ToolList conn={c} onChange={reload} /> : null}
+              {open[c.id] ? <ToolList ctx={ctx} conn={c} onChange={reload} /> : null}
             </li>
           );
         })}
@@ -276,9 +276,23 @@ export function Connections({ ctx }) {
   );
 }
 
-function ToolList({ conn, onChange }) {
-  const [tools, reload] = useLoad(() => api('GET', `/api/mcp-connections/${conn.id}/tools`), [conn.id]);
+// ToolList is a connection's tools with their drift status and the workspace's overrides
+// (docs/OVERRIDES.md): an overridden tool shows the name clients call with a "Modified"
+// badge, the upstream's original one click away (Original), and Override opens the form
+// to rename, retitle, redescribe or hide it. Overrides whose tool the upstream no longer
+// lists are shown as dormant below the table.
+function ToolList({ ctx, conn, onChange }) {
+  const [tools, reload] = useLoad(
+    () =>
+      Promise.all([
+        api('GET', `/api/mcp-connections/${conn.id}/tools`),
+        api('GET', `/api/mcp-connections/${conn.id}/overrides` + qs({ workspaceId: ctx.ws })),
+      ]).then(([t, o]) => ({ tools: t.tools, overrides: o.overrides })),
+    [conn.id, ctx.ws],
+  );
   const [error, setError] = useState(null);
+  const [editing, setEditing] = useState(null);
+  const [shown, setShown] = useState({});
   const approve = async (t) => {
     setError(null);
     try {
@@ -290,6 +304,9 @@ function ToolList({ conn, onChange }) {
     }
   };
   const list = tools.data ? tools.data.tools : [];
+  const overrides = tools.data ? tools.data.overrides : [];
+  const byTool = Object.fromEntries(overrides.map((o) => [o.tool, o]));
+  const dormant = overrides.filter((o) => o.dormant);
   return (
     <div class="tools">
       <ErrorBox error={tools.error || error} />
@@ -306,26 +323,182 @@ function ToolList({ conn, onChange }) {
           </tr>
         </thead>
         <tbody>
-          {list.map((t) => (
-            <tr key={t.upstreamName} data-tool={t.upstreamName}>
-              <td class="mono">{t.exposedName}</td>
-              <td class="mono">{t.upstreamName}</td>
-              <td>
-                <Badge kind={'tool-' + t.status}>{t.status === 'drifted' ? 'Changed upstream' : t.status}</Badge>
-              </td>
-              <td>
-                {t.status !== 'active' ? (
-                  <button type="button" onClick={() => approve(t)}>
-                    Approve<span class="sr-only"> {t.upstreamName}</span>
+          {list.map((t) => {
+            const o = byTool[t.upstreamName];
+            return (
+              <tr key={t.upstreamName} data-tool={t.upstreamName} data-modified={o ? 'true' : 'false'}>
+                <td class="mono">
+                  {o ? o.exposedName : t.exposedName}{' '}
+                  {o ? (
+                    <Badge kind="modified" title="Overridden in this workspace">
+                      {o.hidden ? 'Hidden' : 'Modified'}
+                    </Badge>
+                  ) : null}
+                  {o && shown[t.upstreamName] ? (
+                    <dl class="original" data-original={t.upstreamName}>
+                      <dt>Upstream name</dt>
+                      <dd>{t.exposedName}</dd>
+                      <dt>Title</dt>
+                      <dd>{t.title || '—'}</dd>
+                      <dt>Description</dt>
+                      <dd>{t.description || '—'}</dd>
+                    </dl>
+                  ) : null}
+                </td>
+                <td class="mono">{t.upstreamName}</td>
+                <td>
+                  <Badge kind={'tool-' + t.status}>{t.status === 'drifted' ? 'Changed upstream' : t.status}</Badge>
+                </td>
+                <td>
+                  {t.status !== 'active' ? (
+                    <button type="button" class="approve" onClick={() => approve(t)}>
+                      Approve<span class="sr-only"> {t.upstreamName}</span>
+                    </button>
+                  ) : null}
+                  {o ? (
+                    <button
+                      type="button"
+                      aria-expanded={shown[t.upstreamName] ? 'true' : 'false'}
+                      onClick={() => setShown({ ...shown, [t.upstreamName]: !shown[t.upstreamName] })}
+                    >
+                      Original<span class="sr-only"> of {t.upstreamName}</span>
+                    </button>
+                  ) : null}
+                  <button type="button" onClick={() => setEditing({ tool: t, override: o || null })}>
+                    Override<span class="sr-only"> {t.upstreamName}</span>
                   </button>
-                ) : null}
-              </td>
-            </tr>
-          ))}
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
       {!tools.loading && list.length === 0 ? <p>No tools listed yet: run Test.</p> : null}
+      {dormant.length > 0 ? (
+        <div class="dormant">
+          <h3>Dormant overrides</h3>
+          <p class="help">The upstream no longer lists these tools; each override applies again if its tool returns.</p>
+          <ul>
+            {dormant.map((o) => (
+              <li key={o.tool} data-dormant={o.tool}>
+                <span class="mono">{o.tool}</span> → <span class="mono">{o.exposedName || o.tool}</span>
+                {o.hidden ? ' (hidden)' : ''}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {editing ? (
+        <OverrideDialog
+          ctx={ctx}
+          conn={conn}
+          tool={editing.tool}
+          override={editing.override}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null);
+            reload();
+          }}
+        />
+      ) : null}
     </div>
+  );
+}
+
+// OverrideDialog is the form of one tool's override in the workspace: a new exposed name,
+// title and description (blank: the upstream's), hidden; Save replaces the whole override
+// (its annotations override is kept as it was), Remove override deletes it.
+function OverrideDialog({ ctx, conn, tool, override, onClose, onSaved }) {
+  const o = override || {};
+  const [v, setV] = useState({
+    name: o.name || '',
+    title: o.title ?? '',
+    description: o.description ?? '',
+    hidden: !!o.hidden,
+  });
+  const [errors, setErrors] = useState({});
+  const [error, setError] = useState(null);
+  const path = `/api/mcp-connections/${conn.id}/tools/${encodeURIComponent(tool.upstreamName)}/override`;
+  const save = async (ev) => {
+    ev.preventDefault();
+    setError(null);
+    setErrors({});
+    const body = { workspaceId: ctx.ws, hidden: v.hidden };
+    if (v.name.trim()) body.name = v.name.trim();
+    if (v.title.trim()) body.title = v.title.trim();
+    if (v.description.trim()) body.description = v.description.trim();
+    if (o.annotations) body.annotations = o.annotations;
+    try {
+      await api('PUT', path, body);
+      onSaved();
+    } catch (err) {
+      const f = err.details && err.details.field;
+      if (f && ['name', 'title', 'description'].includes(f)) setErrors({ [f]: err.message });
+      else setError(err);
+    }
+  };
+  const remove = async () => {
+    setError(null);
+    try {
+      await api('DELETE', path + qs({ workspaceId: ctx.ws }));
+      onSaved();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const id = 'ovr';
+  return (
+    <Dialog title={'Override ' + tool.upstreamName} onClose={onClose} id="override-dialog">
+      <form onSubmit={save} noValidate>
+        <ErrorBox error={error} />
+        <p class="help">
+          Only this workspace sees the override; calls still reach the upstream as <span class="mono">{tool.upstreamName}</span>.
+        </p>
+        <Field id={id + '-name'} label="Exposed name" error={errors.name} help={'Blank keeps ' + tool.exposedName}>
+          <input
+            id={id + '-name'}
+            value={v.name}
+            maxLength={64}
+            aria-describedby={describedBy(id + '-name', errors.name, true)}
+            onInput={(e) => setV({ ...v, name: e.currentTarget.value })}
+          />
+        </Field>
+        <Field id={id + '-title'} label="Title" error={errors.title} help="Blank keeps the upstream's">
+          <input
+            id={id + '-title'}
+            value={v.title}
+            maxLength={200}
+            aria-describedby={describedBy(id + '-title', errors.title, true)}
+            onInput={(e) => setV({ ...v, title: e.currentTarget.value })}
+          />
+        </Field>
+        <Field id={id + '-description'} label="Description" error={errors.description} help="Blank keeps the upstream's">
+          <textarea
+            id={id + '-description'}
+            value={v.description}
+            rows={4}
+            aria-describedby={describedBy(id + '-description', errors.description, true)}
+            onInput={(e) => setV({ ...v, description: e.currentTarget.value })}
+          />
+        </Field>
+        <div class="field">
+          <label>
+            <input id={id + '-hidden'} type="checkbox" checked={v.hidden} onChange={(e) => setV({ ...v, hidden: e.currentTarget.checked })} /> Hide
+            this tool (neither listed nor callable)
+          </label>
+        </div>
+        <div class="actions">
+          {override ? (
+            <button type="button" class="danger" onClick={remove}>
+              Remove override
+            </button>
+          ) : null}
+          <button type="submit" class="primary">
+            Save
+          </button>
+        </div>
+      </form>
+    </Dialog>
   );
 }
 

@@ -1,0 +1,112 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentpack/gateway/shared/overrides"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// toolsetOverrides groups the tool-override built-ins (docs/OVERRIDES.md).
+const toolsetOverrides = "overrides"
+
+func init() {
+	toolsetDescriptions[toolsetOverrides] = "See, set and delete the workspace's tool overrides: rename, retitle, redescribe, hide or re-annotate a connection's tool (admin)."
+}
+
+// overrideView is the output schema of one override (overrides.View, openapi.json
+// #/components/schemas/ToolOverride), the members a client acts on.
+const overrideView = `{"type":"object","properties":{"connectionId":{"type":"string"},"tool":{"type":"string"},"exposedName":{"type":"string"},` +
+	`"name":{"type":["string","null"]},"title":{"type":["string","null"]},"description":{"type":["string","null"]},"hidden":{"type":"boolean"},` +
+	`"annotations":{"type":["object","null"]},"dormant":{"type":"boolean"},"upstream":{"type":["object","null"]}},` +
+	`"required":["connectionId","tool","exposedName","hidden","dormant"]}`
+
+// overrideDefinitions declares agentpack_tool_overrides_list, agentpack_tool_override_set
+// and agentpack_tool_override_delete (admin): the REST override routes on the MCP side,
+// through the same overrides.Service and in the request's workspace.
+func (s *Set) overrideDefinitions() []*Builtin {
+	target := `"connectionId":{"type":"string","format":"uuid"},"tool":{"type":"string","minLength":1,"maxLength":1024,"description":"The upstream's own tool name (ConnectionTool.upstreamName), not the exposed one."}`
+	return []*Builtin{
+		{
+			Name: "agentpack_tool_overrides_list", Version: "1.0.0", Toolset: toolsetOverrides, AdminOnly: true,
+			Title:       "List tool overrides",
+			Description: "List the workspace's tool overrides (admin), of one connection when connectionId is given: each with the name clients call, the upstream's original, and dormant when the upstream no longer lists the tool.",
+			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"additionalProperties":false}`,
+			Output:      `{"type":"object","properties":{"overrides":{"type":"array","items":` + overrideView + `}},"required":["overrides"]}`,
+			Annotations: readOnly,
+			Handler:     s.overridesList,
+		},
+		{
+			Name: "agentpack_tool_override_set", Version: "1.0.0", Toolset: toolsetOverrides, AdminOnly: true,
+			Title: "Set a tool override",
+			Description: "Create or replace the workspace's override of one connection tool (admin): name renames it (1-64 of A-Z a-z 0-9 _ -, not agentpack_ or mcp_ prefixed, unique in the workspace), title and description replace the upstream's, " +
+				"annotations (title, readOnlyHint, destructiveHint, idempotentHint, openWorldHint; null removes one) are merged over the upstream's, hidden withholds the tool from listing and calling. Calls still reach the upstream's own tool name with the arguments unchanged. Replaces the whole override.",
+			Input: `{"type":"object","properties":{` + target + `,"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"title":{"type":"string","maxLength":200},` +
+				`"description":{"type":"string","maxLength":8192},"hidden":{"type":"boolean"},"annotations":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{` +
+				`"title":{"type":["string","null"],"maxLength":200},"readOnlyHint":{"type":["boolean","null"]},"destructiveHint":{"type":["boolean","null"]},"idempotentHint":{"type":["boolean","null"]},"openWorldHint":{"type":["boolean","null"]}}}},` +
+				`"required":["connectionId","tool"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+			Output:      `{"type":"object","properties":{"override":` + overrideView + `,"created":{"type":"boolean"}},"required":["override","created"]}`,
+			Handler:     s.overrideSet,
+		},
+		{
+			Name: "agentpack_tool_override_delete", Version: "1.0.0", Toolset: toolsetOverrides, AdminOnly: true,
+			Title:       "Delete a tool override",
+			Description: "Delete the workspace's override of one connection tool (admin): the tool is listed and called as the upstream defines it again.",
+			Input:       `{"type":"object","properties":{` + target + `},"required":["connectionId","tool"],"additionalProperties":false}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+			Output:      `{"type":"object","properties":{"deleted":{"type":"object","properties":{"connectionId":{"type":"string"},"tool":{"type":"string"}},"required":["connectionId","tool"]}},"required":["deleted"]}`,
+			Handler:     s.overrideDelete,
+		},
+	}
+}
+
+// overrides is the override service over the built-ins' pool and the connections'
+// catalog store (nil Connections: writes commit and answer catalogPending).
+func (s *Set) overrides() *overrides.Service {
+	o := &overrides.Service{Pool: s.svc.Pool, Logger: s.svc.Logger}
+	if c := s.svc.Connections; c != nil {
+		o.Store, o.OnCatalogChange = c.Store, c.OnCatalogChange
+	}
+	return o
+}
+
+func (s *Set) overridesList(ctx context.Context, c *Call) (any, error) {
+	out, err := s.overrides().List(ctx, c.Principal, c.Workspace, strArg(c.Args, "connectionId"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"overrides": out}, nil
+}
+
+func (s *Set) overrideSet(ctx context.Context, c *Call) (any, error) {
+	in := overrides.Input{WorkspaceID: c.Workspace, ConnectionID: strArg(c.Args, "connectionId"), Tool: strArg(c.Args, "tool")}
+	for key, dst := range map[string]**string{"name": &in.Name, "title": &in.Title, "description": &in.Description} {
+		if _, ok := c.Args[key]; ok {
+			v := strArg(c.Args, key)
+			*dst = &v
+		}
+	}
+	in.Hidden, _ = c.Args["hidden"].(bool)
+	if a, ok := c.Args["annotations"]; ok {
+		raw, err := json.Marshal(a)
+		if err != nil {
+			return nil, err
+		}
+		in.Annotations = raw
+	}
+	v, created, err := s.overrides().Set(ctx, c.Principal, in)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"override": v, "created": created}, nil
+}
+
+func (s *Set) overrideDelete(ctx context.Context, c *Call) (any, error) {
+	conn, tool := strArg(c.Args, "connectionId"), strArg(c.Args, "tool")
+	if _, err := s.overrides().Delete(ctx, c.Principal, c.Workspace, conn, tool); err != nil {
+		return nil, err
+	}
+	return map[string]any{"deleted": map[string]string{"connectionId": conn, "tool": tool}}, nil
+}
