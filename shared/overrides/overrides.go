@@ -10,7 +10,6 @@ package overrides
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"sort"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 	"github.com/agentpack/gateway/shared/names"
 	"github.com/agentpack/gateway/shared/text"
 )
@@ -206,7 +206,7 @@ func checkName(ctx context.Context, q db.Querier, ws string, t *db.ConnectionToo
 // (a field, named in details.field), CONFLICT (the name is a built-in's, another tool's
 // or another override's), UNAVAILABLE. Nothing is written on an error.
 func (s *Service) Set(ctx context.Context, p *auth.Principal, in Input) (_ *View, created bool, err error) {
-	defer wrapErr(&err, "overrides: set %q of %s in %s", text.Clip(in.Tool, 64), in.ConnectionID, in.WorkspaceID)
+	defer derrors.Wrap(&err, "overrides: set %q of %s in %s", text.Clip(in.Tool, 64), in.ConnectionID, in.WorkspaceID)
 	if _, err := access(ctx, s.Pool, p, in.WorkspaceID, in.ConnectionID); err != nil {
 		return nil, false, err
 	}
@@ -273,7 +273,7 @@ func (s *Service) Set(ctx context.Context, p *auth.Principal, in Input) (_ *View
 // Get returns workspace ws's override of connection conn's tool upstream, with the
 // upstream's original (nil when dormant). Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE.
 func (s *Service) Get(ctx context.Context, p *auth.Principal, ws, conn, upstream string) (_ *View, err error) {
-	defer wrapErr(&err, "overrides: get %q of %s in %s", text.Clip(upstream, 64), conn, ws)
+	defer derrors.Wrap(&err, "overrides: get %q of %s in %s", text.Clip(upstream, 64), conn, ws)
 	if _, err := access(ctx, s.Pool, p, ws, conn); err != nil {
 		return nil, err
 	}
@@ -299,7 +299,7 @@ func (s *Service) Get(ctx context.Context, p *auth.Principal, ws, conn, upstream
 // each with the upstream's original or dormant when the upstream no longer lists the
 // tool. Errors: FORBIDDEN, NOT_FOUND, UNAVAILABLE.
 func (s *Service) List(ctx context.Context, p *auth.Principal, ws, conn string) (_ []View, err error) {
-	defer wrapErr(&err, "overrides: list %s %s", ws, conn)
+	defer derrors.Wrap(&err, "overrides: list %s %s", ws, conn)
 	if _, err := access(ctx, s.Pool, p, ws, conn); err != nil {
 		return nil, err
 	}
@@ -332,7 +332,7 @@ func (s *Service) List(ctx context.Context, p *auth.Principal, ws, conn string) 
 // the upstream's again. Errors: FORBIDDEN, NOT_FOUND (workspace, connection, override),
 // UNAVAILABLE.
 func (s *Service) Delete(ctx context.Context, p *auth.Principal, ws, conn, upstream string) (pending bool, err error) {
-	defer wrapErr(&err, "overrides: delete %q of %s in %s", text.Clip(upstream, 64), conn, ws)
+	defer derrors.Wrap(&err, "overrides: delete %q of %s in %s", text.Clip(upstream, 64), conn, ws)
 	if _, err := access(ctx, s.Pool, p, ws, conn); err != nil {
 		return false, err
 	}
@@ -381,13 +381,6 @@ func eventPayload(o *db.ToolOverride) map[string]any {
 		p["annotations"] = o.Annotations
 	}
 	return p
-}
-
-// wrapErr prefixes a non-nil *err with the operation, keeping the chain (%w).
-func wrapErr(err *error, format string, args ...any) {
-	if *err != nil {
-		*err = fmt.Errorf(format+": %w", append(args, *err)...)
-	}
 }
 
 // Workspace is the workspace an override request acts in (docs/OVERRIDES.md "Scope"): the

@@ -51,7 +51,10 @@ func startsWithWrap(fn *ast.FuncDecl, last *ast.Field) bool {
 		return false
 	}
 	sel, ok := ds.Call.Fun.(*ast.SelectorExpr)
-	if x, isIdent := sel.X.(*ast.Ident); !ok || !isIdent || x.Name != "derrors" || sel.Sel.Name != "Wrap" {
+	if !ok || sel.Sel.Name != "Wrap" {
+		return false
+	}
+	if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "derrors" {
 		return false
 	}
 	u, ok := ds.Call.Args[0].(*ast.UnaryExpr)
@@ -94,6 +97,7 @@ type Service struct{}
 func (s *Service) Bare() error { return nil }
 func (s *Service) Other() (err error) { var e error; defer derrors.Wrap(&e, "x"); return nil }
 func (s *Service) Plain() (err error) { defer println(); return nil }
+func (s *Service) Local() (err error) { defer wrapErr(&err, "x"); return nil }
 func (s *Service) Good(id string) (_ int, err error) { defer derrors.Wrap(&err, "x: good %s", id); return 0, nil }
 func (s *Service) NoError() int { return 0 }
 func (s *Service) unexported() error { return nil }
@@ -104,7 +108,7 @@ func (s *Service) unexported() error { return nil }
 		t.Fatal(err)
 	}
 	got := unannotated(fset, f)
-	want := []string{"Bare", "Other", "Plain"}
+	want := []string{"Bare", "Other", "Plain", "Local"}
 	if len(got) != len(want) {
 		t.Fatalf("reported %v, want %v", got, want)
 	}

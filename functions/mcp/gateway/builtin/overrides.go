@@ -35,7 +35,7 @@ func (s *Set) overrideDefinitions() []*Builtin {
 			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"overrides":{"type":"array","items":` + overrideView + `}},"required":["overrides"]}`,
 			Annotations: readOnly,
-			Handler:     s.overridesList,
+			Handler:     Typed(s.overridesList),
 		},
 		{
 			Name: "agentpack_tool_override_set", Version: "1.0.0", Toolset: toolsetOverrides, AdminOnly: true,
@@ -48,7 +48,7 @@ func (s *Set) overrideDefinitions() []*Builtin {
 				`"required":["connectionId","tool"],"additionalProperties":false}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 			Output:      `{"type":"object","properties":{"override":` + overrideView + `,"created":{"type":"boolean"}},"required":["override","created"]}`,
-			Handler:     s.overrideSet,
+			Handler:     Typed(s.overrideSet),
 		},
 		{
 			Name: "agentpack_tool_override_delete", Version: "1.0.0", Toolset: toolsetOverrides, AdminOnly: true,
@@ -57,7 +57,7 @@ func (s *Set) overrideDefinitions() []*Builtin {
 			Input:       `{"type":"object","properties":{` + target + `},"required":["connectionId","tool"],"additionalProperties":false}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 			Output:      `{"type":"object","properties":{"deleted":{"type":"object","properties":{"connectionId":{"type":"string"},"tool":{"type":"string"}},"required":["connectionId","tool"]}},"required":["deleted"]}`,
-			Handler:     s.overrideDelete,
+			Handler:     Typed(s.overrideDelete),
 		},
 	}
 }
@@ -72,30 +72,33 @@ func (s *Set) overrides() *overrides.Service {
 	return o
 }
 
-func (s *Set) overridesList(ctx context.Context, c *Call) (any, error) {
-	out, err := s.overrides().List(ctx, c.Principal, c.Workspace, strArg(c.Args, "connectionId"))
+type overridesListArgs struct {
+	ConnectionID string `json:"connectionId"`
+}
+
+func (s *Set) overridesList(ctx context.Context, c *Call, in overridesListArgs) (any, error) {
+	out, err := s.overrides().List(ctx, c.Principal, c.Workspace, in.ConnectionID)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"overrides": out}, nil
 }
 
-func (s *Set) overrideSet(ctx context.Context, c *Call) (any, error) {
-	in := overrides.Input{WorkspaceID: c.Workspace, ConnectionID: strArg(c.Args, "connectionId"), Tool: strArg(c.Args, "tool")}
-	for key, dst := range map[string]**string{"name": &in.Name, "title": &in.Title, "description": &in.Description} {
-		if _, ok := c.Args[key]; ok {
-			v := strArg(c.Args, key)
-			*dst = &v
-		}
-	}
-	in.Hidden, _ = c.Args["hidden"].(bool)
-	if a, ok := c.Args["annotations"]; ok {
-		raw, err := json.Marshal(a)
-		if err != nil {
-			return nil, err
-		}
-		in.Annotations = raw
-	}
+// overrideSetArgs: absent strings stay nil (the override leaves that field as the
+// upstream has it); annotations are kept as sent (null members remove one).
+type overrideSetArgs struct {
+	ConnectionID string          `json:"connectionId"`
+	Tool         string          `json:"tool"`
+	Name         *string         `json:"name"`
+	Title        *string         `json:"title"`
+	Description  *string         `json:"description"`
+	Hidden       bool            `json:"hidden"`
+	Annotations  json.RawMessage `json:"annotations"`
+}
+
+func (s *Set) overrideSet(ctx context.Context, c *Call, a overrideSetArgs) (any, error) {
+	in := overrides.Input{WorkspaceID: c.Workspace, ConnectionID: a.ConnectionID, Tool: a.Tool,
+		Name: a.Name, Title: a.Title, Description: a.Description, Hidden: a.Hidden, Annotations: a.Annotations}
 	v, created, err := s.overrides().Set(ctx, c.Principal, in)
 	if err != nil {
 		return nil, err
@@ -103,10 +106,14 @@ func (s *Set) overrideSet(ctx context.Context, c *Call) (any, error) {
 	return map[string]any{"override": v, "created": created}, nil
 }
 
-func (s *Set) overrideDelete(ctx context.Context, c *Call) (any, error) {
-	conn, tool := strArg(c.Args, "connectionId"), strArg(c.Args, "tool")
-	if _, err := s.overrides().Delete(ctx, c.Principal, c.Workspace, conn, tool); err != nil {
+type overrideTargetArgs struct {
+	ConnectionID string `json:"connectionId"`
+	Tool         string `json:"tool"`
+}
+
+func (s *Set) overrideDelete(ctx context.Context, c *Call, in overrideTargetArgs) (any, error) {
+	if _, err := s.overrides().Delete(ctx, c.Principal, c.Workspace, in.ConnectionID, in.Tool); err != nil {
 		return nil, err
 	}
-	return map[string]any{"deleted": map[string]string{"connectionId": conn, "tool": tool}}, nil
+	return map[string]any{"deleted": map[string]string{"connectionId": in.ConnectionID, "tool": in.Tool}}, nil
 }
