@@ -53,6 +53,7 @@ type world struct {
 	aggregate string // path of the aggregate endpoint
 	single    string // path of the single-server endpoint
 	tasks     string // path of the single-server endpoint of the task fixture
+	reference string // path of the single-server endpoint of the reference server
 	node      string // Node 22 binary
 	npm       string // test/npm
 }
@@ -96,8 +97,19 @@ func setup(t *testing.T) *world {
 	if status != http.StatusCreated || json.Unmarshal(body, &tc) != nil || !tc.Connect.Success {
 		t.Fatalf("create task fixture connection: %d %s", status, body)
 	}
+	status, body = env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
+		"name": "Reference Server", "url": startReference(t, node, npm), "transportType": "streamable-http", "workspaceId": ws,
+	})
+	var rc struct {
+		Handle  string
+		Connect struct{ Success bool }
+	}
+	if status != http.StatusCreated || json.Unmarshal(body, &rc) != nil || !rc.Connect.Success {
+		t.Fatalf("create reference server connection: %d %s", status, body)
+	}
 	return &world{proxy: tokenProxy(t, env.URL, admin), aggregate: "/mcp/" + ws,
-		single: "/mcp/" + ws + "/servers/" + c.Handle, tasks: "/mcp/" + ws + "/servers/" + tc.Handle, node: node, npm: npm}
+		single: "/mcp/" + ws + "/servers/" + c.Handle, tasks: "/mcp/" + ws + "/servers/" + tc.Handle,
+		reference: "/mcp/" + ws + "/servers/" + rc.Handle, node: node, npm: npm}
 }
 
 // tokenProxy serves a loopback reverse proxy to target that adds the bearer token and
@@ -224,6 +236,29 @@ func TestConformance(t *testing.T) {
 		}
 	})
 
+	// The 2026-07-28 scenarios whose tools only the suite's reference server implements
+	// (reference_test.go), each by name against the single-server endpoint in front of it,
+	// gating with the committed baseline.
+	t.Run("2026-07-28/reference", func(t *testing.T) {
+		t.Parallel()
+		for _, sc := range referenceScenarios {
+			out, checks, err := w.run(t, "conformance-next", 90*time.Second, "--url", w.proxy+w.reference, "--scenario", sc,
+				"--spec-version", "2026-07-28", "--expected-failures", expectedFailuresFile(t, "expected-failures-2026-07-28.yaml"))
+			passed := 0
+			for _, rs := range checks {
+				for _, r := range rs {
+					if r.Status == "SUCCESS" {
+						passed++
+					}
+				}
+			}
+			t.Logf("conformance-next %s (reference server): %d checks passed, failures %v (exit: %v)", sc, passed, failures(checks), err)
+			if len(checks) == 0 || err != nil {
+				t.Errorf("reference scenario %s: %v\n%s", sc, err, out)
+			}
+		}
+	})
+
 	// The 2026-07-28 revision (sessionless protocol) with the pinned prerelease of the suite
 	// (0.2.0-alpha.12): gating on the single-server endpoint, with its own committed baseline
 	// (expected-failures-2026-07-28.yaml, each entry with its reason); reported only on the
@@ -236,7 +271,7 @@ func TestConformance(t *testing.T) {
 			t.Parallel()
 			args := []string{"--url", w.proxy + ep.path, "--spec-version", "2026-07-28", "--suite", "all"}
 			if ep.gating {
-				args = append(args, "--expected-failures", expectedFailuresFile(t, "expected-failures-2026-07-28.yaml"))
+				args = append(args, "--expected-failures", fixtureBaseline(t))
 			}
 			out, checks, err := w.run(t, "conformance-next", 150*time.Second, args...)
 			passed, failed := 0, failures(checks)
