@@ -17,9 +17,11 @@ import (
 // to its user"). Only the caller the link was made for gets through (same subject, in the
 // flow's workspace; for a shared oauth grant an admin of it): the answer then carries the
 // authorization server's URL and the cookie that binds this browser to the flow. A refusal
-// stores nothing, leaves the link to its caller and is logged as mcp.consent_refused
-// (reason only). Errors: NOT_FOUND (unknown, used or expired link), FORBIDDEN (another
-// user or workspace; a member for a shared grant), UNAVAILABLE (not configured).
+// stores nothing, leaves the link to its caller and, when the link's flow is known (every
+// refusal but an unknown or used link), writes the event_log entry mcp.consent_refused on
+// its connection (logRefusal). Errors: NOT_FOUND (unknown, used, expired or replaced
+// link), FORBIDDEN (another user or workspace; a member for a shared grant), UNAVAILABLE
+// (not configured).
 func (s *Service) Consent(ctx context.Context, p *auth.Principal, link string) (_ *upstreamauth.ConsentStart, err error) {
 	defer derrors.Wrap(&err, "connections: consent")
 	if s.Auth == nil {
@@ -27,22 +29,65 @@ func (s *Service) Consent(ctx context.Context, p *auth.Principal, link string) (
 	}
 	who := &upstreamauth.Completer{Subject: p.Subject, Workspaces: p.Workspaces, AllWorkspaces: p.IsSuperuser(), Admin: p.IsAdmin()}
 	start, err := s.Auth.Consent(ctx, link, who)
-	switch {
-	case err == nil:
+	if err == nil {
 		return start, nil
+	}
+	if r, ok := errors.AsType[*upstreamauth.ConsentRefusal](err); ok {
+		s.logRefusal(ctx, p, r)
+	}
+	switch {
 	case errors.Is(err, upstreamauth.ErrStateUnknown), errors.Is(err, upstreamauth.ErrStateExpired):
 		return nil, apperr.New(apperr.NotFound, "this authorization link is unknown, expired or already used").
 			WithHint("call the tool again for a new link (links are valid for 10 minutes)")
+	case errors.Is(err, upstreamauth.ErrStateReplaced):
+		return nil, apperr.New(apperr.NotFound, "this authorization link was replaced by a newer one; nothing was stored").
+			WithHint("open the newest link you received, or call the tool again for a new one")
 	case errors.Is(err, upstreamauth.ErrStateForeign), errors.Is(err, upstreamauth.ErrNoSession):
-		s.logger().WarnContext(ctx, "consent refused", "reason", "another user or workspace")
 		return nil, apperr.New(apperr.Forbidden, "this authorization link was made for another user; nothing was stored").
 			WithHint("sign in as the user who received the link, or call the tool yourself for a link of your own")
 	case errors.Is(err, upstreamauth.ErrNotAdmin):
-		s.logger().WarnContext(ctx, "consent refused", "reason", "not an admin")
 		return nil, apperr.New(apperr.Forbidden, "only an admin of the workspace can complete the workspace's shared authorization; nothing was stored")
 	default:
 		return nil, err
 	}
+}
+
+// refusalReasons are the event_log payload's reason per ConsentRefusal reason.
+var refusalReasons = []struct {
+	err    error
+	reason string
+}{
+	{upstreamauth.ErrStateExpired, "expired"},
+	{upstreamauth.ErrStateReplaced, "replaced"},
+	{upstreamauth.ErrNoSession, "not signed in"},
+	{upstreamauth.ErrStateForeign, "another user or workspace"},
+	{upstreamauth.ErrNotAdmin, "not an admin"},
+}
+
+// logRefusal records a refused consent as mcp.consent_refused on the flow's connection, in
+// the flow's workspace (so that its admins see who opened a link that was not theirs, or a
+// stale one): actor the principal who opened it, payload {reason, sharedGrant}; never the
+// link. The refusal is the answer whatever happens here: a failed write is logged.
+func (s *Service) logRefusal(ctx context.Context, p *auth.Principal, r *upstreamauth.ConsentRefusal) {
+	reason := "refused"
+	for _, rr := range refusalReasons {
+		if errors.Is(r.Err, rr.err) {
+			reason = rr.reason
+			break
+		}
+	}
+	var ws *string
+	if r.WorkspaceID != "" {
+		ws = &r.WorkspaceID
+	}
+	err := db.EventInsert(ctx, s.Pool, &db.Event{EntityType: "mcp_connection", EntityID: r.Key.ConnectionID,
+		Action: "mcp.consent_refused", Actor: p.Subject, WorkspaceID: ws,
+		Payload: map[string]any{"reason": reason, "sharedGrant": r.Key.Subject == "" && !errors.Is(r.Err, upstreamauth.ErrStateReplaced)}})
+	if err != nil {
+		s.logger().ErrorContext(ctx, "consent refused; recording the refusal failed", "reason", reason, "connection_id", r.Key.ConnectionID, "err", err)
+		return
+	}
+	s.logger().WarnContext(ctx, "consent refused", "reason", reason, "connection_id", r.Key.ConnectionID)
 }
 
 // OAuthSettings are an admin's OAuth settings of a catalog entry or a connection

@@ -7,8 +7,9 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 )
 
-// Consent binding, client registrations and OAuth settings
-// (migrations/00008_oauth_consent_binding.sql, 00009_oauth_settings.sql).
+// Consent binding, replaced consent links, client registrations and OAuth settings
+// (migrations/00008_oauth_consent_binding.sql, 00023_oauth_replaced_links.sql,
+// 00009_oauth_settings.sql).
 
 // OAuthPendingByLink returns the pending authorization whose consent link hashes to
 // linkHash, or NOT_FOUND (also when none, or already taken).
@@ -37,6 +38,48 @@ func OAuthPendingDeleteCaller(ctx context.Context, q Querier, connectionID strin
 	}
 	tag, err := q.Exec(ctx, `DELETE FROM mcp_oauth_pending WHERE connection_id = $1 AND subject = $2
 		AND workspace_id IS NOT DISTINCT FROM $3`, connectionID, subject, workspace)
+	return tag.RowsAffected(), Interpret(err)
+}
+
+// OAuthPendingReplaceCaller deletes the pending authorizations of connectionID started by
+// subject in workspace (nil: none), as OAuthPendingDeleteCaller does, and keeps the consent
+// link of each in mcp_oauth_replaced_links until it would have expired
+// (migrations/00023_oauth_replaced_links.sql). It returns how many links it kept.
+func OAuthPendingReplaceCaller(ctx context.Context, q Querier, connectionID string, workspace *string, subject string) (int64, error) {
+	if !IsUUID(connectionID) {
+		return 0, nil
+	}
+	tag, err := q.Exec(ctx, `WITH gone AS (
+		DELETE FROM mcp_oauth_pending WHERE connection_id = $1 AND subject = $2
+			AND workspace_id IS NOT DISTINCT FROM $3
+		RETURNING link_hash, connection_id, workspace_id, subject, expires_at)
+		INSERT INTO mcp_oauth_replaced_links (link_hash, connection_id, workspace_id, subject, expires_at)
+		SELECT link_hash, connection_id, workspace_id, subject, expires_at FROM gone WHERE link_hash IS NOT NULL
+		ON CONFLICT (link_hash) DO NOTHING`, connectionID, subject, workspace)
+	return tag.RowsAffected(), Interpret(err)
+}
+
+// OAuthReplacedLink is a consent link a newer one replaced: the flow it was for.
+type OAuthReplacedLink struct {
+	LinkHash     []byte    `db:"link_hash"`
+	ConnectionID string    `db:"connection_id"`
+	WorkspaceID  *string   `db:"workspace_id"`
+	Subject      string    `db:"subject"`
+	ExpiresAt    time.Time `db:"expires_at"`
+	ReplacedAt   time.Time `db:"replaced_at"`
+}
+
+// OAuthReplacedLinkGet returns the replaced consent link that hashes to linkHash, or
+// NOT_FOUND.
+func OAuthReplacedLinkGet(ctx context.Context, q Querier, linkHash []byte) (*OAuthReplacedLink, error) {
+	return one[OAuthReplacedLink](ctx, q, `SELECT link_hash, connection_id, workspace_id, subject, expires_at, replaced_at
+		FROM mcp_oauth_replaced_links WHERE link_hash = $1`, linkHash)
+}
+
+// OAuthReplacedLinkSweep deletes the replaced links that expired before now and returns how
+// many.
+func OAuthReplacedLinkSweep(ctx context.Context, q Querier, now time.Time) (int64, error) {
+	tag, err := q.Exec(ctx, `DELETE FROM mcp_oauth_replaced_links WHERE expires_at < $1`, now)
 	return tag.RowsAffected(), Interpret(err)
 }
 

@@ -51,7 +51,8 @@ func NewHeaderUpstream(t TB) *HeaderUpstream {
 	u := &HeaderUpstream{}
 	s := mcp.NewServer(&mcp.Implementation{Name: "header-upstream", Version: "1"}, nil)
 	for _, name := range []string{HeaderToolASCII, HeaderToolUnicode} {
-		s.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(HeaderToolSchema)},
+		s.AddTool(&mcp.Tool{Name: name, Description: "Answers with its arguments; its parameters are mirrored into Mcp-Param-* headers",
+			InputSchema: json.RawMessage(HeaderToolSchema)},
 			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
 					Text: "ok " + req.Params.Name + ": " + string(req.Params.Arguments)}}}, nil

@@ -105,11 +105,25 @@ func StartNode(t TB, dir string, env []string, args ...string) string {
 	return addr
 }
 
+// StartNodeBinary is StartNode with the node binary named by bin (a path, e.g. test/npm's
+// pinned Node 22, whose type stripping runs a .mts file directly) instead of the node on
+// PATH.
+func StartNodeBinary(t TB, bin, dir string, env []string, args ...string) string {
+	t.Helper()
+	addr, _ := startNodeBinary(t, bin, dir, env, args...)
+	return addr
+}
+
 // startNode is StartNode that also returns a stop function (SIGKILL to the process group,
 // then reap; safe to call more than once, and called by t.Cleanup anyway).
 func startNode(t TB, dir string, env []string, args ...string) (string, func()) {
 	t.Helper()
-	cmd := exec.Command("node", append([]string{"--require", filepath.Join(dir, "bind-loopback.cjs")}, args...)...)
+	return startNodeBinary(t, "node", dir, env, args...)
+}
+
+func startNodeBinary(t TB, bin, dir string, env []string, args ...string) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--require", filepath.Join(dir, "bind-loopback.cjs")}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

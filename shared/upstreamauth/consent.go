@@ -40,6 +40,22 @@ func bindingHash(binding string) []byte {
 	return h[:]
 }
 
+// ConsentRefusal is Consent's refusal of a link whose flow it knows: Err is the reason
+// (ErrStateExpired, ErrStateReplaced, ErrNoSession, ErrStateForeign or ErrNotAdmin), Key
+// and WorkspaceID the flow's connection, grant subject ("" for a shared grant or a replaced
+// link) and workspace, so that the caller can record the refusal where that workspace's
+// admins see it. Nothing of the link itself is carried.
+type ConsentRefusal struct {
+	Err         error
+	Key         Key
+	WorkspaceID string
+}
+
+func (r *ConsentRefusal) Error() string { return r.Err.Error() }
+
+// Unwrap returns the reason.
+func (r *ConsentRefusal) Unwrap() error { return r.Err }
+
 // BindingCookieName is the name of the binding cookie of the flow with state: one per flow
 // (a browser may have several pending), derived from the state so that the callback,
 // which receives the state, knows which cookie to read.
@@ -54,8 +70,9 @@ func BindingCookieName(state string) string {
 // it records the SHA-256 of a random binding on the pending authorization and answers the
 // binding's cookie and the authorization server's URL. A refusal stores nothing and leaves
 // the pending authorization to its caller. Errors: ErrStateUnknown (no such link, already
-// used), ErrStateExpired, ErrNoSession, ErrStateForeign (another user or workspace),
-// ErrNotAdmin; or a store failure.
+// used); a *ConsentRefusal naming the flow, whose reason is ErrStateExpired,
+// ErrStateReplaced, ErrNoSession, ErrStateForeign (another user or workspace) or ErrNotAdmin
+// (errors.Is sees the reason); or a store failure.
 func (s *Service) Consent(ctx context.Context, link string, who *Completer) (_ *ConsentStart, err error) {
 	defer derrors.Wrap(&err, "upstreamauth: consent")
 	if s.consentURL == "" || link == "" || len(link) > 256 {
@@ -65,15 +82,20 @@ func (s *Service) Consent(ctx context.Context, link string, who *Completer) (_ *
 	if err != nil {
 		return nil, err
 	}
+	refuse := func(reason error) error {
+		return &ConsentRefusal{Err: reason, Key: p.Key, WorkspaceID: p.Caller.WorkspaceID}
+	}
 	switch {
 	case !s.now().Before(p.ExpiresAt):
-		return nil, ErrStateExpired
+		return nil, refuse(ErrStateExpired)
+	case p.Replaced:
+		return nil, refuse(ErrStateReplaced)
 	case who == nil:
-		return nil, ErrNoSession
+		return nil, refuse(ErrNoSession)
 	case !who.began(p):
-		return nil, ErrStateForeign
+		return nil, refuse(ErrStateForeign)
 	case p.Key.Subject == "" && !who.Admin:
-		return nil, ErrNotAdmin
+		return nil, refuse(ErrNotAdmin)
 	}
 	binding := rand.Text()
 	if err := s.store.PendingBind(ctx, link, bindingHash(binding)); err != nil {

@@ -365,3 +365,51 @@ func mustQuery(t *testing.T, u string) url.Values {
 	}
 	return pu.Query()
 }
+
+// TestConsentRefusalNamesTheFlow: a refusal of a link whose flow is known is a
+// *ConsentRefusal naming the flow's connection and workspace (what the consent endpoint
+// records in the event log), with the reason errors.Is sees: another user, no session, an
+// expired link, and a link the same caller's newer one replaced (kept as replaced, in
+// Postgres and in MemoryStore, until it would have expired). An unknown link names nothing.
+func TestConsentRefusalNamesTheFlow(t *testing.T) {
+	e := newEnv(t)
+	svc := e.withConsent(t)
+	ctx := t.Context()
+	a := e.caller("member-a")
+	ka := upstreamauth.Key{ConnectionID: e.conn, Subject: "member-a"}
+	memberA := &upstreamauth.Completer{Subject: "member-a", Workspaces: []string{e.ws}}
+	begin := func() string {
+		t.Helper()
+		u, err := svc.Begin(ctx, upstreamauth.BeginRequest{Caller: a, Key: ka, ServerURL: e.up.MCPURL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return linkOf(t, u)
+	}
+	refused := func(what, link string, who *upstreamauth.Completer, want error) {
+		t.Helper()
+		_, err := svc.Consent(ctx, link, who)
+		r, ok := errors.AsType[*upstreamauth.ConsentRefusal](err)
+		if !ok || !errors.Is(err, want) || r.Key.ConnectionID != e.conn || r.WorkspaceID != e.ws {
+			t.Errorf("%s: %v (%+v), want a ConsentRefusal of %s in %s for %v", what, err, r, e.conn, e.ws, want)
+		}
+	}
+	first := begin()
+	refused("another member", first, &upstreamauth.Completer{Subject: "member-b", Workspaces: []string{e.ws}}, upstreamauth.ErrStateForeign)
+	refused("no session", first, nil, upstreamauth.ErrNoSession)
+	second := begin()
+	refused("replaced link, its own caller", first, memberA, upstreamauth.ErrStateReplaced)
+	refused("replaced link, another member", first, &upstreamauth.Completer{Subject: "member-b", Workspaces: []string{e.ws}}, upstreamauth.ErrStateReplaced)
+	if _, err := svc.Consent(ctx, second, memberA); err != nil {
+		t.Errorf("the newest link: %v", err)
+	}
+	third := begin()
+	e.clock.add(upstreamauth.StateTTL + time.Second)
+	refused("expired link", third, memberA, upstreamauth.ErrStateExpired)
+	refused("expired replaced link", second, memberA, upstreamauth.ErrStateExpired)
+	if _, err := svc.Consent(ctx, "made-up", memberA); !errors.Is(err, upstreamauth.ErrStateUnknown) {
+		t.Errorf("unknown link: %v", err)
+	} else if _, ok := errors.AsType[*upstreamauth.ConsentRefusal](err); ok {
+		t.Error("an unknown link names a flow")
+	}
+}

@@ -51,13 +51,17 @@ func (s *DBStore) PendingPut(ctx context.Context, p *Pending) error {
 	if _, err := db.OAuthPendingSweep(ctx, s.q, time.Now()); err != nil {
 		return err
 	}
+	if _, err := db.OAuthReplacedLinkSweep(ctx, s.q, time.Now()); err != nil {
+		return err
+	}
 	var ws *string
 	if p.Caller.WorkspaceID != "" {
 		ws = &p.Caller.WorkspaceID
 	}
 	// The caller's earlier pending authorizations of this connection are replaced: repeated
-	// unauthorized calls keep one row, not one per call.
-	if _, err := db.OAuthPendingDeleteCaller(ctx, s.q, p.Key.ConnectionID, ws, p.Caller.Subject); err != nil {
+	// unauthorized calls keep one row, not one per call. Their links are kept as replaced
+	// (PendingByLink), so that opening one is refused as replaced, naming its connection.
+	if _, err := db.OAuthPendingReplaceCaller(ctx, s.q, p.Key.ConnectionID, ws, p.Caller.Subject); err != nil {
 		return err
 	}
 	var lh []byte
@@ -77,7 +81,19 @@ func (s *DBStore) PendingByLink(ctx context.Context, link string) (*Pending, err
 	}
 	row, err := db.OAuthPendingByLink(ctx, s.q, linkHash(link))
 	if apperr.CodeOf(err) == apperr.NotFound {
-		return nil, ErrStateUnknown
+		gone, gerr := db.OAuthReplacedLinkGet(ctx, s.q, linkHash(link))
+		switch {
+		case apperr.CodeOf(gerr) == apperr.NotFound:
+			return nil, ErrStateUnknown
+		case gerr != nil:
+			return nil, gerr
+		}
+		p := &Pending{Key: Key{ConnectionID: gone.ConnectionID}, Caller: Caller{Subject: gone.Subject},
+			ExpiresAt: gone.ExpiresAt, Replaced: true}
+		if gone.WorkspaceID != nil {
+			p.Caller.WorkspaceID = *gone.WorkspaceID
+		}
+		return p, nil
 	}
 	if err != nil {
 		return nil, err

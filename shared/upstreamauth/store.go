@@ -14,7 +14,9 @@ type Store interface {
 	// caller's repeated unauthorized calls keep one pending row, the newest link.
 	PendingPut(ctx context.Context, p *Pending) error
 	// PendingByLink returns the pending authorization of consent link id link without
-	// taking it (ErrStateUnknown when none), its BindingHash filled.
+	// taking it (ErrStateUnknown when none), its BindingHash filled. A link a newer one of
+	// the same caller replaced (PendingPut) is returned with Replaced set and only Key.
+	// ConnectionID, Caller and ExpiresAt filled, until it would have expired.
 	PendingByLink(ctx context.Context, link string) (*Pending, error)
 	// PendingBind records bindingHash (SHA-256 of the browser binding) on the pending
 	// authorization of link (ErrStateUnknown when gone).
@@ -50,8 +52,10 @@ type MemoryStore struct {
 	lock    sync.Mutex // WithLock
 	mu      sync.Mutex
 	pending map[string]Pending
-	grants  map[Key]Grant
-	regs    map[[2]string]Endpoint
+	// replaced: consent link → the flow a newer link of the same caller replaced.
+	replaced map[string]Pending
+	grants   map[Key]Grant
+	regs     map[[2]string]Endpoint
 }
 
 var _ Store = (*MemoryStore)(nil)
@@ -66,6 +70,12 @@ func (m *MemoryStore) PendingPut(_ context.Context, p *Pending) error {
 	for st, q := range m.pending {
 		if q.Key.ConnectionID == p.Key.ConnectionID && q.Caller == p.Caller {
 			delete(m.pending, st)
+			if q.Link != "" {
+				if m.replaced == nil {
+					m.replaced = map[string]Pending{}
+				}
+				m.replaced[q.Link] = Pending{Key: Key{ConnectionID: q.Key.ConnectionID}, Caller: q.Caller, ExpiresAt: q.ExpiresAt, Replaced: true}
+			}
 		}
 	}
 	m.pending[p.State] = *p
@@ -80,6 +90,9 @@ func (m *MemoryStore) PendingByLink(_ context.Context, link string) (*Pending, e
 		if link != "" && p.Link == link {
 			return &p, nil
 		}
+	}
+	if p, ok := m.replaced[link]; ok && link != "" {
+		return &p, nil
 	}
 	return nil, ErrStateUnknown
 }

@@ -107,6 +107,9 @@ type Pending struct {
 	// BindingHash is the SHA-256 of the browser binding the consent page set (nil: the
 	// page has not let any browser through yet). Kept by the store beside the sealed value.
 	BindingHash []byte `json:"-"`
+	// Replaced is set by Store.PendingByLink on a link a newer one of the same caller
+	// replaced; such a Pending carries only Key.ConnectionID, Caller and ExpiresAt.
+	Replaced bool `json:"-"`
 }
 
 // Endpoint is what discovery found for one upstream and the client identity used with it.
@@ -202,6 +205,9 @@ var (
 	// ErrUnbound: the callback came from a browser that did not pass the consent page as
 	// the caller the link was made for (no binding cookie, or another one).
 	ErrUnbound = errors.New("upstreamauth: this browser did not open the authorization link as its user")
+	// ErrStateReplaced: the consent link's caller has a newer link for the same connection
+	// (each unauthorized call replaces the caller's pending authorization).
+	ErrStateReplaced = errors.New("upstreamauth: authorization link replaced by a newer one")
 	// ErrNoSession: the consent page was opened by a browser with no gateway sign-in.
 	ErrNoSession = errors.New("upstreamauth: sign in to open this authorization link")
 	// ErrDenied: the authorization server answered the callback with an error (e.g. the user

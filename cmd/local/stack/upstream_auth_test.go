@@ -264,9 +264,33 @@ func TestUpstreamOAuth(t *testing.T) {
 				t.Errorf("%s: %d %v", tt.name, st, body)
 			}
 		}
+		// A newer link replaces this one: opening the old one is refused as replaced.
+		st, r = w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
+		mustStatus(t, "authorize again", st, http.StatusOK, r)
+		if st, asURL, body := consentPage(t, link, a.admin); st != http.StatusNotFound || asURL != "" || !strings.Contains(fmt.Sprint(body), "replaced") {
+			t.Errorf("the replaced link: %d %v", st, body)
+		}
+		link = r["authorizationUrl"].(string)
 		_, after := w.do(t, "GET", "/api/mcp-connections/"+conn, a.admin, nil)
 		if fmt.Sprint(before["authorization"]) != fmt.Sprint(after["authorization"]) {
 			t.Errorf("the grant changed: %v → %v", before["authorization"], after["authorization"])
+		}
+		// Each refusal by a signed-in principal is in A's event log, on the connection, by
+		// who opened the link and why (no session: refused before any principal exists).
+		st, ev := w.do(t, "GET", "/api/events?workspaceId="+a.id+"&action=mcp.consent_refused", a.admin, nil)
+		mustStatus(t, "events", st, http.StatusOK, ev)
+		var got []string
+		for _, e := range ev["events"].([]any) {
+			e := e.(map[string]any)
+			if e["entityType"] != "mcp_connection" || e["entityId"] != conn || strings.Contains(fmt.Sprint(e["payload"]), "consent/") {
+				t.Errorf("refusal event %v", e)
+			}
+			got = append(got, fmt.Sprint(e["actor"], ": ", e["payload"].(map[string]any)["reason"]))
+		}
+		slices.Sort(got)
+		want := []string{"admin-A: not an admin", "admin-A: replaced", "admin-B: another user or workspace", "member-A: another user or workspace"}
+		if !slices.Equal(got, want) {
+			t.Errorf("consent_refused events %q, want %q", got, want)
 		}
 		if st, asURL, body := consentPage(t, link, a.admin); st != http.StatusOK || !strings.HasPrefix(asURL, up.URL()+"/authorize?") {
 			t.Errorf("the admin who began it: %d %v", st, body)

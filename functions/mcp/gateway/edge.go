@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -378,6 +379,13 @@ func writeHeaderMismatch(w http.ResponseWriter, req *rpcRequest, err error) {
 // no intermediary may share it, whatever the upstream said. Results for older clients are
 // written as they are.
 func (g *Gateway) reply(w *limitedWriter, st *requestState, req *rpcRequest, result any, rerr error) {
+	var je *jsonrpc.Error
+	if rerr != nil && st.NewProtocol && errors.As(rerr, &je) {
+		if status := wire.ErrorStatus(je.Code); status != http.StatusOK {
+			wire.WriteHTTP(w, status, req.id, je)
+			return
+		}
+	}
 	if rerr != nil || !st.NewProtocol {
 		wire.Write(w, req.id, result, rerr)
 		return

@@ -3,15 +3,15 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/mcpclient"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The edge's part of MCP Tasks (docs/TASKS.md): which requests become or concern a task,
@@ -56,15 +56,15 @@ func (g *Gateway) serveToolTask(w *limitedWriter, r *http.Request, st *requestSt
 			if ts != "required" {
 				return false
 			}
-			g.replyTask(w, st, req, nil, tasks.ErrMissingExtension)
+			g.reply(w, st, req, nil, tasks.ErrMissingExtension)
 			return true
 		}
 		row, other, err := g.tasks.Create(r.Context(), st.State, name, &ref, nil, req.params, p)
 		if row != nil {
-			g.replyTask(w, st, req, tasks.CreateResult(row), nil)
+			g.reply(w, st, req, tasks.CreateResult(row), nil)
 			return true
 		}
-		g.replyTask(w, st, req, other, err)
+		g.reply(w, st, req, other, err)
 		return true
 	}
 	if p["task"] == nil || !tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")) {
@@ -111,47 +111,29 @@ func (g *Gateway) serveTaskMethod(w *limitedWriter, r *http.Request, st *request
 	default:
 		// tasks/result and tasks/list are removed (SEP-2663 "Backward Compatibility"); the
 		// tasks/ prefix is the extension's.
-		g.replyTask(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound, "method not found: "+req.method+" is not part of the "+tasks.Extension+" extension"))
+		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound, "method not found: "+req.method+" is not part of the "+tasks.Extension+" extension"))
 		return true
 	}
 	var p struct {
 		TaskID *string `json:"taskId"`
 	}
 	if json.Unmarshal(req.params, &p) != nil || p.TaskID == nil {
-		g.replyTask(w, st, req, nil, wire.InvalidParams("taskId must be a string"))
+		g.reply(w, st, req, nil, wire.InvalidParams("taskId must be a string"))
 		return true
 	}
 	// An Mcp-Name in the Base64 sentinel form (=?base64?…?=) is decoded before the
 	// comparison (2026-07-28 transport, "Value Encoding").
 	if name, ok := mcpclient.DecodeHeaderValue(r.Header.Get("Mcp-Name")); !ok || name != *p.TaskID {
-		g.replyTask(w, st, req, nil, wire.Refusal(mcp.CodeHeaderMismatch, "header mismatch: Mcp-Name must equal params.taskId"))
+		g.reply(w, st, req, nil, wire.Refusal(mcp.CodeHeaderMismatch, "header mismatch: Mcp-Name must equal params.taskId"))
 		return true
 	}
 	if !tasks.ClientDeclares(req.params) {
-		g.replyTask(w, st, req, nil, tasks.ErrMissingExtension)
+		g.reply(w, st, req, nil, tasks.ErrMissingExtension)
 		return true
 	}
 	res, rerr := g.tasks.ServeExtension(r.Context(), st.State, req.method, *p.TaskID)
-	g.replyTask(w, st, req, res, rerr)
+	g.reply(w, st, req, res, rerr)
 	return true
-}
-
-// replyTask is reply, with a 2026-07-28 JSON-RPC error sent under the HTTP status
-// SEP-2575 gives its code (as go-sdk does for its own answers): 404 for -32601, 400 for
-// -32602, -32020 and -32021.
-func (g *Gateway) replyTask(w *limitedWriter, st *requestState, req *rpcRequest, result any, rerr error) {
-	var je *jsonrpc.Error
-	if st.NewProtocol && errors.As(rerr, &je) {
-		switch je.Code {
-		case jsonrpc.CodeMethodNotFound:
-			wire.WriteHTTP(w, http.StatusNotFound, req.id, je)
-			return
-		case jsonrpc.CodeInvalidParams, mcp.CodeHeaderMismatch, mcp.CodeMissingRequiredClientCapabilities:
-			wire.WriteHTTP(w, http.StatusBadRequest, req.id, je)
-			return
-		}
-	}
-	g.reply(w, st, req, result, rerr)
 }
 
 // withTaskCapability adds the tasks capability to a buffered initialize or

@@ -4,8 +4,11 @@
 // single-server endpoint in front of a fixture upstream written here (both gating, with the
 // newest stable suite), and the 2026-07-28 scenarios of the pinned prerelease: gating on the
 // single-server endpoint against expected-failures-2026-07-28.yaml, reported on the
-// aggregate endpoint; and the io.modelcontextprotocol/tasks extension scenarios, gating on
-// the single-server endpoint of a second fixture (taskfixture_test.go).
+// aggregate endpoint; the io.modelcontextprotocol/tasks extension scenarios, gating on the
+// single-server endpoint of a second fixture (taskfixture_test.go); and, gating by name, the
+// scenarios whose diagnostic tools only the suite's reference server implements (in front
+// of it) and the x-mcp-header scenario (in front of testpeer.HeaderUpstream),
+// reference_test.go.
 //
 // The runner cannot send an Authorization header, so a loopback proxy adds the bearer
 // token: the real auth path is what is tested.
@@ -53,6 +56,8 @@ type world struct {
 	aggregate string // path of the aggregate endpoint
 	single    string // path of the single-server endpoint
 	tasks     string // path of the single-server endpoint of the task fixture
+	reference string // path of the single-server endpoint of the reference server
+	headers   string // path of the single-server endpoint of testpeer.HeaderUpstream
 	node      string // Node 22 binary
 	npm       string // test/npm
 }
@@ -96,8 +101,29 @@ func setup(t *testing.T) *world {
 	if status != http.StatusCreated || json.Unmarshal(body, &tc) != nil || !tc.Connect.Success {
 		t.Fatalf("create task fixture connection: %d %s", status, body)
 	}
-	return &world{proxy: tokenProxy(t, env.URL, admin), aggregate: "/mcp/" + ws,
-		single: "/mcp/" + ws + "/servers/" + c.Handle, tasks: "/mcp/" + ws + "/servers/" + tc.Handle, node: node, npm: npm}
+	status, body = env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
+		"name": "Reference Server", "url": startReference(t, node, npm), "transportType": "streamable-http", "workspaceId": ws,
+	})
+	var rc struct {
+		Handle  string
+		Connect struct{ Success bool }
+	}
+	if status != http.StatusCreated || json.Unmarshal(body, &rc) != nil || !rc.Connect.Success {
+		t.Fatalf("create reference server connection: %d %s", status, body)
+	}
+	status, body = env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
+		"name": "Header Upstream", "url": testpeer.NewHeaderUpstream(t).URL, "transportType": "streamable-http", "workspaceId": ws,
+	})
+	var hc struct {
+		Handle  string
+		Connect struct{ Success bool }
+	}
+	if status != http.StatusCreated || json.Unmarshal(body, &hc) != nil || !hc.Connect.Success {
+		t.Fatalf("create header upstream connection: %d %s", status, body)
+	}
+	return &world{proxy: tokenProxy(t, env.URL, admin), aggregate: "/mcp/" + ws, headers: "/mcp/" + ws + "/servers/" + hc.Handle,
+		single: "/mcp/" + ws + "/servers/" + c.Handle, tasks: "/mcp/" + ws + "/servers/" + tc.Handle,
+		reference: "/mcp/" + ws + "/servers/" + rc.Handle, node: node, npm: npm}
 }
 
 // tokenProxy serves a loopback reverse proxy to target that adds the bearer token and
@@ -178,7 +204,7 @@ func expectedFailuresFile(t *testing.T, name string) string {
 func TestConformance(t *testing.T) {
 	w := setup(t)
 
-	// The four runs are independent node processes against one stateless gateway: they
+	// The runs are independent node processes against one stateless gateway: they
 	// run side by side (each scenario opens its own sessions).
 	t.Run("aggregate", func(t *testing.T) {
 		t.Parallel()
@@ -224,6 +250,44 @@ func TestConformance(t *testing.T) {
 		}
 	})
 
+	// The 2026-07-28 scenarios whose tools only the suite's reference server implements
+	// (reference_test.go), each by name against the single-server endpoint in front of it,
+	// gating with the committed baseline.
+	t.Run("2026-07-28/reference", func(t *testing.T) {
+		t.Parallel()
+		for _, sc := range referenceScenarios {
+			out, checks, err := w.run(t, "conformance-next", 90*time.Second, "--url", w.proxy+w.reference, "--scenario", sc,
+				"--spec-version", "2026-07-28", "--expected-failures", expectedFailuresFile(t, "expected-failures-2026-07-28.yaml"))
+			passed := 0
+			for _, rs := range checks {
+				for _, r := range rs {
+					if r.Status == "SUCCESS" {
+						passed++
+					}
+				}
+			}
+			t.Logf("conformance-next %s (reference server): %d checks passed, failures %v (exit: %v)", sc, passed, failures(checks), err)
+			if len(checks) == 0 || err != nil {
+				t.Errorf("reference scenario %s: %v\n%s", sc, err, out)
+			}
+		}
+	})
+
+	// SEP-2243 (x-mcp-header) against the single-server endpoint of an upstream whose tools
+	// carry x-mcp-header parameters (testpeer.HeaderUpstream): the gateway lists them and
+	// checks the client's Mcp-Param-* headers against the arguments before forwarding.
+	t.Run("2026-07-28/x-mcp-header", func(t *testing.T) {
+		t.Parallel()
+		for _, sc := range headerScenarios {
+			out, checks, err := w.run(t, "conformance-next", 90*time.Second, "--url", w.proxy+w.headers, "--scenario", sc,
+				"--spec-version", "2026-07-28", "--expected-failures", expectedFailuresFile(t, "expected-failures-2026-07-28.yaml"))
+			t.Logf("conformance-next %s (header upstream): failures %v (exit: %v)", sc, failures(checks), err)
+			if len(checks) == 0 || err != nil {
+				t.Errorf("x-mcp-header scenario %s: %v\n%s", sc, err, out)
+			}
+		}
+	})
+
 	// The 2026-07-28 revision (sessionless protocol) with the pinned prerelease of the suite
 	// (0.2.0-alpha.12): gating on the single-server endpoint, with its own committed baseline
 	// (expected-failures-2026-07-28.yaml, each entry with its reason); reported only on the
@@ -236,7 +300,7 @@ func TestConformance(t *testing.T) {
 			t.Parallel()
 			args := []string{"--url", w.proxy + ep.path, "--spec-version", "2026-07-28", "--suite", "all"}
 			if ep.gating {
-				args = append(args, "--expected-failures", expectedFailuresFile(t, "expected-failures-2026-07-28.yaml"))
+				args = append(args, "--expected-failures", fixtureBaseline(t))
 			}
 			out, checks, err := w.run(t, "conformance-next", 150*time.Second, args...)
 			passed, failed := 0, failures(checks)

@@ -200,6 +200,22 @@ func Response(id json.RawMessage, result any, rerr error) []byte {
 	return append(out, '}')
 }
 
+// ErrorStatus is the HTTP status of a JSON-RPC error answer at protocol 2026-07-28
+// (SEP-2575, as go-sdk's own streamable handler applies it): 404 for -32601 (method not
+// found), 400 for -32602 (invalid params), -32022 (unsupported protocol version), -32021
+// (missing required client capabilities) and -32020 (header mismatch, as the edge answers
+// it before any handler), 200 for every other code. Earlier
+// revisions answer every JSON-RPC error with 200.
+func ErrorStatus(code int64) int {
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities, mcp.CodeHeaderMismatch:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
 // Write answers 200 with Response(id, result, rerr) as application/json.
 func Write(w http.ResponseWriter, id json.RawMessage, result any, rerr error) {
 	out := Response(id, result, rerr)

@@ -147,3 +147,23 @@ func TestSeal(t *testing.T) {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestErrorStatus: SEP-2575's HTTP status per JSON-RPC error code at 2026-07-28 (the
+// table go-sdk's streamable handler applies): 404 for -32601, 400 for -32602, -32022 and
+// -32021 and -32020, 200 for the rest (-32603, -32042 …).
+func TestErrorStatus(t *testing.T) {
+	for code, want := range map[int64]int{
+		jsonrpc.CodeMethodNotFound: http.StatusNotFound,
+		jsonrpc.CodeInvalidParams:  http.StatusBadRequest,
+		-32022:                     http.StatusBadRequest,
+		-32021:                     http.StatusBadRequest,
+		-32020:                     http.StatusBadRequest,
+		jsonrpc.CodeInternalError:  http.StatusOK,
+		-32042:                     http.StatusOK,
+		-32050:                     http.StatusOK,
+	} {
+		if got := ErrorStatus(code); got != want {
+			t.Errorf("ErrorStatus(%d) = %d, want %d", code, got, want)
+		}
+	}
+}
