@@ -1,0 +1,84 @@
+package stack_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentpack/gateway/shared/demoupstream"
+	"github.com/agentpack/gateway/shared/seed"
+	"github.com/agentpack/gateway/shared/testpeer"
+	"github.com/agentpack/gateway/shared/upstreamauth"
+)
+
+// TestLocalOAuthDemo walks the OAuth demo that `make run` serves (demoupstream.Protected:
+// the mockoidc authorization server and the demo MCP server behind bearer checks, seeded by
+// seed.LoadOAuthDemo as an oauth_per_user entry with its pre-registered client): the admin
+// installs the seeded entry and consents; a member's first call answers the authorization
+// (-32042 with their consent link, nothing forwarded); the member passes the consent page,
+// the authorization server approves its demo user at once, the callback stores the token;
+// the member's next call reaches the protected server with that token (whoami answers the
+// demo user), and the member's own state reads authorized.
+func TestLocalOAuthDemo(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	a := w.ws["A"]
+	p, err := demoupstream.StartProtected("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	entry, err := seed.LoadOAuthDemo(t.Context(), w.env.Pool, p.MCPURL(), &upstreamauth.Client{
+		ClientID: demoupstream.ProtectedClientID, ClientSecret: p.ClientSecret(),
+		TokenEndpointAuth: upstreamauth.AuthClientSecretPost, Issuer: p.Issuer()}, w.env.Deps.Connections.AuthClientPut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+entry+"/install", a.admin, map[string]any{"workspaceId": a.id})
+	mustStatus(t, "install", st, http.StatusCreated, inst)
+	if inst["authMode"] != "oauth_per_user" {
+		t.Fatalf("authMode = %v", inst["authMode"])
+	}
+	conn, handle := inst["id"].(string), inst["handle"].(string)
+	if code, page := browserGet(t, consentURL(t, authURLOf(t, "install", inst), "", a.admin), ""); code != http.StatusOK || !strings.Contains(page, `data-status="authorized"`) {
+		t.Fatalf("admin consent: %d %s", code, page)
+	}
+	whoami := "mcp_" + handle + "_whoami"
+	v25 := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+
+	// The member has not consented: the answer is the way to do it, bound to them.
+	_, m, _ := w.call(t, "/mcp/"+a.id, a.member, whoami, map[string]any{}, v25)
+	e, _ := m["error"].(map[string]any)
+	if e == nil || e["code"] != float64(-32042) {
+		t.Fatalf("member before consent: %v", m)
+	}
+	els, _ := e["data"].(map[string]any)["elicitations"].([]any)
+	if len(els) != 1 {
+		t.Fatalf("elicitations: %v", e["data"])
+	}
+	link, _ := els[0].(map[string]any)["url"].(string)
+	if !strings.Contains(link, "/admin/#/consent/") {
+		t.Fatalf("link %q", link)
+	}
+	// Someone else (the admin) cannot pass the member's link.
+	if st, _, _ := consentPage(t, link, a.admin); st != http.StatusForbidden {
+		t.Errorf("the admin passed the member's consent link: %d", st)
+	}
+	st, asURL, body := consentPage(t, link, a.member)
+	if st != http.StatusOK || !strings.HasPrefix(asURL, p.Issuer()+"/authorize?") {
+		t.Fatalf("consent page: %d %s %v", st, asURL, body)
+	}
+	loc, err := testpeer.Consent(t.Context(), asURL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, page := browserGet(t, loc.String(), ""); code != http.StatusOK || !strings.Contains(page, `data-status="authorized"`) {
+		t.Fatalf("member callback: %d %s", code, page)
+	}
+	_, m, out := w.call(t, "/mcp/"+a.id, a.member, whoami, map[string]any{}, v25)
+	if out != "ok" || !strings.Contains(fmt.Sprint(m["result"]), "signed in upstream as 1234567890") {
+		t.Errorf("member after consent: %s %v", out, m)
+	}
+	_ = conn
+}
