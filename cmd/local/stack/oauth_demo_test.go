@@ -19,7 +19,8 @@ import (
 // (-32042 with their consent link, nothing forwarded); the member passes the consent page,
 // the authorization server approves its demo user at once, the callback stores the token;
 // the member's next call reaches the protected server with that token (whoami answers the
-// demo user), and the member's own state reads authorized.
+// demo user), and the member's own state (GET /api/mcp-connections/authorizations) reads
+// authorized, where it read required before; another workspace's list is 404.
 func TestLocalOAuthDemo(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, nil)
@@ -43,6 +44,28 @@ func TestLocalOAuthDemo(t *testing.T) {
 	conn, handle := inst["id"].(string), inst["handle"].(string)
 	if code, page := browserGet(t, consentURL(t, authURLOf(t, "install", inst), "", a.admin), ""); code != http.StatusOK || !strings.Contains(page, `data-status="authorized"`) {
 		t.Fatalf("admin consent: %d %s", code, page)
+	}
+	// The member's own state before consent: required, and they may start it.
+	mine := func(want string) {
+		t.Helper()
+		st, b := w.do(t, "GET", "/api/mcp-connections/authorizations?workspaceId="+a.id, a.member, nil)
+		mustStatus(t, "my authorizations", st, http.StatusOK, b)
+		list, _ := b["authorizations"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("authorizations: %v", b)
+		}
+		it := list[0].(map[string]any)
+		az, _ := it["authorization"].(map[string]any)
+		if it["connectionId"] != conn || it["canAuthorize"] != true || az["mode"] != "oauth_per_user" || az["authorization"] != want {
+			t.Errorf("member's authorization, want %s: %v", want, it)
+		}
+		if want == "authorized" && az["authorizedBy"] != "member-A" {
+			t.Errorf("authorizedBy = %v", az["authorizedBy"])
+		}
+	}
+	mine("required")
+	if st, b := w.do(t, "GET", "/api/mcp-connections/authorizations?workspaceId="+w.ws["B"].id, a.member, nil); st != http.StatusNotFound {
+		t.Errorf("another workspace's authorizations: %d %v", st, b)
 	}
 	whoami := "mcp_" + handle + "_whoami"
 	v25 := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
@@ -80,5 +103,5 @@ func TestLocalOAuthDemo(t *testing.T) {
 	if out != "ok" || !strings.Contains(fmt.Sprint(m["result"]), "signed in upstream as 1234567890") {
 		t.Errorf("member after consent: %s %v", out, m)
 	}
-	_ = conn
+	mine("authorized")
 }

@@ -92,6 +92,7 @@ var Routes = []Route{
 	{"GET /api/mcp-connections", func(a *API) handlerFunc { return a.connectionList }},
 	{"POST /api/mcp-connections", func(a *API) handlerFunc { return a.connectionCreate }},
 	{"GET /api/mcp-connections/statuses", func(a *API) handlerFunc { return a.connectionStatuses }},
+	{"GET /api/mcp-connections/authorizations", func(a *API) handlerFunc { return a.myAuthorizations }},
 	{"GET /api/mcp-connections/{id}", func(a *API) handlerFunc { return a.connectionGet }},
 	{"PUT /api/mcp-connections/{id}", func(a *API) handlerFunc { return a.connectionUpdate }},
 	{"DELETE /api/mcp-connections/{id}", func(a *API) handlerFunc { return a.connectionDelete }},
@@ -225,6 +226,17 @@ func (a *API) connectionStatuses(w http.ResponseWriter, r *http.Request, p *auth
 		return err
 	}
 	httpapi.JSON(w, http.StatusOK, map[string]any{"statuses": st})
+	return nil
+}
+
+// myAuthorizations is GET /api/mcp-connections/authorizations[?workspaceId=]: the caller's
+// upstream authorization state of every OAuth connection they may use (any role).
+func (a *API) myAuthorizations(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	out, err := a.Connections.MyAuthorizations(r.Context(), p, r.URL.Query().Get("workspaceId"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"authorizations": out})
 	return nil
 }
 
