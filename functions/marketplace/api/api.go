@@ -88,6 +88,7 @@ var Routes = []Route{
 	{"DELETE /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogDelete }},
 	{"POST /api/mcp-marketplace/{id}/install", func(a *API) handlerFunc { return a.install }},
 	{"DELETE /api/mcp-marketplace/{id}/install", func(a *API) handlerFunc { return a.uninstall }},
+	{"GET /api/mcp-marketplace/{id}/auth", func(a *API) handlerFunc { return a.catalogEntryAuthGet }},
 	{"PUT /api/mcp-marketplace/{id}/auth", func(a *API) handlerFunc { return a.catalogEntryAuth }},
 	{"GET /api/mcp-connections", func(a *API) handlerFunc { return a.connectionList }},
 	{"POST /api/mcp-connections", func(a *API) handlerFunc { return a.connectionCreate }},
@@ -274,6 +275,20 @@ func (a *API) connectionGet(w http.ResponseWriter, r *http.Request, p *auth.Prin
 
 // catalogEntryAuth is PUT /api/mcp-marketplace/{id}/auth (superuser): the entry's default
 // auth mode and pre-registered OAuth client; the secret is stored sealed and never answered.
+// catalogEntryAuthGet is GET /api/mcp-marketplace/{id}/auth (superuser): what PUT wrote,
+// without secrets.
+func (a *API) catalogEntryAuthGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireCatalogWriter(p); err != nil {
+		return err
+	}
+	out, err := a.Connections.EntryAuth(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, out)
+	return nil
+}
+
 func (a *API) catalogEntryAuth(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	if err := requireCatalogWriter(p); err != nil {
 		return err

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -163,5 +164,116 @@ func TestMemberConsentInBrowser(t *testing.T) {
 	k.shot("authorizations-authorized-1280")
 	if n := countRows(t, env, `SELECT count(*) FROM mcp_oauth_grants WHERE subject = 'web-member'`); n != 1 {
 		t.Fatalf("grants of the member: %d", n)
+	}
+}
+
+// TestCatalogAuthEditorInBrowser: the superuser's catalog editor sets an entry's header
+// template, auth mode, OAuth settings (expected issuer, scopes, an extra authorization
+// parameter) and a pre-registered client with a secret; the API then holds exactly that
+// (GET …/{id}/auth: the secret only as hasSecret, never sent back to the page). A bad
+// parameter line is refused in the form and nothing is written. Reopened, the editor shows
+// the stored values with an empty secret field; saving again without a secret keeps the
+// stored one.
+func TestCatalogAuthEditorInBrowser(t *testing.T) {
+	chromium(t)
+	const code = "catalog-auth-browser-code-0123456789"
+	principals := map[string]auth.Principal{}
+	signIn, err := console.DevSignIn("local", stacktest.Secret, code, time.Hour, principals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{DevSignIn: signIn}})
+	ws, _, _ := env.Workspace(t, "Catalog")
+	principals["superuser"] = auth.Principal{Subject: "web-root", Role: auth.RoleSuperuser, Workspaces: []string{ws}}
+	su := stacktest.Token(t, "root", auth.RoleSuperuser)
+	st, b := env.Do(t, "POST", "/api/mcp-marketplace", su, map[string]any{"name": "Auth Editor", "url": "http://127.0.0.1:9/mcp", "category": "Testing"})
+	if st != http.StatusCreated {
+		t.Fatalf("create: %d %s", st, b)
+	}
+	var entry struct{ ID string }
+	_ = json.Unmarshal(b, &entry)
+	authOf := func() map[string]any {
+		t.Helper()
+		st, b := env.Do(t, "GET", "/api/mcp-marketplace/"+entry.ID+"/auth", su, nil)
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil || st != http.StatusOK {
+			t.Fatalf("GET auth: %d %s", st, b)
+		}
+		return m
+	}
+	const secret = "catalog-client-secret-5d1e"
+	initial := authOf()["authMode"]
+
+	k, stop := kit(t, env.URL)
+	defer stop()
+	k.do("sign in", chromedp.Navigate(env.URL+console.DevSignInPath+"?code="+code+"&as=superuser"),
+		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	k.open("#/catalog", "catalog")
+	edit := func() {
+		t.Helper()
+		k.do("edit", chromedp.Click(`tr[data-entry="Auth Editor"] td.actions button`, chromedp.ByQuery),
+			chromedp.WaitVisible(`#entry-dialog #e-authmode`, chromedp.ByQuery))
+		k.waitJS("auth loaded", `!document.querySelector('#entry-dialog fieldset.auth[data-loading]')`)
+	}
+	edit()
+	k.setValue("#e-hname0", "Authorization")
+	k.setValue("#e-hvalue0", "Bearer {{TOKEN}}")
+	k.eval("mode", `(() => { const s = document.querySelector('#e-authmode'); s.value = 'oauth_per_user';
+		s.dispatchEvent(new Event('change', {bubbles: true})); return true })()`, nil)
+	k.do("oauth fields", chromedp.WaitVisible(`#e-issuer`, chromedp.ByQuery))
+	k.setValue("#e-issuer", "http://127.0.0.1:9/issuer")
+	k.setValue("#e-scopes", "read write")
+	k.setValue("#e-params", "not a parameter")
+	k.setValue("#e-client-id", "catalog-client")
+	k.setValue("#e-client-secret", secret)
+	k.do("save refused", chromedp.Click(`#entry-dialog button[type="submit"]`, chromedp.ByQuery))
+	k.waitJS("param error", `(document.querySelector('#e-params-error')?.textContent || '').includes('name=value')`)
+	if a := authOf(); a["authMode"] != initial || a["client"] != nil || a["oauth"] != nil {
+		t.Fatalf("a refused form wrote: %v", a)
+	}
+	k.setValue("#e-params", "audience=https://api.example.com")
+	k.shot("catalog-auth-1280")
+	k.do("save", chromedp.Click(`#entry-dialog button[type="submit"]`, chromedp.ByQuery))
+	k.waitJS("saved", `!document.querySelector('#entry-dialog') && (document.querySelector('main [role="status"]')?.textContent || '').includes('saved')`)
+	a := authOf()
+	oauth, _ := a["oauth"].(map[string]any)
+	client, _ := a["client"].(map[string]any)
+	if a["authMode"] != "oauth_per_user" || oauth["issuer"] != "http://127.0.0.1:9/issuer" || fmt.Sprint(oauth["scopes"]) != "[read write]" ||
+		fmt.Sprint(oauth["authorizationParams"]) != "map[audience:https://api.example.com]" ||
+		client["clientId"] != "catalog-client" || client["hasSecret"] != true {
+		t.Fatalf("stored: %v", a)
+	}
+	var hdr string
+	if err := env.Pool.QueryRow(t.Context(), `SELECT headers->>'Authorization' FROM mcp_catalog_entries WHERE id = $1`, entry.ID).Scan(&hdr); err != nil || hdr != "Bearer {{TOKEN}}" {
+		t.Fatalf("header template %q %v", hdr, err)
+	}
+	// Reopened: the stored values, the secret field empty; saving keeps the secret.
+	edit()
+	var shown struct{ Mode, Issuer, Scopes, Params, Client, Secret, Help string }
+	k.eval("shown", `({Mode: document.querySelector('#e-authmode').value, Issuer: document.querySelector('#e-issuer').value,
+		Scopes: document.querySelector('#e-scopes').value, Params: document.querySelector('#e-params').value,
+		Client: document.querySelector('#e-client-id').value, Secret: document.querySelector('#e-client-secret').value,
+		Help: document.querySelector('#e-client-secret-help').textContent})`, &shown)
+	if shown.Mode != "oauth_per_user" || shown.Issuer != "http://127.0.0.1:9/issuer" || shown.Scopes != "read write" ||
+		shown.Params != "audience=https://api.example.com" || shown.Client != "catalog-client" || shown.Secret != "" || !strings.Contains(shown.Help, "secret is stored") {
+		t.Fatalf("editor reopened: %+v", shown)
+	}
+	k.do("phone", chromedp.EmulateViewport(390, 844))
+	var wide bool
+	k.eval("dialog width", `document.documentElement.scrollWidth > window.innerWidth`, &wide)
+	if wide {
+		t.Fatal("the entry editor scrolls sideways at 390 px")
+	}
+	k.shot("catalog-auth-390")
+	k.do("laptop", chromedp.EmulateViewport(1280, 900))
+	k.setValue("#e-scopes", "read")
+	k.do("save again", chromedp.Click(`#entry-dialog button[type="submit"]`, chromedp.ByQuery))
+	k.waitJS("saved again", `!document.querySelector('#entry-dialog')`)
+	a = authOf()
+	if c, _ := a["client"].(map[string]any); c["hasSecret"] != true || fmt.Sprint(a["oauth"].(map[string]any)["scopes"]) != "[read]" {
+		t.Fatalf("after the second save: %v", a)
+	}
+	if got, err := env.Deps.Connections.AuthClients(t.Context(), entry.ID); err != nil || got == nil || got.ClientSecret != secret {
+		t.Fatalf("stored client secret lost: %v", err)
 	}
 }
