@@ -230,7 +230,7 @@ Agentpack MCP Gateway is running on %[1]s.
   Demo upstream:  %[7]s (installed in the demo workspace as %[8]q)
   OAuth demo:     %[14]s (catalog entry %[15]q, auth mode oauth_per_user; its
                   authorization server approves a demo user at once: Install it, then each
-                  member connects their own account from Connections → Authorize)
+                  member connects their own account on the console's Authorizations page)
   Demo chat:      %[9]s
 
   admin token:     %[10]s
