@@ -20,7 +20,8 @@ import (
 // the authorization server approves its demo user at once, the callback stores the token;
 // the member's next call reaches the protected server with that token (whoami answers the
 // demo user), and the member's own state (GET /api/mcp-connections/authorizations) reads
-// authorized, where it read required before; another workspace's list is 404.
+// authorized, where it read required before; another workspace's list is 404. The entry's
+// authorization (GET …/{id}/auth) shows its client without the secret, to superusers only.
 func TestLocalOAuthDemo(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, nil)
@@ -35,6 +36,19 @@ func TestLocalOAuthDemo(t *testing.T) {
 		TokenEndpointAuth: upstreamauth.AuthClientSecretPost, Issuer: p.Issuer()}, w.env.Deps.Connections.AuthClientPut)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The entry's authorization as the catalog editor reads it: the secret never leaves.
+	st, ea := w.do(t, "GET", "/api/mcp-marketplace/"+entry+"/auth", w.su, nil)
+	mustStatus(t, "entry auth", st, http.StatusOK, ea)
+	if cl, _ := ea["client"].(map[string]any); ea["authMode"] != "oauth_per_user" || cl["clientId"] != demoupstream.ProtectedClientID ||
+		cl["hasSecret"] != true || strings.Contains(fmt.Sprint(ea), p.ClientSecret()) {
+		t.Errorf("entry auth: %v", ea)
+	}
+	if st, b := w.do(t, "GET", "/api/mcp-marketplace/"+entry+"/auth", a.admin, nil); st != http.StatusForbidden {
+		t.Errorf("an admin read the entry's authorization: %d %v", st, b)
+	}
+	if st, b := w.do(t, "GET", "/api/mcp-marketplace/00000000-0000-4000-8000-000000000000/auth", w.su, nil); st != http.StatusNotFound {
+		t.Errorf("unknown entry: %d %v", st, b)
 	}
 	st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+entry+"/install", a.admin, map[string]any{"workspaceId": a.id})
 	mustStatus(t, "install", st, http.StatusCreated, inst)
