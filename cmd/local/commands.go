@@ -34,6 +34,7 @@ import (
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/registry"
 	"github.com/agentpack/gateway/shared/seed"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 )
 
 // The demo workspace, project and chat that `seed` creates (fixed ids so that tokens and
@@ -156,6 +157,12 @@ func cmdServe(ctx context.Context) error {
 	}
 	defer stopDemo()
 
+	protected, err := demoupstream.StartProtected("127.0.0.1:" + env("OAUTH_DEMO_PORT", "8091"))
+	if err != nil {
+		return fmt.Errorf("OAuth demo upstream: %w (set OAUTH_DEMO_PORT)", err)
+	}
+	defer protected.Close()
+
 	code, err := randomCode()
 	if err != nil {
 		return err
@@ -164,13 +171,16 @@ func cmdServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	progress("starting the gateway, the console and the demo upstream")
+	progress("starting the gateway, the console, the demo upstream and the OAuth demo upstream")
 	st, err := stack.New(ctx, d, &stack.Options{DevSignIn: signIn})
 	if err != nil {
 		return err
 	}
 	if err := ensureDemoConnection(ctx, d, demoURL); err != nil {
 		return fmt.Errorf("demo connection: %w", err)
+	}
+	if err := ensureOAuthDemo(ctx, d, protected); err != nil {
+		return fmt.Errorf("OAuth demo entry: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:"+cfg.Port)
 	if err != nil {
@@ -179,7 +189,7 @@ func cmdServe(ctx context.Context) error {
 	ln.Close() // lambdaapp.Start listens again; this only checks the port before printing it
 	addr := "127.0.0.1:" + cfg.Port
 	tok, _ := devTokens()
-	fmt.Print(banner("http://"+addr, demoURL, code, tok))
+	fmt.Print(banner("http://"+addr, demoURL, protected.MCPURL(), code, tok))
 	progress("listening on http://" + addr)
 	go func() {
 		<-ctx.Done()
@@ -207,7 +217,7 @@ func randomCode() (string, error) {
 
 // banner is what `make run` prints once the stack is up: the real base URL (PORT), the
 // console sign-in links, the tokens, and ready-to-paste client commands.
-func banner(base, demoURL, code string, tok map[string]string) string {
+func banner(base, demoURL, oauthURL, code string, tok map[string]string) string {
 	signIn := base + console.DevSignInPath + "?code=" + code + "&as="
 	mcpURL := base + "/mcp/" + demoWorkspace
 	return fmt.Sprintf(`
@@ -218,6 +228,9 @@ Agentpack MCP Gateway is running on %[1]s.
   MCP endpoint:   %[5]s
   REST API:       %[6]s/api/mcp-marketplace   (OpenAPI: %[6]s/api/openapi.json)
   Demo upstream:  %[7]s (installed in the demo workspace as %[8]q)
+  OAuth demo:     %[14]s (catalog entry %[15]q, auth mode oauth_per_user; its
+                  authorization server approves a demo user at once: Install it, then each
+                  member connects their own account on the console's Authorizations page)
   Demo chat:      %[9]s
 
   admin token:     %[10]s
@@ -233,7 +246,8 @@ Client setup (the console's Connections page shows the same, per connection too)
 %[13]s
 Ctrl-C stops the server.
 `, base, signIn+auth.RoleAdmin, signIn+auth.RoleMember, signIn+auth.RoleSuperuser, mcpURL, base, demoURL, demoConnName,
-		demoChat, tok[auth.RoleAdmin], tok[auth.RoleMember], tok[auth.RoleSuperuser], clientLines(mcpURL, tok[auth.RoleAdmin]))
+		demoChat, tok[auth.RoleAdmin], tok[auth.RoleMember], tok[auth.RoleSuperuser], clientLines(mcpURL, tok[auth.RoleAdmin]),
+		oauthURL, seed.OAuthDemoName)
 }
 
 // clientLines is clientsetup.For as the banner prints it: each client's label and where
@@ -308,6 +322,35 @@ func ensureDemoConnection(ctx context.Context, d *deps.Deps, url string) error {
 	}
 	if out.Connect != nil && !out.Connect.OK {
 		return fmt.Errorf("connect: %s", out.Connect.Error)
+	}
+	return nil
+}
+
+// ensureOAuthDemo seeds the OAuth demo entry (seed.LoadOAuthDemo) for p, with p's client as
+// the entry's pre-registered client. Installs of it whose URL no longer matches (another
+// OAUTH_DEMO_PORT) are removed, as ensureDemoConnection does. Without upstream
+// authorization configured it does nothing.
+func ensureOAuthDemo(ctx context.Context, d *deps.Deps, p *demoupstream.Protected) error {
+	if d.Connections.AuthClientPut == nil {
+		progress("upstream authorization is not configured: the OAuth demo entry is not seeded")
+		return nil
+	}
+	entry, err := seed.LoadOAuthDemo(ctx, d.Pool, p.MCPURL(), &upstreamauth.Client{ClientID: demoupstream.ProtectedClientID,
+		ClientSecret: p.ClientSecret(), TokenEndpointAuth: upstreamauth.AuthClientSecretPost, Issuer: p.Issuer()},
+		d.Connections.AuthClientPut)
+	if err != nil {
+		return err
+	}
+	rows, err := db.ConnectionList(ctx, d.Pool, db.ConnectionFilter{WorkspaceIDs: []string{demoWorkspace}})
+	if err != nil {
+		return err
+	}
+	admin := &auth.Principal{Subject: "make-run", Role: auth.RoleAdmin, Workspaces: []string{demoWorkspace}}
+	for i := range rows {
+		c := &rows[i]
+		if c.Source == "marketplace" && c.CatalogEntryID != nil && *c.CatalogEntryID == entry && c.URL != p.MCPURL() {
+			return d.Connections.Uninstall(ctx, admin, entry, demoWorkspace)
+		}
 	}
 	return nil
 }

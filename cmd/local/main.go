@@ -8,7 +8,8 @@
 //	local seed               load the curated catalog and the demo workspace (idempotent)
 //	local token              print a member, an admin and a superuser token for the demo workspace
 //	local serve              serve everything on 127.0.0.1:$PORT (default 8080) with the demo upstream
-//	                         (on $DEMO_UPSTREAM_PORT, default 8090) and print the console sign-in link
+//	                         (on $DEMO_UPSTREAM_PORT, default 8090), the OAuth demo upstream (on
+//	                         $OAUTH_DEMO_PORT, default 8091) and print the console sign-in link
 //	local help               print this list
 //	local healthcheck        run one health-check pass
 //	local demo-upstream      serve only the demo upstream MCP server (benchmarks)
@@ -27,7 +28,9 @@ const usage = `usage: local COMMAND
   seed            load the curated catalog and the demo workspace (idempotent)
   token           print a member, an admin and a superuser token for the demo workspace
   serve           serve every function on 127.0.0.1:$PORT (default 8080) with the demo upstream
-                  on 127.0.0.1:$DEMO_UPSTREAM_PORT (default 8090); prints the console sign-in link
+                  on 127.0.0.1:$DEMO_UPSTREAM_PORT (default 8090) and the OAuth demo upstream
+                  (authorization server + protected MCP server) on 127.0.0.1:$OAUTH_DEMO_PORT
+                  (default 8091); prints the console sign-in link
   healthcheck     run one health-check pass
   import-registry URL|FILE
                   import an MCP registry (v0.1 API base URL) or a file of its server documents
@@ -36,7 +39,7 @@ const usage = `usage: local COMMAND
   help            print this text
 
 Environment: DATABASE_URL (required by all but token, help, demo-upstream), PORT,
-DEMO_UPSTREAM_PORT, JWT_SECRET, APP_ENV; see README.md "Configuration".
+DEMO_UPSTREAM_PORT, OAUTH_DEMO_PORT, JWT_SECRET, APP_ENV; see README.md "Configuration".
 `
 
 func main() {

@@ -32,11 +32,12 @@ func TestHelp(t *testing.T) {
 }
 
 // TestBanner: the banner names the real base URL (PORT), the console sign-in links, a
-// ready-to-paste MCP Inspector CLI line with --header, and the Node version it needs.
+// ready-to-paste MCP Inspector CLI line with --header, the Node version it needs, and the
+// OAuth demo upstream with its catalog entry.
 func TestBanner(t *testing.T) {
 	t.Parallel()
 	tok := map[string]string{auth.RoleAdmin: "ADMINTOKEN", auth.RoleMember: "MEMBERTOKEN", auth.RoleSuperuser: "SUPERTOKEN"}
-	b := banner("http://127.0.0.1:18480", "http://127.0.0.1:18481/mcp", "abc123", tok)
+	b := banner("http://127.0.0.1:18480", "http://127.0.0.1:18481/mcp", "http://127.0.0.1:18482/mcp", "abc123", tok)
 	for _, want := range []string{
 		"running on http://127.0.0.1:18480",
 		"http://127.0.0.1:18480/admin/dev/sign-in?code=abc123&as=admin",
@@ -46,6 +47,7 @@ func TestBanner(t *testing.T) {
 		"Node >= 22",
 		"superuser token: SUPERTOKEN",
 		demoChat,
+		"OAuth demo:     http://127.0.0.1:18482/mcp", `"Demo OAuth upstream"`, "oauth_per_user",
 	} {
 		if !strings.Contains(b, want) {
 			t.Errorf("banner lacks %q:\n%s", want, b)

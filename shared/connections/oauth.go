@@ -368,6 +368,40 @@ func (s *Service) SetEntryAuth(ctx context.Context, p *auth.Principal, entryID s
 	return out, nil
 }
 
+// EntryAuth is GET /api/mcp-marketplace/{id}/auth: catalog entry entryID's default auth
+// mode, its OAuth settings (omitted when none are set) and its pre-registered client
+// (omitted when none; the secret and key never leave: only HasSecret). Superuser, as
+// SetEntryAuth. Errors: FORBIDDEN, NOT_FOUND.
+func (s *Service) EntryAuth(ctx context.Context, p *auth.Principal, entryID string) (_ *EntryAuthInput, err error) {
+	defer derrors.Wrap(&err, "connections: authorization of entry %s", entryID)
+	if !p.IsSuperuser() {
+		return nil, apperr.New(apperr.Forbidden, "editing the shared catalog requires the superuser role")
+	}
+	mode, err := db.CatalogEntryAuthModeGet(ctx, s.Pool, entryID)
+	if err != nil {
+		return nil, err
+	}
+	out := &EntryAuthInput{AuthMode: mode}
+	set, err := s.settingsOf(ctx, s.Pool, entryID, true)
+	if err != nil {
+		return nil, err
+	}
+	if !set.IsZero() {
+		out.OAuth = &set
+	}
+	if s.AuthClients != nil {
+		c, err := s.AuthClients(ctx, entryID)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil && c.ClientID != "" {
+			out.Client = &EntryClient{ClientID: c.ClientID, TokenEndpointAuth: c.TokenEndpointAuth, SigningAlg: c.SigningAlg,
+				Issuer: c.Issuer, Scopes: c.Scopes, HasSecret: c.ClientSecret != "" || c.PrivateKeyPEM != ""}
+		}
+	}
+	return out, nil
+}
+
 // StepUp is what the gateway calls when a request of principal p to connection c failed:
 // when the upstream answered 403 insufficient_scope (MCP authorization, scope challenge
 // handling), it starts an authorization asking for the scopes the challenge names (with

@@ -7,6 +7,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/derrors"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 )
 
 // Status is one connection's connect state (GET /statuses): Live* come from this
@@ -74,6 +75,50 @@ func (s *Service) Statuses(ctx context.Context, p *auth.Principal, ws string) (_
 			st.ConnectedAt, st.LastUsedAt = &l.ConnectedAt, &l.LastUsedAt
 		}
 		out = append(out, st)
+	}
+	return out, nil
+}
+
+// MyAuthorization is one OAuth connection as GET /api/mcp-connections/authorizations shows
+// it to the caller: whether the caller's calls through it are authorized upstream (for
+// oauth_per_user the caller's own grant, otherwise the connection's shared one) and whether
+// the caller may start the consent (POST …/{id}/authorize: anyone for their own
+// oauth_per_user grant, an admin for a shared grant; docs/UPSTREAM-AUTH.md).
+type MyAuthorization struct {
+	ConnectionID string  `json:"connectionId"`
+	Name         string  `json:"name"`
+	Handle       string  `json:"handle"`
+	WorkspaceID  *string `json:"workspaceId"`
+	Enabled      bool    `json:"enabled"`
+	// CanAuthorize: the caller may start (or redo) this authorization.
+	CanAuthorize  bool               `json:"canAuthorize"`
+	Authorization AuthorizationState `json:"authorization"`
+}
+
+// MyAuthorizations lists the OAuth connections p may use (workspace connections of p's
+// workspaces and global ones; optionally only workspace ws) with p's authorization state
+// of each — any role, since each member consents for their own oauth_per_user grant.
+// Connections without OAuth are left out. Errors: NOT_FOUND (ws not p's), the database's.
+func (s *Service) MyAuthorizations(ctx context.Context, p *auth.Principal, ws string) (_ []MyAuthorization, err error) {
+	defer derrors.Wrap(&err, "connections: my authorizations %s", ws)
+	conns, err := s.List(ctx, p, ws)
+	if err != nil {
+		return nil, err
+	}
+	out := []MyAuthorization{}
+	for i := range conns {
+		c := &conns[i]
+		st, err := s.AuthorizationOf(ctx, c, p.Subject)
+		if err != nil {
+			return nil, err
+		}
+		if st == nil {
+			continue
+		}
+		mode := upstreamauth.Mode(c.AuthMode)
+		can := mode == upstreamauth.ModeOAuthPerUser || (p.IsAdmin() && (c.WorkspaceID != nil || p.IsSuperuser()))
+		out = append(out, MyAuthorization{ConnectionID: c.ID, Name: c.Name, Handle: c.Handle, WorkspaceID: c.WorkspaceID,
+			Enabled: c.Enabled, CanAuthorize: can, Authorization: *st})
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/upstreamauth"
 )
 
 const (
@@ -113,4 +114,38 @@ func Load(ctx context.Context, q db.Querier) error {
 		}
 	}
 	return nil
+}
+
+// OAuthDemoName is the catalog entry of the OAuth-protected demo upstream that `make run`
+// serves on loopback (demoupstream.Protected): local data, never part of the curated
+// Catalog, since its URL is the local port.
+const OAuthDemoName = "Demo OAuth upstream"
+
+// LoadOAuthDemo upserts the OAuthDemoName entry pointing at mcpURL with default auth mode
+// oauth_per_user (each member consents as themselves; docs/UPSTREAM-AUTH.md "Trying it
+// locally") and stores client as its pre-registered OAuth client through putClient (the
+// upstreamauth store's ClientPut: the secret is sealed). It returns the entry's id.
+// Running it again (a new port, a new client secret) rewrites all three; installed
+// connections keep their own auth mode. Errors: the first database or sealing error.
+func LoadOAuthDemo(ctx context.Context, q db.Querier, mcpURL string, client *upstreamauth.Client,
+	putClient func(context.Context, db.Querier, string, *upstreamauth.Client) error) (string, error) {
+	if err := db.CatalogEntryUpsertSeed(ctx, q, &db.CatalogSeedEntry{
+		Name: OAuthDemoName, URL: mcpURL, TransportType: streamable, Category: "demo", Author: "agentpack",
+		Version: "local", VerificationTier: tierUnverified,
+		Description: "The demo MCP server behind OAuth, with a demo authorization server that approves at once (make run, loopback). " +
+			"Install it, then each member connects their own account: Connect → consent → calls carry their token.",
+	}); err != nil {
+		return "", err
+	}
+	e, err := db.CatalogEntryGetByName(ctx, q, OAuthDemoName)
+	if err != nil {
+		return "", err
+	}
+	if err := db.CatalogEntryAuthModeSet(ctx, q, e.ID, string(upstreamauth.ModeOAuthPerUser)); err != nil {
+		return "", err
+	}
+	if err := putClient(ctx, q, e.ID, client); err != nil {
+		return "", err
+	}
+	return e.ID, nil
 }

@@ -92,10 +92,12 @@ var Routes = []Route{
 	{"DELETE /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogDelete }},
 	{"POST /api/mcp-marketplace/{id}/install", func(a *API) handlerFunc { return a.install }},
 	{"DELETE /api/mcp-marketplace/{id}/install", func(a *API) handlerFunc { return a.uninstall }},
+	{"GET /api/mcp-marketplace/{id}/auth", func(a *API) handlerFunc { return a.catalogEntryAuthGet }},
 	{"PUT /api/mcp-marketplace/{id}/auth", func(a *API) handlerFunc { return a.catalogEntryAuth }},
 	{"GET /api/mcp-connections", func(a *API) handlerFunc { return a.connectionList }},
 	{"POST /api/mcp-connections", func(a *API) handlerFunc { return a.connectionCreate }},
 	{"GET /api/mcp-connections/statuses", func(a *API) handlerFunc { return a.connectionStatuses }},
+	{"GET /api/mcp-connections/authorizations", func(a *API) handlerFunc { return a.myAuthorizations }},
 	{"GET /api/mcp-connections/{id}", func(a *API) handlerFunc { return a.connectionGet }},
 	{"PUT /api/mcp-connections/{id}", func(a *API) handlerFunc { return a.connectionUpdate }},
 	{"DELETE /api/mcp-connections/{id}", func(a *API) handlerFunc { return a.connectionDelete }},
@@ -236,6 +238,17 @@ func (a *API) connectionStatuses(w http.ResponseWriter, r *http.Request, p *auth
 	return nil
 }
 
+// myAuthorizations is GET /api/mcp-connections/authorizations[?workspaceId=]: the caller's
+// upstream authorization state of every OAuth connection they may use (any role).
+func (a *API) myAuthorizations(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	out, err := a.Connections.MyAuthorizations(r.Context(), p, r.URL.Query().Get("workspaceId"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"authorizations": out})
+	return nil
+}
+
 func (a *API) connectionCreate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	if err := requireAdmin(p); err != nil {
 		return err
@@ -270,6 +283,20 @@ func (a *API) connectionGet(w http.ResponseWriter, r *http.Request, p *auth.Prin
 
 // catalogEntryAuth is PUT /api/mcp-marketplace/{id}/auth (superuser): the entry's default
 // auth mode and pre-registered OAuth client; the secret is stored sealed and never answered.
+// catalogEntryAuthGet is GET /api/mcp-marketplace/{id}/auth (superuser): what PUT wrote,
+// without secrets.
+func (a *API) catalogEntryAuthGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireCatalogWriter(p); err != nil {
+		return err
+	}
+	out, err := a.Connections.EntryAuth(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, out)
+	return nil
+}
+
 func (a *API) catalogEntryAuth(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	if err := requireCatalogWriter(p); err != nil {
 		return err

@@ -85,6 +85,7 @@ func TestViewsAreTheDocumentedSchemas(t *testing.T) {
 		{"Chat", schema("Chat"), pins.NewChatView(&db.Chat{CreatedAt: &now})},
 		{"RateLimit", schema("RateLimit"), ratelimit.NewView(&db.RateLimit{}, nil)},
 		{"ToolOverride", schema("ToolOverride"), withPending(overrides.NewView(&db.ToolOverride{}, &db.ConnectionTool{}))},
+		{"MyAuthorization", schema("MyAuthorization"), connections.MyAuthorization{}},
 	} {
 		if got, want := jsonMembers(tt.view), schemaMembers(t, doc, tt.schema); !slices.Equal(got, want) {
 			t.Errorf("%s: view members %v, documented %v", tt.name, got, want)

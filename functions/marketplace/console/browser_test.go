@@ -720,7 +720,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	layouts(t, &pgKit{do: do, eval: eval, waitJS: waitJS, open: open, shot: shot}, []route{
 		{"#/marketplace", "marketplace", "marketplace"}, {"#/connections", "connections", "connections"},
 		{"#/chats", "chats", "chats"}, {chatHash, "chat", "chat"}, {"#/playground", "playground", "playground"},
-		{"#/setup", "setup", "setup"}, {"#/activity", "activity", "activity"},
+		{"#/setup", "setup", "setup"}, {"#/authorizations", "authorizations", "authorizations"}, {"#/activity", "activity", "activity"},
 	})
 	// Activity on a phone: each event is a block, its Details shown and wrapped within the screen.
 	do("phone", chromedp.EmulateViewport(390, 844))
@@ -755,7 +755,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	eval("member view", `({Nav: [...document.querySelectorAll('header nav a')].map(a => a.textContent),
 		Install: document.querySelectorAll('.cards button.primary').length, Menus: document.querySelectorAll('.menu').length})`, &adminUI)
-	if strings.Join(adminUI.Nav, ",") != "Marketplace,Chats and pins,Playground,Client setup" || adminUI.Install != 0 || adminUI.Menus != 0 {
+	if strings.Join(adminUI.Nav, ",") != "Marketplace,Chats and pins,Playground,Client setup,Authorizations" || adminUI.Install != 0 || adminUI.Menus != 0 {
 		t.Fatalf("member sees admin actions: %+v", adminUI)
 	}
 	open("#/chats", "chats")

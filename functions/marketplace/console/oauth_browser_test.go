@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -243,7 +245,34 @@ func TestConsentLinkInBrowser(t *testing.T) {
 		run(ctx, "sign in as "+who, chromedp.Navigate(devSignIn+who))
 	}
 
+	// shots saves the page of ctx at 1280 and 390 px as <name>-<width>.png, failing when it
+	// scrolls sideways on the phone, and goes back to 1280.
+	shots := func(ctx context.Context, name string) {
+		t.Helper()
+		for _, w := range []struct {
+			name string
+			w, h int64
+		}{{"1280", 1280, 900}, {"390", 390, 844}} {
+			var png []byte
+			var wide bool
+			run(ctx, name+" at "+w.name, chromedp.EmulateViewport(w.w, w.h),
+				chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth`, &wide), chromedp.CaptureScreenshot(&png))
+			if wide {
+				t.Errorf("%s scrolls sideways at %s px", name, w.name)
+			}
+			if err := os.WriteFile(filepath.Join(outDir(t), name+"-"+w.name+".png"), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(ctx, "laptop", chromedp.EmulateViewport(1280, 900))
+	}
+
 	link := linkOf()
+	// The sign-in page a signed-out browser gets for a consent link.
+	sctx, closeS := browser()
+	run(sctx, "sign-in page", chromedp.Navigate(link), chromedp.WaitVisible(`main.signin [data-consent="signin"]`, chromedp.ByQuery))
+	shots(sctx, "signin")
+	closeS()
 	// B opens A's link.
 	bctx, closeB := browser()
 	open(bctx, link, "member-b")
@@ -253,6 +282,8 @@ func TestConsentLinkInBrowser(t *testing.T) {
 	if !strings.Contains(refusal, "made for another user") || !strings.Contains(refusal, "Nothing was stored") || !strings.HasPrefix(hash, "#/consent/") {
 		t.Errorf("B's page: %q at %s", refusal, hash)
 	}
+	// The consent page (refused) at both widths, as every other page is saved.
+	shots(bctx, "consent-refused")
 	closeB()
 	if g := grantOf("member-a") + grantOf("member-b"); g != "" {
 		t.Fatalf("a grant was stored after B opened A's link")

@@ -14,6 +14,7 @@ import { Catalog } from './pages/catalog.jsx';
 import { Consent } from './pages/consent.jsx';
 import { Playground } from './pages/playground.jsx';
 import { Setup } from './pages/setup.jsx';
+import { Authorizations } from './pages/authorizations.jsx';
 
 const WS_KEY = 'agentpack.console.workspace';
 // RESUME_KEY keeps a consent link (#/consent/…) across the sign-in, which lands on
@@ -28,6 +29,7 @@ const PAGES = [
   ['chats', 'Chats and pins', 'member'],
   ['playground', 'Playground', 'member'],
   ['setup', 'Client setup', 'member'],
+  ['authorizations', 'Authorizations', 'member'],
   ['activity', 'Activity', 'admin'],
   ['catalog', 'Catalog admin', 'superuser'],
 ];
@@ -150,6 +152,9 @@ function App({ config, bootError }) {
       break;
     case 'setup':
       page = <Setup ctx={ctx} key={ws} />;
+      break;
+    case 'authorizations':
+      page = <Authorizations ctx={ctx} key={ws} />;
       break;
     default:
       page = <Marketplace ctx={ctx} key={ws} />;
