@@ -66,7 +66,9 @@ console_pkg=github.com/agentpack/gateway/functions/marketplace/console
 # -p: how many test binaries build and run at once (TEST_P; docs/TESTING.md has the
 # measurements behind the default). -p 16 drove a 2-core machine to a load of 17 and made
 # timing-sensitive peers miss their marks.
+phase_start=$SECONDS
 go test -race -count=1 -p "${TEST_P:-4}" -timeout 25m $(go list ./... | grep -v '/infra/' | grep -vx "$console_pkg")
+echo "== go test -race phase: $((SECONDS - phase_start)) s with -p ${TEST_P:-4}"
 echo "== console browser tests"
 mkdir -p .state
 go test -count=1 -timeout 10m -v "$console_pkg" 2>&1 | tee .state/console-test.log \

@@ -54,11 +54,7 @@ func (a *API) toolOverrideSet(w http.ResponseWriter, r *http.Request, p *auth.Pr
 	if err != nil {
 		return err
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	httpapi.JSON(w, status, v)
+	writeSaved(w, v, created)
 	return nil
 }
 

@@ -44,11 +44,7 @@ func (a *API) rateLimitSet(w http.ResponseWriter, r *http.Request, p *auth.Princ
 	if err != nil {
 		return err
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	httpapi.JSON(w, status, v)
+	writeSaved(w, v, created)
 	return nil
 }
 
@@ -63,4 +59,14 @@ func (a *API) rateLimitDelete(w http.ResponseWriter, r *http.Request, p *auth.Pr
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// writeSaved answers an upsert (PUT/POST that creates or replaces): 201 with v when it
+// created the resource, 200 when it replaced one.
+func writeSaved(w http.ResponseWriter, v any, created bool) {
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	httpapi.JSON(w, status, v)
 }
