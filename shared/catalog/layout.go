@@ -246,11 +246,17 @@ func ReadDocument(ctx context.Context, store Store, ws string) (*Document, strin
 	return s.Doc, s.ETag, nil
 }
 
-// WriteDocument stores doc whole (every part, then the index) and returns the index's
-// ETag. It is the writer of tests and tools that make documents outside Postgres; the
-// rebuilds use writeParts, which skips unchanged parts.
+// WriteDocument stores doc as workspace doc.WorkspaceID's document and returns the
+// index's ETag: the parts the stored index does not already name (all of them when there
+// is no readable index), then the index, then it deletes the parts no longer named. It
+// is the writer of tests and tools that make documents outside Postgres; Rebuild and
+// RebuildConnections write the same way from Postgres.
 func WriteDocument(ctx context.Context, store Store, doc *Document) (string, error) {
-	return writeParts(ctx, store, doc.WorkspaceID, nil, "", docIndex(doc), doc.Connections)
+	old, oldTag, err := readIndex(ctx, store, doc.WorkspaceID)
+	if err != nil {
+		old, oldTag = nil, ""
+	}
+	return writeParts(ctx, store, doc.WorkspaceID, old, oldTag, docIndex(doc), doc.Connections)
 }
 
 // readIndex returns workspace ws's stored index and its ETag; ErrNotFound when none.
