@@ -239,8 +239,8 @@ func runScale(ctx context.Context, base, gwBin, dir string, levels []int, n, war
 	return nil
 }
 
-// listAll pages through the gateway's tools/list (nextCursor) and returns the time, the
-// answer bytes and the pages.
+// listAll pages through the gateway's tools/list (nextCursor) with every tool listed
+// (X-MCP-Discovery: all) and returns the time, the answer bytes and the pages.
 func listAll(gwURL, token string) (time.Duration, int, int, error) {
 	t0 := time.Now()
 	cursor, total, pages := "", 0, 0
@@ -254,6 +254,7 @@ func listAll(gwURL, token string) (time.Duration, int, int, error) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", protocolVersion)
 		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("X-MCP-Discovery", "all") // every tool, above the discovery threshold too
 		resp, err := client.Do(req)
 		if err != nil {
 			return 0, 0, 0, err
