@@ -68,6 +68,7 @@ func main() {
 	benchtime := flag.String("benchtime", "2s", "go test -benchtime of the in-process benchmarks")
 	scale := flag.String("scale", "1,10,100,1000", "connection counts of the scale table (empty: no scale table)")
 	only := flag.String("only", "", `"scale": only the scale table`)
+	scaleProfile := flag.String("scaleprofile", "", "write a CPU profile of the largest scale level's installs and refreshes to this file")
 	flag.Parse()
 	var levels []int
 	for _, f := range strings.Split(*scale, ",") {
@@ -76,7 +77,7 @@ func main() {
 		}
 	}
 	slices.Sort(levels)
-	if err := run(*n, *warm, *conc, *benchtime, levels, *only == "scale"); err != nil {
+	if err := run(*n, *warm, *conc, *benchtime, levels, *only == "scale", *scaleProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -511,7 +512,7 @@ func coldRIE(ctx context.Context, emulator, bootstrap string, env []string, even
 	return first, init, nil
 }
 
-func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool) error {
+func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool, scaleProfile string) error {
 	ctx := context.Background()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
@@ -531,7 +532,7 @@ func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool) 
 		if err != nil {
 			return err
 		}
-		return runScale(ctx, base, gwBin, dir, levels, n, warm)
+		return runScale(ctx, base, gwBin, dir, levels, n, warm, scaleProfile)
 	}
 
 	// Binary sizes: the deployed bootstraps (linux/arm64, stripped, lambda.norpc).
@@ -704,7 +705,7 @@ func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool) 
 	printTable()
 	if len(levels) > 0 {
 		gw.stop()
-		return runScale(ctx, base, gwBin, dir, levels, n, warm)
+		return runScale(ctx, base, gwBin, dir, levels, n, warm, scaleProfile)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,7 +94,10 @@ type scaleRow struct {
 }
 
 // runScale measures the levels (ascending connection counts) and prints the scale table.
-func runScale(ctx context.Context, base, gwBin, dir string, levels []int, n, warm int) error {
+//
+// With profile set, the installs and refreshes of the largest level run under a CPU
+// profile of this process (the writer's side, and the stub upstream) written there.
+func runScale(ctx context.Context, base, gwBin, dir string, levels []int, n, warm int, profile string) error {
 	stubURL, stopStub, err := scaleStub()
 	if err != nil {
 		return err
@@ -163,6 +167,15 @@ func runScale(ctx context.Context, base, gwBin, dir string, levels []int, n, war
 			have++
 		}
 		r := scaleRow{conns: level, tools: level * scaleStubTools}
+		if profile != "" && level == levels[len(levels)-1] {
+			f, err := os.Create(profile)
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+		}
 		// Install and uninstall: 11 more connections installed and removed one by one.
 		var ins, del []time.Duration
 		for k := range 11 {
@@ -186,6 +199,9 @@ func runScale(ctx context.Context, base, gwBin, dir string, levels []int, n, war
 				return fmt.Errorf("refresh: %v %+v", err, res)
 			}
 			ref = append(ref, time.Since(t0))
+		}
+		if profile != "" && level == levels[len(levels)-1] {
+			pprof.StopCPUProfile()
 		}
 		r.install, r.uninstall, r.refresh = median(ins), median(del), median(ref)
 		r.catalogBytes, r.indexBytes = catalogSize(catDir, ws)
