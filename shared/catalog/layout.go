@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -341,12 +340,12 @@ func writeParts(ctx context.Context, store Store, ws string, old *Index, oldTag 
 
 // sameIndex reports whether a and b name the same parts and settings (GeneratedAt aside).
 func sameIndex(a, b *Index) bool {
-	if a == nil || b == nil {
+	if a == nil || b == nil || a.Version != b.Version || a.WorkspaceID != b.WorkspaceID {
 		return false
 	}
-	ac, bc := *a, *b
-	ac.GeneratedAt, bc.GeneratedAt = time.Time{}, time.Time{}
-	ja, _ := json.Marshal(&ac)
-	jb, _ := json.Marshal(&bc)
-	return bytes.Equal(ja, jb)
+	if (a.DiscoveryThreshold == nil) != (b.DiscoveryThreshold == nil) ||
+		(a.DiscoveryThreshold != nil && *a.DiscoveryThreshold != *b.DiscoveryThreshold) {
+		return false
+	}
+	return slices.Equal(a.Parts, b.Parts)
 }

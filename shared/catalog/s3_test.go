@@ -73,6 +73,26 @@ func storeContract(t *testing.T, s catalog.Store) {
 	if _, _, err := s.GetObject(ctx, "22222222-2222-4222-8222-222222222222", tag2); !errors.Is(err, catalog.ErrNotFound) {
 		t.Fatalf("other workspace: %v", err)
 	}
+	if err := s.DeleteObject(ctx, ws); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if _, _, err := s.GetObject(ctx, ws, ""); !errors.Is(err, catalog.ErrNotFound) {
+		t.Fatalf("get after delete: %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteObject(ctx, ws); err != nil {
+		t.Fatalf("delete of a missing object: %v", err)
+	}
+	// A whole document through the layout: parts and index written, assembled back.
+	doc := &catalog.Document{Version: catalog.SchemaVersion, WorkspaceID: ws, Connections: []catalog.Connection{
+		{ID: "c1", Handle: "b", Tools: []catalog.Tool{{ExposedName: "mcp_b_t", UpstreamName: "t", InputSchema: []byte(`{"type":"object"}`)}}},
+		{ID: "c2", Handle: "a", Tools: []catalog.Tool{}}}}
+	if _, err := catalog.WriteDocument(ctx, s, doc); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := catalog.ReadDocument(ctx, s, ws)
+	if err != nil || len(got.Connections) != 2 || got.Connections[0].Handle != "a" || len(got.Connections[1].Tools) != 1 {
+		t.Fatalf("document through the layout: %+v %v", got, err)
+	}
 }
 
 // TestS3StoreGofakes3 runs the store contract against gofakes3 reached through

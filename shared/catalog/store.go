@@ -39,9 +39,9 @@ type Store interface {
 // Use it through a pointer.
 type DiskStore struct {
 	Dir string
-	// seen: path → diskSeen, the file last read there and its ETag, so that a revalidation
-	// of an unchanged file answers ErrNotModified from a stat, without reading and hashing
-	// it (as S3 answers 304 without a body).
+	// seen: path → diskSeen, the file last read there by a conditional GetObject and its
+	// ETag, so that the next revalidation of an unchanged file answers ErrNotModified from
+	// a stat, without reading and hashing it (as S3 answers 304 without a body).
 	seen sync.Map
 }
 
@@ -88,7 +88,11 @@ func (s *DiskStore) GetObject(_ context.Context, key, ifNoneMatch string) ([]byt
 		return nil, "", fmt.Errorf("catalog: disk get: %w", err)
 	}
 	etag := etagOf(data)
-	s.seen.Store(p, diskSeen{fi: fi, etag: etag})
+	if ifNoneMatch != "" {
+		// Remembered for revalidated keys only (the index): parts are read unconditionally
+		// under ever new keys, and remembering them would grow without bound.
+		s.seen.Store(p, diskSeen{fi: fi, etag: etag})
+	}
 	if etag == ifNoneMatch {
 		return nil, etag, ErrNotModified
 	}

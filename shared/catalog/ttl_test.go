@@ -32,7 +32,7 @@ func TestCacheTTL(t *testing.T) {
 		start := time.Now()
 		store := &countingStore{Store: &catalog.DiskStore{Dir: t.TempDir()}}
 		const ws = "70000000-0000-4000-8000-000000000017"
-		if _, err := catalog.WriteDocument(ctx, store, &catalog.Document{Version: catalog.SchemaVersion, WorkspaceID: ws}); err != nil {
+		if _, err := catalog.WriteDocument(ctx, store.Store, &catalog.Document{Version: catalog.SchemaVersion, WorkspaceID: ws}); err != nil {
 			t.Fatal(err)
 		}
 		c := catalog.NewCache(store, 30*time.Second, nil)
