@@ -78,6 +78,10 @@ func scaleStub() (string, func(), error) {
 	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
+// scaleSamples is how many installs (each then uninstalled) and refreshes each level
+// times; the table shows their medians.
+const scaleSamples = 31
+
 // scaleRow is one level's measurements.
 type scaleRow struct {
 	conns, tools                int
@@ -176,9 +180,10 @@ func runScale(ctx context.Context, base, gwBin, dir string, levels []int, n, war
 				return err
 			}
 		}
-		// Install and uninstall: 11 more connections installed and removed one by one.
+		// Install and uninstall: scaleSamples more connections installed and removed one by
+		// one.
 		var ins, del []time.Duration
-		for k := range 11 {
+		for k := range scaleSamples {
 			c, d, err := create(1_000_000 + level*100 + k)
 			if err != nil {
 				return err
@@ -190,9 +195,9 @@ func runScale(ctx context.Context, base, gwBin, dir string, levels []int, n, war
 			}
 			del = append(del, time.Since(t0))
 		}
-		// Refresh of one connection (connect, list, store, publish), 11 times.
+		// Refresh of one connection (connect, list, store, publish), scaleSamples times.
 		var ref []time.Duration
-		for range 11 {
+		for range scaleSamples {
 			t0 := time.Now()
 			res, err := svc.RefreshByID(ctx, p, first.ID)
 			if err != nil || !res.OK {
