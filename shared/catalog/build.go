@@ -154,7 +154,7 @@ func rebuildOne(ctx context.Context, pool *db.Pool, store Store, ws string) erro
 			}
 			old = nil
 		}
-		_, err = writeParts(ctx, store, ws, old, oldTag, docIndex(doc), doc.Connections)
+		_, err = writeParts(ctx, store, ws, old, oldTag, docIndex(doc), doc.Connections, true)
 		return err
 	})
 	if err != nil {
@@ -263,7 +263,7 @@ func updateOne(ctx context.Context, pool *db.Pool, store Store, ws string, ids [
 			return err
 		}
 		ix := &Index{Version: LayoutVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold}
-		_, err = writeParts(ctx, store, ws, old, oldTag, ix, conns, keep...)
+		_, err = writeParts(ctx, store, ws, old, oldTag, ix, conns, false, keep...)
 		return err
 	})
 	if err != nil {

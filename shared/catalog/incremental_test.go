@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,7 +127,8 @@ func (w *incWorld) same(t *testing.T, step, ws string) {
 // refresh (new definitions, a tool gone, one added), a toggle off and on and an
 // uninstall, each published with RebuildConnections for that connection only, leave
 // exactly the document a full rebuild makes — and each writes only that connection's part
-// and the index (deleting only the part it replaced).
+// and the index, deleting only the standalone part it replaced (a part inside the full
+// rebuild's pack stays while other connections use the pack).
 func TestIncrementalEqualsFullRebuild(t *testing.T) {
 	t.Parallel()
 	w := newIncWorld(t, 50)
@@ -170,13 +172,17 @@ func TestIncrementalEqualsFullRebuild(t *testing.T) {
 	if _, err := db.ConnectionToolsSync(ctx, w.pool, c7.ID, c7.Handle, defs, false); err != nil {
 		t.Fatal(err)
 	}
-	publish("refresh", w.ids[7], 2, 1)
+	publish("refresh", w.ids[7], 2, 0) // the old part is in the rebuild's pack, which the others still use
+	if _, err := db.ConnectionToolsSync(ctx, w.pool, c7.ID, c7.Handle, toolDefs(3, "v3"), false); err != nil {
+		t.Fatal(err)
+	}
+	publish("second refresh", w.ids[7], 2, 1) // now the replaced part stood alone: deleted
 
 	off := false
 	if _, err := db.ConnectionUpdateByID(ctx, w.pool, w.ids[20], &db.ConnectionUpdate{Enabled: &off}); err != nil {
 		t.Fatal(err)
 	}
-	publish("toggle off", w.ids[20], 1, 1)
+	publish("toggle off", w.ids[20], 1, 0)
 	on := true
 	if _, err := db.ConnectionUpdateByID(ctx, w.pool, w.ids[20], &db.ConnectionUpdate{Enabled: &on}); err != nil {
 		t.Fatal(err)
@@ -186,7 +192,7 @@ func TestIncrementalEqualsFullRebuild(t *testing.T) {
 	if _, err := db.ConnectionDelete(ctx, w.pool, w.ids[33]); err != nil {
 		t.Fatal(err)
 	}
-	publish("uninstall", w.ids[33], 1, 1)
+	publish("uninstall", w.ids[33], 1, 0)
 
 	// Nothing changed: nothing is written, the ETag stays.
 	_, tag1, _ := catalog.ReadDocument(ctx, w.store, w.ws)
@@ -242,4 +248,48 @@ func TestIncrementalGlobalAndDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.same(t, "missing index", other)
+}
+
+// countingGets is a real store that counts reads.
+type countingGets struct {
+	catalog.Store
+	gets atomic.Int64
+}
+
+func (s *countingGets) GetObject(ctx context.Context, key, inm string) ([]byte, string, error) {
+	s.gets.Add(1)
+	return s.Store.GetObject(ctx, key, inm)
+}
+
+// TestRebuildPacks: a whole rebuild writes every part into one pack, so that a cold read
+// is two GETs (the index and the pack); a rebuild that finds nothing changed writes
+// nothing; after incremental changes a rebuild repacks and deletes the old pack and the
+// standalone parts, and the document stays what a full build makes.
+func TestRebuildPacks(t *testing.T) {
+	t.Parallel()
+	w := newIncWorld(t, 20)
+	ctx := t.Context()
+	counting := &countingGets{Store: w.store}
+	if _, err := catalog.Load(ctx, counting, w.ws, nil); err != nil || counting.gets.Load() != 2 {
+		t.Fatalf("cold read of a packed workspace: %v, %d GETs, want 2", err, counting.gets.Load())
+	}
+	if err := catalog.Rebuild(ctx, w.pool, w.store, []string{w.ws}); err != nil {
+		t.Fatal(err)
+	}
+	if puts, _ := w.store.reset(); len(puts) != 0 {
+		t.Errorf("an unchanged rebuild wrote %v", puts)
+	}
+	added := w.create(t, "Later", &w.ws)
+	if err := catalog.RebuildConnections(ctx, w.pool, w.store, []string{w.ws}, added); err != nil {
+		t.Fatal(err)
+	}
+	w.store.reset()
+	if err := catalog.Rebuild(ctx, w.pool, w.store, []string{w.ws}); err != nil {
+		t.Fatal(err)
+	}
+	puts, deletes := w.store.reset()
+	if len(puts) != 2 || !strings.Contains(puts[0], "/packs/") || len(deletes) != 2 {
+		t.Errorf("repack wrote %v and deleted %v; want a pack and the index, the old pack and the standalone part gone", puts, deletes)
+	}
+	w.same(t, "after repack", w.ws)
 }

@@ -42,11 +42,24 @@ type Index struct {
 }
 
 // PartRef names one connection's part: the connection id, its handle (the sort key) and
-// the hash of the part's bytes (PartKey).
+// the hash of the part's bytes. A part stands alone at PartKey, or — when Pack is set —
+// is bytes [Off, Off+Len) of the pack object at PackKey(ws, Pack), which a whole rebuild
+// writes so that a cold read is one GET rather than one per connection.
 type PartRef struct {
 	ID     string `json:"id"`
 	Handle string `json:"handle"`
 	Hash   string `json:"hash"`
+	Pack   string `json:"pack,omitempty"`
+	Off    int    `json:"off,omitempty"`
+	Len    int    `json:"len,omitempty"`
+}
+
+// objectKey is the key of the object that holds ref's bytes in workspace ws.
+func (ref PartRef) objectKey(ws string) string {
+	if ref.Pack != "" {
+		return PackKey(ws, ref.Pack)
+	}
+	return PartKey(ws, ref.ID, ref.Hash)
 }
 
 // IndexKey is the object key of workspace ws's index.
@@ -56,6 +69,11 @@ func IndexKey(ws string) string { return "catalog/v2/workspaces/" + path.Base(ws
 // hash hash.
 func PartKey(ws, id, hash string) string {
 	return "catalog/v2/workspaces/" + path.Base(ws) + "/parts/" + path.Base(id) + "." + path.Base(hash) + ".json"
+}
+
+// PackKey is the object key of workspace ws's pack with content hash hash.
+func PackKey(ws, hash string) string {
+	return "catalog/v2/workspaces/" + path.Base(ws) + "/packs/" + path.Base(hash) + ".json"
 }
 
 // encodePart returns connection c's part bytes and their hash (hex SHA-256, 32 digits).
@@ -101,6 +119,9 @@ func decodeIndex(data []byte) (*Index, error) {
 	for _, p := range ix.Parts {
 		if p.ID == "" || p.Hash == "" || seen[p.ID] {
 			return nil, fmt.Errorf("catalog: index: missing or duplicate part %q", p.ID)
+		}
+		if p.Pack != "" && (p.Off < 0 || p.Len <= 0) {
+			return nil, fmt.Errorf("catalog: index: part %q has a bad pack range", p.ID)
 		}
 		seen[p.ID] = true
 	}
@@ -181,26 +202,47 @@ func load(ctx context.Context, store Store, ws string, prev *Snapshot) (*Snapsho
 	}
 	doc := &Document{Version: SchemaVersion, WorkspaceID: ix.WorkspaceID, GeneratedAt: ix.GeneratedAt,
 		DiscoveryThreshold: ix.DiscoveryThreshold, Connections: make([]Connection, len(ix.Parts))}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(partFetchConcurrency)
+	// The objects to fetch: each standalone part, and each pack once for all the parts
+	// wanted from it.
+	want := map[string][]int{} // object key → indexes into ix.Parts
+	var keys []string
 	for i, ref := range ix.Parts {
 		if c, ok := have[ref.ID+"."+ref.Hash]; ok {
 			doc.Connections[i] = *c
 			continue
 		}
+		k := ref.objectKey(ws)
+		if _, ok := want[k]; !ok {
+			keys = append(keys, k)
+		}
+		want[k] = append(want[k], i)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(partFetchConcurrency)
+	for _, k := range keys {
 		g.Go(func() error {
-			b, _, err := store.GetObject(gctx, PartKey(ws, ref.ID, ref.Hash), "")
+			b, _, err := store.GetObject(gctx, k, "")
 			if errors.Is(err, ErrNotFound) {
 				return errPartGone
 			}
 			if err != nil {
 				return err
 			}
-			c, err := decodePart(b, ref)
-			if err != nil {
-				return &decodeError{err}
+			for _, i := range want[k] {
+				ref := ix.Parts[i]
+				part := b
+				if ref.Pack != "" {
+					if ref.Off+ref.Len > len(b) || ref.Off+ref.Len < ref.Off {
+						return &decodeError{fmt.Errorf("catalog: part %s lies outside its pack", ref.ID)}
+					}
+					part = b[ref.Off : ref.Off+ref.Len]
+				}
+				c, err := decodePart(part, ref)
+				if err != nil {
+					return &decodeError{err}
+				}
+				doc.Connections[i] = c
 			}
-			doc.Connections[i] = c
 			return nil
 		})
 	}
@@ -255,7 +297,17 @@ func WriteDocument(ctx context.Context, store Store, doc *Document) (string, err
 	if err != nil {
 		old, oldTag = nil, ""
 	}
-	return writeParts(ctx, store, doc.WorkspaceID, old, oldTag, docIndex(doc), doc.Connections)
+	return writeParts(ctx, store, doc.WorkspaceID, old, oldTag, docIndex(doc), doc.Connections, false)
+}
+
+// WritePacked is WriteDocument writing every part into one pack object (as Rebuild does):
+// a cold read is then the index and one GET.
+func WritePacked(ctx context.Context, store Store, doc *Document) (string, error) {
+	old, oldTag, err := readIndex(ctx, store, doc.WorkspaceID)
+	if err != nil {
+		old, oldTag = nil, ""
+	}
+	return writeParts(ctx, store, doc.WorkspaceID, old, oldTag, docIndex(doc), doc.Connections, true)
 }
 
 // readIndex returns workspace ws's stored index and its ETag; ErrNotFound when none.
@@ -277,40 +329,83 @@ func docIndex(doc *Document) *Index {
 		DiscoveryThreshold: doc.DiscoveryThreshold}
 }
 
-// writeParts makes ix (whose Parts it sets) name exactly conns plus keep, writing the
-// part of each of conns unless old already names that part, then the index (unless it
-// equals old but for its generation time: then nothing is written and oldTag returned),
-// then deleting the parts of old that ix no longer names. keep are refs of old carried
-// over unchanged (the incremental path); conns are the connections rebuilt. A deletion
-// that fails leaves an unreferenced object behind, never a broken index, so it is
-// ignored.
-func writeParts(ctx context.Context, store Store, ws string, old *Index, oldTag string, ix *Index, conns []Connection, keep ...PartRef) (string, error) {
-	had := map[string]bool{}
+// writeParts makes ix (whose Parts it sets) name exactly conns plus keep, then writes:
+// with pack, all of conns into one new pack object (unless old already names every one of
+// them with the same bytes, all in one pack: then their old refs are kept); without, each of conns as a
+// standalone part unless old already names that part (its old ref is kept). Then the
+// index (unless it equals old but for its generation time: then nothing is written and
+// oldTag returned), then it deletes the objects of old that ix no longer names. keep are
+// refs of old carried over unchanged (the incremental path); conns are the connections
+// rebuilt. A deletion that fails leaves an unreferenced object behind, never a broken
+// index, so it is ignored.
+func writeParts(ctx context.Context, store Store, ws string, old *Index, oldTag string, ix *Index, conns []Connection, pack bool, keep ...PartRef) (string, error) {
+	had := map[string]PartRef{}
 	if old != nil {
 		for _, p := range old.Parts {
-			had[p.ID+"."+p.Hash] = true
+			had[p.ID+"."+p.Hash] = p
 		}
 	}
-	ix.Parts = append(make([]PartRef, 0, len(keep)+len(conns)), keep...)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(partFetchConcurrency)
+	type encoded struct {
+		ref  PartRef
+		data []byte
+		kept bool
+	}
+	parts := make([]encoded, len(conns))
+	allKept := true
 	for i := range conns {
 		data, hash, err := encodePart(&conns[i])
 		if err != nil {
 			return "", err
 		}
-		ref := PartRef{ID: conns[i].ID, Handle: conns[i].Handle, Hash: hash}
-		ix.Parts = append(ix.Parts, ref)
-		if had[ref.ID+"."+ref.Hash] {
-			continue
+		ref, ok := had[conns[i].ID+"."+hash]
+		if ok && ref.Handle != conns[i].Handle {
+			ok = false
 		}
-		g.Go(func() error {
-			_, err := store.PutObject(gctx, PartKey(ws, ref.ID, ref.Hash), data)
-			return err
-		})
+		if !ok {
+			ref = PartRef{ID: conns[i].ID, Handle: conns[i].Handle, Hash: hash}
+			allKept = false
+		}
+		parts[i] = encoded{ref: ref, data: data, kept: ok}
 	}
-	if err := g.Wait(); err != nil {
-		return "", err
+	// A pack is (re)written unless every part is already in one and the same pack.
+	onePack := allKept && len(parts) > 0 && parts[0].ref.Pack != ""
+	for _, p := range parts {
+		onePack = onePack && p.ref.Pack == parts[0].ref.Pack
+	}
+	ix.Parts = append(make([]PartRef, 0, len(keep)+len(conns)), keep...)
+	switch {
+	case pack && !onePack && len(parts) > 0:
+		var buf []byte
+		for i := range parts {
+			parts[i].ref = PartRef{ID: parts[i].ref.ID, Handle: parts[i].ref.Handle, Hash: parts[i].ref.Hash,
+				Off: len(buf), Len: len(parts[i].data)}
+			buf = append(append(buf, parts[i].data...), '\n')
+		}
+		sum := sha256.Sum256(buf)
+		packHash := hex.EncodeToString(sum[:16])
+		for i := range parts {
+			parts[i].ref.Pack = packHash
+			ix.Parts = append(ix.Parts, parts[i].ref)
+		}
+		if _, err := store.PutObject(ctx, PackKey(ws, packHash), buf); err != nil {
+			return "", err
+		}
+	default:
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(partFetchConcurrency)
+		for _, p := range parts {
+			ix.Parts = append(ix.Parts, p.ref)
+			if p.kept {
+				continue
+			}
+			g.Go(func() error {
+				_, err := store.PutObject(gctx, PartKey(ws, p.ref.ID, p.ref.Hash), p.data)
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return "", err
+		}
 	}
 	sortParts(ix.Parts)
 	if sameIndex(old, ix) {
@@ -327,11 +422,13 @@ func writeParts(ctx context.Context, store Store, ws string, old *Index, oldTag 
 	if old != nil {
 		now := map[string]bool{}
 		for _, p := range ix.Parts {
-			now[p.ID+"."+p.Hash] = true
+			now[p.objectKey(ws)] = true
 		}
+		gone := map[string]bool{}
 		for _, p := range old.Parts {
-			if !now[p.ID+"."+p.Hash] {
-				_ = store.DeleteObject(ctx, PartKey(ws, p.ID, p.Hash))
+			if k := p.objectKey(ws); !now[k] && !gone[k] {
+				gone[k] = true
+				_ = store.DeleteObject(ctx, k)
 			}
 		}
 	}

@@ -35,8 +35,10 @@ func scaleDoc(ws string, conns, tools int) *catalog.Document {
 }
 
 // benchLayout measures, at 1,000 connections × 20 tools (20,000 tools), a cold read
-// (Load with no previous snapshot: the index and every part, decoded and indexed) and a
-// warm revalidation after one connection changed (the index and that one part). It
+// (Load with no previous snapshot: the index and every part, decoded and indexed) of
+// standalone parts and of a packed workspace (after a whole rebuild: the index and one
+// pack), the v1 single document for comparison, and a warm revalidation after one
+// connection changed (the index and that one part). It
 // reports the stored bytes: index-B (the index alone), parts-B (all parts), and the
 // single-document size (doc-B) of the v1 layout for comparison.
 func benchLayout(b *testing.B, store catalog.Store) {
@@ -66,6 +68,17 @@ func benchLayout(b *testing.B, store catalog.Store) {
 		b.ReportMetric(float64(len(index)), "index-B")
 		b.ReportMetric(float64(parts), "parts-B")
 		b.ReportMetric(float64(len(whole)), "doc-B")
+	})
+	b.Run("cold-packed", func(b *testing.B) { // after a whole rebuild: the index and one pack
+		if _, err := catalog.WritePacked(ctx, store, doc); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			s, err := catalog.Load(ctx, store, ws, nil)
+			if err != nil || len(s.Doc.Connections) != 1000 {
+				b.Fatal(err)
+			}
+		}
 	})
 	b.Run("v1-whole-document", func(b *testing.B) { // the previous layout's cold read, for comparison
 		key := "catalog/v1/workspaces/" + ws + ".json"

@@ -89,6 +89,13 @@ func TestLoadRejectsBadParts(t *testing.T) {
 			}
 			putIndex(t, s, ix)
 		}, "holds connection"},
+		{"pack range outside the pack", func(t *testing.T, s catalog.Store, ix *catalog.Index) {
+			ix.Parts[0].Pack, ix.Parts[0].Off, ix.Parts[0].Len = "p1", 0, 1<<20
+			if _, err := s.PutObject(t.Context(), catalog.PackKey(ws, "p1"), []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			putIndex(t, s, ix)
+		}, "outside its pack"},
 		{"duplicate tool name", func(t *testing.T, s catalog.Store, ix *catalog.Index) {
 			data, _, _ := s.GetObject(t.Context(), catalog.PartKey(ws, ix.Parts[1].ID, ix.Parts[1].Hash), "")
 			var c catalog.Connection
