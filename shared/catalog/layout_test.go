@@ -90,6 +90,7 @@ func TestLoadRejectsBadParts(t *testing.T) {
 			putIndex(t, s, ix)
 		}, "holds connection"},
 		{"pack range outside the pack", func(t *testing.T, s catalog.Store, ix *catalog.Index) {
+			ix.Parts[0].Hash = "p1h" // a part the cache does not hold yet
 			ix.Parts[0].Pack, ix.Parts[0].Off, ix.Parts[0].Len = "p1", 0, 1<<20
 			if _, err := s.PutObject(t.Context(), catalog.PackKey(ws, "p1"), []byte(`{}`)); err != nil {
 				t.Fatal(err)
