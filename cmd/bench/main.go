@@ -8,6 +8,9 @@
 //   - cold start: process start → first tools/list answered, as a local process and under
 //     the Lambda runtime emulator (infra/rie), and the stripped bootstrap sizes;
 //   - the gateway's peak RSS under the proxied load (VmHWM);
+//   - the scale table (scale.go): one workspace at 1, 10, 100 and 1,000 connections × 20
+//     tools — install, refresh, catalog bytes, cold start, full tools/list, proxied p50,
+//     c=8 throughput, gateway CPU per call, RSS (-scale, -only scale);
 //
 // and it runs the in-process Go benchmarks of functions/mcp/gateway (-benchmem) first,
 // printing everything as one table.
@@ -63,8 +66,18 @@ func main() {
 	conc := flag.String("c", "1,8,32", "concurrency levels")
 	warm := flag.Int("warm", 300, "warm-up requests per leg")
 	benchtime := flag.String("benchtime", "2s", "go test -benchtime of the in-process benchmarks")
+	scale := flag.String("scale", "1,10,100,1000", "connection counts of the scale table (empty: no scale table)")
+	only := flag.String("only", "", `"scale": only the scale table`)
+	scaleProfile := flag.String("scaleprofile", "", "write a CPU profile of the largest scale level's installs and refreshes to this file")
 	flag.Parse()
-	if err := run(*n, *warm, *conc, *benchtime); err != nil {
+	var levels []int
+	for _, f := range strings.Split(*scale, ",") {
+		if v, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && v > 0 {
+			levels = append(levels, v)
+		}
+	}
+	slices.Sort(levels)
+	if err := run(*n, *warm, *conc, *benchtime, levels, *only == "scale", *scaleProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -499,7 +512,7 @@ func coldRIE(ctx context.Context, emulator, bootstrap string, env []string, even
 	return first, init, nil
 }
 
-func run(n, warm int, concList, benchtime string) error {
+func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool, scaleProfile string) error {
 	ctx := context.Background()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
@@ -514,6 +527,13 @@ func run(n, warm int, concList, benchtime string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	if scaleOnly {
+		gwBin, _, err := build(dir)
+		if err != nil {
+			return err
+		}
+		return runScale(ctx, base, gwBin, dir, levels, n, warm, scaleProfile)
+	}
 
 	// Binary sizes: the deployed bootstraps (linux/arm64, stripped, lambda.norpc).
 	var sizes []string
@@ -683,5 +703,9 @@ func run(n, warm int, concList, benchtime string) error {
 		}
 	}
 	printTable()
+	if len(levels) > 0 {
+		gw.stop()
+		return runScale(ctx, base, gwBin, dir, levels, n, warm, scaleProfile)
+	}
 	return nil
 }

@@ -95,8 +95,9 @@ var Functions = []FunctionSpec{
 		Description:    "Scheduled health check of installed catalog entries (docs/DESIGN.md §9a)",
 		TimeoutSeconds: 300,
 		MemoryMB:       256,
-		// A refresh that finds changed tool definitions rebuilds the catalog document (§6).
-		CatalogActions: []string{"s3:GetObject", "s3:PutObject"},
+		// A refresh that finds changed tool definitions rebuilds the catalog document (§6)
+		// and deletes the part it replaced (docs/CATALOG.md).
+		CatalogActions: []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
 		Schedule:       "rate(30 minutes)",
 		UpstreamAuth:   true,
 	},

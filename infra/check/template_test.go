@@ -341,7 +341,7 @@ func TestSAMTemplateLeastPrivilege(t *testing.T) {
 		"McpFunction":         {"s3:GetObject"},
 		"MarketplaceFunction": {"s3:DeleteObject", "s3:GetObject", "s3:PutObject"},
 		"PinsFunction":        {"s3:GetObject", "s3:PutObject"},
-		"HealthCheckFunction": {"s3:GetObject", "s3:PutObject"},
+		"HealthCheckFunction": {"s3:DeleteObject", "s3:GetObject", "s3:PutObject"},
 	}
 	for id, fn := range tpl.GetAllServerlessFunctionResources() {
 		b, _ := json.Marshal(fn.Policies)

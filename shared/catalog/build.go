@@ -14,9 +14,10 @@ import (
 )
 
 // Build reads workspace ws's document from Postgres: its enabled connections (global ones
-// folded in) ordered by handle, each with its active tools ordered by exposed name and the
-// MCP Apps views its upstream listed, and the workspace's tool discovery threshold. The
-// workspace's tool overrides are applied to each connection's tools (ApplyOverrides).
+// folded in) ordered by handle (bytewise), each with its active tools ordered by exposed
+// name and the MCP Apps views its upstream listed, and the workspace's tool discovery
+// threshold. Each connection is made by ConnectionPart, as the incremental path makes it, with the
+// workspace's tool overrides applied (ApplyOverrides).
 func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 	conns, err := db.ConnectionListVisible(ctx, q, ws)
 	if err != nil {
@@ -30,13 +31,9 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	byConn := make(map[string][]Tool)
+	byConn := make(map[string][]db.ConnectionTool)
 	for _, t := range tools {
-		byConn[t.ConnectionID] = append(byConn[t.ConnectionID], Tool{
-			ExposedName: t.ExposedName, UpstreamName: t.UpstreamName, Title: t.Title,
-			Description: t.Description, InputSchema: t.InputSchema,
-			OutputSchema: t.OutputSchema, Annotations: t.Annotations, Definition: t.Definition,
-		})
+		byConn[t.ConnectionID] = append(byConn[t.ConnectionID], t)
 	}
 	overrides, err := workspaceOverrides(ctx, q, ws)
 	if err != nil {
@@ -49,30 +46,78 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 	doc := &Document{Version: SchemaVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold,
 		Connections: make([]Connection, 0, len(conns))}
 	for i := range conns {
-		c := &conns[i]
-		cc := Connection{
-			ID: c.ID, Name: c.Name, Handle: c.Handle, Scope: c.Scope(), Source: c.Source,
-			URL: headers.RedactURL(c.URL), TransportType: c.TransportType, UpdatedAt: c.UpdatedAt,
-			Tools: ApplyOverrides(byConn[c.ID], overrides[c.ID]), Capabilities: c.Capabilities, UIResources: views[c.ID],
-		}
-		if cc.Tools == nil {
-			cc.Tools = []Tool{}
-		}
-		if c.ProjectID != nil {
-			cc.ProjectID = *c.ProjectID
-		}
-		if c.CatalogEntryID != nil {
-			cc.CatalogEntryID = *c.CatalogEntryID
-		}
-		if c.WorkingTransport != nil {
-			cc.WorkingTransport = *c.WorkingTransport
-		}
-		if c.ProtocolVersion != nil {
-			cc.ProtocolVersion = *c.ProtocolVersion
-		}
-		doc.Connections = append(doc.Connections, cc)
+		doc.Connections = append(doc.Connections, ConnectionPart(ws, &conns[i], byConn[conns[i].ID], views[conns[i].ID], overrides[conns[i].ID]))
 	}
+	sortConnections(doc.Connections)
 	return doc, nil
+}
+
+// ConnectionPart is the one place a connection of workspace ws becomes its catalog entry
+// (its part, docs/CATALOG.md): row c with its active tools (ordered by exposed name), the
+// workspace's overrides of them applied (ApplyOverrides, docs/OVERRIDES.md), and its MCP
+// Apps views. Build and the incremental path both call it, so that the two agree
+// byte for byte. The URL is redacted (headers.RedactURL); header values are never read.
+func ConnectionPart(ws string, c *db.Connection, tools []db.ConnectionTool, views []json.RawMessage, ovs []db.ToolOverride) Connection {
+	_ = ws // the workspace the part is for (its overrides are ovs)
+	cc := Connection{
+		ID: c.ID, Name: c.Name, Handle: c.Handle, Scope: c.Scope(), Source: c.Source,
+		URL: headers.RedactURL(c.URL), TransportType: c.TransportType, UpdatedAt: c.UpdatedAt,
+		Tools: make([]Tool, 0, len(tools)), Capabilities: c.Capabilities, UIResources: views,
+	}
+	for _, t := range tools {
+		cc.Tools = append(cc.Tools, Tool{
+			ExposedName: t.ExposedName, UpstreamName: t.UpstreamName, Title: t.Title,
+			Description: t.Description, InputSchema: t.InputSchema,
+			OutputSchema: t.OutputSchema, Annotations: t.Annotations, Definition: t.Definition,
+		})
+	}
+	cc.Tools = ApplyOverrides(cc.Tools, ovs)
+	if cc.Tools == nil {
+		cc.Tools = []Tool{}
+	}
+	if c.ProjectID != nil {
+		cc.ProjectID = *c.ProjectID
+	}
+	if c.CatalogEntryID != nil {
+		cc.CatalogEntryID = *c.CatalogEntryID
+	}
+	if c.WorkingTransport != nil {
+		cc.WorkingTransport = *c.WorkingTransport
+	}
+	if c.ProtocolVersion != nil {
+		cc.ProtocolVersion = *c.ProtocolVersion
+	}
+	return cc
+}
+
+// buildConnection reads connection id from Postgres and makes its part for workspace ws;
+// ok is false when id is not (or no longer) an enabled connection visible in ws.
+func buildConnection(ctx context.Context, q db.Querier, ws, id string) (Connection, bool, error) {
+	c, err := db.ConnectionGet(ctx, q, id)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return Connection{}, false, nil
+	}
+	if err != nil {
+		return Connection{}, false, err
+	}
+	if !c.Enabled || (c.WorkspaceID != nil && *c.WorkspaceID != ws) {
+		return Connection{}, false, nil
+	}
+	tools, err := db.ConnectionToolsActive(ctx, q, id)
+	if err != nil {
+		return Connection{}, false, err
+	}
+	views, err := db.ConnectionUIResources(ctx, q, id)
+	if err != nil {
+		return Connection{}, false, err
+	}
+	var ovs []db.ToolOverride
+	if db.IsUUID(ws) {
+		if ovs, err = db.ToolOverrideList(ctx, q, ws, id); err != nil {
+			return Connection{}, false, err
+		}
+	}
+	return ConnectionPart(ws, c, tools, views, ovs), true, nil
 }
 
 // workspaceOverrides returns workspace ws's tool overrides by connection id.
@@ -132,15 +177,132 @@ func rebuildOne(ctx context.Context, pool *db.Pool, store Store, ws string) erro
 		if err != nil {
 			return err
 		}
-		data, err := json.Marshal(doc)
-		if err != nil {
-			return err
+		old, oldTag, err := readIndex(ctx, store, ws)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			// An unreadable index is replaced whole (every part written again).
+			var de *decodeError
+			if !errors.As(err, &de) {
+				return err
+			}
+			old = nil
 		}
-		_, err = store.Put(ctx, ws, data)
+		_, err = writeParts(ctx, store, ws, old, oldTag, docIndex(doc), doc.Connections, true)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("catalog: rebuild %s: %w", ws, err)
+	}
+	return nil
+}
+
+// RebuildConnections brings the documents of the given workspaces (nil or empty: every
+// workspace, for a change to a global connection) up to date after a change to the
+// connections ids only: in each, the part of every one of ids is rebuilt from Postgres
+// (ConnectionPart) and written, or dropped when the connection is no longer enabled and
+// visible there, and the index is rewritten; no other part is read or written, so a
+// change costs O(that connection) in the store, not O(workspace) (Postgres is asked for
+// the visible connections' ids only, to check the index). A workspace whose index is
+// missing or unreadable, or names other connections than Postgres shows besides ids (an
+// earlier publish failed), is rebuilt whole (Rebuild). No ids means a whole Rebuild. Locking,
+// concurrency and errors are Rebuild's.
+func RebuildConnections(ctx context.Context, pool *db.Pool, store Store, workspaces []string, ids ...string) error {
+	if len(ids) == 0 {
+		return Rebuild(ctx, pool, store, workspaces)
+	}
+	if len(workspaces) == 0 {
+		all, err := db.WorkspaceList(ctx, pool)
+		if err != nil {
+			return err
+		}
+		for _, w := range all {
+			workspaces = append(workspaces, w.ID)
+		}
+	}
+	var g errgroup.Group
+	g.SetLimit(max(1, min(4, int(pool.Config().MaxConns))))
+	errs := make([]error, len(workspaces))
+	for i, ws := range workspaces {
+		g.Go(func() error {
+			errs[i] = updateOne(ctx, pool, store, ws, ids)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return errors.Join(errs...)
+}
+
+func updateOne(ctx context.Context, pool *db.Pool, store Store, ws string, ids []string) error {
+	whole := false
+	err := db.InTx(ctx, pool, func(tx db.Tx) error {
+		if err := db.LockKey(ctx, tx, "catalog", ws); err != nil {
+			return err
+		}
+		old, oldTag, err := readIndex(ctx, store, ws)
+		if err != nil {
+			var de *decodeError
+			if errors.Is(err, ErrNotFound) || errors.As(err, &de) {
+				whole = true
+				return nil
+			}
+			return err
+		}
+		changed := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			changed[id] = true
+		}
+		var keep []PartRef
+		for _, p := range old.Parts {
+			if !changed[p.ID] {
+				keep = append(keep, p)
+			}
+		}
+		// The index must name exactly the visible connections besides ids; when it does
+		// not (an earlier publish failed after its commit), rebuild whole instead.
+		visible, err := db.ConnectionIDsVisible(ctx, tx, ws)
+		if err != nil {
+			return err
+		}
+		others := 0
+		kept := make(map[string]bool, len(keep))
+		for _, p := range keep {
+			kept[p.ID] = true
+		}
+		for _, id := range visible {
+			if !changed[id] {
+				if !kept[id] {
+					whole = true
+					return nil
+				}
+				others++
+			}
+		}
+		if others != len(keep) {
+			whole = true
+			return nil
+		}
+		var conns []Connection
+		for id := range changed {
+			c, ok, err := buildConnection(ctx, tx, ws, id)
+			if err != nil {
+				return err
+			}
+			if ok {
+				conns = append(conns, c)
+			}
+		}
+		threshold, err := db.WorkspaceDiscoveryThreshold(ctx, tx, ws)
+		if err != nil && apperr.CodeOf(err) != apperr.NotFound {
+			return err
+		}
+		ix := &Index{Version: LayoutVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold}
+		_, err = writeParts(ctx, store, ws, old, oldTag, ix, conns, false, keep...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("catalog: rebuild %s: %w", ws, err)
+	}
+	if whole {
+		return rebuildOne(ctx, pool, store, ws)
 	}
 	return nil
 }

@@ -18,8 +18,11 @@ import (
 // Snapshot is an immutable parsed document with its ETag and an index by exposed name.
 // Snapshots are shared between requests: never modify one.
 type Snapshot struct {
-	Doc    *Document
-	ETag   string
+	Doc  *Document
+	ETag string
+	// index is the stored index this snapshot was assembled from (nil: built outside the
+	// store), so that the next Load reuses the parts it names again.
+	index  *Index
 	byName map[string]ToolRef
 	byConn map[string]*Connection
 	memo   sync.Map // key → *memoValue (Memo)
@@ -74,8 +77,9 @@ func NewSnapshot(doc *Document, etag string) *Snapshot {
 }
 
 // Cache serves workspace snapshots from memory, revalidating against the store with a
-// conditional GET (ETag) at most every TTL (docs/DESIGN.md §6, CATALOG_TTL). A document is parsed
-// once per ETag. When the store fails, the last good snapshot is served and the failure
+// conditional GET of the workspace's index (its ETag) at most every TTL (docs/DESIGN.md
+// §6, CATALOG_TTL; docs/CATALOG.md). A changed index is assembled by Load, which fetches
+// only the parts the previous snapshot does not hold. When the store fails, the last good snapshot is served and the failure
 // logged. A workspace with no document yet (created after the last rebuild) is built by
 // Missing when set — so it still sees the global connections — else it is an empty catalog.
 type Cache struct {
@@ -128,15 +132,16 @@ func (c *Cache) Get(ctx context.Context, ws string) (*Snapshot, error) {
 }
 
 func (c *Cache) refresh(ctx context.Context, ws string, prev *cacheEntry) (*Snapshot, error) {
-	etag := ""
+	var last *Snapshot
 	if prev != nil {
-		etag = prev.snap.ETag
+		last = prev.snap
 	}
-	data, newTag, err := c.store.Get(context.WithoutCancel(ctx), ws, etag)
+	loaded, err := Load(context.WithoutCancel(ctx), c.store, ws, last)
 	var snap *Snapshot
+	var invalid *decodeError
 	switch {
-	case errors.Is(err, ErrNotModified):
-		snap = prev.snap
+	case err == nil:
+		snap = loaded
 	case errors.Is(err, ErrNotFound):
 		doc := &Document{Version: SchemaVersion, WorkspaceID: ws, Connections: []Connection{}}
 		if c.Missing != nil {
@@ -159,7 +164,15 @@ func (c *Cache) refresh(ctx context.Context, ws string, prev *cacheEntry) (*Snap
 		} else {
 			snap = NewSnapshot(doc, tag)
 		}
-	case err != nil:
+	case errors.As(err, &invalid):
+		c.revalidationFailed("invalid")
+		if prev != nil {
+			c.logger.ErrorContext(ctx, "catalog document invalid; serving last good copy", "workspace_id", ws, "err", err)
+			c.remember(ws, prev.snap)
+			return prev.snap, nil
+		}
+		return nil, err
+	default:
 		c.storeFailures.Add(1)
 		c.revalidationFailed("store")
 		if prev != nil {
@@ -169,18 +182,6 @@ func (c *Cache) refresh(ctx context.Context, ws string, prev *cacheEntry) (*Snap
 			return prev.snap, nil
 		}
 		return nil, err
-	default:
-		doc, derr := Decode(data)
-		if derr != nil {
-			c.revalidationFailed("invalid")
-			if prev != nil {
-				c.logger.ErrorContext(ctx, "catalog document invalid; serving last good copy", "workspace_id", ws, "err", derr)
-				c.remember(ws, prev.snap)
-				return prev.snap, nil
-			}
-			return nil, derr
-		}
-		snap = NewSnapshot(doc, newTag)
 	}
 	c.remember(ws, snap)
 	return snap, nil

@@ -1,9 +1,12 @@
-// Package catalog is the precomputed catalog of docs/DESIGN.md §6: one JSON document per
-// workspace (catalog/v1/workspaces/<id>.json) listing every enabled connection visible
-// there (global ones folded in) with its active tools — never header values. The
-// marketplace and health-check functions rebuild documents (Rebuild); the gateway reads
-// them through a Cache that revalidates by ETag at most every TTL and keeps serving the
-// last good copy when the store fails.
+// Package catalog is the precomputed catalog of docs/DESIGN.md §6: per workspace, a
+// Document listing every enabled connection visible there (global ones folded in) with
+// its active tools — never header values. In the store a document is kept as one part per
+// connection plus a small index naming the parts (docs/CATALOG.md), so that a change to
+// one connection rewrites that connection's part and the index only (RebuildConnections).
+// The marketplace and health-check functions write (Rebuild, RebuildConnections); the
+// gateway reads through a Cache that revalidates the index by ETag at most every TTL,
+// fetches only the parts that changed, and keeps serving the last good copy when the
+// store fails.
 package catalog
 
 import (
@@ -76,23 +79,32 @@ func Decode(data []byte) (*Document, error) {
 	if d.Version != SchemaVersion {
 		return nil, fmt.Errorf("catalog: unsupported document version %d", d.Version)
 	}
+	if err := validate(&d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// validate checks what Decode promises of d's connections: unique non-empty ids, unique
+// non-empty exposed tool names, object input schemas.
+func validate(d *Document) error {
 	conns := make(map[string]bool, len(d.Connections))
 	tools := make(map[string]bool)
 	for _, c := range d.Connections {
 		if c.ID == "" || conns[c.ID] {
-			return nil, fmt.Errorf("catalog: missing or duplicate connection id %q", c.ID)
+			return fmt.Errorf("catalog: missing or duplicate connection id %q", c.ID)
 		}
 		conns[c.ID] = true
 		for _, t := range c.Tools {
 			if t.ExposedName == "" || tools[t.ExposedName] {
-				return nil, fmt.Errorf("catalog: missing or duplicate tool name %q", t.ExposedName)
+				return fmt.Errorf("catalog: missing or duplicate tool name %q", t.ExposedName)
 			}
 			tools[t.ExposedName] = true
 			var obj map[string]json.RawMessage
 			if err := json.Unmarshal(t.InputSchema, &obj); err != nil || obj == nil {
-				return nil, fmt.Errorf("catalog: tool %q: input schema is not an object", t.ExposedName)
+				return fmt.Errorf("catalog: tool %q: input schema is not an object", t.ExposedName)
 			}
 		}
 	}
-	return &d, nil
+	return nil
 }

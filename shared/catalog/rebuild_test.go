@@ -20,11 +20,11 @@ type refusingStore struct {
 	refuse string
 }
 
-func (s *refusingStore) Put(ctx context.Context, ws string, data []byte) (string, error) {
-	if ws == s.refuse {
+func (s *refusingStore) PutObject(ctx context.Context, key string, data []byte) (string, error) {
+	if strings.HasPrefix(key, "catalog/v2/workspaces/"+s.refuse+"/") {
 		return "", errors.New("injected: refused")
 	}
-	return s.Store.Put(ctx, ws, data)
+	return s.Store.PutObject(ctx, key, data)
 }
 
 // TestRebuildAllTriesEveryWorkspace: a global change rebuilds every workspace; one
@@ -47,7 +47,7 @@ func TestRebuildAllTriesEveryWorkspace(t *testing.T) {
 		t.Fatalf("err = %v, want the refused workspace named", err)
 	}
 	for _, id := range ids {
-		_, _, gerr := store.Get(ctx, id, "")
+		_, _, gerr := catalog.ReadDocument(ctx, store, id)
 		if id == ids[2] {
 			if !errors.Is(gerr, catalog.ErrNotFound) {
 				t.Errorf("refused workspace has a document: %v", gerr)
@@ -66,11 +66,11 @@ type failingGetStore struct {
 	fail bool
 }
 
-func (s *failingGetStore) Get(ctx context.Context, ws, inm string) ([]byte, string, error) {
+func (s *failingGetStore) GetObject(ctx context.Context, key, inm string) ([]byte, string, error) {
 	if s.fail {
 		return nil, "", errors.New("injected: store unreachable")
 	}
-	return s.Store.Get(ctx, ws, inm)
+	return s.Store.GetObject(ctx, key, inm)
 }
 
 // TestCacheHealth: the aggregate health counts cached workspaces and store failures and
@@ -80,7 +80,7 @@ func TestCacheHealth(t *testing.T) {
 	ctx := context.Background()
 	store := &failingGetStore{Store: &catalog.DiskStore{Dir: t.TempDir()}}
 	const ws = "70000000-0000-4000-8000-000000000007"
-	if _, err := store.Put(ctx, ws, []byte(`{"version":1,"workspaceId":"`+ws+`","connections":[]}`)); err != nil {
+	if _, err := catalog.WriteDocument(ctx, store, &catalog.Document{Version: catalog.SchemaVersion, WorkspaceID: ws}); err != nil {
 		t.Fatal(err)
 	}
 	c := catalog.NewCache(store, 0, nil)
@@ -108,7 +108,7 @@ func TestCacheRevalidationMetrics(t *testing.T) {
 	ctx := context.Background()
 	store := &failingGetStore{Store: &catalog.DiskStore{Dir: t.TempDir()}}
 	const ws = "70000000-0000-4000-8000-000000000007"
-	if _, err := store.Put(ctx, ws, []byte(`{"version":1,"workspaceId":"`+ws+`","connections":[]}`)); err != nil {
+	if _, err := catalog.WriteDocument(ctx, store, &catalog.Document{Version: catalog.SchemaVersion, WorkspaceID: ws}); err != nil {
 		t.Fatal(err)
 	}
 	var metrics bytes.Buffer
@@ -120,7 +120,7 @@ func TestCacheRevalidationMetrics(t *testing.T) {
 	store.fail = true
 	_, _ = c.Get(ctx, ws)
 	store.fail = false
-	if _, err := store.Put(ctx, ws, []byte(`{"version":1,`)); err != nil {
+	if _, err := store.PutObject(ctx, catalog.IndexKey(ws), []byte(`{"version":2,`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Get(ctx, ws); err != nil {

@@ -15,7 +15,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
-// S3Store keeps documents in an S3 bucket (aws-sdk-go-v2). The SDK honours
+// S3Store keeps the catalog's objects in an S3 bucket (aws-sdk-go-v2). The SDK honours
 // AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_S3, which is how LocalStack and test endpoints are
 // reached; path-style addressing is used when an endpoint override is set.
 type S3Store struct {
@@ -47,14 +47,14 @@ func NewS3StoreFromConfig(cfg aws.Config, bucket string, optFns ...func(*s3.Opti
 	return &S3Store{Client: client, Bucket: bucket}
 }
 
-// maxDocumentBytes bounds a document read from S3 (64 MiB).
+// maxDocumentBytes bounds one object read from S3 (64 MiB).
 const maxDocumentBytes = 64 << 20
 
-// Get implements Store with a conditional GET (If-None-Match): ErrNotModified on 304 (or
+// GetObject implements Store with a conditional GET (If-None-Match): ErrNotModified on 304 (or
 // on the same ETag from an endpoint that ignores the condition), ErrNotFound for a
 // missing key, any other failure wrapped.
-func (s *S3Store) Get(ctx context.Context, ws, ifNoneMatch string) ([]byte, string, error) {
-	in := &s3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(Key(ws))}
+func (s *S3Store) GetObject(ctx context.Context, key, ifNoneMatch string) ([]byte, string, error) {
+	in := &s3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(key)}
 	if ifNoneMatch != "" {
 		in.IfNoneMatch = aws.String(ifNoneMatch)
 	}
@@ -93,20 +93,29 @@ func (s *S3Store) Get(ctx context.Context, ws, ifNoneMatch string) ([]byte, stri
 		return nil, "", fmt.Errorf("catalog: s3 read: %w", err)
 	}
 	if len(data) > maxDocumentBytes {
-		return nil, "", fmt.Errorf("catalog: s3 object %s is over %d bytes", Key(ws), maxDocumentBytes)
+		return nil, "", fmt.Errorf("catalog: s3 object %s is over %d bytes", key, maxDocumentBytes)
 	}
 	return data, etag, nil
 }
 
-// Put implements Store: a PutObject of the whole document (S3 writes are atomic per
-// object), returning the new ETag.
-func (s *S3Store) Put(ctx context.Context, ws string, data []byte) (string, error) {
+// PutObject implements Store: one S3 PutObject (atomic per object), returning the new
+// ETag.
+func (s *S3Store) PutObject(ctx context.Context, key string, data []byte) (string, error) {
 	out, err := s.Client.PutObject(ctx, &s3.PutObjectInput{
-		Bucket: &s.Bucket, Key: aws.String(Key(ws)), Body: bytes.NewReader(data),
+		Bucket: &s.Bucket, Key: aws.String(key), Body: bytes.NewReader(data),
 		ContentType: aws.String("application/json"),
 	})
 	if err != nil {
 		return "", fmt.Errorf("catalog: s3 put: %w", err)
 	}
 	return aws.ToString(out.ETag), nil
+}
+
+// DeleteObject implements Store: one S3 DeleteObject (S3 answers success for a missing
+// key).
+func (s *S3Store) DeleteObject(ctx context.Context, key string) error {
+	if _, err := s.Client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(key)}); err != nil {
+		return fmt.Errorf("catalog: s3 delete: %w", err)
+	}
+	return nil
 }

@@ -7,39 +7,41 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 )
 
-// ErrNotModified is returned by Store.Get when the stored document's ETag equals the
+// ErrNotModified is returned by Store.GetObject when the stored object's ETag equals the
 // ifNoneMatch the caller gave.
 var ErrNotModified = errors.New("catalog: not modified")
 
-// ErrNotFound is returned by Store.Get when no document exists for the workspace.
+// ErrNotFound is returned by Store.GetObject when no object exists at the key (and by
+// Load when a workspace has no index).
 var ErrNotFound = errors.New("catalog: document not found")
 
-// Store keeps catalog documents. Keys are workspace ids; implementations store them at
-// catalog/v1/workspaces/<id>.json.
+// Store keeps the catalog's objects: per workspace an index and one part per connection
+// (IndexKey, PartKey; docs/CATALOG.md). Keys are slash-separated relative paths that
+// this package builds from ids; a Store never interprets them.
 type Store interface {
-	// Get returns the document bytes and their ETag. With ifNoneMatch equal to the current
-	// ETag it returns ErrNotModified; with no document, ErrNotFound.
-	Get(ctx context.Context, workspaceID, ifNoneMatch string) (data []byte, etag string, err error)
-	// Put writes the document and returns its new ETag.
-	Put(ctx context.Context, workspaceID string, data []byte) (etag string, err error)
+	// GetObject returns the object's bytes and their ETag. With ifNoneMatch equal to the
+	// current ETag it returns ErrNotModified; with no object, ErrNotFound.
+	GetObject(ctx context.Context, key, ifNoneMatch string) (data []byte, etag string, err error)
+	// PutObject writes the object whole (atomically: a reader sees the old or the new
+	// bytes) and returns its new ETag.
+	PutObject(ctx context.Context, key string, data []byte) (etag string, err error)
+	// DeleteObject removes the object; a missing one is not an error.
+	DeleteObject(ctx context.Context, key string) error
 }
-
-// Key is the object key of workspace id's document.
-func Key(workspaceID string) string { return "catalog/v1/workspaces/" + workspaceID + ".json" }
 
 // DiskStore is the local Store: files under Dir, ETag = quoted hex SHA-256 of the bytes.
 // Use it through a pointer.
 type DiskStore struct {
 	Dir string
-	// seen: path → diskSeen, the file last read there and its ETag, so that a revalidation
-	// of an unchanged file answers ErrNotModified from a stat, without reading and hashing
-	// the document (as S3 answers 304 without a body): at 20,000 tools that is a 9 MB read
-	// every TTL.
+	// seen: path → diskSeen, the file last read there by a conditional GetObject and its
+	// ETag, so that the next revalidation of an unchanged file answers ErrNotModified from
+	// a stat, without reading and hashing it (as S3 answers 304 without a body).
 	seen sync.Map
 }
 
@@ -48,9 +50,12 @@ type diskSeen struct {
 	etag string
 }
 
-// Get implements Store.
-func (s *DiskStore) Get(_ context.Context, ws, ifNoneMatch string) ([]byte, string, error) {
-	p := s.path(ws)
+// GetObject implements Store.
+func (s *DiskStore) GetObject(_ context.Context, key, ifNoneMatch string) ([]byte, string, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return nil, "", err
+	}
 	if ifNoneMatch != "" {
 		// Put replaces the file by a rename, so new content is a new file (os.SameFile
 		// compares device and inode); size and modification time guard an in-place edit.
@@ -83,16 +88,23 @@ func (s *DiskStore) Get(_ context.Context, ws, ifNoneMatch string) ([]byte, stri
 		return nil, "", fmt.Errorf("catalog: disk get: %w", err)
 	}
 	etag := etagOf(data)
-	s.seen.Store(p, diskSeen{fi: fi, etag: etag})
+	if ifNoneMatch != "" {
+		// Remembered for revalidated keys only (the index): parts are read unconditionally
+		// under ever new keys, and remembering them would grow without bound.
+		s.seen.Store(p, diskSeen{fi: fi, etag: etag})
+	}
 	if etag == ifNoneMatch {
 		return nil, etag, ErrNotModified
 	}
 	return data, etag, nil
 }
 
-// Put implements Store: it writes atomically (temp file + rename).
-func (s *DiskStore) Put(_ context.Context, ws string, data []byte) (string, error) {
-	p := s.path(ws)
+// PutObject implements Store: it writes atomically (temp file + rename).
+func (s *DiskStore) PutObject(_ context.Context, key string, data []byte) (string, error) {
+	p, err := s.path(key)
+	if err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", fmt.Errorf("catalog: disk put: %w", err)
 	}
@@ -113,8 +125,26 @@ func (s *DiskStore) Put(_ context.Context, ws string, data []byte) (string, erro
 	return etagOf(data), nil
 }
 
-func (s *DiskStore) path(ws string) string {
-	return filepath.Join(s.Dir, filepath.FromSlash(Key(filepath.Base(ws))))
+// DeleteObject implements Store.
+func (s *DiskStore) DeleteObject(_ context.Context, key string) error {
+	p, err := s.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("catalog: disk delete: %w", err)
+	}
+	s.seen.Delete(p)
+	return nil
+}
+
+// path maps key to a file under Dir; a key that is not a clean relative path (absolute,
+// "..", empty) is refused.
+func (s *DiskStore) path(key string) (string, error) {
+	if !fs.ValidPath(key) || key == "." {
+		return "", fmt.Errorf("catalog: invalid object key %q", key)
+	}
+	return filepath.Join(s.Dir, filepath.FromSlash(key)), nil
 }
 
 func etagOf(data []byte) string {

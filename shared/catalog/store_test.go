@@ -17,36 +17,36 @@ func TestDiskStoreRevalidation(t *testing.T) {
 	ctx := context.Background()
 	s := &catalog.DiskStore{Dir: t.TempDir()}
 	ws := "90000000-0000-4000-8000-000000000009"
-	tag1, err := s.Put(ctx, ws, []byte(`{"v":1}`))
+	tag1, err := s.PutObject(ctx, ws, []byte(`{"v":1}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Get(ctx, ws, tag1); !errors.Is(err, catalog.ErrNotModified) {
+	if _, _, err := s.GetObject(ctx, ws, tag1); !errors.Is(err, catalog.ErrNotModified) {
 		t.Errorf("first revalidation: %v, want not modified (hash of the read file)", err)
 	}
-	data, tag, err := s.Get(ctx, ws, "")
+	data, tag, err := s.GetObject(ctx, ws, "")
 	if err != nil || string(data) != `{"v":1}` || tag != tag1 {
 		t.Fatalf("get: %q %q %v", data, tag, err)
 	}
 	for range 2 { // from the stat
-		if _, tag, err := s.Get(ctx, ws, tag1); !errors.Is(err, catalog.ErrNotModified) || tag != tag1 {
+		if _, tag, err := s.GetObject(ctx, ws, tag1); !errors.Is(err, catalog.ErrNotModified) || tag != tag1 {
 			t.Errorf("unchanged: %q %v", tag, err)
 		}
 	}
-	tag2, err := s.Put(ctx, ws, []byte(`{"v":2}`)) // same size, new file
+	tag2, err := s.PutObject(ctx, ws, []byte(`{"v":2}`)) // same size, new file
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data, tag, err := s.Get(ctx, ws, tag1); err != nil || string(data) != `{"v":2}` || tag != tag2 {
+	if data, tag, err := s.GetObject(ctx, ws, tag1); err != nil || string(data) != `{"v":2}` || tag != tag2 {
 		t.Errorf("changed: %q %q %v", data, tag, err)
 	}
-	if _, _, err := s.Get(ctx, ws, `"other"`); err != nil {
+	if _, _, err := s.GetObject(ctx, ws, `"other"`); err != nil {
 		t.Errorf("unknown etag: %v", err)
 	}
 	if err := os.RemoveAll(s.Dir); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Get(ctx, ws, tag2); !errors.Is(err, catalog.ErrNotFound) {
+	if _, _, err := s.GetObject(ctx, ws, tag2); !errors.Is(err, catalog.ErrNotFound) {
 		t.Errorf("removed: %v", err)
 	}
 }

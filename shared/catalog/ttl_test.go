@@ -16,9 +16,9 @@ type countingStore struct {
 	gets atomic.Int64
 }
 
-func (s *countingStore) Get(ctx context.Context, ws, ifNoneMatch string) ([]byte, string, error) {
+func (s *countingStore) GetObject(ctx context.Context, key, ifNoneMatch string) ([]byte, string, error) {
 	s.gets.Add(1)
-	return s.Store.Get(ctx, ws, ifNoneMatch)
+	return s.Store.GetObject(ctx, key, ifNoneMatch)
 }
 
 // TestCacheTTL: within the TTL a snapshot is served from memory; once the TTL has passed
@@ -32,7 +32,7 @@ func TestCacheTTL(t *testing.T) {
 		start := time.Now()
 		store := &countingStore{Store: &catalog.DiskStore{Dir: t.TempDir()}}
 		const ws = "70000000-0000-4000-8000-000000000017"
-		if _, err := store.Put(ctx, ws, []byte(`{"version":1,"workspaceId":"`+ws+`","connections":[]}`)); err != nil {
+		if _, err := catalog.WriteDocument(ctx, store.Store, &catalog.Document{Version: catalog.SchemaVersion, WorkspaceID: ws}); err != nil {
 			t.Fatal(err)
 		}
 		c := catalog.NewCache(store, 30*time.Second, nil)

@@ -195,16 +195,15 @@ func logEvent(ctx context.Context, q db.Querier, p *auth.Principal, action strin
 		Actor: p.Subject, WorkspaceID: c.WorkspaceID, Payload: payload})
 }
 
-// rebuild rewrites the catalog documents a change to a connection of workspace ws (nil =
-// global) affects, then tells OnCatalogChange.
 // publish rebuilds the catalog documents a committed change affects and reports whether
 // that failed. The change is already committed (Postgres is the source of truth), so a
 // failed rebuild does not fail the request — a 5xx would make a client retry a write
 // that happened (an install would then answer 409). It is logged, the answer says
 // catalogPending, and the documents converge on the next change or the health check's
-// reconcile pass (≤ 30 min).
-func (s *Service) publish(ctx context.Context, ws *string) (pending bool) {
-	if err := s.rebuild(ctx, ws); err != nil {
+// reconcile pass (≤ 30 min). ids are the connections that changed: only their parts and
+// the index are rewritten (catalog.RebuildConnections); none rebuilds the documents whole.
+func (s *Service) publish(ctx context.Context, ws *string, ids ...string) (pending bool) {
+	if err := s.rebuild(ctx, ws, ids...); err != nil {
 		s.logger().ErrorContext(ctx, "catalog rebuild failed after a committed change; documents are stale until the next rebuild",
 			"workspace_id", ws, "err", err)
 		return true
@@ -212,9 +211,11 @@ func (s *Service) publish(ctx context.Context, ws *string) (pending bool) {
 	return false
 }
 
-func (s *Service) rebuild(ctx context.Context, ws *string) error {
+// rebuild rewrites the catalog documents a change to connections ids of workspace ws (nil
+// = global) affects, then tells OnCatalogChange.
+func (s *Service) rebuild(ctx context.Context, ws *string, ids ...string) error {
 	list := catalog.ScopeWorkspaces(ws)
-	if err := catalog.Rebuild(ctx, s.Pool, s.Store, list); err != nil {
+	if err := catalog.RebuildConnections(ctx, s.Pool, s.Store, list, ids...); err != nil {
 		return err
 	}
 	if s.OnCatalogChange != nil {

@@ -124,7 +124,7 @@ func (s *Service) Create(ctx context.Context, p *auth.Principal, in CreateInput)
 func (s *Service) afterWriteOrAuthorize(ctx context.Context, p *auth.Principal, c *db.Connection, returnTo string) (*Outcome, error) {
 	if m := upstreamauth.Mode(c.AuthMode); c.Enabled && (m == upstreamauth.ModeOAuth || m == upstreamauth.ModeOAuthPerUser) {
 		out := &Outcome{Connection: c, Authorization: s.beginAuthorization(ctx, p, c, returnTo)}
-		out.CatalogPending = s.publish(ctx, c.WorkspaceID)
+		out.CatalogPending = s.publish(ctx, c.WorkspaceID, c.ID)
 		return out, nil
 	}
 	return s.afterWrite(ctx, p, c)
@@ -144,7 +144,7 @@ func (s *Service) afterWrite(ctx context.Context, p *auth.Principal, c *db.Conne
 			out.Connection = fresh
 		}
 	}
-	out.CatalogPending = s.publish(ctx, c.WorkspaceID)
+	out.CatalogPending = s.publish(ctx, c.WorkspaceID, c.ID)
 	return out, nil
 }
 

@@ -245,7 +245,7 @@ func (s *Service) remove(ctx context.Context, tx db.Tx, p *auth.Principal, c *db
 // afterRemove rebuilds the catalog first (so the gateway stops offering the tools) and
 // then closes the session, so nothing reconnects in between.
 func (s *Service) afterRemove(ctx context.Context, c *db.Connection) error {
-	s.publish(ctx, c.WorkspaceID)
+	s.publish(ctx, c.WorkspaceID, c.ID)
 	s.Upstreams.Disconnect(c.ID)
 	return nil
 }

@@ -164,7 +164,7 @@ func (s *Service) Authorize(ctx context.Context, p *auth.Principal, id, returnTo
 		if !res.OK {
 			return &Authorization{Status: upstreamauth.OutcomeFailed, Reason: res.Error}, nil
 		}
-		s.publish(ctx, c.WorkspaceID)
+		s.publish(ctx, c.WorkspaceID, c.ID)
 		return &Authorization{Status: upstreamauth.OutcomeAuthorized}, nil
 	}
 	return s.beginAuthorization(ctx, p, c, returnTo), nil
@@ -241,7 +241,7 @@ func (s *Service) afterCallback(ctx context.Context, res *upstreamauth.Result, o
 	if o.Status == upstreamauth.OutcomeAuthorized && c.Enabled {
 		s.Upstreams.Disconnect(s.TargetFor(ctx, c, res.Caller.Subject).ConnectionID)
 		if _, err := s.Refresh(ctx, res.Caller.Subject, c); err == nil {
-			s.publish(ctx, c.WorkspaceID)
+			s.publish(ctx, c.WorkspaceID, c.ID)
 		}
 	}
 }

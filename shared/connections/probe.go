@@ -111,7 +111,7 @@ func (s *Service) probe(ctx context.Context, p *auth.Principal, id string, fresh
 	if err := logEvent(wctx, s.Pool, p, action, c, extra); err != nil {
 		return nil, err
 	}
-	s.publish(wctx, c.WorkspaceID)
+	s.publish(wctx, c.WorkspaceID, c.ID)
 	return res, nil
 }
 
@@ -127,7 +127,7 @@ func (s *Service) RefreshAndPublish(ctx context.Context, actor string, c *db.Con
 	}
 	transportChanged := res.OK && (c.WorkingTransport == nil || *c.WorkingTransport != res.Info.Transport)
 	if (res.Sync != nil && res.Sync.Changed()) || transportChanged {
-		s.publish(ctx, c.WorkspaceID)
+		s.publish(ctx, c.WorkspaceID, c.ID)
 	}
 	return res, nil
 }

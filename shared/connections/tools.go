@@ -59,6 +59,6 @@ func (s *Service) ApproveTool(ctx context.Context, p *auth.Principal, id, tool s
 	if err != nil {
 		return nil, err
 	}
-	s.publish(ctx, c.WorkspaceID)
+	s.publish(ctx, c.WorkspaceID, c.ID)
 	return t, nil
 }

@@ -266,7 +266,7 @@ func (s *Service) Set(ctx context.Context, p *auth.Principal, in Input) (_ *View
 		return nil, false, err
 	}
 	v := NewView(row, tool)
-	v.CatalogPending = s.publish(ctx, in.WorkspaceID)
+	v.CatalogPending = s.publish(ctx, in.WorkspaceID, in.ConnectionID)
 	return &v, row.Inserted, nil
 }
 
@@ -353,17 +353,18 @@ func (s *Service) Delete(ctx context.Context, p *auth.Principal, ws, conn, upstr
 	if err != nil {
 		return false, err
 	}
-	return s.publish(ctx, ws), nil
+	return s.publish(ctx, ws, conn), nil
 }
 
-// publish rebuilds ws's catalog document after a committed change and reports whether
-// that failed (logged; the document converges on the next rebuild), as
-// connections.Service does.
-func (s *Service) publish(ctx context.Context, ws string) (pending bool) {
+// publish rewrites connection conn's part of ws's catalog (and the index) after a
+// committed change, as connections.Service does (catalog.RebuildConnections: O(that
+// connection)), and reports whether that failed (logged; the document converges on the
+// next rebuild).
+func (s *Service) publish(ctx context.Context, ws, conn string) (pending bool) {
 	if s.Store == nil {
 		return true
 	}
-	if err := catalog.Rebuild(ctx, s.Pool, s.Store, []string{ws}); err != nil {
+	if err := catalog.RebuildConnections(ctx, s.Pool, s.Store, []string{ws}, conn); err != nil {
 		s.logger().ErrorContext(ctx, "catalog rebuild failed after an override change; documents are stale until the next rebuild",
 			"workspace_id", ws, "err", err)
 		return true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
@@ -72,11 +73,7 @@ func doc(t *testing.T, f *fixture) map[string]catalog.Tool {
 	if err := catalog.Rebuild(t.Context(), f.pool, f.store, []string{f.ws}); err != nil {
 		t.Fatal(err)
 	}
-	data, _, err := f.store.Get(t.Context(), f.ws, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := catalog.Decode(data)
+	d, _, err := catalog.ReadDocument(t.Context(), f.store, f.ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +321,7 @@ func TestOverrideOfGlobalConnectionStaysInItsWorkspace(t *testing.T) {
 	if err := catalog.Rebuild(t.Context(), f.pool, f.store, []string{f.other}); err != nil {
 		t.Fatal(err)
 	}
-	data, _, _ := f.store.Get(t.Context(), f.other, "")
+	data := storedDoc(t, f, f.other)
 	if strings.Contains(string(data), "web_fetch") || !strings.Contains(string(data), "mcp_"+global.Handle+"_fetch") {
 		t.Fatalf("the other workspace's document: %s", data)
 	}
@@ -422,9 +419,22 @@ func TestWriteRebuildsCatalog(t *testing.T) {
 	var told []string
 	f.svc.OnCatalogChange = func(ws []string) { told = append(told, ws...) }
 	set(t, f, overrides.Input{Tool: "search", Name: str("docs_search")})
-	data, _, err := f.store.Get(t.Context(), f.ws, "")
-	if err != nil || !strings.Contains(string(data), `"exposedName":"docs_search"`) {
-		t.Fatalf("document after set: %s %v", data, err)
+	if data := storedDoc(t, f, f.ws); !strings.Contains(string(data), `"exposedName":"docs_search"`) {
+		t.Fatalf("document after set: %s", data)
+	}
+	// The write rewrote the connection's part only (catalog.RebuildConnections); the
+	// assembled document is exactly what a full build from Postgres gives.
+	got, _, err := catalog.ReadDocument(t.Context(), f.store, f.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := catalog.Build(t.Context(), f.pool, f.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.GeneratedAt, want.GeneratedAt = time.Time{}, time.Time{}
+	if gb, wb := mustJSON(got), mustJSON(want); string(gb) != string(wb) {
+		t.Fatalf("stored document differs from a full build:\n%s\n%s", gb, wb)
 	}
 	if len(told) != 1 || told[0] != f.ws {
 		t.Fatalf("OnCatalogChange %v", told)
@@ -463,4 +473,15 @@ func TestConcurrentRenamesToOneName(t *testing.T) {
 	if ok != 1 || conflict != 1 {
 		t.Fatalf("%d won, %d conflicts", ok, conflict)
 	}
+}
+
+// storedDoc is workspace ws's catalog document as the store holds it now (index and
+// parts assembled, catalog.ReadDocument), as JSON.
+func storedDoc(t *testing.T, f *fixture, ws string) []byte {
+	t.Helper()
+	d, _, err := catalog.ReadDocument(t.Context(), f.store, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustJSON(d)
 }

@@ -201,11 +201,11 @@ type failingStore struct {
 	fail atomic.Bool
 }
 
-func (s *failingStore) Get(ctx context.Context, ws, ifNoneMatch string) ([]byte, string, error) {
+func (s *failingStore) GetObject(ctx context.Context, key, ifNoneMatch string) ([]byte, string, error) {
 	if s.fail.Load() {
 		return nil, "", fmt.Errorf("injected: catalog store unreachable")
 	}
-	return s.Store.Get(ctx, ws, ifNoneMatch)
+	return s.Store.GetObject(ctx, key, ifNoneMatch)
 }
 
 // TestCatalogStoreFailing (issue 7 "Faults"): with the catalog store failing, a workspace

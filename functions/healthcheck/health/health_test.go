@@ -618,18 +618,18 @@ func TestReconcileRebuildsStaleDocuments(t *testing.T) {
 	w.entry(t, "fixture", testpeer.NewFixture(t, nil).URL)
 	store := &catalog.DiskStore{Dir: t.TempDir()}
 	reconcile := func(ctx context.Context) error { return catalog.Rebuild(ctx, w.pool, store, nil) }
-	if _, _, err := store.Get(t.Context(), w.ws, ""); !errors.Is(err, catalog.ErrNotFound) {
+	if _, _, err := catalog.ReadDocument(t.Context(), store, w.ws); !errors.Is(err, catalog.ErrNotFound) {
 		t.Fatalf("document exists before the pass: %v", err)
 	}
 	s, err := health.New(health.Options{Pool: w.pool, Pinger: upstreams(t), Reconcile: reconcile}).Run(t.Context())
 	if err != nil || s.Reconciled == nil || !*s.Reconciled {
 		t.Fatalf("pass: %+v %v", s, err)
 	}
-	data, _, err := store.Get(t.Context(), w.ws, "")
+	doc, _, err := catalog.ReadDocument(t.Context(), store, w.ws)
 	if err != nil {
 		t.Fatalf("document not written by the pass: %v", err)
 	}
-	if doc, err := catalog.Decode(data); err != nil || len(doc.Connections) != 1 {
+	if len(doc.Connections) != 1 {
 		t.Fatalf("document: %v %v", doc, err)
 	}
 

@@ -441,11 +441,11 @@ type putFailingStore struct {
 	fail atomic.Bool
 }
 
-func (s *putFailingStore) Put(ctx context.Context, ws string, data []byte) (string, error) {
+func (s *putFailingStore) PutObject(ctx context.Context, key string, data []byte) (string, error) {
 	if s.fail.Load() {
 		return "", errors.New("injected: catalog store refuses writes")
 	}
-	return s.Store.Put(ctx, ws, data)
+	return s.Store.PutObject(ctx, key, data)
 }
 
 // TestCommittedWriteSurvivesCatalogFailure: when the catalog store fails after a change

@@ -37,11 +37,7 @@ func newChurnEnv(t testing.TB, extra int) *churnEnv {
 	if err != nil || out.Connect == nil || !out.Connect.OK {
 		t.Fatalf("create: %v %+v", err, out)
 	}
-	data, _, err := e.store.Get(context.Background(), ws, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := catalog.Decode(data)
+	doc, _, err := catalog.ReadDocument(context.Background(), e.store, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +60,7 @@ func (c *churnEnv) change(t testing.TB, round int) {
 	doc.GeneratedAt = time.Unix(int64(round), 0).UTC()
 	doc.Connections = append(append([]catalog.Connection(nil), c.base.Connections...), synth.Connections...)
 	b, _ := json.Marshal(doc)
-	if _, err := c.store.Put(context.Background(), c.ws, b); err != nil {
+	if _, err := putDoc(c.store, b); err != nil {
 		t.Fatal(err)
 	}
 	c.cache.Invalidate(c.ws)

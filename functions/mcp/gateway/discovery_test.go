@@ -72,7 +72,7 @@ func TestProgressiveDiscovery(t *testing.T) {
 		doc.GeneratedAt = time.Now().UTC()
 		doc.Connections = append(append([]catalog.Connection(nil), c.base.Connections...), scaleConnections(extra, 20)...)
 		b, _ := json.Marshal(doc)
-		if _, err := c.store.Put(context.Background(), c.ws, b); err != nil {
+		if _, err := putDoc(c.store, b); err != nil {
 			t.Fatal(err)
 		}
 		c.cache.Invalidate(c.ws)

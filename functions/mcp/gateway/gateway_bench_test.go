@@ -204,7 +204,7 @@ func BenchmarkToolsList(b *testing.B) {
 	ws, token := e.workspace(b, auth.RoleAdmin)
 	base := request{path: "/mcp/" + ws, token: token, body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		hdr: map[string]string{"X-MCP-Toolsets": "meta"}}
-	if _, err := e.store.Put(context.Background(), ws, syntheticDoc(ws, 0)); err != nil {
+	if _, err := putDoc(e.store, syntheticDoc(ws, 0)); err != nil {
 		b.Fatal(err)
 	}
 	var empty struct{ Tools []json.RawMessage }
@@ -213,7 +213,7 @@ func BenchmarkToolsList(b *testing.B) {
 	for _, n := range []int{10, 100, 1000, 5000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			ws, token := e.workspace(b, auth.RoleAdmin)
-			if _, err := e.store.Put(context.Background(), ws, syntheticDoc(ws, n-builtins)); err != nil {
+			if _, err := putDoc(e.store, syntheticDoc(ws, n-builtins)); err != nil {
 				b.Fatal(err)
 			}
 			rq := base

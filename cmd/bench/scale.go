@@ -1,0 +1,386 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/demoupstream"
+	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/seed"
+	"github.com/agentpack/gateway/shared/urlguard"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The scale table (docs/CATALOG.md "Measured"): one workspace grown to each of the levels
+// (connections × 20 tools, every connection a separate URL path of one stub upstream that
+// this bench owns), and at each level: install and refresh p50 (through
+// connections.Service, the code behind POST /api/mcp-connections and …/refresh), the
+// stored catalog's bytes, a freshly started gateway's cold start (exec → first full
+// tools/list), a full tools/list (all pages) time and bytes, the proxied echo's p50 at
+// c=1 and its throughput at c=8, the gateway's CPU per proxied call (its utime+stime
+// over the c=8 leg, divided by the calls) and its RSS after the loads.
+
+// scaleStubTools is how many tools each stub path serves: echo plus tool_1 … tool_19.
+const scaleStubTools = 20
+
+// scaleStub starts the stub upstream on loopback: every URL path answers as a stateless
+// MCP server (demoupstream.NewHandler) listing echo and 19 small tools. It returns the
+// base URL and a stop function.
+func scaleStub() (string, func(), error) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "scale-stub", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes back the input message."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in demoupstream.EchoIn) (*mcp.CallToolResult, demoupstream.EchoOut, error) {
+			return demoupstream.TextResult("Echo: " + in.Message), demoupstream.EchoOut{Echo: in.Message}, nil
+		})
+	type in struct {
+		ID    string `json:"id" jsonschema:"resource id"`
+		Limit int    `json:"limit,omitempty" jsonschema:"at most this many"`
+		Query string `json:"query,omitempty" jsonschema:"a filter"`
+	}
+	for i := 1; i < scaleStubTools; i++ {
+		name := fmt.Sprintf("tool_%d", i)
+		mcp.AddTool(s, &mcp.Tool{Name: name, Title: "Tool " + name,
+			Description: "Does thing number " + name + " to the resource identified by id, returning the updated resource as JSON."},
+			func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, any, error) {
+				return demoupstream.TextResult(name), nil, nil
+			})
+	}
+	h, err := demoupstream.NewHandler(s, demoupstream.ModeStreamable)
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// scaleSamples is how many installs (each then uninstalled) and refreshes each level
+// times; the table shows their medians.
+const scaleSamples = 31
+
+// scaleRow is one level's measurements.
+type scaleRow struct {
+	conns, tools                int
+	install, uninstall, refresh time.Duration
+	catalogBytes, indexBytes    int64
+	cold                        time.Duration
+	list                        time.Duration
+	listBytes, listPages        int
+	p50                         time.Duration
+	rps8                        float64
+	cpuPerCall                  time.Duration
+	rss, hwm                    string
+	errors                      int64
+}
+
+// runScale measures the levels (ascending connection counts) and prints the scale table.
+//
+// With profile set, the installs and refreshes of the largest level run under a CPU
+// profile of this process (the writer's side, and the stub upstream) written there.
+func runScale(ctx context.Context, base, gwBin, dir string, levels []int, n, warm int, profile string) error {
+	stubURL, stopStub, err := scaleStub()
+	if err != nil {
+		return err
+	}
+	defer stopStub()
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		return err
+	}
+	// A database of its own, so that the scale leg never meets the other legs' data.
+	_, _ = admin.Exec(ctx, `DROP DATABASE IF EXISTS agentpack_bench_scale WITH (FORCE)`)
+	if _, err := admin.Exec(ctx, `CREATE DATABASE agentpack_bench_scale`); err != nil {
+		admin.Close(ctx)
+		return err
+	}
+	admin.Close(ctx)
+	u, _ := url.Parse(base)
+	u.Path = "/agentpack_bench_scale"
+	dbURL := u.String()
+	pool, err := db.Open(ctx, dbURL, 4)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := db.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	if err := seed.Load(ctx, pool); err != nil {
+		return err
+	}
+	ws := uuid.NewString()
+	if err := db.WorkspaceUpsert(ctx, pool, ws, "scale"); err != nil {
+		return err
+	}
+	catDir := filepath.Join(dir, "scale-catalog")
+	guard := urlguard.New(&urlguard.Options{AllowPrivate: true})
+	up := mcpclient.New(&mcpclient.Options{Guard: guard})
+	defer up.Close()
+	svc := &connections.Service{Pool: pool, Store: &catalog.DiskStore{Dir: catDir}, Upstreams: up, Guard: guard}
+	p := &auth.Principal{Subject: "bench", Role: auth.RoleAdmin, Workspaces: []string{ws}}
+	token, _ := auth.Mint(secret, *p, time.Hour)
+	create := func(i int) (*db.Connection, time.Duration, error) {
+		t0 := time.Now()
+		out, err := svc.Create(ctx, p, connections.CreateInput{Name: fmt.Sprintf("S%d", i), URL: fmt.Sprintf("%s/s/%d", stubURL, i), WorkspaceID: &ws})
+		d := time.Since(t0)
+		if err != nil {
+			return nil, 0, err
+		}
+		if out.Connect == nil || !out.Connect.OK || out.CatalogPending {
+			return nil, 0, fmt.Errorf("install S%d: %+v (catalog pending %v)", i, out.Connect, out.CatalogPending)
+		}
+		return out.Connection, d, nil
+	}
+	var first *db.Connection
+	have := 0
+	var rows []scaleRow
+	for _, level := range levels {
+		fmt.Fprintf(os.Stderr, "bench: scale: growing to %d connections…\n", level)
+		for have < level {
+			c, _, err := create(have)
+			if err != nil {
+				return err
+			}
+			if first == nil {
+				first = c
+			}
+			have++
+		}
+		r := scaleRow{conns: level, tools: level * scaleStubTools}
+		if profile != "" && level == levels[len(levels)-1] {
+			f, err := os.Create(profile)
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+		}
+		// Install and uninstall: scaleSamples more connections installed and removed one by
+		// one.
+		var ins, del []time.Duration
+		for k := range scaleSamples {
+			c, d, err := create(1_000_000 + level*100 + k)
+			if err != nil {
+				return err
+			}
+			ins = append(ins, d)
+			t0 := time.Now()
+			if err := svc.Delete(ctx, p, c.ID); err != nil {
+				return err
+			}
+			del = append(del, time.Since(t0))
+		}
+		// Refresh of one connection (connect, list, store, publish), scaleSamples times.
+		var ref []time.Duration
+		for range scaleSamples {
+			t0 := time.Now()
+			res, err := svc.RefreshByID(ctx, p, first.ID)
+			if err != nil || !res.OK {
+				return fmt.Errorf("refresh: %v %+v", err, res)
+			}
+			ref = append(ref, time.Since(t0))
+		}
+		if profile != "" && level == levels[len(levels)-1] {
+			pprof.StopCPUProfile()
+		}
+		r.install, r.uninstall, r.refresh = median(ins), median(del), median(ref)
+		r.catalogBytes, r.indexBytes = catalogSize(catDir, ws)
+
+		// A fresh gateway process on this catalog.
+		gwPort := freePort()
+		env := []string{"DATABASE_URL=" + dbURL, "JWT_SECRET=" + secret, "CATALOG_DIR=" + catDir,
+			"PORT=" + gwPort, "LOG_LEVEL=warn", "APP_ENV=local", "ALLOW_PRIVATE_UPSTREAMS=true"}
+		gwURL := "http://127.0.0.1:" + gwPort + "/mcp/" + ws
+		t0 := time.Now()
+		gw, err := start(gwBin, env)
+		if err != nil {
+			return err
+		}
+		for {
+			_, _, _, err := listAll(gwURL, token)
+			if err == nil {
+				break
+			}
+			if time.Since(t0) > 30*time.Second {
+				gw.stop()
+				return fmt.Errorf("gateway did not answer within 30 s: %w", err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		r.cold = time.Since(t0)
+		var lists []time.Duration
+		for range 7 {
+			d, b, pages, err := listAll(gwURL, token)
+			if err != nil {
+				gw.stop()
+				return err
+			}
+			lists = append(lists, d)
+			r.listBytes, r.listPages = b, pages
+		}
+		r.list = median(lists)
+		call := &leg{name: "gateway", url: gwURL, token: token, body: []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp_` +
+			first.Handle + `_echo","arguments":{"message":"hello"}}}`)}
+		call.load(warm, 8)
+		r1 := call.load(n, 1)
+		cpu0 := procCPU(gw.cmd.Process.Pid)
+		r8 := call.load(n, 8)
+		r.cpuPerCall = (procCPU(gw.cmd.Process.Pid) - cpu0) / time.Duration(n)
+		r.p50, r.rps8, r.errors = r1.p50, r8.rps, r1.errors+r8.errors
+		r.rss, r.hwm = procStatus(gw.cmd.Process.Pid, "VmRSS:"), procStatus(gw.cmd.Process.Pid, "VmHWM:")
+		gw.stop()
+		rows = append(rows, r)
+	}
+	printScale(rows, n)
+	return nil
+}
+
+// listAll pages through the gateway's tools/list (nextCursor) with every tool listed
+// (X-MCP-Discovery: all) and returns the time, the answer bytes and the pages.
+func listAll(gwURL, token string) (time.Duration, int, int, error) {
+	t0 := time.Now()
+	cursor, total, pages := "", 0, 0
+	for {
+		params := `{}`
+		if cursor != "" {
+			params = `{"cursor":` + strconv.Quote(cursor) + `}`
+		}
+		req, _ := http.NewRequest(http.MethodPost, gwURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":`+params+`}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", protocolVersion)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("X-MCP-Discovery", "all") // every tool, above the discovery threshold too
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return 0, 0, 0, fmt.Errorf("tools/list: status %d: %.200s", resp.StatusCode, b)
+		}
+		total += len(b)
+		pages++
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			b = lastEventData(b)
+		}
+		var msg struct {
+			Result *struct {
+				NextCursor string `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(b, &msg); err != nil || msg.Result == nil {
+			return 0, 0, 0, fmt.Errorf("tools/list answer: %.200s", b)
+		}
+		if cursor = msg.Result.NextCursor; cursor == "" {
+			return time.Since(t0), total, pages, nil
+		}
+	}
+}
+
+// catalogSize sums the stored objects of workspace ws (index and parts) and returns the
+// total and the index's bytes.
+func catalogSize(dir, ws string) (total, index int64) {
+	root := filepath.Join(dir, filepath.FromSlash(filepath.Dir(catalog.IndexKey(ws))))
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				total += fi.Size()
+				if d.Name() == "index.json" {
+					index = fi.Size()
+				}
+			}
+		}
+		return nil
+	})
+	return total, index
+}
+
+// procCPU is process pid's user+system CPU time (all threads; /proc/<pid>/stat fields 14
+// and 15, in clock ticks of 1/100 s).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is parenthesised and may hold spaces: split after it.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// procStatus is the value of one /proc/<pid>/status line (e.g. "VmRSS:").
+func procStatus(pid int, key string) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "?"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, key) {
+			return strings.TrimSpace(strings.TrimPrefix(l, key))
+		}
+	}
+	return "?"
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func printScale(rows []scaleRow, n int) {
+	if len(rows) == 0 {
+		return
+	}
+	b := rows[0]
+	ratio := func(a, b time.Duration) string {
+		if b == 0 {
+			return "?"
+		}
+		return fmt.Sprintf("%.2f×", float64(a)/float64(b))
+	}
+	fmt.Printf("\n### Scale: one workspace, connections × %d tools (stub upstream, one URL path per connection); %d calls per leg\n\n", scaleStubTools, n)
+	fmt.Printf("| connections | tools | install p50 | uninstall p50 | refresh p50 | catalog bytes (index) | cold start → full list | full tools/list (pages) | list bytes | proxied p50 c=1 | req/s c=8 | gateway CPU/call c=8 | RSS (peak) | errors |\n")
+	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Printf("| %d | %d | %s ms (%s) | %s ms | %s ms (%s) | %.2f MB (%.1f kB) | %s ms | %s ms (%d) | %.2f MB | %s ms (%s) | %.0f | %s ms (%s) | %s (%s) | %d |\n",
+			r.conns, r.tools, ms(r.install), ratio(r.install, b.install), ms(r.uninstall), ms(r.refresh), ratio(r.refresh, b.refresh),
+			float64(r.catalogBytes)/1e6, float64(r.indexBytes)/1e3, ms(r.cold), ms(r.list), r.listPages, float64(r.listBytes)/1e6,
+			ms(r.p50), ratio(r.p50, b.p50), r.rps8, ms(r.cpuPerCall), ratio(r.cpuPerCall, b.cpuPerCall), r.rss, r.hwm, r.errors)
+	}
+	fmt.Println("\nRatios are against the first row. Targets (issue 23): install p50 at 1,000 ≤ 1.5× at 1; CPU per call at 1,000 ≤ 1.1× at 1.")
+}
