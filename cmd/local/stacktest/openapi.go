@@ -144,6 +144,11 @@ func (c *OpenAPIChecker) Middleware(report func(error), next http.Handler) http.
 		// The route is matched on the request as received (the handler may change r.URL).
 		orig := r.Clone(r.Context())
 		next.ServeHTTP(rec, r)
+		if rec.status == 0 && r.Context().Err() != nil {
+			// The client went away (a browser navigating on aborts its fetches) and the
+			// handler wrote nothing (httpapi.Error): no response exists to check.
+			return
+		}
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}

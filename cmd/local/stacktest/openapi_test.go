@@ -1,6 +1,7 @@
 package stacktest_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -92,6 +93,29 @@ func TestOpenAPICheckerSkipsNonREST(t *testing.T) {
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/mcp/ws", nil))
 	if !called {
 		t.Fatal("handler not called")
+	}
+}
+
+// TestOpenAPICheckerSkipsAbandonedRequests: a handler that writes nothing because its
+// client went away (httpapi.Error on a cancelled request) is not reported; the same empty
+// answer to a live request is (a 200 without a body is not GET /api/chats's).
+func TestOpenAPICheckerSkipsAbandonedRequests(t *testing.T) {
+	t.Parallel()
+	oas, err := stacktest.ProductOpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reports []error
+	h := oas.Middleware(func(err error) { reports = append(reports, err) }, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, "GET", "/api/chats", nil))
+	if len(reports) != 0 {
+		t.Fatalf("an abandoned request was reported: %v", reports)
+	}
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/api/chats", nil))
+	if len(reports) != 1 {
+		t.Fatalf("an empty answer to a live request gave %d reports, want 1", len(reports))
 	}
 }
 
