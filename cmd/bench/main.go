@@ -455,6 +455,11 @@ func goBench(dbURL, benchtime string) error {
 		}
 		ns, _ := strconv.ParseFloat(m["ns/op"], 64)
 		note := "in process, full handler"
+		if strings.HasPrefix(name, "ProxiedEchoRateLimit") {
+			// a proxied call with and without a limit (docs/RATE-LIMITS.md, "Cost"); at c=8
+			// ns/op is wall time per call, the inverse of the throughput
+			note = "proxied echo through the full handler, with/without a rate limit"
+		}
 		if strings.HasPrefix(name, "LimiterTake") {
 			// the rate limiter alone (docs/RATE-LIMITS.md): one statement per proxied call
 			note = "rate limiter per call, one Postgres round trip; " + m["ns/call-per-caller"] + " ns/call per caller"

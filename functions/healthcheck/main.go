@@ -1,19 +1,25 @@
 // Command healthcheck is the scheduled health-check Lambda function (docs/DESIGN.md §2, §9a): the
 // target of the EventBridge rule rate(30 minutes). Under Lambda each invocation runs one
-// pass (health.Checker.Handle); run outside Lambda it performs one pass and exits.
+// pass (health.Checker.Handle); run outside Lambda it performs one pass and exits. It is
+// also the target of the optional registry sync schedule (docs/REGISTRY.md): an invocation
+// whose input is {"action": "registry-sync"} imports REGISTRY_SYNC_URL instead
+// (registrysync.Handler).
 package main
 
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/agentpack/gateway/functions/healthcheck/health"
+	"github.com/agentpack/gateway/functions/healthcheck/registrysync"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/registry"
 )
 
 func main() {
@@ -28,8 +34,10 @@ func main() {
 			},
 			Reconcile: func(ctx context.Context) error { return catalog.Rebuild(ctx, d.Pool, d.Store, nil) },
 		})
+		sync := &registrysync.Syncer{URL: os.Getenv("REGISTRY_SYNC_URL"), Logger: d.Logger,
+			Importer: &registry.Importer{Pool: d.Pool, HTTPClient: d.Guard.HTTPClient(60 * time.Second), Logger: d.Logger}}
 		if lambdaapp.InLambda() {
-			lambdaapp.StartEvent("healthcheck pass", c.Handle)
+			lambdaapp.StartEvent("healthcheck pass", registrysync.Handler(sync, c.Handle))
 			return nil
 		}
 		_, err := c.Run(ctx)

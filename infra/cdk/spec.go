@@ -31,6 +31,9 @@ type FunctionSpec struct {
 	// UpstreamAuth: the function reads and refreshes upstream OAuth tokens, so it may use
 	// the UpstreamAuthKey (kms:GenerateDataKey, kms:Decrypt; docs/UPSTREAM-AUTH.md).
 	UpstreamAuth bool
+	// RegistrySync: the function also runs the optional scheduled registry sync
+	// (REGISTRY_SYNC_URL, the SyncRegistry rule; docs/REGISTRY.md).
+	RegistrySync bool
 }
 
 // Functions is the stack's function table (docs/DESIGN.md §2, §4, §7, §9a).
@@ -100,6 +103,7 @@ var Functions = []FunctionSpec{
 		CatalogActions: []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
 		Schedule:       "rate(30 minutes)",
 		UpstreamAuth:   true,
+		RegistrySync:   true,
 	},
 }
 

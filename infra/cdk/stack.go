@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -264,6 +265,11 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 			Tracing:      awslambda.Tracing_ACTIVE,
 			Environment:  &env,
 		}
+		if spec.RegistrySync {
+			fnEnv := maps.Clone(env)
+			fnEnv["REGISTRY_SYNC_URL"] = p.registrySyncURL.ValueAsString()
+			fnProps.Environment = &fnEnv
+		}
 		if spec.InvokeSelf {
 			// As in template.yaml: a task's worker runs once (no async retry).
 			fnProps.RetryAttempts = jsii.Number(0)
@@ -344,6 +350,9 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 			})
 			rule.AddTarget(awseventstargets.NewLambdaFunction(fn, nil))
 		}
+		if spec.RegistrySync {
+			addRegistrySync(stack, p, fn)
+		}
 	}
 
 	// ------------------------------------------------------------ dashboard, alarms
@@ -381,6 +390,7 @@ type params struct {
 	publicBaseURL, allowedOrigins, allowPrivate, catalogTTL awscdk.CfnParameter
 	newToolsNeedApproval                                                                 awscdk.CfnParameter
 	consoleClientID, consoleAuthorizeURL, consoleTokenURL, consoleScope, consoleAudience awscdk.CfnParameter
+	registrySyncURL, registrySyncRate                                                    awscdk.CfnParameter
 }
 
 func newParams(stack awscdk.Stack) params {
@@ -415,7 +425,35 @@ func newParams(stack awscdk.Stack) params {
 		consoleTokenURL:     str("ConsoleOAuthTokenUrl", "", "Token endpoint, https (CONSOLE_OAUTH_TOKEN_URL).", false),
 		consoleScope:        str("ConsoleOAuthScope", "openid", "Scopes the console asks for (CONSOLE_OAUTH_SCOPE).", false),
 		consoleAudience:     str("ConsoleOAuthAudience", "", "Optional audience parameter (CONSOLE_OAUTH_AUDIENCE).", false),
+		registrySyncURL: str("RegistrySyncUrl", "",
+			"Base URL of an MCP registry (v0.1 API) to import on a schedule (REGISTRY_SYNC_URL); empty: no schedule (docs/REGISTRY.md).", false),
+		registrySyncRate: str("RegistrySyncRate", "rate(1 day)",
+			"EventBridge schedule expression of the registry sync; used only when RegistrySyncUrl is set.", false),
 	}
+}
+
+// addRegistrySync adds the optional registry sync of docs/REGISTRY.md, as template.yaml
+// does: the condition SyncRegistry (RegistrySyncUrl set), and under it the rule
+// RegistrySyncSchedule (RegistrySyncRate) invoking fn with {"action":"registry-sync"} and
+// the permission letting EventBridge invoke fn.
+func addRegistrySync(stack awscdk.Stack, p params, fn awslambda.Function) {
+	cond := awscdk.NewCfnCondition(stack, jsii.String("SyncRegistry"), &awscdk.CfnConditionProps{
+		Expression: awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(p.registrySyncURL.ValueAsString(), jsii.String(""))),
+	})
+	rule := awsevents.NewCfnRule(stack, jsii.String("RegistrySyncSchedule"), &awsevents.CfnRuleProps{
+		Description:        jsii.String("Agentpack registry sync (docs/REGISTRY.md)"),
+		ScheduleExpression: p.registrySyncRate.ValueAsString(),
+		State:              jsii.String("ENABLED"),
+		Targets: &[]any{&awsevents.CfnRule_TargetProperty{
+			Id: jsii.String("RegistrySync"), Arn: fn.FunctionArn(), Input: jsii.String(`{"action":"registry-sync"}`),
+		}},
+	})
+	rule.CfnOptions().SetCondition(cond)
+	perm := awslambda.NewCfnPermission(stack, jsii.String("RegistrySyncPermission"), &awslambda.CfnPermissionProps{
+		Action: jsii.String("lambda:InvokeFunction"), FunctionName: fn.FunctionName(),
+		Principal: jsii.String("events.amazonaws.com"), SourceArn: rule.AttrArn(),
+	})
+	perm.CfnOptions().SetCondition(cond)
 }
 
 // overrideID gives a construct's CloudFormation resource the logical id template.yaml uses,

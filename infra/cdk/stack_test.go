@@ -75,7 +75,25 @@ func TestFunctions(t *testing.T) {
 
 func TestSchedule(t *testing.T) {
 	tpl := synth(t, "")
-	tpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(1))
+	// The health check's, and the registry sync's (conditional, docs/REGISTRY.md).
+	tpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(2))
+	tpl.HasResource(jsii.String("AWS::Events::Rule"), map[string]any{
+		"Condition": "SyncRegistry",
+		"Properties": assertions.Match_ObjectLike(&map[string]any{
+			"ScheduleExpression": map[string]any{"Ref": "RegistrySyncRate"},
+			"Targets": []any{assertions.Match_ObjectLike(&map[string]any{
+				"Arn":   map[string]any{"Fn::GetAtt": []any{"HealthCheckFunction", "Arn"}},
+				"Input": `{"action":"registry-sync"}`,
+			})},
+		}),
+	})
+	tpl.HasResource(jsii.String("AWS::Lambda::Permission"), map[string]any{
+		"Condition": "SyncRegistry",
+		"Properties": assertions.Match_ObjectLike(&map[string]any{
+			"Principal": "events.amazonaws.com",
+			"SourceArn": map[string]any{"Fn::GetAtt": []any{"RegistrySyncSchedule", "Arn"}},
+		}),
+	})
 	tpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
 		"ScheduleExpression": "rate(30 minutes)",
 		"State":              "ENABLED",

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/gateway/shared/testpeer"
+	"github.com/awslabs/goformation/v7/intrinsics"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -66,6 +67,9 @@ func cdkFacts(t *testing.T, doc map[string]any) stackFacts {
 			}
 			integrationFn[id] = getAttTarget(props["IntegrationUri"])
 		case "AWS::Events::Rule":
+			if _, fixed := props["ScheduleExpression"].(string); !fixed {
+				continue // the parameterised registry sync: TestParityRegistrySync
+			}
 			for _, tg := range props["Targets"].([]any) {
 				f.Schedules[str(props["ScheduleExpression"])] = getAttTarget(tg.(map[string]any)["Arn"])
 			}
@@ -157,6 +161,110 @@ func TestParityDetectsDrift(t *testing.T) {
 	cdk.Schedules = map[string]string{"rate(1 hour)": "HealthCheckFunction"}
 	if cmp.Equal(sam.Routes, cdk.Routes) || cmp.Equal(sam.Schedules, cdk.Schedules) {
 		t.Fatal("parity comparison did not notice a removed route or a changed schedule")
+	}
+}
+
+// registrySyncIDs are the resources and the condition of the optional registry sync
+// (docs/REGISTRY.md): template.yaml writes them as plain CloudFormation, so both templates
+// must hold them alike, intrinsics included.
+var registrySyncIDs = []string{"RegistrySyncSchedule", "RegistrySyncPermission"}
+
+// registrySyncFacts returns the registry sync of a template as JSON documents: each
+// resource's type, condition and properties (without Tags, which CDK adds to every
+// resource, and Description), the SyncRegistry condition, and the health-check function's
+// REGISTRY_SYNC_URL value (SAM: in the function's own environment).
+func registrySyncFacts(t *testing.T, doc map[string]any) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	res := doc["Resources"].(map[string]any)
+	for _, id := range registrySyncIDs {
+		r, ok := res[id].(map[string]any)
+		if !ok {
+			out[id] = "missing"
+			continue
+		}
+		props := map[string]any{}
+		for k, v := range r["Properties"].(map[string]any) {
+			if k != "Tags" && k != "Description" {
+				props[k] = v
+			}
+		}
+		b, _ := json.Marshal(map[string]any{"Type": r["Type"], "Condition": r["Condition"], "Properties": props})
+		out[id] = string(b)
+	}
+	b, _ := json.Marshal(doc["Conditions"].(map[string]any)["SyncRegistry"])
+	out["Condition SyncRegistry"] = string(b)
+	fn := res["HealthCheckFunction"].(map[string]any)["Properties"].(map[string]any)
+	env, _ := fn["Environment"].(map[string]any)
+	vars, _ := env["Variables"].(map[string]any)
+	b, _ = json.Marshal(vars["REGISTRY_SYNC_URL"])
+	out["HealthCheckFunction REGISTRY_SYNC_URL"] = string(b)
+	return out
+}
+
+// rawSAM is template.yaml as JSON with its intrinsics unevaluated (short forms expanded;
+// !GetAtt A.B becomes ["A", "B"], the form CDK writes).
+func rawSAM(t *testing.T) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(testpeer.RepoRoot(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := intrinsics.ProcessYAML(raw, &intrinsics.ProcessorOptions{NoProcess: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var norm func(v any)
+	norm = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if s, ok := v["Fn::GetAtt"].(string); ok {
+				if res, attr, ok := strings.Cut(s, "."); ok {
+					v["Fn::GetAtt"] = []any{res, attr}
+				}
+			}
+			for _, e := range v {
+				norm(e)
+			}
+		case []any:
+			for _, e := range v {
+				norm(e)
+			}
+		}
+	}
+	norm(doc)
+	return doc
+}
+
+// TestParityRegistrySync (issue 24 item 3): both templates create the registry sync rule and
+// its invoke permission only under SyncRegistry (RegistrySyncUrl set), on the schedule
+// RegistrySyncRate, targeting HealthCheckFunction with {"action":"registry-sync"}, and hand
+// the function REGISTRY_SYNC_URL. A drifted copy is noticed.
+func TestParityRegistrySync(t *testing.T) {
+	doc := cdkTemplate(t)
+	sam, cdk := registrySyncFacts(t, rawSAM(t)), registrySyncFacts(t, doc)
+	if d := cmp.Diff(sam, cdk); d != "" {
+		t.Errorf("registry sync differs (-template.yaml +cdk):\n%s", d)
+	}
+	for _, want := range []string{`"Condition":"SyncRegistry"`, `"ScheduleExpression":{"Ref":"RegistrySyncRate"}`,
+		`"Fn::GetAtt":["HealthCheckFunction","Arn"]`, `"Input":"{\"action\":\"registry-sync\"}"`} {
+		if !strings.Contains(sam["RegistrySyncSchedule"], want) {
+			t.Errorf("template.yaml RegistrySyncSchedule lacks %s: %s", want, sam["RegistrySyncSchedule"])
+		}
+	}
+	if sam["Condition SyncRegistry"] != `{"Fn::Not":[{"Fn::Equals":[{"Ref":"RegistrySyncUrl"},""]}]}` ||
+		sam["HealthCheckFunction REGISTRY_SYNC_URL"] != `{"Ref":"RegistrySyncUrl"}` {
+		t.Errorf("template.yaml: %v", sam)
+	}
+	// Not vacuous: an unconditional rule in one template is a difference.
+	res := doc["Resources"].(map[string]any)
+	delete(res["RegistrySyncSchedule"].(map[string]any), "Condition")
+	if cmp.Equal(sam, registrySyncFacts(t, doc)) {
+		t.Error("parity did not notice a rule without its condition")
 	}
 }
 

@@ -24,7 +24,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -235,6 +237,9 @@ type server struct {
 	WebsiteURL  string   `json:"websiteUrl"`
 	Remotes     []remote `json:"remotes"`
 	Packages    []any    `json:"packages"`
+	// VersionDetail is the pre-2025-09-29 shape of version ({"version": …}), still found
+	// in published documents; read only to say why such a document is refused.
+	VersionDetail any `json:"version_detail"`
 }
 
 type remote struct {
@@ -284,13 +289,13 @@ func parse(i int, raw json.RawMessage) (*parsed, error) {
 	}
 	var d document
 	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, refuse("malformed document: %s", text.Clip(err.Error(), 200))
+		return nil, malformed(err)
 	}
 	p := &parsed{index: i, srv: d.Server, status: "active", latest: true}
 	if p.srv == nil { // a bare server.json
 		var s server
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, refuse("malformed document: %s", text.Clip(err.Error(), 200))
+			return nil, malformed(err)
 		}
 		p.srv = &s
 	}
@@ -307,6 +312,8 @@ func parse(i int, raw json.RawMessage) (*parsed, error) {
 	switch {
 	case !serverName.MatchString(s.Name) || len(s.Name) > 200:
 		return nil, refuse("name %q is not a registry server name (namespace/name, at most 200 characters)", text.Clip(s.Name, 80))
+	case s.Version == "" && s.VersionDetail != nil:
+		return nil, refuse("no version: the document uses the version_detail member of the schema before 2025-09-29 (server.json 2025-12-11 has version)")
 	case s.Version == "" || len(s.Version) > 100:
 		return nil, refuse("version must be 1 to 100 characters")
 	case p.status != "active" && p.status != "deprecated" && p.status != "deleted":
@@ -379,8 +386,11 @@ func (im *Importer) entry(source string, p *parsed, ri int) (*db.CatalogRegistry
 	}
 	name := p.srv.Name
 	if len(p.srv.Remotes) > 1 {
+		// "name (type)", or "name (type N)" (N: the remote's 1-based position) when an
+		// earlier remote has the same type: com.aliyun/cloudmonitor lists
+		// streamable-http, sse, streamable-http, sse.
 		name = fmt.Sprintf("%s (%s)", name, transport)
-		if ri > 0 && p.srv.Remotes[0].Type == transport {
+		if slices.ContainsFunc(p.srv.Remotes[:ri], func(o remote) bool { return o.Type == transport }) {
 			name = fmt.Sprintf("%s (%s %d)", p.srv.Name, transport, ri+1)
 		}
 	}
@@ -425,8 +435,11 @@ func (im *Importer) importDocs(ctx context.Context, p *auth.Principal, source st
 	for _, name := range order {
 		d := latest[name]
 		if len(d.srv.Remotes) == 0 {
-			rep.Skipped = append(rep.Skipped, Problem{Index: d.index, Name: name, Version: d.srv.Version,
-				Reason: "no remotes: the server is distributed as packages only, which the gateway cannot run"})
+			reason := "no remotes: the server is distributed as packages only, which the gateway cannot run"
+			if len(d.srv.Packages) == 0 {
+				reason = "no remotes and no packages: nothing the gateway can connect to"
+			}
+			rep.Skipped = append(rep.Skipped, Problem{Index: d.index, Name: name, Version: d.srv.Version, Reason: reason})
 			continue
 		}
 		for ri := range d.srv.Remotes {
@@ -476,6 +489,29 @@ func (im *Importer) importDocs(ctx context.Context, p *auth.Principal, source st
 			"updated", rep.Updated, "unchanged", rep.Unchanged, "refused", len(rep.Refused))
 	}
 	return rep, nil
+}
+
+// malformed is the refusal of a document that does not decode: the member and the JSON
+// type found when a member has the wrong type (never Go type names), else the decoder's
+// message.
+func malformed(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		want := "of another type"
+		switch te.Type.Kind() {
+		case reflect.String:
+			want = "a string"
+		case reflect.Slice:
+			want = "an array"
+		case reflect.Struct, reflect.Map, reflect.Pointer:
+			want = "an object"
+		case reflect.Bool:
+			want = "a boolean"
+		}
+		field := strings.TrimPrefix(strings.TrimPrefix(te.Field, "server."), "_meta.")
+		return refuse("malformed document: member %s is a JSON %s, it must be %s", text.Clip(field, 100), te.Value, want)
+	}
+	return refuse("malformed document: %s", text.Clip(err.Error(), 200))
 }
 
 // refusal is the reason one document or remote is refused (the report shows it).

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentpack/gateway/shared/apperr"
@@ -16,36 +15,9 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
 	"github.com/agentpack/gateway/shared/registry"
+	"github.com/agentpack/gateway/shared/registry/registrytest"
 	"github.com/agentpack/gateway/shared/urlguard"
 )
-
-// stub is a loopback registry serving documents through GET /v0.1/servers with cursor
-// pagination (at most 4 per page, whatever limit asks: the import must follow cursors).
-type stub struct {
-	mu    sync.Mutex
-	docs  []json.RawMessage
-	pages int
-}
-
-func (s *stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v0.1/servers" || r.Method != http.MethodGet {
-		http.NotFound(w, r)
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pages++
-	start, _ := strconv.Atoi(r.URL.Query().Get("cursor"))
-	n, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	n = min(max(n, 1), 4)
-	end := min(start+n, len(s.docs))
-	out := map[string]any{"servers": s.docs[start:end], "metadata": map[string]any{"count": end - start}}
-	if end < len(s.docs) {
-		out["metadata"].(map[string]any)["nextCursor"] = strconv.Itoa(end)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(out)
-}
 
 func load(t *testing.T, file string) []json.RawMessage {
 	t.Helper()
@@ -84,17 +56,19 @@ func snapshot(t *testing.T, pool *db.Pool) map[string]string {
 
 var su = &auth.Principal{Subject: "root", Role: auth.RoleSuperuser}
 
-// TestImportFromRegistry (issue 24 item 3): the fixture (23 documents) and 10 hostile ones
-// through the v0.1 list API: each remote of each latest version is an entry, unverified;
-// package-only servers and older versions are skipped; every hostile document is refused
-// with its index and the rest imported; a second import changes nothing; a version bump
-// updates the entry in place; deprecated and deleted keep their status (deleted: not
-// listed).
+// TestImportFromRegistry (issue 24 item 3): the fixture of real server.json documents
+// (registrytest, 24 of them, 21 with remotes) and 10 hostile ones through the v0.1 list
+// API, 4 per page: each remote of each latest version is an entry, unverified; servers with
+// packages only or nothing to connect to are skipped; the real documents the import cannot
+// read (the pre-2025-09-29 version_detail shape, remotes as an object) and every hostile
+// one are refused with their index and reason while the rest is imported; a second import
+// changes nothing; a version bump updates the entry in place; deprecated and deleted keep
+// their status (deleted: not listed); URL variables and declared headers come through.
 func TestImportFromRegistry(t *testing.T) {
 	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
-	good, hostile := load(t, "servers.json"), load(t, "hostile.json")
-	st := &stub{docs: append(append([]json.RawMessage{}, good...), hostile...)}
+	good, hostile := registrytest.Items(), load(t, "hostile.json")
+	st := registrytest.NewStub(append(append([]json.RawMessage{}, good...), hostile...))
 	srv := httptest.NewServer(st)
 	defer srv.Close()
 	im := &registry.Importer{Pool: pool, HTTPClient: urlguard.New(&urlguard.Options{AllowPrivate: true}).HTTPClient(0)}
@@ -103,47 +77,61 @@ func TestImportFromRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Documents != 33 || st.pages != 9 {
-		t.Errorf("documents %d over %d pages", rep.Documents, st.pages)
+	if len(good) != 24 || rep.Documents != 34 || st.Pages() != 9 {
+		t.Errorf("%d real documents; %d documents over %d pages", len(good), rep.Documents, st.Pages())
 	}
-	// 17 servers with remotes (one of them twice), 4 with two remotes: 21 entries.
-	if rep.Created != 21 || rep.Updated != 0 || rep.Unchanged != 0 {
+	// 18 importable servers; com.aliyun/cloudmonitor has 4 remotes (two of each type),
+	// hybrid-mcp 2: 22 entries.
+	if rep.Created != 22 || rep.Updated != 0 || rep.Unchanged != 0 {
 		t.Errorf("created %d updated %d unchanged %d: %+v", rep.Created, rep.Updated, rep.Unchanged, rep.Refused)
 	}
-	refused := map[int]string{}
+	refused := map[string]string{}
 	for _, p := range rep.Refused {
-		refused[p.Index] = p.Reason
-	}
-	for i := range hostile {
-		if refused[len(good)+i] == "" {
-			t.Errorf("hostile document %d was not refused", i)
+		refused[p.Name] = p.Reason
+		if p.Index >= len(good) {
+			refused[strconv.Itoa(p.Index-len(good))] = p.Reason
 		}
 	}
-	if len(rep.Refused) != len(hostile) {
+	for name, text := range map[string]string{
+		"ai.dividen/mcp": "version_detail",
+		"io.github.untitledfinancial/alternative-asset-literacy": "version_detail",
+		"io.github.shazari888/diagram-generation-api":            "member remotes is a JSON object, it must be an array",
+	} {
+		if !strings.Contains(refused[name], text) {
+			t.Errorf("real document %s: reason %q, want %q", name, refused[name], text)
+		}
+	}
+	if len(rep.Refused) != len(hostile)+3 {
 		t.Errorf("refused %d: %+v", len(rep.Refused), rep.Refused)
 	}
 	for _, want := range []struct {
 		i    int
 		text string
-	}{{0, "bytes, at most"}, {1, "malformed"}, {2, "malformed"}, {3, "scheme"}, {4, "blocked address"}, {5, "blocked address"},
+	}{{0, "bytes, at most"}, {1, "member name is a JSON number, it must be a string"}, {2, "member remotes is a JSON string, it must be an array"},
+		{3, "scheme"}, {4, "blocked address"}, {5, "blocked address"},
 		{6, "https"}, {7, "not a declared variable"}, {8, "status"}, {9, "declared headers"}} {
-		if r := refused[len(good)+want.i]; !strings.Contains(r, want.text) {
+		if r := refused[strconv.Itoa(want.i)]; !strings.Contains(r, want.text) {
 			t.Errorf("hostile %d: reason %q, want %q", want.i, r, want.text)
 		}
 	}
-	skipped := 0
+	skipped := map[string]string{}
 	for _, p := range rep.Skipped {
-		if strings.Contains(p.Reason, "packages only") || (p.Name == "io.github.example/versioned" && p.Version == "1.0.0") {
-			skipped++
-		}
+		skipped[p.Name] = p.Reason
 	}
-	if skipped != 5 {
+	if len(skipped) != 3 || !strings.Contains(skipped["io.modelcontextprotocol.anonymous/brave-search"], "packages only") ||
+		!strings.Contains(skipped["com.warppay402/warppay402-server"], "no remotes and no packages") {
 		t.Errorf("skipped %+v", rep.Skipped)
+	}
+	for _, n := range []string{"com.aliyun/cloudmonitor (streamable-http)", "com.aliyun/cloudmonitor (sse)",
+		"com.aliyun/cloudmonitor (streamable-http 3)", "com.aliyun/cloudmonitor (sse 4)"} {
+		if e, err := db.CatalogEntryGetByName(t.Context(), pool, n); err != nil || e.TransportType != strings.Fields(strings.Trim(n[len("com.aliyun/cloudmonitor ("):], ")"))[0] {
+			t.Errorf("%s: %+v %v", n, e, err)
+		}
 	}
 
 	first := snapshot(t, pool)
 	rep, err = im.FromURL(t.Context(), su, srv.URL)
-	if err != nil || rep.Created != 0 || rep.Updated != 0 || rep.Unchanged != 21 {
+	if err != nil || rep.Created != 0 || rep.Updated != 0 || rep.Unchanged != 22 {
 		t.Fatalf("second import: %+v %v", rep, err)
 	}
 	if second := snapshot(t, pool); len(second) != len(first) {
@@ -156,50 +144,54 @@ func TestImportFromRegistry(t *testing.T) {
 		}
 	}
 
-	e, err := db.CatalogEntryGetByName(t.Context(), pool, "io.github.example/versioned")
-	if err != nil || e.Version != "1.1.0" || e.VerificationTier != "unverified" || e.Source != "registry" || *e.RegistryURL != srv.URL {
-		t.Fatalf("versioned: %+v %v", e, err)
+	e, err := db.CatalogEntryGetByName(t.Context(), pool, "io.decisionrules/mcp-server")
+	if err != nil || e.Version != "1.0.0" || e.VerificationTier != "unverified" || e.Source != "registry" || *e.RegistryURL != srv.URL ||
+		e.TransportType != "sse" {
+		t.Fatalf("decisionrules: %+v %v", e, err)
 	}
 	// A version bump: same entry, new version and URL.
-	st.mu.Lock()
-	for i, d := range st.docs {
-		if strings.Contains(string(d), `"1.1.0"`) && strings.Contains(string(d), "versioned") {
-			st.docs[i] = json.RawMessage(strings.ReplaceAll(strings.ReplaceAll(string(d), `"1.1.0"`, `"1.2.0"`), "/v1/mcp", "/v2/mcp"))
-		}
-	}
-	st.mu.Unlock()
+	st.Rewrite(`"io.decisionrules/mcp-server"`, `"version": "1.0.0"`, `"version": "1.1.0"`, "decisionrules.io/mcp", "decisionrules.io/v2/mcp")
 	rep, err = im.FromURL(t.Context(), su, srv.URL)
-	if err != nil || rep.Updated != 1 || rep.Created != 0 {
+	if err != nil || rep.Updated != 1 || rep.Created != 0 || rep.Unchanged != 21 {
 		t.Fatalf("bump: %+v %v", rep, err)
 	}
-	bumped, _ := db.CatalogEntryGetByName(t.Context(), pool, "io.github.example/versioned")
-	if bumped.ID != e.ID || bumped.Version != "1.2.0" || bumped.URL != "https://versioned.example.com/v2/mcp" {
+	bumped, _ := db.CatalogEntryGetByName(t.Context(), pool, "io.decisionrules/mcp-server")
+	if bumped.ID != e.ID || bumped.Version != "1.1.0" || bumped.URL != "https://api.decisionrules.io/v2/mcp" {
 		t.Errorf("bumped: %+v", bumped)
 	}
 
-	dep, _ := db.CatalogEntryGetByName(t.Context(), pool, "com.example/legacy-search")
-	del, _ := db.CatalogEntryGetByName(t.Context(), pool, "com.example/withdrawn")
+	dep, _ := db.CatalogEntryGetByName(t.Context(), pool, "com.aradia/sovereign-hardware")
+	del, _ := db.CatalogEntryGetByName(t.Context(), pool, "io.github.getcyphrex/cyphrex-mcp")
 	if dep == nil || *dep.RegistryStatus != "deprecated" || dep.TransportType != "sse" || del == nil || *del.RegistryStatus != "deleted" {
 		t.Fatalf("statuses: %+v %+v", dep, del)
 	}
 	list, _ := db.CatalogEntryList(t.Context(), pool, db.CatalogFilter{Source: "registry"})
-	if len(list) != 20 {
-		t.Errorf("listed %d registry entries, want 20 (the deleted one hidden)", len(list))
+	if len(list) != 21 {
+		t.Errorf("listed %d registry entries, want 21 (the deleted one hidden)", len(list))
 	}
 	for _, l := range list {
 		if l.Name == del.Name {
 			t.Error("deleted entry listed")
 		}
 	}
-	tenant, _ := db.CatalogEntryGetByName(t.Context(), pool, "io.github.example/tenant-mcp")
-	if tenant == nil || len(tenant.URLVariables) != 2 || tenant.URLVariables[0].Name != "tenant" || !tenant.URLVariables[0].IsRequired ||
-		tenant.URLVariables[1].Default != "us" || len(tenant.DeclaredHeaders) != 1 || !tenant.DeclaredHeaders[0].IsSecret ||
-		tenant.Headers["Authorization"] != "{{Authorization}}" {
-		t.Errorf("tenant: %+v", tenant)
+	acme, _ := db.CatalogEntryGetByName(t.Context(), pool, "com.example/acme-analytics")
+	if acme == nil || acme.URL != "https://{tenant_id}.analytics.example.com/mcp" || len(acme.URLVariables) != 1 ||
+		acme.URLVariables[0].Name != "tenant_id" || !acme.URLVariables[0].IsRequired {
+		t.Errorf("acme: %+v", acme)
 	}
-	hybrid, _ := db.CatalogEntryGetByName(t.Context(), pool, "io.modelcontextprotocol.anonymous/hybrid-mcp (sse)")
-	if hybrid == nil || *hybrid.RegistryRemote != 1 {
-		t.Errorf("hybrid sse remote: %+v", hybrid)
+	weather, _ := db.CatalogEntryGetByName(t.Context(), pool, "io.github.user/remote-weather")
+	if weather == nil || len(weather.URLVariables) != 1 || weather.URLVariables[0].IsRequired || weather.URLVariables[0].Default != "api.example.com" ||
+		len(weather.DeclaredHeaders) != 1 || !weather.DeclaredHeaders[0].IsSecret || weather.Headers["Authorization"] != "{{Authorization}}" {
+		t.Errorf("remote-weather: %+v", weather)
+	}
+	region, _ := db.CatalogEntryGetByName(t.Context(), pool, "com.example/multi-region-mcp")
+	if region == nil || len(region.URLVariables) != 1 || len(region.URLVariables[0].Choices) != 3 || region.URLVariables[0].Default != "us-east-1" {
+		t.Errorf("multi-region: %+v", region)
+	}
+	hybrid, _ := db.CatalogEntryGetByName(t.Context(), pool, "io.modelcontextprotocol.anonymous/hybrid-mcp (streamable-http)")
+	if hybrid == nil || *hybrid.RegistryRemote != 0 || len(hybrid.DeclaredHeaders) != 2 || !hybrid.DeclaredHeaders[0].IsSecret ||
+		!hybrid.DeclaredHeaders[0].IsRequired || hybrid.DeclaredHeaders[1].IsSecret {
+		t.Errorf("hybrid streamable-http remote: %+v", hybrid)
 	}
 }
 

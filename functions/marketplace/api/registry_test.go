@@ -3,8 +3,9 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"testing"
+
+	"github.com/agentpack/gateway/shared/registry/registrytest"
 )
 
 // TestRegistryImportREST (issue 24 item 3): a superuser imports the fixture as documents;
@@ -15,10 +16,7 @@ import (
 func TestRegistryImportREST(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, nil)
-	raw, err := os.ReadFile("../../../shared/registry/testdata/servers.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := registrytest.ListAnswer()
 	body := map[string]any{"documents": json.RawMessage(raw), "name": "servers.json"}
 	for _, tok := range []string{w.adminA, w.memberA} {
 		st, b := w.do(t, "POST", "/api/mcp-marketplace/registry-import", tok, body)
@@ -28,7 +26,7 @@ func TestRegistryImportREST(t *testing.T) {
 	want(t, "import without url or documents", st, http.StatusBadRequest, b)
 	st, b = w.do(t, "POST", "/api/mcp-marketplace/registry-import", w.su, body)
 	want(t, "import", st, http.StatusOK, b)
-	if b["created"] != float64(21) || b["source"] != "file:servers.json" {
+	if b["created"] != float64(22) || b["source"] != "file:servers.json" {
 		t.Fatalf("report: %v", b)
 	}
 
@@ -42,17 +40,20 @@ func TestRegistryImportREST(t *testing.T) {
 		}
 		byName[m["name"].(string)] = m
 	}
-	if len(byName) != 20 || byName["com.example/withdrawn"] != nil {
-		t.Errorf("listed %d, withdrawn listed: %v", len(byName), byName["com.example/withdrawn"] != nil)
+	if len(byName) != 21 || byName["io.github.getcyphrex/cyphrex-mcp"] != nil {
+		t.Errorf("listed %d, deleted listed: %v", len(byName), byName["io.github.getcyphrex/cyphrex-mcp"] != nil)
 	}
-	if dep := byName["com.example/legacy-search"]; dep["deprecated"] != true || dep["registryStatus"] != "deprecated" {
+	if dep := byName["com.aradia/sovereign-hardware"]; dep["deprecated"] != true || dep["registryStatus"] != "deprecated" {
 		t.Errorf("deprecated: %v", dep)
 	}
-	tenant := byName["io.github.example/tenant-mcp"]
-	if tenant["version"] != "1.2.0" || tenant["verificationTier"] != "unverified" || len(tenant["urlVariables"].([]any)) != 2 ||
-		tenant["declaredHeaders"].([]any)[0].(map[string]any)["isSecret"] != true {
-		t.Errorf("tenant: %v", tenant)
+	tenant := byName["com.example/acme-analytics"]
+	if tenant["version"] != "2.0.0" || tenant["verificationTier"] != "unverified" || len(tenant["urlVariables"].([]any)) != 1 {
+		t.Errorf("acme-analytics: %v", tenant)
 	}
+	if weather := byName["io.github.user/remote-weather"]; weather["declaredHeaders"].([]any)[0].(map[string]any)["isSecret"] != true {
+		t.Errorf("remote-weather: %v", weather)
+	}
+	region := byName["com.example/multi-region-mcp"]["id"].(string)
 	st, b = w.do(t, "GET", "/api/mcp-marketplace?source=curated", w.memberA, nil)
 	want(t, "list curated", st, http.StatusOK, b)
 	if n := len(b["entries"].([]any)); n != 30 {
@@ -64,24 +65,24 @@ func TestRegistryImportREST(t *testing.T) {
 	id := tenant["id"].(string)
 	for _, tt := range []struct {
 		name  string
+		entry string
 		vars  map[string]string
 		field string
 	}{
-		{"missing", nil, "variables.tenant"},
-		{"slash", map[string]string{"tenant": "a/b"}, "variables.tenant"},
-		{"host change", map[string]string{"tenant": "evil.com#"}, "variables.tenant"},
-		{"not a choice", map[string]string{"tenant": "acme", "region": "asia"}, "variables.region"},
-		{"undeclared", map[string]string{"tenant": "acme", "port": "1"}, "variables.port"},
+		{"missing", id, nil, "variables.tenant_id"},
+		{"slash", id, map[string]string{"tenant_id": "a/b"}, "variables.tenant_id"},
+		{"host change", id, map[string]string{"tenant_id": "evil.com#"}, "variables.tenant_id"},
+		{"not a choice", region, map[string]string{"region": "asia"}, "variables.region"},
+		{"undeclared", id, map[string]string{"tenant_id": "acme", "port": "1"}, "variables.port"},
 	} {
-		st, b := w.install(t, id, w.wsA, w.adminA, map[string]any{"variables": tt.vars,
-			"headers": map[string]string{"Authorization": "Bearer x"}})
+		st, b := w.install(t, tt.entry, w.wsA, w.adminA, map[string]any{"variables": tt.vars})
 		want(t, "install "+tt.name, st, http.StatusBadRequest, b)
 		if d, _ := b["error"].(map[string]any)["details"].(map[string]any); d["field"] != tt.field {
 			t.Errorf("%s: details %v", tt.name, d)
 		}
 	}
 	var withdrawn string
-	_ = w.env.Pool.QueryRow(t.Context(), `SELECT id FROM mcp_catalog_entries WHERE name = 'com.example/withdrawn'`).Scan(&withdrawn)
+	_ = w.env.Pool.QueryRow(t.Context(), `SELECT id FROM mcp_catalog_entries WHERE name = 'io.github.getcyphrex/cyphrex-mcp'`).Scan(&withdrawn)
 	st, b = w.install(t, withdrawn, w.wsA, w.adminA, nil)
 	want(t, "install deleted", st, http.StatusBadRequest, b)
 

@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +28,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/ratelimit"
 	"github.com/agentpack/gateway/shared/seed"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/agentpack/gateway/shared/urlguard"
@@ -285,5 +288,90 @@ func BenchmarkDirectEcho(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
 		})
+	}
+}
+
+// BenchmarkProxiedEchoRateLimit is BenchmarkProxiedEcho with and without a rate limit on
+// the workspace (per member, at the largest allowed values so that no call is refused),
+// by 1 and by 8 concurrent callers, each a member of its own (docs/RATE-LIMITS.md): the
+// difference between limit=set and limit=none is the limiter's cost per proxied call. The
+// gateway runs over a pool of 16 connections, so that 8 callers do not queue for one.
+func BenchmarkProxiedEchoRateLimit(b *testing.B) {
+	e := newBenchEnv(b)
+	big, err := db.Open(context.Background(), e.pool.Config().ConnString(), 16)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(big.Close)
+	v, err := auth.NewVerifier(context.Background(), auth.Options{Secret: benchSecret})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := gateway.New(gateway.Options{Pool: big, Catalog: e.cache, Upstreams: e.up, Verifier: v})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := g.Handler()
+	up := testpeer.NewFixture(b, nil)
+	svc := &connections.Service{Pool: e.pool, Store: e.store, Upstreams: e.up, Guard: e.guard}
+	for _, limited := range []bool{false, true} {
+		ws, _ := e.workspace(b, auth.RoleAdmin)
+		out, err := svc.Create(context.Background(), &auth.Principal{Subject: "bench", Role: auth.RoleAdmin, Workspaces: []string{ws}},
+			connections.CreateInput{Name: "Echo", URL: up.URL, WorkspaceID: &ws})
+		if err != nil || out.Connect == nil || !out.Connect.OK {
+			b.Fatalf("create: %v %+v", err, out)
+		}
+		if limited {
+			perMinute, perDay, member := ratelimit.MaxPerMinute, ratelimit.MaxPerDay, "*"
+			if _, err := db.RateLimitUpsert(context.Background(), e.pool, &db.RateLimit{WorkspaceID: ws, Principal: &member,
+				PerMinute: &perMinute, PerDay: &perDay, CreatedBy: "bench"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcp_` + out.Connection.Handle + `_echo","arguments":{"message":"hello"}}}`
+		name := map[bool]string{false: "limit=none", true: "limit=set"}[limited]
+		for _, c := range []int{1, 8} {
+			b.Run(fmt.Sprintf("%s/c=%d", name, c), func(b *testing.B) {
+				// A call is proxied and answered, not refused, before the timer starts.
+				probe, err := auth.Mint(benchSecret, auth.Principal{Subject: uuid.NewString(), Role: auth.RoleAdmin, Workspaces: []string{ws}}, time.Hour)
+				if err != nil {
+					b.Fatal(err)
+				}
+				(&request{path: "/mcp/" + ws, token: probe, body: body}).check(b, h)
+				b.SetParallelism((c + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+				var mu sync.Mutex
+				var lat []time.Duration
+				b.ReportAllocs()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					token, err := auth.Mint(benchSecret, auth.Principal{Subject: uuid.NewString(), Role: auth.RoleAdmin, Workspaces: []string{ws}}, time.Hour)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					rq := request{path: "/mcp/" + ws, token: token, body: body}
+					w := &discardWriter{h: http.Header{}}
+					var mine []time.Duration
+					for pb.Next() {
+						t0 := time.Now()
+						rq.serve(h, w)
+						mine = append(mine, time.Since(t0))
+					}
+					if w.status != 0 && w.status != http.StatusOK {
+						b.Errorf("status %d", w.status)
+					}
+					mu.Lock()
+					lat = append(lat, mine...)
+					mu.Unlock()
+				})
+				b.StopTimer()
+				if len(lat) == 0 {
+					return
+				}
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+			})
+		}
 	}
 }
