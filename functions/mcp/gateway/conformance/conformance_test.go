@@ -58,8 +58,12 @@ type world struct {
 	tasks     string // path of the single-server endpoint of the task fixture
 	reference string // path of the single-server endpoint of the reference server
 	headers   string // path of the single-server endpoint of testpeer.HeaderUpstream
-	node      string // Node 22 binary
-	npm       string // test/npm
+	// fixtureHandle and referenceHandle are the handles of the Go fixture's and the
+	// reference server's connections (their tools are mcp_<handle>_<tool> on the aggregate
+	// endpoint).
+	fixtureHandle, referenceHandle string
+	node                           string // Node 22 binary
+	npm                            string // test/npm
 }
 
 func setup(t *testing.T) *world {
@@ -123,7 +127,8 @@ func setup(t *testing.T) *world {
 	}
 	return &world{proxy: tokenProxy(t, env.URL, admin), aggregate: "/mcp/" + ws, headers: "/mcp/" + ws + "/servers/" + hc.Handle,
 		single: "/mcp/" + ws + "/servers/" + c.Handle, tasks: "/mcp/" + ws + "/servers/" + tc.Handle,
-		reference: "/mcp/" + ws + "/servers/" + rc.Handle, node: node, npm: npm}
+		reference: "/mcp/" + ws + "/servers/" + rc.Handle, node: node, npm: npm,
+		fixtureHandle: c.Handle, referenceHandle: rc.Handle}
 }
 
 // tokenProxy serves a loopback reverse proxy to target that adds the bearer token and
@@ -284,6 +289,28 @@ func TestConformance(t *testing.T) {
 			t.Logf("conformance-next %s (header upstream): failures %v (exit: %v)", sc, failures(checks), err)
 			if len(checks) == 0 || err != nil {
 				t.Errorf("x-mcp-header scenario %s: %v\n%s", sc, err, out)
+			}
+		}
+	})
+
+	// The aggregate baseline's tool-call scenarios again, with the tool names the aggregate
+	// endpoint lists (renameProxy, aggregate_test.go): each must pass there.
+	t.Run("2026-07-28/aggregate-renamed", func(t *testing.T) {
+		t.Parallel()
+		for who, handle := range map[string]string{"fixture": w.fixtureHandle, "reference": w.referenceHandle} {
+			base := renameProxy(t, w.proxy, "mcp_"+handle+"_")
+			for _, sc := range renamedScenarios[who] {
+				out, checks, err := w.run(t, "conformance-next", 90*time.Second, "--url", base+w.aggregate, "--scenario", sc,
+					"--spec-version", "2026-07-28")
+				bad := false
+				for _, rs := range checks {
+					for _, r := range rs {
+						bad = bad || r.Status == "FAILURE" || r.Status == "WARNING"
+					}
+				}
+				if len(checks) == 0 || err != nil || bad {
+					t.Errorf("aggregate endpoint, %s scenario %s with the listed tool name: %v %v\n%s", who, sc, err, failures(checks), out)
+				}
 			}
 		}
 	})
