@@ -3,8 +3,11 @@
 // aggregate endpoint's protocol-level scenarios, every server scenario through the
 // single-server endpoint in front of a fixture upstream written here (both gating, with the
 // newest stable suite), and the 2026-07-28 scenarios of the pinned prerelease: gating on the
-// single-server endpoint against expected-failures-2026-07-28.yaml, reported on the
-// aggregate endpoint; the io.modelcontextprotocol/tasks extension scenarios, gating on the
+// single-server endpoint against expected-failures-2026-07-28.yaml and on the aggregate
+// endpoint against expected-failures-2026-07-28-aggregate.yaml (per check, each failing
+// with the message aggregate_test.go names), whose tool-call scenarios also run, and pass,
+// with the names the aggregate endpoint lists (renameProxy); the
+// io.modelcontextprotocol/tasks extension scenarios, gating on the
 // single-server endpoint of a second fixture (taskfixture_test.go); and, gating by name, the
 // scenarios whose diagnostic tools only the suite's reference server implements (in front
 // of it) and the x-mcp-header scenario (in front of testpeer.HeaderUpstream),
