@@ -105,9 +105,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		st.Deadline = dl
 	}
 	st.AcceptsSSE = okSSE
-	if st.Single != nil {
-		st.Relay = &request.Relayed{}
-	}
+	st.Relay = &request.Relayed{} // forward/relay.go decides what is relayed on which endpoint
 	ctx = request.With(context.WithValue(ctx, stateKey{}, st), st.State)
 	rw := &limitedWriter{ResponseWriter: w, limit: maxResponseBytes}
 	g.serveRPC(rw, r.WithContext(ctx), st)

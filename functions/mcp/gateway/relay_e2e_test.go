@@ -163,10 +163,44 @@ func TestNotificationRelay(t *testing.T) {
 			t.Fatalf("Content-Type %q, body %s", ct, body)
 		}
 	})
-	t.Run("aggregate endpoint: JSON, nothing relayed", func(t *testing.T) {
-		resp, body := env.RPC(t, "/mcp/"+wsA, adminA, strings.Replace(call("agg", 3, true), `"chatty"`, `"mcp_`+handleA1+`_chatty"`, 1), hdr)
+	// The aggregate endpoint relays progress (the caller asked for it with its token: the
+	// conformance scenario tools-call-with-progress failed there, "No progress notifications
+	// received") and never an upstream's log messages; without a token the answer is JSON.
+	t.Run("aggregate endpoint: progress relayed, logs not", func(t *testing.T) {
+		agg := func(marker string, progress bool) string {
+			return strings.Replace(call(marker, 3, progress), `"chatty"`, `"mcp_`+handleA1+`_chatty"`, 1)
+		}
+		resp, body := env.RPC(t, "/mcp/"+wsA, adminA, agg("agg", false), hdr)
 		if ct := resp.Header.Get("Content-Type"); ct != "application/json" || !bytes.Contains(body, []byte(`"text":"agg"`)) {
-			t.Fatalf("Content-Type %q, body %s", ct, body)
+			t.Fatalf("without a progress token: Content-Type %q, body %s", ct, body)
+		}
+		for _, version := range []string{"2025-11-25", "2026-07-28"} {
+			h, req := hdr, agg("agg-progress", true)
+			if version == "2026-07-28" {
+				h = newEraHeaders(version, "tools/call", "mcp_"+handleA1+"_chatty")
+				req = strings.Replace(req, `"_meta":{`, `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"debug",`, 1)
+			}
+			resp, body = env.RPC(t, "/mcp/"+wsA, adminA, req, h)
+			if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+				t.Fatalf("%s with a progress token: Content-Type %q, want text/event-stream; body %s", version, ct, body)
+			}
+			msgs := sseMessages(t, body)
+			if len(msgs) != 4 {
+				t.Fatalf("%s: %d events, want 3 progress and the result: %q", version, len(msgs), msgs)
+			}
+			for i, m := range msgs[:3] {
+				var note struct {
+					Method string
+					Params map[string]any
+				}
+				if err := json.Unmarshal([]byte(m), &note); err != nil || note.Method != "notifications/progress" ||
+					note.Params["progressToken"] != "tok" || note.Params["progress"] != float64(i) || note.Params["message"] != "agg-progress" {
+					t.Fatalf("%s: event %d is not progress %d under the caller's token: %s", version, i, i, m)
+				}
+			}
+			if !strings.Contains(msgs[3], `"text":"agg-progress"`) || !strings.Contains(msgs[3], `"id":1`) {
+				t.Fatalf("%s: last event is not the result: %s", version, msgs[3])
+			}
 		}
 	})
 	t.Run("plain call: logs", func(t *testing.T) {

@@ -3,8 +3,11 @@
 // aggregate endpoint's protocol-level scenarios, every server scenario through the
 // single-server endpoint in front of a fixture upstream written here (both gating, with the
 // newest stable suite), and the 2026-07-28 scenarios of the pinned prerelease: gating on the
-// single-server endpoint against expected-failures-2026-07-28.yaml, reported on the
-// aggregate endpoint; the io.modelcontextprotocol/tasks extension scenarios, gating on the
+// single-server endpoint against expected-failures-2026-07-28.yaml and on the aggregate
+// endpoint against expected-failures-2026-07-28-aggregate.yaml (per check, each failing
+// with the message aggregate_test.go names), whose tool-call scenarios also run, and pass,
+// with the names the aggregate endpoint lists (renameProxy); the
+// io.modelcontextprotocol/tasks extension scenarios, gating on the
 // single-server endpoint of a second fixture (taskfixture_test.go); and, gating by name, the
 // scenarios whose diagnostic tools only the suite's reference server implements (in front
 // of it) and the x-mcp-header scenario (in front of testpeer.HeaderUpstream),
@@ -58,8 +61,12 @@ type world struct {
 	tasks     string // path of the single-server endpoint of the task fixture
 	reference string // path of the single-server endpoint of the reference server
 	headers   string // path of the single-server endpoint of testpeer.HeaderUpstream
-	node      string // Node 22 binary
-	npm       string // test/npm
+	// fixtureHandle and referenceHandle are the handles of the Go fixture's and the
+	// reference server's connections (their tools are mcp_<handle>_<tool> on the aggregate
+	// endpoint).
+	fixtureHandle, referenceHandle string
+	node                           string // Node 22 binary
+	npm                            string // test/npm
 }
 
 func setup(t *testing.T) *world {
@@ -123,7 +130,8 @@ func setup(t *testing.T) *world {
 	}
 	return &world{proxy: tokenProxy(t, env.URL, admin), aggregate: "/mcp/" + ws, headers: "/mcp/" + ws + "/servers/" + hc.Handle,
 		single: "/mcp/" + ws + "/servers/" + c.Handle, tasks: "/mcp/" + ws + "/servers/" + tc.Handle,
-		reference: "/mcp/" + ws + "/servers/" + rc.Handle, node: node, npm: npm}
+		reference: "/mcp/" + ws + "/servers/" + rc.Handle, node: node, npm: npm,
+		fixtureHandle: c.Handle, referenceHandle: rc.Handle}
 }
 
 // tokenProxy serves a loopback reverse proxy to target that adds the bearer token and
@@ -288,20 +296,45 @@ func TestConformance(t *testing.T) {
 		}
 	})
 
+	// The aggregate baseline's tool-call scenarios again, with the tool names the aggregate
+	// endpoint lists (renameProxy, aggregate_test.go): each must pass there.
+	t.Run("2026-07-28/aggregate-renamed", func(t *testing.T) {
+		t.Parallel()
+		for who, handle := range map[string]string{"fixture": w.fixtureHandle, "reference": w.referenceHandle} {
+			base := renameProxy(t, w.proxy, "mcp_"+handle+"_")
+			for _, sc := range renamedScenarios[who] {
+				out, checks, err := w.run(t, "conformance-next", 90*time.Second, "--url", base+w.aggregate, "--scenario", sc,
+					"--spec-version", "2026-07-28")
+				bad := false
+				for _, rs := range checks {
+					for _, r := range rs {
+						bad = bad || r.Status == "FAILURE" || r.Status == "WARNING"
+					}
+				}
+				if len(checks) == 0 || err != nil || bad {
+					t.Errorf("aggregate endpoint, %s scenario %s with the listed tool name: %v %v\n%s", who, sc, err, failures(checks), out)
+				}
+			}
+		}
+	})
+
 	// The 2026-07-28 revision (sessionless protocol) with the pinned prerelease of the suite
-	// (0.2.0-alpha.12): gating on the single-server endpoint, with its own committed baseline
-	// (expected-failures-2026-07-28.yaml, each entry with its reason); reported only on the
-	// aggregate endpoint, whose protocol-level scenarios the stable run gates.
+	// (0.2.0-alpha.12), gating on both endpoints, each with its own committed baseline
+	// (each entry with its reason): expected-failures-2026-07-28.yaml for the single-server
+	// endpoint, expected-failures-2026-07-28-aggregate.yaml for the aggregate endpoint, whose
+	// entries are all of design (upstream names) and are checked check by check
+	// (aggregateDesignFailures, aggregate_test.go).
 	for _, ep := range []struct {
 		name, path string
-		gating     bool
-	}{{"aggregate", w.aggregate, false}, {"single-server", w.single, true}} {
+		aggregate  bool
+	}{{"aggregate", w.aggregate, true}, {"single-server", w.single, false}} {
 		t.Run("2026-07-28/"+ep.name, func(t *testing.T) {
 			t.Parallel()
-			args := []string{"--url", w.proxy + ep.path, "--spec-version", "2026-07-28", "--suite", "all"}
-			if ep.gating {
-				args = append(args, "--expected-failures", fixtureBaseline(t))
+			baseline := fixtureBaseline(t)
+			if ep.aggregate {
+				baseline = expectedFailuresFile(t, aggregateBaseline)
 			}
+			args := []string{"--url", w.proxy + ep.path, "--spec-version", "2026-07-28", "--suite", "all", "--expected-failures", baseline}
 			out, checks, err := w.run(t, "conformance-next", 150*time.Second, args...)
 			passed, failed := 0, failures(checks)
 			for _, rs := range checks {
@@ -318,8 +351,17 @@ func TestConformance(t *testing.T) {
 			if len(checks) == 0 {
 				t.Errorf("conformance-next ran no scenario:\n%s", out)
 			}
-			if ep.gating && err != nil {
+			if err != nil {
 				t.Errorf("2026-07-28 conformance on the %s endpoint: %v\n%s", ep.name, err, out)
+			}
+			if ep.aggregate {
+				unexpected, stale := unexpectedAggregateFailures(checks)
+				for _, f := range unexpected {
+					t.Errorf("aggregate endpoint: check failed for a reason aggregateDesignFailures does not give: %s", f)
+				}
+				for _, f := range stale {
+					t.Errorf("aggregate endpoint: check listed in aggregateDesignFailures did not fail (remove it): %s", f)
+				}
 			}
 			if testing.Verbose() {
 				t.Logf("runner output:\n%s", out)
