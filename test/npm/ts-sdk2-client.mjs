@@ -10,7 +10,8 @@
 //     (the Go test's consent in the member's "browser": "accept" or "decline") and answers
 //     that action; the SDK then retries the call with the byte-exact requestState;
 //   - tools via client.callTool, resources via client.listResources / client.readResource;
-//   - tasks via @modelcontextprotocol/ext-tasks (createTaskSessionFromClient).
+//   - tasks via @modelcontextprotocol/ext-tasks (createTaskSessionFromClient), whose
+//     2026-07-28 form needs a host-owned rawDispatch (see rawDispatch below).
 //
 // Environment: MCP_URL (required), MCP_TOKEN (bearer), PLAN (JSON array of steps):
 //   {"op":"callTool","name":..., "arguments":{...}}
@@ -39,15 +40,16 @@ const errorOf = (e) => ({
   code: e?.code,
   message: String(e?.message ?? e),
   data: e?.data,
+  ...(e?.cause ? { cause: errorOf(e.cause) } : {}),
 });
 
-const client = new Client(
-  { name: "agentpack-ts-sdk2-test", version: "1.0.0" },
-  {
-    capabilities: { elicitation: { url: {} } },
-    versionNegotiation: { mode: { pin: "2026-07-28" } },
-  },
-);
+const clientInfo = { name: "agentpack-ts-sdk2-test", version: "1.0.0" };
+const capabilities = { elicitation: { url: {} } };
+const client = new Client(clientInfo, {
+  capabilities,
+  versionNegotiation: { mode: { pin: "2026-07-28" } },
+});
+
 client.setRequestHandler("elicitation/create", async (request) => {
   const p = request.params;
   emit({ elicit: { mode: p.mode, url: p.url, message: p.message } });
@@ -58,9 +60,44 @@ client.setRequestHandler("elicitation/create", async (request) => {
 const headers = token ? { Authorization: "Bearer " + token } : {};
 const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
 
+// rawDispatch is ext-tasks' RawClientDispatch, which a 2026-07-28 Tasks server requires
+// (sdk-client-adapter.d.ts: "Host-owned request coordinator used when SDK wire codecs reject
+// V2 task traffic"). The SDK Client cannot carry it: Client.request rejects any resultType
+// other than "complete" / "input_required" (SdkError UNSUPPORTED_RESULT_TYPE "Unsupported
+// result type 'task' for tools/call"), even with a schema that accepts anything. So the
+// request ext-tasks framed (its _meta declares the tasks extension) goes out on a second SDK
+// StreamableHTTPClientTransport: the SDK still derives the MCP-Protocol-Version, Mcp-Method
+// and Mcp-Name headers from the body and parses the JSON or SSE answer; this host only picks
+// the request id and matches the response to it.
+const rawTransport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+const pending = new Map();
+rawTransport.onmessage = (m) => {
+  const resolve = pending.get(m.id);
+  if (resolve) {
+    pending.delete(m.id);
+    resolve(m);
+  }
+};
+rawTransport.onerror = (e) => {
+  for (const resolve of pending.values()) resolve({ transportError: e });
+  pending.clear();
+};
+let rawId = 0;
+async function rawDispatch(request, options = {}) {
+  const id = "ext-tasks-" + ++rawId;
+  const answer = new Promise((resolve) => pending.set(id, resolve));
+  options.signal?.addEventListener("abort", () => pending.get(id)?.({ transportError: options.signal.reason }));
+  await rawTransport.send({ ...request, jsonrpc: "2.0", id });
+  const m = await answer;
+  if (process.env.SDK2_DEBUG) process.stderr.write(JSON.stringify({ sent: request, got: m }) + "\n");
+  if (m.transportError) throw m.transportError;
+  return m.error ? { kind: "error", error: m.error } : { kind: "result", result: m.result };
+}
+
 const out = { steps: [] };
 try {
   await client.connect(transport);
+  await rawTransport.start();
   out.protocolVersion = client.getNegotiatedProtocolVersion?.();
   out.era = client.getProtocolEra?.();
   for (const step of plan) {
@@ -86,7 +123,11 @@ try {
           break;
         case "taskTool": {
           const { createTaskSessionFromClient, resultFromTaskOutcome } = await import("@modelcontextprotocol/ext-tasks/client");
-          const session = createTaskSessionFromClient(client, { endpointId: url });
+          const session = createTaskSessionFromClient(client, {
+            endpointId: url,
+            rawDispatch,
+            v2RequestFraming: { protocolVersion: "2026-07-28", clientInfo, clientCapabilities: capabilities },
+          });
           try {
             const execution = await session.callTool(step.name, step.arguments ?? {});
             const { outcome } = await execution.settle();
@@ -108,6 +149,7 @@ try {
   out.connectError = errorOf(e);
 } finally {
   await client.close().catch(() => {});
+  await rawTransport.close().catch(() => {});
   emit({ done: out });
   process.exit(0);
 }

@@ -26,6 +26,7 @@ type sdk2Step struct {
 	Error  *struct {
 		Name, Message string
 		Code          any
+		Cause         any
 	} `json:"error"`
 }
 
@@ -91,6 +92,9 @@ func runSDK2(t *testing.T, url, token string, plan []map[string]any, onElicit fu
 		case line.Elicit != nil:
 			fmt.Fprintln(stdin, onElicit(line.Elicit.Mode, line.Elicit.URL))
 		case line.Done != nil:
+			if stderr.Len() > 0 {
+				t.Logf("driver stderr:\n%s", stderr.String())
+			}
 			return *line.Done
 		}
 	}
@@ -130,6 +134,9 @@ func TestTypeScriptSDK2Client(t *testing.T) {
 	// (b) the task-supporting upstream, (c) the MCP Apps upstream.
 	taskUp := testpeer.NewRawUpstream(t, false)
 	taskUp.ToolsList = `{"tools":[{"name":"report","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`
+	// A result the SDK's strict content schema accepts (RawCallResult's unknown content
+	// types it refuses).
+	taskUp.CallResults = map[string]string{"report": testpeer.RawPlainResult}
 	st, tc := w.do(t, "POST", "/api/mcp-connections", a.admin, map[string]any{"name": "Tasks SDK2", "url": taskUp.URL, "workspaceId": a.id})
 	mustStatus(t, "tasks connection", st, http.StatusCreated, tc)
 	appsUp := testpeer.NewAppsUpstream(t, "sdk2")
@@ -210,7 +217,7 @@ func TestTypeScriptSDK2Client(t *testing.T) {
 			}
 		}
 		_ = json.Unmarshal(raw, &res)
-		if res.Result.IsError || len(res.Result.Content) == 0 {
+		if res.Outcome["status"] != "completed" || res.Result.IsError || len(res.Result.Content) != 1 || res.Result.Content[0].Text != "plain <done>" {
 			t.Errorf("task outcome: %s", raw)
 		}
 		calls := taskUp.Received("tools/call")
