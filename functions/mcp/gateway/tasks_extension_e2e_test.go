@@ -28,6 +28,12 @@ const (
 	extBoomError  = `{"code":-32050,"message":"upstream exploded","data":{"why":"test"}}`
 )
 
+// completed is the upstream's result res as a CompletedTask inlines it at 2026-07-28: with
+// resultType "complete", as the synchronous answer carries it.
+func completed(res string) []byte {
+	return []byte(strings.Replace(res, "{", `{"resultType":"complete",`, 1))
+}
+
 // extEnv is a stack with extToolsList's upstream installed in a workspace, speaking
 // 2026-07-28.
 type extEnv struct {
@@ -238,7 +244,7 @@ func TestTasksExtension(t *testing.T) {
 			t.Errorf("tasks/get right after creation: %s", w.raw)
 		}
 		done := e.waitTerminal(t, id)
-		if done.str("status") != "completed" || !jsonEqual(t, done.result["result"], []byte(testpeer.RawCallResult)) || done.result["error"] != nil {
+		if done.str("status") != "completed" || !jsonEqual(t, done.result["result"], completed(testpeer.RawCallResult)) || done.result["error"] != nil {
 			t.Errorf("completed task: %s", done.raw)
 		}
 		// Other subtests' tasks may reach the upstream meanwhile: this task's call is the one
@@ -334,7 +340,7 @@ func TestTasksExtension(t *testing.T) {
 
 	t.Run("isError results are completed, JSON-RPC errors failed", func(t *testing.T) {
 		oops := e.waitTerminal(t, created(t, e.call(t, "oops", `{}`, true)))
-		if oops.str("status") != "completed" || !jsonEqual(t, oops.result["result"], []byte(extOopsResult)) || oops.result["error"] != nil {
+		if oops.str("status") != "completed" || !jsonEqual(t, oops.result["result"], completed(extOopsResult)) || oops.result["error"] != nil {
 			t.Errorf("isError result: %s", oops.raw)
 		}
 		boom := e.waitTerminal(t, created(t, e.call(t, "boom", `{}`, true)))
@@ -373,14 +379,14 @@ func TestTasksExtension(t *testing.T) {
 			t.Errorf("tasks/get: %s", w.raw)
 		}
 		done := e.waitTerminal(t, id)
-		if done.str("status") != "completed" || !jsonEqual(t, done.result["result"], []byte(testpeer.RawCallResult)) {
+		if done.str("status") != "completed" || !jsonEqual(t, done.result["result"], completed(testpeer.RawCallResult)) {
 			t.Errorf("completed routed task: %s", done.raw)
 		}
 		if r := native.Received("tasks/result"); len(r) != 1 || !strings.Contains(string(r[0].Params), `"up-task-1"`) {
 			t.Errorf("tasks/result reached the upstream as %v", r)
 		}
 		// Polled again: the stored result, no second fetch.
-		if again := e.get(t, id); !jsonEqual(t, again.result["result"], []byte(testpeer.RawCallResult)) || len(native.Received("tasks/result")) != 1 {
+		if again := e.get(t, id); !jsonEqual(t, again.result["result"], completed(testpeer.RawCallResult)) || len(native.Received("tasks/result")) != 1 {
 			t.Errorf("second tasks/get: %s", again.raw)
 		}
 		// The upstream's JSON-RPC error for its task's result: a failed task, error inlined.

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -133,6 +134,51 @@ func outputSchema(data string) json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"},"data":` + data + `,"error":{"type":"object","properties":{"code":{"type":"string"},"message":{"type":"string"},"retryable":{"type":"boolean"},"hint":{"type":"string"},"errorId":{"type":"string"}},"required":["code","message","retryable"]},"meta":{"type":"object","properties":{"tool":{"type":"string"},"version":{"type":"string"}},"required":["tool","version"]}},"required":["ok","meta"]}`)
 }
 
+// portableTypes returns the JSON Schema doc with every `"type":[T,"null"]` written as
+// `"anyOf":[{"type":T},{"type":"null"}]` (the same set of instances), and whether it changed
+// anything. A `type` array is legal JSON Schema but not portable: clients that map tool
+// schemas onto a single-type dialect (the OpenAPI subset of function-calling APIs) reject or
+// drop it, and the MCP Inspector's --strict lint warns on it (issue 25; docs/TESTING.md).
+// A schema that already has an anyOf is left as it is.
+func portableTypes(doc any) (any, bool) {
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, sub := range x {
+				x[k] = walk(sub)
+			}
+			if ts, ok := x["type"].([]any); ok && len(ts) == 2 && x["anyOf"] == nil {
+				if i := slices.Index(ts, any("null")); i >= 0 {
+					delete(x, "type")
+					x["anyOf"] = []any{map[string]any{"type": ts[1-i]}, map[string]any{"type": "null"}}
+					changed = true
+				}
+			}
+		case []any:
+			for i, sub := range x {
+				x[i] = walk(sub)
+			}
+		}
+		return v
+	}
+	return walk(doc), changed
+}
+
+// portableJSON is portableTypes over the JSON text raw: raw itself when nothing changes.
+func portableJSON(raw json.RawMessage) (json.RawMessage, error) {
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	doc, changed := portableTypes(doc)
+	if !changed {
+		return raw, nil
+	}
+	return json.Marshal(doc)
+}
+
 // compileSchema compiles the JSON Schema doc under name (formats asserted).
 func compileSchema(name string, doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
@@ -168,7 +214,9 @@ func compile(b *Builtin) (*Compiled, error) {
 		if m, ok := data.(map[string]any); !ok || m["type"] != "object" {
 			return nil, fmt.Errorf("builtin %s: output schema root type must be object", b.Name)
 		}
-		out = outputSchema(b.Output)
+		if out, err = portableJSON(outputSchema(b.Output)); err != nil {
+			return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
+		}
 		var outDoc any
 		if err := json.Unmarshal(out, &outDoc); err != nil {
 			return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
@@ -176,6 +224,10 @@ func compile(b *Builtin) (*Compiled, error) {
 		if os, err = compileSchema(b.Name+"/output", outDoc); err != nil {
 			return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
 		}
+	}
+	in, err := portableJSON(json.RawMessage(b.Input))
+	if err != nil {
+		return nil, fmt.Errorf("builtin %s: input schema: %w", b.Name, err)
 	}
 	ann := b.Annotations
 	ann.Title = b.Title
@@ -185,7 +237,7 @@ func compile(b *Builtin) (*Compiled, error) {
 		output:  os,
 		tool: &mcp.Tool{
 			Name: b.Name, Title: b.Title, Description: b.Description,
-			InputSchema: json.RawMessage(b.Input),
+			InputSchema: in,
 			Annotations: &ann,
 			Meta:        mcp.Meta{"agentpack/version": b.Version, "agentpack/toolset": b.Toolset},
 		},

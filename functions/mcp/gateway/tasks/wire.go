@@ -91,7 +91,7 @@ func detailed(t *db.Task) map[string]any {
 		o["error"] = json.RawMessage(t.Error)
 	case len(t.Result) > 0 && (t.Status == db.TaskCompleted || t.Status == db.TaskFailed):
 		o["status"] = db.TaskCompleted
-		o["result"] = json.RawMessage(t.Result)
+		o["result"] = completeResult(t.Result)
 	case t.Status == db.TaskFailed:
 		msg := "task failed"
 		if t.StatusMessage != nil {
@@ -102,6 +102,20 @@ func detailed(t *db.Task) map[string]any {
 		o["status"] = db.TaskWorking
 	}
 	return o
+}
+
+// completeResult is a finished call's stored result as SEP-2663's CompletedTask inlines it:
+// the CallToolResult the call would have answered synchronously at 2026-07-28, so with
+// resultType "complete" (added when the upstream's result has none; the Tasks extension's
+// reference requester, @modelcontextprotocol/ext-tasks, refuses a result without it). A
+// result that is no JSON object is kept as stored.
+func completeResult(res []byte) json.RawMessage {
+	if m, ok := mcpclient.Members(res); ok && m["resultType"] == nil {
+		if out, err := mcpclient.SetMember(res, "resultType", json.RawMessage(`"complete"`)); err == nil {
+			return out
+		}
+	}
+	return json.RawMessage(res)
 }
 
 // withUpstreamTiming shows a routed task's ttl and poll interval as its upstream last
