@@ -30,19 +30,8 @@ func OAuthPendingBind(ctx context.Context, q Querier, linkHash, bindingHash []by
 	return nil
 }
 
-// OAuthPendingDeleteCaller deletes the pending authorizations of connectionID started by
-// subject in workspace (nil: none) and returns how many: a new one replaces them.
-func OAuthPendingDeleteCaller(ctx context.Context, q Querier, connectionID string, workspace *string, subject string) (int64, error) {
-	if !IsUUID(connectionID) {
-		return 0, nil
-	}
-	tag, err := q.Exec(ctx, `DELETE FROM mcp_oauth_pending WHERE connection_id = $1 AND subject = $2
-		AND workspace_id IS NOT DISTINCT FROM $3`, connectionID, subject, workspace)
-	return tag.RowsAffected(), Interpret(err)
-}
-
 // OAuthPendingReplaceCaller deletes the pending authorizations of connectionID started by
-// subject in workspace (nil: none), as OAuthPendingDeleteCaller does, and keeps the consent
+// subject in workspace (nil: none) — a new one replaces them — and keeps the consent
 // link of each in mcp_oauth_replaced_links until it would have expired
 // (migrations/00023_oauth_replaced_links.sql). It returns how many links it kept.
 func OAuthPendingReplaceCaller(ctx context.Context, q Querier, connectionID string, workspace *string, subject string) (int64, error) {
