@@ -157,25 +157,31 @@ step_make_run() {
   port=$(free_port); demo_port=$(free_port); oauth_port=$(free_port)
   local env=(PORT="$port" DEMO_UPSTREAM_PORT="$demo_port" OAUTH_DEMO_PORT="$oauth_port")
   if [ -z "${DATABASE_URL:-}" ]; then
-    [ "$use_here" = 1 ] || env+=(PGPORT="$(free_port)")
-    info "database: the clone's local Postgres (.state/pg)"
+    if [ "$use_here" = 1 ]; then
+      info "database: this checkout's local Postgres (.state/pg)"
+    else
+      env+=(PGPORT="$(free_port)")
+      info "database: the clone's local Postgres (.state/pg, PGPORT=${env[-1]#PGPORT=})"
+    fi
   else
     info "database: DATABASE_URL"
   fi
   info "ports: PORT=$port DEMO_UPSTREAM_PORT=$demo_port OAUTH_DEMO_PORT=$oauth_port"
-  # Its own session (process group), so that cleanup stops make, run.sh and the server together.
+  # Its own session (process group), so that cleanup stops make, run.sh and the server together;
+  # a background job is no group leader, so setsid execs in place and $! is the group id.
   (cd "$clone" && exec env "${env[@]}" setsid make run) >"$work/run.log" 2>&1 &
   run_pid=$!
-  local deadline=$((SECONDS + 900 * scale)) seen=0
-  while ! grep -q '^make run: listening on ' "$work/run.log"; do
+  local deadline=$((SECONDS + 900 * scale)) seen=0 lines
+  # Echo make run's own progress lines as they come (a cold build is minutes of silence otherwise).
+  while :; do
+    mapfile -t lines < <(grep '^make run: ' "$work/run.log" || true)
+    [ "${#lines[@]}" -gt "$seen" ] && printf '    | %s\n' "${lines[@]:$seen}"
+    seen=${#lines[@]}
+    [[ " ${lines[*]} " == *"make run: listening on "* ]] && break
     kill -0 "$run_pid" 2>/dev/null || fail "make run exited before listening" "$work/run.log"
     [ $SECONDS -lt $deadline ] || fail "no listening line within $((900 * scale)) s" "$work/run.log"
-    # Echo make run's own progress lines as they come (a cold build is minutes of silence otherwise).
-    local n; n=$(grep -c '^make run: ' "$work/run.log" || true)
-    if [ "$n" -gt "$seen" ]; then grep '^make run: ' "$work/run.log" | tail -n +$((seen + 1)) | sed 's/^/    | /'; seen=$n; fi
     sleep 0.5
   done
-  grep '^make run: ' "$work/run.log" | tail -n +$((seen + 1)) | sed 's/^/    | /'
   base="http://127.0.0.1:$port"
   done_step
 }
@@ -278,8 +284,10 @@ step_playground() {
   info "$whoami → $text"
   mcp "$member" tools/list '{}'
   local echo
-  echo=$(jq -r '[.result.tools[]?.name | select(startswith("mcp_") and endswith("_echo"))] | first // empty' "$work/body")
-  [ -n "$echo" ] || fail "tools/list shows no proxied echo tool"
+  # The demo upstream's echo (the seeded "Demo upstream" connection), not the OAuth one's.
+  echo=$(jq -r --arg oauth "mcp_${handle}_echo" \
+    '[.result.tools[]?.name | select(startswith("mcp_") and endswith("_echo") and . != $oauth)] | first // empty' "$work/body")
+  [ -n "$echo" ] || fail "the member's tools/list shows no demo upstream echo tool"
   mcp "$member" tools/call "{\"name\":\"$echo\",\"arguments\":{\"message\":\"first hour\"}}"
   jq -e '.result and (.result.isError | not)' "$work/body" >/dev/null || fail "tools/call $echo"
   info "$echo → $(jq -r '.result.content[0].text' "$work/body")"
@@ -290,7 +298,9 @@ step_client() {
   begin "client" "the official TypeScript SDK client connects (standing in for Claude Code)"
   info "Claude Code is not run here: @modelcontextprotocol/sdk's Client + StreamableHTTPClientTransport"
   info "(test/npm/ts-client.mjs) is the same kind of Streamable HTTP client and stands in for it."
+  local t0; t0=$(now_ms)
   (cd "$clone" && make npm-deps) >"$work/npm.log" 2>&1 || fail "make npm-deps" "$work/npm.log"
+  info "make npm-deps (npm ci of the pinned SDK) took $(secs $(($(now_ms) - t0))) s"
   local out
   out=$(cd "$clone/test/npm" && MCP_AUTHORIZATION="Bearer $admin" node ts-client.mjs "$mcp_url" '[{"op":"listTools"}]' 2>&1) \
     || { printf '%s\n' "$out" >"$work/client.log"; fail "the TypeScript SDK client did not connect" "$work/client.log"; }
