@@ -202,7 +202,7 @@ step_tokens() {
   workspace=$(sed -n 's/^workspace: *//p' <<<"$out")
   member=$(sed -n 's/^member token: *//p' <<<"$out")
   admin=$(sed -n 's/^admin token: *//p' <<<"$out")
-  [ -n "$workspace" ] && [ -n "$member" ] && [ -n "$admin" ] || fail "token printed no workspace/member/admin: $out"
+  if [ -z "$workspace" ] || [ -z "$member" ] || [ -z "$admin" ]; then fail "token printed no workspace, member or admin token"; fi
   mcp_url="$base/mcp/$workspace"
   info "workspace $workspace; member and admin tokens (${#member} and ${#admin} characters)"
   done_step
