@@ -191,12 +191,20 @@ func cmdServe(ctx context.Context) error {
 	tok, _ := devTokens()
 	fmt.Print(banner("http://"+addr, demoURL, protected.MCPURL(), code, tok))
 	progress("listening on http://" + addr)
+	said := make(chan struct{})
 	go func() {
+		defer close(said)
 		<-ctx.Done()
 		progress("stopping: finishing requests in flight and ending upstream sessions")
 	}()
 	err = lambdaapp.Start(ctx, st.Handler, addr, d.Logger, d.EndUpstreamSessions)
 	if err == nil {
+		// Start returns once the signal ended ctx: "stopping" is printed first (bounded, in
+		// case Start returned for another reason).
+		select {
+		case <-said:
+		case <-time.After(time.Second):
+		}
 		progress("stopped")
 	}
 	return err
