@@ -162,7 +162,8 @@ func TestRateLimitsInBrowser(t *testing.T) {
 // shared/registry/registrytest) show their source and version in the Marketplace, the
 // Source filter narrows the list to registry or curated entries (the API's ?source=), a
 // deprecated entry is flagged Deprecated, and a deleted one is not listed. Saved at 1280
-// and 390 px, filtered to the registry, without sideways scroll.
+// and 390 px, filtered to the registry, without sideways scroll. An admin's Install dialog
+// has a field for the URL's template variable, required before anything is sent.
 func TestRegistryEntriesInBrowser(t *testing.T) {
 	chromium(t)
 	const code = "registry-browser-code-0123456789abcdef"
@@ -174,10 +175,11 @@ func TestRegistryEntriesInBrowser(t *testing.T) {
 	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{DevSignIn: signIn}})
 	ws, _, _ := env.Workspace(t, "Registry")
 	principals["member"] = auth.Principal{Subject: "web-member", Role: auth.RoleMember, Workspaces: []string{ws}}
+	principals["admin"] = auth.Principal{Subject: "web-admin", Role: auth.RoleAdmin, Workspaces: []string{ws}}
 	su := stacktest.Token(t, "root", auth.RoleSuperuser)
 
 	pick := map[string]bool{"com.aradia.sovereign-hardware.json": true, "io.github.user.remote-weather.json": true,
-		"io.decisionrules.mcp-server.json": true, "seed.io.github.getcyphrex.cyphrex-mcp.json": true}
+		"io.decisionrules.mcp-server.json": true, "com.example.acme-analytics.json": true, "seed.io.github.getcyphrex.cyphrex-mcp.json": true}
 	var docs []json.RawMessage
 	for i, d := range registrytest.Docs() {
 		if pick[d.File] {
@@ -207,7 +209,7 @@ func TestRegistryEntriesInBrowser(t *testing.T) {
 	for _, e := range imported {
 		want[e.Name] = e
 	}
-	if len(imported) != 3 || !want["com.aradia/sovereign-hardware"].Deprecated || want["io.github.user/remote-weather"].Version != "2.1.0" || len(curated) == 0 {
+	if len(imported) != 4 || !want["com.aradia/sovereign-hardware"].Deprecated || want["io.github.user/remote-weather"].Version != "2.1.0" || len(curated) == 0 {
 		t.Fatalf("imported %+v (report %s), %d curated", imported, b, len(curated))
 	}
 
@@ -272,4 +274,22 @@ func TestRegistryEntriesInBrowser(t *testing.T) {
 		k.shot("marketplace-registry-" + w.name)
 	}
 	k.do("laptop", chromedp.EmulateViewport(1280, 900))
+
+	// An admin's Install dialog asks for the URL's template variable; left empty, the page
+	// refuses it under the field and nothing is installed.
+	k.do("sign in as admin", chromedp.Navigate(env.URL+console.DevSignInPath+"?code="+code+"&as=admin"),
+		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	acme := `li.card[data-entry="com.example/acme-analytics"]`
+	k.do("install", chromedp.WaitVisible(acme+` button.primary`, chromedp.ByQuery), chromedp.Click(acme+` button.primary`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#install-dialog #var-0`, chromedp.ByQuery))
+	var label string
+	k.eval("variable label", `document.querySelector('label[for="var-0"]').textContent`, &label)
+	if label != "URL variable tenant_id" {
+		t.Fatalf("variable field label %q", label)
+	}
+	k.do("submit empty", chromedp.Click(`#install-dialog button[type="submit"]`, chromedp.ByQuery))
+	k.waitJS("variable required", `(document.querySelector('#var-0-error')?.textContent || '').includes('Required')`)
+	if n := countRows(t, env, fmt.Sprintf(`SELECT count(*) FROM mcp_connections WHERE workspace_id = '%s'`, ws)); n != 0 {
+		t.Fatalf("an install without its variable wrote %d connections", n)
+	}
 }

@@ -7,8 +7,8 @@ import { api, qs } from '../api.js';
 import { Dialog, ErrorBox, Field, Notice, describedBy, markReady, useLoad } from '../ui.jsx';
 
 const WINDOWS = [
-  ['minute', 'perMinute', 'Per minute'],
-  ['day', 'perDay', 'Per day'],
+  ['minute', 'perMinute', 'This minute'],
+  ['day', 'perDay', 'Today (UTC)'],
 ];
 
 // scopeText names what a limit covers: the whole workspace, one connection or one tool.
@@ -43,6 +43,9 @@ function UsageCell({ l, win, key2, label }) {
             {u.used} / {u.limit}
             {u.subject && l.principal === '*' ? <span class="muted"> · {u.subject}</span> : null}
           </span>
+          {u.resetsAt ? (
+            <span class="muted small"> · resets {new Date(u.resetsAt).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })}</span>
+          ) : null}
         </div>
       ))}
     </td>

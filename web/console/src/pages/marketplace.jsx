@@ -194,7 +194,7 @@ export function Marketplace({ ctx }) {
                   <dd class="version">{e.version}</dd>
                 </>
               ) : null}
-              {e.source === 'registry' && e.registryName ? (
+              {e.source === 'registry' && e.registryName && e.registryName !== e.name ? (
                 <>
                   <dt>Registry name</dt>
                   <dd class="code-text">{e.registryName}</dd>
