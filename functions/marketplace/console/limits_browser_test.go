@@ -91,6 +91,7 @@ func TestRateLimitsInBrowser(t *testing.T) {
 	k.do("submit bad", chromedp.Click(`#limit-form button[type="submit"]`, chromedp.ByQuery))
 	k.waitJS("perMinute error", `(document.querySelector('#rl-perMinute-error')?.textContent || '').includes('perMinute must be from 1')`)
 	k.problems.allow400 = false
+	k.shot("limits-refused-1280")
 	if n := limits(); n != 0 {
 		t.Fatalf("a refused limit wrote %d rows", n)
 	}
