@@ -15,6 +15,7 @@ import { Consent } from './pages/consent.jsx';
 import { Playground } from './pages/playground.jsx';
 import { Setup } from './pages/setup.jsx';
 import { Authorizations } from './pages/authorizations.jsx';
+import { Limits } from './pages/limits.jsx';
 
 const WS_KEY = 'agentpack.console.workspace';
 // RESUME_KEY keeps a consent link (#/consent/…) across the sign-in, which lands on
@@ -26,6 +27,7 @@ const RESUME_KEY = 'agentpack.console.resume';
 const PAGES = [
   ['marketplace', 'Marketplace', 'member'],
   ['connections', 'Connections', 'admin'],
+  ['limits', 'Rate limits', 'admin'],
   ['chats', 'Chats and pins', 'member'],
   ['playground', 'Playground', 'member'],
   ['setup', 'Client setup', 'member'],
@@ -137,6 +139,9 @@ function App({ config, bootError }) {
       break;
     case 'chats':
       page = <Chats ctx={ctx} chatId={route.arg} go={go} key={ws} />;
+      break;
+    case 'limits':
+      page = <Limits ctx={ctx} key={ws} />;
       break;
     case 'activity':
       page = <Activity ctx={ctx} key={ws} />;

@@ -34,10 +34,45 @@ export function TierBadge({ tier }) {
   return <Badge kind={'tier-' + kind}>{label}</Badge>;
 }
 
+const SOURCES = [
+  ['', 'All sources'],
+  ['curated', 'Curated'],
+  ['registry', 'MCP registry'],
+  ['admin', 'Added by a superuser'],
+];
+
+// registryOrigin names where a registry entry came from: the registry's host, or the
+// imported file ("file:servers.json"), as docs/REGISTRY.md stores it in registryUrl.
+function registryOrigin(u) {
+  if (!u) return '';
+  try {
+    const p = new URL(u);
+    if (p.protocol === 'https:' || p.protocol === 'http:') return p.host;
+  } catch {
+    /* not a URL: shown as stored */
+  }
+  return u;
+}
+
+// SourceBadge is an entry's source (docs/REGISTRY.md): curated, a superuser's own, or an
+// MCP registry import (with the registry it came from).
+export function SourceBadge({ e }) {
+  if (e.source === 'registry') {
+    const from = registryOrigin(e.registryUrl);
+    return (
+      <Badge kind="registry" title={e.registryUrl || ''}>
+        Registry{from ? ' · ' + from : ''}
+      </Badge>
+    );
+  }
+  return <Badge kind="source">{e.source === 'admin' ? 'Added by a superuser' : 'Curated'}</Badge>;
+}
+
 export function Marketplace({ ctx }) {
   const [search, setSearch] = useState('');
   const [query, setQuery] = useState('');
   const [category, setCategory] = useState('');
+  const [source, setSource] = useState('');
   const [categories, setCategories] = useState([]);
   const [installing, setInstalling] = useState(null);
   const [message, setMessage] = useState(null);
@@ -49,8 +84,8 @@ export function Marketplace({ ctx }) {
   const timer = useRef(0);
 
   const [list, reload] = useLoad(
-    () => api('GET', '/api/mcp-marketplace' + qs({ search: query, category, workspaceId: ctx.ws })),
-    [query, category, ctx.ws]
+    () => api('GET', '/api/mcp-marketplace' + qs({ search: query, category, source, workspaceId: ctx.ws })),
+    [query, category, source, ctx.ws]
   );
   useEffect(() => {
     api('GET', '/api/mcp-marketplace/categories').then(
@@ -97,6 +132,15 @@ export function Marketplace({ ctx }) {
             ))}
           </select>
         </Field>
+        <Field id="mp-source" label="Source">
+          <select id="mp-source" value={source} onChange={(ev) => setSource(ev.currentTarget.value)}>
+            {SOURCES.map(([v, l]) => (
+              <option value={v} key={v}>
+                {l}
+              </option>
+            ))}
+          </select>
+        </Field>
       </form>
       {message ? <Notice kind={message.kind}>{message.text}</Notice> : null}
       <ErrorBox error={list.error || actionError} />
@@ -118,7 +162,7 @@ export function Marketplace({ ctx }) {
       </div>
       <ul class={'cards' + (compact ? ' compact' : '')} aria-label="Catalog entries">
         {entries.map((e) => (
-          <li class="card" key={e.id} data-entry={e.name}>
+          <li class="card" key={e.id} data-entry={e.name} data-source={e.source} data-deprecated={e.deprecated ? 'true' : 'false'}>
             <div class="card-head">
               <h2>{e.name}</h2>
               {e.installed ? (
@@ -134,10 +178,28 @@ export function Marketplace({ ctx }) {
             <div class="badges">
               <TierBadge tier={e.verificationTier} />
               <HealthBadge e={e} />
+              <SourceBadge e={e} />
+              {e.deprecated ? (
+                <Badge kind="deprecated" title="The registry marks this version deprecated: it still installs, but look for a replacement.">
+                  Deprecated
+                </Badge>
+              ) : null}
               {e.category ? <Badge kind="category">{e.category}</Badge> : null}
               {e.isPlaceholder ? <Badge kind="placeholder">Template</Badge> : null}
             </div>
             <dl class="meta">
+              {e.version ? (
+                <>
+                  <dt>Version</dt>
+                  <dd class="version">{e.version}</dd>
+                </>
+              ) : null}
+              {e.source === 'registry' && e.registryName && e.registryName !== e.name ? (
+                <>
+                  <dt>Registry name</dt>
+                  <dd class="code-text">{e.registryName}</dd>
+                </>
+              ) : null}
               <dt>Last check</dt>
               <dd>{when(e.lastHealthCheck)}</dd>
               {e.lastHealthError ? (
@@ -209,6 +271,10 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
   // connectUrl: the install answered authorization_required; the dialog becomes the
   // Connect step (the upstream's consent page, then the callback page links back here).
   const [connectUrl, setConnectUrl] = useState('');
+  // vars: the values of a registry entry's URL template variables (docs/REGISTRY.md).
+  const urlVars = entry.urlVariables || [];
+  const [vars, setVars] = useState(Object.fromEntries(urlVars.map((x) => [x.name, x.default || ''])));
+  const [varErr, setVarErr] = useState({});
 
   const submit = async (ev) => {
     ev.preventDefault();
@@ -219,6 +285,10 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
       }
       setUrlErr('');
     }
+    const ve = {};
+    for (const x of urlVars) if (x.isRequired && !vars[x.name]) ve[x.name] = 'Required: the server URL is built from it.';
+    setVarErr(ve);
+    if (Object.keys(ve).length) return;
     const miss = {};
     for (const n of names) if (!values[n]) miss[n] = 'This server declares this header: without it the server will probably refuse the connection.';
     setMissing(miss);
@@ -233,6 +303,7 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
     try {
       const body = { workspaceId: ctx.ws, headers, returnTo: consoleReturnTo() };
       if (entry.isPlaceholder) body.url = url;
+      if (urlVars.length) body.variables = Object.fromEntries(Object.entries(vars).filter(([, x]) => x));
       const out = await api('POST', `/api/mcp-marketplace/${entry.id}/install`, body);
       // Forget the typed values at once: they are never shown again.
       setValues({});
@@ -244,7 +315,9 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
       }
       onDone(entry.name, out);
     } catch (err) {
-      if (err.details && err.details.field === 'url') setUrlErr(err.message);
+      const f = (err.details && err.details.field) || '';
+      if (f === 'url') setUrlErr(err.message);
+      else if (f.startsWith('variables.') && urlVars.some((x) => 'variables.' + x.name === f)) setVarErr({ [f.slice(10)]: err.message });
       else setError(err);
     } finally {
       setBusy(false);
@@ -284,6 +357,29 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
             </Field>
           </>
         ) : null}
+        {urlVars.map((x, i) => (
+          <Field key={x.name} id={'var-' + i} label={'URL variable ' + x.name} error={varErr[x.name]} help={x.description || undefined}>
+            {x.choices && x.choices.length ? (
+              <select id={'var-' + i} value={vars[x.name] || ''} onChange={(ev) => setVars({ ...vars, [x.name]: ev.currentTarget.value })}>
+                <option value="">Choose…</option>
+                {x.choices.map((c) => (
+                  <option key={c} value={c}>
+                    {c}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <input
+                id={'var-' + i}
+                value={vars[x.name] || ''}
+                spellcheck={false}
+                aria-invalid={varErr[x.name] ? 'true' : undefined}
+                aria-describedby={describedBy('var-' + i, varErr[x.name], x.description)}
+                onInput={(ev) => setVars({ ...vars, [x.name]: ev.currentTarget.value })}
+              />
+            )}
+          </Field>
+        ))}
         {names.map((n, i) => (
           <Field
             key={n}
