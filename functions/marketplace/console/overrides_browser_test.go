@@ -100,12 +100,24 @@ func TestToolOverrideInBrowser(t *testing.T) {
 	run("fix name", chromedp.Evaluate(`(() => { const i = document.querySelector('#ovr-name'); i.value = ''; i.dispatchEvent(new Event('input', {bubbles: true})); })()`, nil),
 		chromedp.SendKeys(`#ovr-name`, "quarterly_report", chromedp.ByQuery),
 		chromedp.SendKeys(`#ovr-description`, "Our quarterly report.", chromedp.ByQuery),
+		chromedp.SetValue(`#ovr-readOnlyHint`, "false", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('#ovr-readOnlyHint').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
 		chromedp.Click(`#override-dialog button[type="submit"]`, chromedp.ByQuery))
 	waitJS("modified", `document.querySelector('tr[data-tool="report"]')?.dataset.modified === 'true' && !document.querySelector('#override-dialog')`)
 	var cell string
 	run("badge", chromedp.Text(row+` td:first-child`, &cell, chromedp.ByQuery))
-	if !strings.Contains(cell, "quarterly_report") || !strings.Contains(cell, "Modified") {
+	if !strings.Contains(cell, "quarterly_report") || !strings.Contains(cell, "Modified") || !strings.Contains(cell, "readOnlyHint: false") {
 		t.Fatalf("exposed-name cell %q", cell)
+	}
+	// The stored override holds the annotation the form set, and only it (the other hints
+	// were left at the upstream's).
+	st, b = env.Do(t, "GET", "/api/mcp-connections/"+c.ID+"/tools/report/override?workspaceId="+ws, admin, nil)
+	var stored struct {
+		Annotations map[string]any `json:"annotations"`
+	}
+	if err := json.Unmarshal(b, &stored); st != http.StatusOK || err != nil ||
+		len(stored.Annotations) != 1 || stored.Annotations["readOnlyHint"] != false {
+		t.Fatalf("stored override: %d %s", st, b)
 	}
 	// The upstream's original, one click away.
 	run("original", chromedp.Click(row+` button[aria-expanded]`, chromedp.ByQuery), chromedp.WaitVisible(`dl[data-original="report"]`, chromedp.ByQuery))

@@ -142,7 +142,7 @@ func (s *Set) definitions() []*Builtin {
 			Annotations: readOnly,
 			Handler:     Typed(s.toolsetsList),
 		},
-	}, append(append(append(s.discoveryDefinitions(), s.pinDefinitions()...), s.limitDefinitions()...), s.overrideDefinitions()...)...)
+	}, append(append(append(s.discoveryDefinitions(), s.pinDefinitions()...), s.limitDefinitions()...), append(s.overrideDefinitions(), s.registryDefinitions()...)...)...)
 }
 
 // orDefault is n, or def when n is 0 (an optional integer argument left out; the input

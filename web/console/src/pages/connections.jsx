@@ -334,6 +334,11 @@ function ToolList({ ctx, conn, onChange }) {
                       {o.hidden ? 'Hidden' : 'Modified'}
                     </Badge>
                   ) : null}
+                  {o && annotationBadge(o.annotations) ? (
+                    <Badge kind="annotations" title="Annotations overridden in this workspace">
+                      {annotationBadge(o.annotations)}
+                    </Badge>
+                  ) : null}
                   {o && shown[t.upstreamName] ? (
                     <dl class="original" data-original={t.upstreamName}>
                       <dt>Upstream name</dt>
@@ -405,16 +410,39 @@ function ToolList({ ctx, conn, onChange }) {
   );
 }
 
+// HINTS are the boolean MCP tool annotations (MCP spec, ToolAnnotations) the override form
+// edits, with their labels.
+const HINTS = [
+  ['readOnlyHint', 'Read-only hint'],
+  ['destructiveHint', 'Destructive hint'],
+  ['idempotentHint', 'Idempotent hint'],
+  ['openWorldHint', 'Open-world hint'],
+];
+
+// annotationBadge names an override's hint members in a short badge (e.g. "readOnlyHint: false").
+function annotationBadge(ann) {
+  if (!ann) return null;
+  const parts = HINTS.filter(([k]) => typeof ann[k] === 'boolean').map(([k]) => k + ': ' + ann[k]);
+  return parts.length ? parts.join(', ') : null;
+}
+
 // OverrideDialog is the form of one tool's override in the workspace: a new exposed name,
-// title and description (blank: the upstream's), hidden; Save replaces the whole override
-// (its annotations override is kept as it was), Remove override deletes it.
+// title and description (blank: the upstream's), hidden, and the annotations override: its
+// title (blank: the upstream's) and each hint as upstream's / true / false. Save replaces the
+// whole override, sending `annotations` as docs/OVERRIDES.md describes (merged one level over
+// the upstream's; members the form does not edit, e.g. a vendor's, are sent back unchanged);
+// Remove override deletes it.
 function OverrideDialog({ ctx, conn, tool, override, onClose, onSaved }) {
   const o = override || {};
+  const a = o.annotations || {};
+  const tri = (x) => (x === true ? 'true' : x === false ? 'false' : '');
   const [v, setV] = useState({
     name: o.name || '',
     title: o.title ?? '',
     description: o.description ?? '',
     hidden: !!o.hidden,
+    annTitle: typeof a.title === 'string' ? a.title : '',
+    ...Object.fromEntries(HINTS.map(([k]) => [k, tri(a[k])])),
   });
   const [errors, setErrors] = useState({});
   const [error, setError] = useState(null);
@@ -427,7 +455,14 @@ function OverrideDialog({ ctx, conn, tool, override, onClose, onSaved }) {
     if (v.name.trim()) body.name = v.name.trim();
     if (v.title.trim()) body.title = v.title.trim();
     if (v.description.trim()) body.description = v.description.trim();
-    if (o.annotations) body.annotations = o.annotations;
+    const ann = { ...a };
+    delete ann.title;
+    if (v.annTitle.trim()) ann.title = v.annTitle.trim();
+    for (const [k] of HINTS) {
+      delete ann[k];
+      if (v[k]) ann[k] = v[k] === 'true';
+    }
+    if (Object.keys(ann).length) body.annotations = ann;
     try {
       await api('PUT', path, body);
       onSaved();
@@ -481,6 +516,30 @@ function OverrideDialog({ ctx, conn, tool, override, onClose, onSaved }) {
             onInput={(e) => setV({ ...v, description: e.currentTarget.value })}
           />
         </Field>
+        <fieldset>
+          <legend>Annotations</legend>
+          <Field id={id + '-ann-title'} label="Annotation title" help="Blank keeps the upstream's">
+            <input
+              id={id + '-ann-title'}
+              value={v.annTitle}
+              maxLength={200}
+              aria-describedby={describedBy(id + '-ann-title', null, true)}
+              onInput={(e) => setV({ ...v, annTitle: e.currentTarget.value })}
+            />
+          </Field>
+          {HINTS.map(([k, label]) => {
+            const up = tool.annotations ? tool.annotations[k] : undefined;
+            return (
+              <Field key={k} id={id + '-' + k} label={label}>
+                <select id={id + '-' + k} value={v[k]} onChange={(e) => setV({ ...v, [k]: e.currentTarget.value })}>
+                  <option value="">{"Upstream's" + (typeof up === 'boolean' ? ' (' + up + ')' : '')}</option>
+                  <option value="true">true</option>
+                  <option value="false">false</option>
+                </select>
+              </Field>
+            );
+          })}
+        </fieldset>
         <div class="field">
           <label>
             <input id={id + '-hidden'} type="checkbox" checked={v.hidden} onChange={(e) => setV({ ...v, hidden: e.currentTarget.checked })} /> Hide

@@ -1,0 +1,46 @@
+package builtin
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentpack/gateway/shared/registry"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// registryDefinitions declares agentpack_registry_import (superuser): the REST
+// POST /api/mcp-marketplace/registry-import {url} on the MCP side, through the same
+// registry.Importer and the deployment's guarded HTTP client (docs/REGISTRY.md). It is
+// listed to admins (the built-ins' visibility has two classes, admin and member); a caller
+// who is not a superuser gets FORBIDDEN from the importer's catalogentries.RequireWriter.
+func (s *Set) registryDefinitions() []*Builtin {
+	return []*Builtin{
+		{
+			Name: "agentpack_registry_import", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true,
+			Title:       "Import an MCP registry",
+			Description: "Import an MCP registry's servers into the shared catalog (superuser only; an admin gets FORBIDDEN) through its v0.1 list API, from its http(s) base URL such as https://registry.modelcontextprotocol.io. Answers the report, document by document; a document refused is in the report, never a failure.",
+			Input:       `{"type":"object","properties":{"url":{"type":"string","minLength":1,"maxLength":2048}},"required":["url"],"additionalProperties":false}`,
+			Output: `{"type":"object","properties":{"source":{"type":"string"},"documents":{"type":"integer"},"created":{"type":"integer"},"updated":{"type":"integer"},"unchanged":{"type":"integer"},` +
+				`"entries":{"type":["array","null"],"items":{"type":"object"}},"skipped":{"type":["array","null"],"items":{"type":"object"}},"refused":{"type":["array","null"],"items":{"type":"object"}}},` +
+				`"required":["source","documents","created","updated","unchanged"]}`,
+			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)},
+			Handler:     Typed(s.registryImport),
+		},
+	}
+}
+
+type registryImportArgs struct {
+	URL string `json:"url"`
+}
+
+func (s *Set) registryImport(ctx context.Context, c *Call, a registryImportArgs) (any, error) {
+	im := &registry.Importer{Pool: s.svc.Pool, Logger: s.svc.Logger}
+	if s.svc.Connections != nil && s.svc.Connections.Guard != nil {
+		im.HTTPClient = s.svc.Connections.Guard.HTTPClient(60 * time.Second)
+	}
+	rep, err := im.FromURL(ctx, c.Principal, a.URL)
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
