@@ -382,5 +382,5 @@ func printScale(rows []scaleRow, n int) {
 			float64(r.catalogBytes)/1e6, float64(r.indexBytes)/1e3, ms(r.cold), ms(r.list), r.listPages, float64(r.listBytes)/1e6,
 			ms(r.p50), ratio(r.p50, b.p50), r.rps8, ms(r.cpuPerCall), ratio(r.cpuPerCall, b.cpuPerCall), r.rss, r.hwm, r.errors)
 	}
-	fmt.Println("\nRatios are against the first row. Targets (issue 23): install p50 at 1,000 ≤ 1.5× at 1; CPU per call at 1,000 ≤ 1.1× at 1.")
+	fmt.Println("\nRatios are against the first row. Targets: install p50 at 1,000 ≤ 1.5× at 1; CPU per call at 1,000 ≤ 1.1× at 1.")
 }

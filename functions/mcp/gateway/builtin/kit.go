@@ -138,7 +138,7 @@ func outputSchema(data string) json.RawMessage {
 // `"anyOf":[{"type":T},{"type":"null"}]` (the same set of instances), and whether it changed
 // anything. A `type` array is legal JSON Schema but not portable: clients that map tool
 // schemas onto a single-type dialect (the OpenAPI subset of function-calling APIs) reject or
-// drop it, and the MCP Inspector's --strict lint warns on it (issue 25; docs/TESTING.md).
+// drop it, and the MCP Inspector's --strict lint warns on it (docs/TESTING.md).
 // A schema that already has an anyOf is left as it is.
 func portableTypes(doc any) (any, bool) {
 	changed := false
