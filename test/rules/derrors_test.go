@@ -70,7 +70,7 @@ func startsWithWrap(fn *ast.FuncDecl, last *ast.Field) bool {
 func TestServiceMethodsAnnotateErrors(t *testing.T) {
 	fset := token.NewFileSet()
 	n := 0
-	err := filepath.WalkDir("../../shared", func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(inRepo("shared"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return err
 		}

@@ -24,7 +24,7 @@ var queryFree = []string{"functions/mcp/gateway"}
 func dbQueries(t *testing.T) map[string]bool {
 	t.Helper()
 	fset := token.NewFileSet()
-	files, err := filepath.Glob("../../shared/db/*.go")
+	files, err := filepath.Glob(inRepo("shared", "db", "*.go"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("shared/db sources: %v (%d files)", err, len(files))
 	}
@@ -87,7 +87,7 @@ func queryCalls(fset *token.FileSet, f *ast.File, queries map[string]bool) []str
 func TestEdgeMakesNoQueries(t *testing.T) {
 	queries := dbQueries(t)
 	for _, dir := range queryFree {
-		entries, err := os.ReadDir(filepath.Join("../..", dir))
+		entries, err := os.ReadDir(inRepo(dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestEdgeMakesNoQueries(t *testing.T) {
 			if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
 				continue
 			}
-			f, err := parser.ParseFile(fset, filepath.Join("../..", dir, e.Name()), nil, parser.SkipObjectResolution)
+			f, err := parser.ParseFile(fset, inRepo(dir, e.Name()), nil, parser.SkipObjectResolution)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,4 +135,9 @@ func f(ctx context.Context) { _, _ = store.ChatGet(ctx, nil, "x"); _ = store.IsU
 	if !queries["ChatGet"] || queries["IsUUID"] || !slices.Contains(queryFree, "functions/mcp/gateway") {
 		t.Fatal("the rule's inputs changed: ChatGet must count as a query, IsUUID must not")
 	}
+}
+
+// inRepo is the path of parts below the repository's root (this package is test/rules).
+func inRepo(parts ...string) string {
+	return filepath.Join(append([]string{"..", ".."}, parts...)...)
 }
