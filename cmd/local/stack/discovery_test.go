@@ -100,7 +100,7 @@ func discoveryStub(t *testing.T) string {
 // discoveryWorkspace fills a fresh workspace with discoveryConns-1 connections to the
 // stub's generic servers (rows and tools written through the db package, four
 // transactions in parallel, then one full catalog.Rebuild: installing them one by one
-// through the service would cost minutes of connects on this machine), then installs the
+// through the service would cost a connect, a listing and a publish each), then installs the
 // weather server through POST /api/mcp-connections (a real connect and listing, published
 // incrementally beside the 999). It returns the workspace, an admin token and the forecast
 // tool's exposed name.
