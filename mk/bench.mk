@@ -14,5 +14,5 @@ bench: rie-install npm-deps ## Benchmarks: tools/list by catalog size, built-in 
 	scripts/with-db.sh $(GO) run ./cmd/bench -n $(BENCH_N) -benchtime $(BENCH_TIME) -scale $(BENCH_SCALE)
 
 .PHONY: bench-scale
-bench-scale: ## The scale table of make bench alone (BENCH_SCALE connection counts × 20 tools)
+bench-scale: rie-install ## The scale table of make bench alone (BENCH_SCALE connection counts × 20 tools; emulator cold starts need aws-lambda-rie)
 	scripts/with-db.sh $(GO) run ./cmd/bench -only scale -n $(BENCH_N) -scale $(BENCH_SCALE)
