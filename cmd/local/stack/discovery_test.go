@@ -191,7 +191,7 @@ func checkForecastAudit(t *testing.T, env *stacktest.Env, ws, forecast string) {
 	t.Errorf("no proxied audit row among %+v", rows)
 }
 
-// TestDiscoveryTwoCalls20000 (issue 23, "Show an SDK client and the MCP Inspector finding
+// TestDiscoveryTwoCalls20000 ("Show an SDK client and the MCP Inspector finding
 // and calling one tool among 20,000 in two calls"): on the whole local stack, with the
 // workspace of discoveryWorkspace (1,000 connections × 20 tools, above the default
 // discovery threshold of 200):
