@@ -25,7 +25,8 @@
 // that ends Reserve before the deadline, so a check cut short by it (SkipInterrupted)
 // also writes nothing and the pass returns with Reserve left. The next pass reaches the
 // skipped entries first: db.HealthCandidateList orders by last_health_check, which a
-// skipped entry keeps. The budget arithmetic at 1,000 entries is in docs/DESIGN.md §9a
+// skipped entry keeps — after the entries that were stale or down, which every pass
+// starts with (a failing upstream is the likely slow one). The budget arithmetic at 1,000 entries is in docs/DESIGN.md §9a
 // ("At scale"). Each pass
 // writes one structured summary log line and one CloudWatch EMF line (namespace
 // Agentpack/HealthCheck, dimension Function: checked, healthy, stale, down, skipped,
@@ -34,12 +35,14 @@
 package health
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -256,6 +259,7 @@ func (c *Checker) Run(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("health: list candidates: %w", err)
 	}
+	failingFirst(cands)
 	results := make([]Result, len(cands))
 	// The checks' context ends Reserve before the pass's deadline: whatever is still
 	// probing then is cut short (and records nothing), so that the writes, the reconcile
@@ -268,6 +272,7 @@ func (c *Checker) Run(ctx context.Context) (*Summary, error) {
 	// FIFO (semaphore.Weighted): a check back from a retry wait queues behind at most the
 	// one new check this loop is waiting to start.
 	slots := semaphore.NewWeighted(int64(c.o.Concurrency))
+	rec := newRecorder(ctx, c.o.Pool)
 	var wg sync.WaitGroup
 	next := 0
 	for ; next < len(cands); next++ {
@@ -280,10 +285,11 @@ func (c *Checker) Run(ctx context.Context) (*Summary, error) {
 		}
 		i := next
 		wg.Go(func() {
-			results[i] = c.check(work, ctx, slots, &cands[i])
+			results[i] = c.check(work, rec, slots, &cands[i])
 		})
 	}
 	wg.Wait()
+	rec.close()
 	for i := next; i < len(cands); i++ {
 		why := SkipNoTime
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -334,6 +340,24 @@ func (c *Checker) Run(ctx context.Context) (*Summary, error) {
 	return s, nil
 }
 
+// failingFirst moves the entries that were stale or down after their last check to the
+// front, keeping the database's order (least recently checked first) within each group.
+// A failing upstream is the one likely to hold a slot for a worst-case check (a hang costs
+// every attempt's full timeout); started first, that long check overlaps the many quick
+// ones instead of trailing the pass (docs/DESIGN.md §9a "At scale").
+func failingFirst(cands []db.HealthCandidate) {
+	slices.SortStableFunc(cands, func(a, b db.HealthCandidate) int {
+		return cmp.Compare(rank(a), rank(b))
+	})
+}
+
+func rank(c db.HealthCandidate) int {
+	if c.EntryStatus != nil && (*c.EntryStatus == db.HealthStale || *c.EntryStatus == db.HealthDown) {
+		return 0
+	}
+	return 1
+}
+
 // hasReserve reports whether ctx's deadline leaves at least Reserve.
 func (c *Checker) hasReserve(ctx context.Context) bool {
 	dl, ok := ctx.Deadline()
@@ -346,10 +370,10 @@ func (c *Checker) hasTime(ctx context.Context) bool {
 	return !ok || dl.Sub(c.o.Clock.Now()) >= c.WorstCase()+c.o.Reserve
 }
 
-// check probes one entry under work (the pass's context less Reserve) and records the
-// outcome (bounded by pass's deadline). It holds one of slots on entry and releases it
+// check probes one entry under ctx (the pass's context less Reserve) and records the
+// outcome through rec. It holds one of slots on entry and releases it
 // when done; ping hands it back during retry waits.
-func (c *Checker) check(ctx, pass context.Context, slots *semaphore.Weighted, cand *db.HealthCandidate) Result {
+func (c *Checker) check(ctx context.Context, rec *recorder, slots *semaphore.Weighted, cand *db.HealthCandidate) Result {
 	held := true
 	defer func() {
 		if held {
@@ -378,24 +402,10 @@ func (c *Checker) check(ctx, pass context.Context, slots *semaphore.Weighted, ca
 	} else {
 		r.Transport = info.Transport
 	}
-	// State writes must land even when the checks' context is about to end (they use the
-	// Reserve), yet never run past the pass's own deadline. The entry's health and its
-	// connection's state go in one transaction: both or neither.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(pass), 5*time.Second)
-	defer cancel()
-	if dl, ok := pass.Deadline(); ok {
-		wctx, cancel = context.WithDeadline(wctx, dl)
-		defer cancel()
-	}
-	var st *db.HealthState
-	cs := db.ConnectionState{OK: err == nil, Error: failure, WorkingTransport: info.Transport, ProtocolVersion: info.ProtocolVersion}
-	werr := db.InTx(wctx, c.o.Pool, func(tx db.Tx) error {
-		var err error
-		if st, err = db.CatalogEntryRecordHealth(wctx, tx, cand.EntryID, c.o.Clock.Now(), failure); err != nil {
-			return err
-		}
-		return db.ConnectionRecordState(wctx, tx, cand.Connection.ID, cs)
-	})
+	// The entry's health and its connection's state are written together (both or
+	// neither), batched with the other checks' outcomes (recorder).
+	st, werr := rec.record(db.HealthWrite{EntryID: cand.EntryID, ConnectionID: cand.Connection.ID, At: c.o.Clock.Now(),
+		Failure: failure, Transport: info.Transport, ProtocolVersion: info.ProtocolVersion})
 	if werr != nil {
 		c.log.ErrorContext(ctx, "health: recording state failed", "entry_id", cand.EntryID, "err", werr)
 		r.Status, r.Skip, r.Error = "skipped", SkipWriteFailed, failure
@@ -413,6 +423,99 @@ func (c *Checker) check(ctx, pass context.Context, slots *semaphore.Weighted, ca
 	c.log.DebugContext(ctx, "health: checked", "entry_id", r.EntryID, "connection_id", r.ConnectionID,
 		"status", r.Status, "attempts", r.Attempts, "duration_ms", r.DurationMS)
 	return r
+}
+
+// recordBatch is the most outcomes one state write carries.
+const recordBatch = 100
+
+// recorder batches a pass's state writes (docs/DESIGN.md §9a "At scale"): checks hand
+// their outcome to one goroutine, which writes whatever has queued meanwhile (up to
+// recordBatch) in one db.HealthRecordBatch — a group commit: a few statements per batch
+// instead of five per check, on one pool connection, leaving the other to the tool
+// refreshes.
+type recorder struct {
+	pool *db.Pool
+	pass context.Context
+	ch   chan recordReq
+	done chan struct{}
+}
+
+type recordReq struct {
+	w     db.HealthWrite
+	reply chan recordRes
+}
+
+type recordRes struct {
+	st  *db.HealthState
+	err error
+}
+
+// newRecorder starts the writer of a pass whose context is pass; close stops it.
+func newRecorder(pass context.Context, pool *db.Pool) *recorder {
+	r := &recorder{pool: pool, pass: pass, ch: make(chan recordReq), done: make(chan struct{})}
+	go r.loop()
+	return r
+}
+
+func (r *recorder) loop() {
+	defer close(r.done)
+	for first := range r.ch {
+		batch := []recordReq{first}
+	drain:
+		for len(batch) < recordBatch {
+			select {
+			case q, ok := <-r.ch:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, q)
+			default:
+				break drain
+			}
+		}
+		r.flush(batch)
+	}
+}
+
+// flush writes one batch. The writes must land even when the checks' context is about
+// to end (they use the Reserve) or the pass was cancelled, yet never run past the pass's
+// own deadline, and take at most 5 s.
+func (r *recorder) flush(batch []recordReq) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(r.pass), 5*time.Second)
+	defer cancel()
+	if dl, ok := r.pass.Deadline(); ok {
+		wctx, cancel = context.WithDeadline(wctx, dl)
+		defer cancel()
+	}
+	ws := make([]db.HealthWrite, len(batch))
+	for i, q := range batch {
+		ws[i] = q.w
+	}
+	out, err := db.HealthRecordBatch(wctx, r.pool, ws)
+	for i, q := range batch {
+		switch {
+		case err != nil:
+			q.reply <- recordRes{err: err}
+		case out[i] == nil:
+			q.reply <- recordRes{err: apperr.New(apperr.NotFound, "catalog entry %s not found", q.w.EntryID)}
+		default:
+			q.reply <- recordRes{st: out[i]}
+		}
+	}
+}
+
+// record writes w with the next batch and returns the entry's new state.
+func (r *recorder) record(w db.HealthWrite) (*db.HealthState, error) {
+	reply := make(chan recordRes, 1)
+	r.ch <- recordReq{w: w, reply: reply}
+	res := <-reply
+	return res.st, res.err
+}
+
+// close stops the writer once every record has returned (call it after the checks).
+func (r *recorder) close() {
+	close(r.ch)
+	<-r.done
 }
 
 // schedule is the retry schedule as a backoff.BackOff: the waits of Options.Retries in

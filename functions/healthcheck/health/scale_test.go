@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentpack/gateway/functions/healthcheck/health"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/demoupstream"
+	"github.com/agentpack/gateway/shared/mcpclient"
 )
 
 // The scale test of docs/DESIGN.md §9a "At scale": 200 entries behind real loopback
@@ -283,5 +285,73 @@ func TestParseConcurrency(t *testing.T) {
 				t.Fatalf("error does not name the variable: %v", err)
 			}
 		})
+	}
+}
+
+// orderPinger records the URLs it is asked to ping, in order, and answers at once.
+type orderPinger struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+func (p *orderPinger) Ping(_ context.Context, t mcpclient.Target) (mcpclient.Info, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.urls = append(p.urls, t.URL)
+	return mcpclient.Info{Transport: "streamable-http"}, nil
+}
+
+// TestFailingEntriesFirst: a pass starts with the entries that were stale or down (the
+// likely slow ones), then follows the database's least-recently-checked order: a stale
+// entry checked a minute ago goes before one never checked and one healthy an hour ago.
+func TestFailingEntriesFirst(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := t.Context()
+	old := w.entry(t, "a-healthy-long-ago", "http://127.0.0.1:1/old")
+	w.entry(t, "b-never-checked", "http://127.0.0.1:1/never")
+	stale := w.entry(t, "c-stale-recently", "http://127.0.0.1:1/stale")
+	if _, err := db.CatalogEntryRecordHealth(ctx, w.pool, old, time.Now().Add(-time.Hour), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CatalogEntryRecordHealth(ctx, w.pool, stale, time.Now().Add(-time.Minute), "refused"); err != nil {
+		t.Fatal(err)
+	}
+	p := &orderPinger{}
+	if _, err := health.New(health.Options{Pool: w.pool, Pinger: p, Concurrency: 1}).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"http://127.0.0.1:1/stale", "http://127.0.0.1:1/never", "http://127.0.0.1:1/old"}
+	if !slices.Equal(p.urls, want) {
+		t.Fatalf("ping order %v, want %v", p.urls, want)
+	}
+}
+
+// deletingPinger deletes the entry being probed (an admin removing it mid-pass) and
+// answers healthy.
+type deletingPinger struct {
+	pool *db.Pool
+	id   string
+}
+
+func (p *deletingPinger) Ping(ctx context.Context, _ mcpclient.Target) (mcpclient.Info, error) {
+	if _, err := p.pool.Exec(ctx, `DELETE FROM mcp_catalog_entries WHERE id = $1`, p.id); err != nil {
+		return mcpclient.Info{}, err
+	}
+	return mcpclient.Info{Transport: "streamable-http"}, nil
+}
+
+// TestEntryGoneMidPass: an entry deleted while it is checked cannot be recorded: it is
+// skipped with SkipWriteFailed (db.HealthRecordBatch gives it no state).
+func TestEntryGoneMidPass(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	id := w.entry(t, "gone", "http://127.0.0.1:1/mcp")
+	s, err := health.New(health.Options{Pool: w.pool, Pinger: &deletingPinger{pool: w.pool, id: id}}).Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Results) != 1 || s.Results[0].Status != "skipped" || s.Results[0].Skip != health.SkipWriteFailed || s.Skipped != 1 || s.Checked != 0 {
+		t.Fatalf("summary %+v", s)
 	}
 }
