@@ -16,7 +16,7 @@
 // last_health_error on failure, with header values scrubbed. Stale and down entries stay
 // listed and installable: nothing here blocks an install.
 //
-// At most Concurrency attempts are in flight at once (32, HEALTH_CONCURRENCY in the
+// At most Concurrency attempts are in flight at once (64, HEALTH_CONCURRENCY in the
 // deployed function); a check waiting between retries gives its slot to another check, so
 // the waits cost no parallelism. Before starting a check the pass makes sure the
 // context's deadline (the Lambda's remaining time) leaves room for a worst-case check plus
@@ -60,7 +60,7 @@ import (
 // Defaults of Options (docs/DESIGN.md §9a).
 const (
 	DefaultAttemptTimeout = 10 * time.Second
-	DefaultConcurrency    = 32
+	DefaultConcurrency    = 64
 	DefaultReserve        = 5 * time.Second
 )
 
@@ -111,7 +111,7 @@ type Options struct {
 	// token included: connections.Service.TargetFor); nil is connections.TargetOf.
 	Target func(ctx context.Context, c *db.Connection) mcpclient.Target
 	// Concurrency is how many attempts (connect + ping, or a Refresh) are in flight at
-	// once (default 32; ParseConcurrency reads HEALTH_CONCURRENCY). A check waiting
+	// once (default 64; ParseConcurrency reads HEALTH_CONCURRENCY). A check waiting
 	// between retries does not hold one.
 	Concurrency int
 	// Reserve is the time kept free before the deadline for state writes and the summary
