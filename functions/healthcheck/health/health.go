@@ -11,7 +11,7 @@
 // bounded by AttemptTimeout (10 s); a failed attempt is retried after 1 s, 2 s and 4 s
 // (Retries), so a check costs at most 4 × 10 s + 7 s = 47 s.
 //
-// State (db.CatalogEntryRecordHealth applying entryhealth.After): success → healthy, consecutive_failures 0; failure
+// State (db.HealthRecordBatch applying entryhealth.After): success → healthy, consecutive_failures 0; failure
 // → consecutive_failures + 1, stale for 1–2, down from 3; last_health_check always;
 // last_health_error on failure, with header values scrubbed. Stale and down entries stay
 // listed and installable: nothing here blocks an install.
@@ -24,11 +24,13 @@
 // ("not checked this pass") and nothing is written for them. Checks run under a context
 // that ends Reserve before the deadline, so a check cut short by it (SkipInterrupted)
 // also writes nothing and the pass returns with Reserve left. The next pass reaches the
-// skipped entries first: db.HealthCandidateList orders by last_health_check, which a
-// skipped entry keeps — after the entries that were stale or down, which every pass
-// starts with (a failing upstream is the likely slow one). The budget arithmetic at 1,000 entries is in docs/DESIGN.md §9a
-// ("At scale"). Each pass
-// writes one structured summary log line and one CloudWatch EMF line (namespace
+// skipped entries first (db.HealthCandidateList orders by last_health_check, which a
+// skipped entry keeps), after the entries that were stale or down: every pass starts
+// with those, a failing upstream being the likely slow one. Outcomes are written in
+// batches (db.HealthRecordBatch). The budget arithmetic at 1,000 entries is in
+// docs/DESIGN.md §9a "At scale".
+//
+// Each pass writes one structured summary log line and one CloudWatch EMF line (namespace
 // Agentpack/HealthCheck, dimension Function: checked, healthy, stale, down, skipped,
 // duration_ms, failed = stale + down of this pass, reconcile_failed = 1 when the catalog
 // reconcile failed).
@@ -371,8 +373,8 @@ func (c *Checker) hasTime(ctx context.Context) bool {
 }
 
 // check probes one entry under ctx (the pass's context less Reserve) and records the
-// outcome through rec. It holds one of slots on entry and releases it
-// when done; ping hands it back during retry waits.
+// outcome through rec. It holds one of slots on entry and releases it when done; ping
+// hands it back during retry waits.
 func (c *Checker) check(ctx context.Context, rec *recorder, slots *semaphore.Weighted, cand *db.HealthCandidate) Result {
 	held := true
 	defer func() {
