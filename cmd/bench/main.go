@@ -11,6 +11,8 @@
 //   - the scale table (scale.go): one workspace at 1, 10, 100 and 1,000 connections × 20
 //     tools — install, refresh, catalog bytes, cold start, full tools/list, proxied p50,
 //     c=8 throughput, gateway CPU per call, RSS (-scale, -only scale);
+//   - the health leg (health.go): one health-check pass over 1,000 installed entries, 10%
+//     of them refusing or hanging, against the function's budget (-only health);
 //
 // and it runs the in-process Go benchmarks of functions/mcp/gateway (-benchmem) first,
 // printing everything as one table.
@@ -67,7 +69,7 @@ func main() {
 	warm := flag.Int("warm", 300, "warm-up requests per leg")
 	benchtime := flag.String("benchtime", "2s", "go test -benchtime of the in-process benchmarks")
 	scale := flag.String("scale", "1,10,100,1000", "connection counts of the scale table (empty: no scale table)")
-	only := flag.String("only", "", `"scale": only the scale table`)
+	only := flag.String("only", "", `"scale": only the scale table; "health": only the health leg`)
 	scaleProfile := flag.String("scaleprofile", "", "write a CPU profile of the largest scale level's installs and refreshes to this file")
 	flag.Parse()
 	var levels []int
@@ -77,6 +79,13 @@ func main() {
 		}
 	}
 	slices.Sort(levels)
+	if *only == "health" {
+		if err := runHealthOnly(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*n, *warm, *conc, *benchtime, levels, *only == "scale", *scaleProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -706,6 +715,9 @@ func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool, 
 		if pi == 0 {
 			add(row{what: "gateway peak RSS (VmHWM) under the proxied echo load", p50: vmHWM(gw.cmd.Process.Pid)})
 		}
+	}
+	if err := runHealth(ctx, base); err != nil {
+		return err
 	}
 	printTable()
 	if len(levels) > 0 {

@@ -24,7 +24,12 @@ import (
 
 func main() {
 	deps.Main("healthcheck", func(ctx context.Context, d *deps.Deps) error {
+		conc, err := health.ParseConcurrency(os.Getenv("HEALTH_CONCURRENCY"))
+		if err != nil {
+			return err
+		}
 		c := health.New(health.Options{Pool: d.Pool, Pinger: d.Upstreams, Logger: d.Logger, Metrics: os.Stdout,
+			Concurrency: conc,
 			Target: func(ctx context.Context, conn *db.Connection) mcpclient.Target {
 				return d.Connections.TargetFor(ctx, conn, conn.CreatedBy)
 			},
@@ -40,7 +45,7 @@ func main() {
 			lambdaapp.StartEvent("healthcheck pass", registrysync.Handler(sync, c.Handle))
 			return nil
 		}
-		_, err := c.Run(ctx)
+		_, err = c.Run(ctx)
 		return err
 	})
 }

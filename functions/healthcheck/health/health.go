@@ -11,27 +11,41 @@
 // bounded by AttemptTimeout (10 s); a failed attempt is retried after 1 s, 2 s and 4 s
 // (Retries), so a check costs at most 4 × 10 s + 7 s = 47 s.
 //
-// State (db.CatalogEntryRecordHealth applying entryhealth.After): success → healthy, consecutive_failures 0; failure
+// State (db.HealthRecordBatch applying entryhealth.After): success → healthy, consecutive_failures 0; failure
 // → consecutive_failures + 1, stale for 1–2, down from 3; last_health_check always;
 // last_health_error on failure, with header values scrubbed. Stale and down entries stay
 // listed and installable: nothing here blocks an install.
 //
-// Checks run Concurrency at a time (4). Before starting a check the pass makes sure the
+// At most Concurrency attempts are in flight at once (64, HEALTH_CONCURRENCY in the
+// deployed function); a check waiting between retries gives its slot to another check, so
+// the waits cost no parallelism. Before starting a check the pass makes sure the
 // context's deadline (the Lambda's remaining time) leaves room for a worst-case check plus
-// Reserve; when it does not, the remaining entries are skipped and reported. Each pass
-// writes one structured summary log line and one CloudWatch EMF line (namespace
+// Reserve; when it does not, the remaining entries are reported as skipped with SkipNoTime
+// ("not checked this pass") and nothing is written for them. Checks run under a context
+// that ends Reserve before the deadline, so a check cut short by it (SkipInterrupted)
+// also writes nothing and the pass returns with Reserve left. The next pass reaches the
+// skipped entries first (db.HealthCandidateList orders by last_health_check, which a
+// skipped entry keeps), after the entries that were stale or down: every pass starts
+// with those, a failing upstream being the likely slow one. Outcomes are written in
+// batches (db.HealthRecordBatch). The budget arithmetic at 1,000 entries is in
+// docs/DESIGN.md §9a "At scale".
+//
+// Each pass writes one structured summary log line and one CloudWatch EMF line (namespace
 // Agentpack/HealthCheck, dimension Function: checked, healthy, stale, down, skipped,
 // duration_ms, failed = stale + down of this pass, reconcile_failed = 1 when the catalog
 // reconcile failed).
 package health
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -42,12 +56,13 @@ import (
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/cenkalti/backoff/v5"
+	"golang.org/x/sync/semaphore"
 )
 
 // Defaults of Options (docs/DESIGN.md §9a).
 const (
 	DefaultAttemptTimeout = 10 * time.Second
-	DefaultConcurrency    = 4
+	DefaultConcurrency    = 64
 	DefaultReserve        = 5 * time.Second
 )
 
@@ -97,7 +112,9 @@ type Options struct {
 	// Target, when set, builds the upstream target of a connection (the stored OAuth
 	// token included: connections.Service.TargetFor); nil is connections.TargetOf.
 	Target func(ctx context.Context, c *db.Connection) mcpclient.Target
-	// Concurrency is how many checks run at once (default 4).
+	// Concurrency is how many attempts (connect + ping, or a Refresh) are in flight at
+	// once (default 64; ParseConcurrency reads HEALTH_CONCURRENCY). A check waiting
+	// between retries does not hold one.
 	Concurrency int
 	// Reserve is the time kept free before the deadline for state writes and the summary
 	// (default 5 s).
@@ -149,7 +166,10 @@ func New(o Options) *Checker {
 }
 
 // WorstCase is the longest one check can take: every attempt timing out plus every
-// retry wait (≈ 47 s with the defaults), plus AttemptTimeout for Refresh when set.
+// retry wait (≈ 47 s with the defaults), plus AttemptTimeout for Refresh when set. It
+// does not count a wait for a free slot after a retry wait (short: slots are FIFO and
+// each is held for at most one attempt); the checks' context, ending Reserve before the
+// deadline, bounds that.
 func (c *Checker) WorstCase() time.Duration {
 	d := time.Duration(len(c.o.Retries)+1) * (c.o.AttemptTimeout + attemptGrace)
 	for _, r := range c.o.Retries {
@@ -161,12 +181,40 @@ func (c *Checker) WorstCase() time.Duration {
 	return d
 }
 
+// ParseConcurrency reads the HEALTH_CONCURRENCY setting of the deployed function: "" is
+// DefaultConcurrency; otherwise an integer from 1 to 1024, else an error naming the
+// variable.
+func ParseConcurrency(v string) (int, error) {
+	if v == "" {
+		return DefaultConcurrency, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1024 {
+		return 0, fmt.Errorf("health: HEALTH_CONCURRENCY must be an integer from 1 to 1024, got %q", v)
+	}
+	return n, nil
+}
+
+// Why an entry was not checked this pass (Result.Skip); its stored state is unchanged.
+const (
+	// SkipNoTime: the check was not started, the deadline left no room for a worst-case
+	// check plus Reserve. The next pass starts with it (it keeps its older
+	// last_health_check).
+	SkipNoTime = "no time left"
+	// SkipInterrupted: the pass was cancelled, or reached Reserve before its deadline,
+	// during the check; an unfinished check says nothing about the upstream.
+	SkipInterrupted = "interrupted"
+	// SkipWriteFailed: the check ran but its state could not be recorded.
+	SkipWriteFailed = "write failed"
+)
+
 // Result is the outcome of one entry in a pass.
 type Result struct {
 	EntryID             string `json:"entryId"`
 	EntryName           string `json:"entryName"`
 	ConnectionID        string `json:"connectionId"`
-	Status              string `json:"status"` // healthy | stale | down | skipped
+	Status              string `json:"status"`         // healthy | stale | down | skipped
+	Skip                string `json:"skip,omitempty"` // why it was skipped: SkipNoTime, …
 	ConsecutiveFailures int    `json:"consecutiveFailures"`
 	Attempts            int    `json:"attempts"`
 	Transport           string `json:"transport,omitempty"` // the transport that answered
@@ -185,9 +233,12 @@ type Summary struct {
 	Skipped    int   `json:"skipped"`
 	Reconciled *bool `json:"reconciled,omitempty"` // Reconcile ran: did it succeed
 	// TasksExpired is how many expired tasks (MCP Tasks, mcp_tasks) the pass deleted.
-	TasksExpired int64    `json:"tasksExpired"`
-	DurationMS   int64    `json:"durationMs"`
-	Results      []Result `json:"results"`
+	TasksExpired int64 `json:"tasksExpired"`
+	DurationMS   int64 `json:"durationMs"`
+	// StoppedInTime is false only when the pass had a deadline and its last step ended
+	// after it (by the pass's Clock): the Reserve was too small for the writes.
+	StoppedInTime bool     `json:"stoppedInTime"`
+	Results       []Result `json:"results"`
 }
 
 // Handle is the Lambda handler for the EventBridge scheduled event: it runs one pass
@@ -210,28 +261,44 @@ func (c *Checker) Run(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("health: list candidates: %w", err)
 	}
+	failingFirst(cands)
 	results := make([]Result, len(cands))
-	sem := make(chan struct{}, c.o.Concurrency)
+	// The checks' context ends Reserve before the pass's deadline: whatever is still
+	// probing then is cut short (and records nothing), so that the writes, the reconcile
+	// and the summary keep their reserve.
+	work, cancel := ctx, context.CancelFunc(func() {})
+	if dl, ok := ctx.Deadline(); ok {
+		work, cancel = context.WithDeadline(ctx, dl.Add(-c.o.Reserve))
+	}
+	defer cancel()
+	// FIFO (semaphore.Weighted): a check back from a retry wait queues behind at most the
+	// one new check this loop is waiting to start.
+	slots := semaphore.NewWeighted(int64(c.o.Concurrency))
+	rec := newRecorder(ctx, c.o.Pool)
 	var wg sync.WaitGroup
 	next := 0
 	for ; next < len(cands); next++ {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
+		if err := slots.Acquire(work, 1); err != nil {
+			break
 		}
-		if ctx.Err() != nil || !c.hasTime(ctx) {
+		if !c.hasTime(ctx) {
+			slots.Release(1)
 			break
 		}
 		i := next
 		wg.Go(func() {
-			defer func() { <-sem }()
-			results[i] = c.check(ctx, &cands[i])
+			results[i] = c.check(work, rec, slots, &cands[i])
 		})
 	}
 	wg.Wait()
+	rec.close()
 	for i := next; i < len(cands); i++ {
+		why := SkipNoTime
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			why = SkipInterrupted
+		}
 		results[i] = Result{EntryID: cands[i].EntryID, EntryName: cands[i].EntryName,
-			ConnectionID: cands[i].Connection.ID, Status: "skipped"}
+			ConnectionID: cands[i].Connection.ID, Status: "skipped", Skip: why}
 	}
 	s := &Summary{Results: results}
 	if c.o.Reconcile != nil && ctx.Err() == nil && c.hasReserve(ctx) {
@@ -253,7 +320,10 @@ func (c *Checker) Run(ctx context.Context) (*Summary, error) {
 	if _, err := db.RateCounterSweep(ctx, c.o.Pool); err != nil {
 		c.log.ErrorContext(ctx, "rate limit counter sweep failed", "err", err)
 	}
-	s.DurationMS = c.o.Clock.Now().Sub(start).Milliseconds()
+	end := c.o.Clock.Now()
+	s.DurationMS = end.Sub(start).Milliseconds()
+	dl, ok := ctx.Deadline()
+	s.StoppedInTime = !ok || !end.After(dl)
 	for _, r := range results {
 		switch r.Status {
 		case "skipped":
@@ -272,6 +342,24 @@ func (c *Checker) Run(ctx context.Context) (*Summary, error) {
 	return s, nil
 }
 
+// failingFirst moves the entries that were stale or down after their last check to the
+// front, keeping the database's order (least recently checked first) within each group.
+// A failing upstream is the one likely to hold a slot for a worst-case check (a hang costs
+// every attempt's full timeout); started first, that long check overlaps the many quick
+// ones instead of trailing the pass (docs/DESIGN.md §9a "At scale").
+func failingFirst(cands []db.HealthCandidate) {
+	slices.SortStableFunc(cands, func(a, b db.HealthCandidate) int {
+		return cmp.Compare(rank(a), rank(b))
+	})
+}
+
+func rank(c db.HealthCandidate) int {
+	if c.EntryStatus != nil && (*c.EntryStatus == db.HealthStale || *c.EntryStatus == db.HealthDown) {
+		return 0
+	}
+	return 1
+}
+
 // hasReserve reports whether ctx's deadline leaves at least Reserve.
 func (c *Checker) hasReserve(ctx context.Context) bool {
 	dl, ok := ctx.Deadline()
@@ -284,8 +372,16 @@ func (c *Checker) hasTime(ctx context.Context) bool {
 	return !ok || dl.Sub(c.o.Clock.Now()) >= c.WorstCase()+c.o.Reserve
 }
 
-// check probes one entry and records the outcome.
-func (c *Checker) check(ctx context.Context, cand *db.HealthCandidate) Result {
+// check probes one entry under ctx (the pass's context less Reserve) and records the
+// outcome through rec. It holds one of slots on entry and releases it when done; ping
+// hands it back during retry waits.
+func (c *Checker) check(ctx context.Context, rec *recorder, slots *semaphore.Weighted, cand *db.HealthCandidate) Result {
+	held := true
+	defer func() {
+		if held {
+			slots.Release(1)
+		}
+	}()
 	start := c.o.Clock.Now()
 	r := Result{EntryID: cand.EntryID, EntryName: cand.EntryName, ConnectionID: cand.Connection.ID}
 	target := connections.TargetOf(&cand.Connection)
@@ -294,12 +390,12 @@ func (c *Checker) check(ctx context.Context, cand *db.HealthCandidate) Result {
 	}
 	// Ping connects afresh and caches nothing: a warm gateway session must not make a dead
 	// upstream look alive.
-	info, attempts, err := c.ping(ctx, target)
+	info, attempts, err := c.ping(ctx, slots, &held, target)
 	r.Attempts = attempts
 	if err != nil && ctx.Err() != nil {
 		// The pass ran out of time (or was cancelled) mid-check: that says nothing about the
 		// upstream, so nothing is recorded.
-		r.Status = "skipped"
+		r.Status, r.Skip = "skipped", SkipInterrupted
 		return r
 	}
 	failure := ""
@@ -308,21 +404,17 @@ func (c *Checker) check(ctx context.Context, cand *db.HealthCandidate) Result {
 	} else {
 		r.Transport = info.Transport
 	}
-	// State writes must land even when the pass's context is about to end.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	st, werr := db.CatalogEntryRecordHealth(wctx, c.o.Pool, cand.EntryID, c.o.Clock.Now(), failure)
+	// The entry's health and its connection's state are written together (both or
+	// neither), batched with the other checks' outcomes (recorder).
+	st, werr := rec.record(db.HealthWrite{EntryID: cand.EntryID, ConnectionID: cand.Connection.ID, At: c.o.Clock.Now(),
+		Failure: failure, Transport: info.Transport, ProtocolVersion: info.ProtocolVersion})
 	if werr != nil {
 		c.log.ErrorContext(ctx, "health: recording state failed", "entry_id", cand.EntryID, "err", werr)
-		r.Status, r.Error = "skipped", failure
+		r.Status, r.Skip, r.Error = "skipped", SkipWriteFailed, failure
 		return r
 	}
-	cs := db.ConnectionState{OK: err == nil, Error: failure, WorkingTransport: info.Transport, ProtocolVersion: info.ProtocolVersion}
-	if werr := db.ConnectionRecordState(wctx, c.o.Pool, cand.Connection.ID, cs); werr != nil {
-		c.log.WarnContext(ctx, "health: recording connection state failed", "connection_id", cand.Connection.ID, "err", werr)
-	}
 	r.Status, r.ConsecutiveFailures, r.Error = st.Status, st.ConsecutiveFailures, failure
-	if err == nil && c.o.Refresh != nil {
+	if err == nil && c.o.Refresh != nil && ctx.Err() == nil {
 		rctx, cancel := context.WithTimeout(ctx, c.o.AttemptTimeout)
 		if rerr := c.o.Refresh(rctx, &cand.Connection); rerr != nil {
 			c.log.WarnContext(ctx, "health: tool refresh failed", "connection_id", cand.Connection.ID, "err", rerr)
@@ -333,6 +425,99 @@ func (c *Checker) check(ctx context.Context, cand *db.HealthCandidate) Result {
 	c.log.DebugContext(ctx, "health: checked", "entry_id", r.EntryID, "connection_id", r.ConnectionID,
 		"status", r.Status, "attempts", r.Attempts, "duration_ms", r.DurationMS)
 	return r
+}
+
+// recordBatch is the most outcomes one state write carries.
+const recordBatch = 100
+
+// recorder batches a pass's state writes (docs/DESIGN.md §9a "At scale"): checks hand
+// their outcome to one goroutine, which writes whatever has queued meanwhile (up to
+// recordBatch) in one db.HealthRecordBatch — a group commit: a few statements per batch
+// instead of five per check, on one pool connection, leaving the other to the tool
+// refreshes.
+type recorder struct {
+	pool *db.Pool
+	pass context.Context
+	ch   chan recordReq
+	done chan struct{}
+}
+
+type recordReq struct {
+	w     db.HealthWrite
+	reply chan recordRes
+}
+
+type recordRes struct {
+	st  *db.HealthState
+	err error
+}
+
+// newRecorder starts the writer of a pass whose context is pass; close stops it.
+func newRecorder(pass context.Context, pool *db.Pool) *recorder {
+	r := &recorder{pool: pool, pass: pass, ch: make(chan recordReq), done: make(chan struct{})}
+	go r.loop()
+	return r
+}
+
+func (r *recorder) loop() {
+	defer close(r.done)
+	for first := range r.ch {
+		batch := []recordReq{first}
+	drain:
+		for len(batch) < recordBatch {
+			select {
+			case q, ok := <-r.ch:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, q)
+			default:
+				break drain
+			}
+		}
+		r.flush(batch)
+	}
+}
+
+// flush writes one batch. The writes must land even when the checks' context is about
+// to end (they use the Reserve) or the pass was cancelled, yet never run past the pass's
+// own deadline, and take at most 5 s.
+func (r *recorder) flush(batch []recordReq) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(r.pass), 5*time.Second)
+	defer cancel()
+	if dl, ok := r.pass.Deadline(); ok {
+		wctx, cancel = context.WithDeadline(wctx, dl)
+		defer cancel()
+	}
+	ws := make([]db.HealthWrite, len(batch))
+	for i, q := range batch {
+		ws[i] = q.w
+	}
+	out, err := db.HealthRecordBatch(wctx, r.pool, ws)
+	for i, q := range batch {
+		switch {
+		case err != nil:
+			q.reply <- recordRes{err: err}
+		case out[i] == nil:
+			q.reply <- recordRes{err: apperr.New(apperr.NotFound, "catalog entry %s not found", q.w.EntryID)}
+		default:
+			q.reply <- recordRes{st: out[i]}
+		}
+	}
+}
+
+// record writes w with the next batch and returns the entry's new state.
+func (r *recorder) record(w db.HealthWrite) (*db.HealthState, error) {
+	reply := make(chan recordRes, 1)
+	r.ch <- recordReq{w: w, reply: reply}
+	res := <-reply
+	return res.st, res.err
+}
+
+// close stops the writer once every record has returned (call it after the checks).
+func (r *recorder) close() {
+	close(r.ch)
+	<-r.done
 }
 
 // schedule is the retry schedule as a backoff.BackOff: the waits of Options.Retries in
@@ -356,7 +541,11 @@ func (s *schedule) Reset() { s.i = 0 }
 // ping runs the liveness exchange with retries: each attempt under AttemptTimeout, the
 // waits from the schedule through the Clock. It returns the last error and the number of
 // attempts made.
-func (c *Checker) ping(ctx context.Context, t mcpclient.Target) (mcpclient.Info, int, error) {
+//
+// The caller holds one of slots (*held); during each wait ping releases it and takes it
+// again after (FIFO), so that waiting checks leave the slots to checks that probe. When
+// ctx ends first it returns with *held false.
+func (c *Checker) ping(ctx context.Context, slots *semaphore.Weighted, held *bool, t mcpclient.Target) (mcpclient.Info, int, error) {
 	var b backoff.BackOff = &schedule{waits: c.o.Retries}
 	for attempt := 1; ; attempt++ {
 		info, err := c.attempt(ctx, t)
@@ -370,9 +559,16 @@ func (c *Checker) ping(ctx context.Context, t mcpclient.Target) (mcpclient.Info,
 		if wait == backoff.Stop {
 			return mcpclient.Info{}, attempt, err
 		}
-		if serr := c.o.Clock.Sleep(ctx, wait); serr != nil {
+		slots.Release(1)
+		*held = false
+		serr := c.o.Clock.Sleep(ctx, wait)
+		if serr == nil {
+			serr = slots.Acquire(ctx, 1)
+		}
+		if serr != nil {
 			return mcpclient.Info{}, attempt, errors.Join(err, serr)
 		}
+		*held = true
 	}
 }
 
