@@ -14,14 +14,17 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentpack/gateway/shared/auth"
@@ -35,6 +38,12 @@ const limitProxyEnv = "AGENTPACK_BENCH_BARE_PROXY"
 
 // limitOnly is -only limit: the limit leg alone (main sets it).
 var limitOnly bool
+
+// limitProfile is -limitprofile: with -only limit, the gateway is built with the
+// benchprofile tag (functions/mcp/cpuprofile.go) and writes one CPU profile per upstream,
+// covering that upstream's gateway loads, to <prefix>-1.prof (demo upstream) and
+// <prefix>-2.prof (server-everything).
+var limitProfile = flag.String("limitprofile", "", "with -only limit: write the gateway's CPU profiles to <prefix>-1.prof (demo upstream) and <prefix>-2.prof (server-everything)")
 
 func init() {
 	spec := os.Getenv(limitProxyEnv)
@@ -103,6 +112,7 @@ type limitEnv struct {
 	demoURL, demoHandle     string
 	everythingURL, evHandle string
 	concs                   []int
+	gw                      *proc // the gateway's process, signalled for profiles (-limitprofile); nil: no profile
 	n, warm                 int
 }
 
@@ -184,7 +194,7 @@ func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
 		{"server-everything", e.everythingURL, e.evHandle, []string{"2025-03-26", "2025-11-25"}},
 	}
 	var verdicts []string
-	for _, u := range ups {
+	for ui, u := range ups {
 		hop, err := hopVersion(ctx, e.dbURL, e.ws, u.handle)
 		if err != nil {
 			return nil, err
@@ -218,6 +228,9 @@ func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
 		gw := &leg{name: "gateway (upstream hop at " + hop + ")", url: e.gwURL, token: e.token,
 			body: []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp_` + u.handle + `_echo","arguments":{"message":"hello"}}}`)}
 		legs = append(legs, gw)
+		if e.gw != nil {
+			_ = syscall.Kill(e.gw.cmd.Process.Pid, syscall.SIGUSR1)
+		}
 		v := limitVerdict{upstream: u.what, version: hop, dP50: map[int]time.Duration{}, ratio: map[int]float64{}, errs: map[int]int64{}}
 		for _, c := range e.concs {
 			rs := make([]result, len(legs))
@@ -243,11 +256,30 @@ func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
 			}
 		}
 		p.stop()
+		if e.gw != nil {
+			if err := stopProfile(e.gw, fmt.Sprintf("%s-%d.prof", *limitProfile, ui+1)); err != nil {
+				return nil, err
+			}
+		}
 		for _, line := range v.lines() {
 			verdicts = append(verdicts, fmt.Sprintf("%s, hop at %s: %s", u.what, hop, line))
 		}
 	}
 	return verdicts, nil
+}
+
+// stopProfile ends the gateway's running CPU profile and waits (≤ 10 s) until file is
+// complete.
+func stopProfile(gw *proc, file string) error {
+	_ = syscall.Kill(gw.cmd.Process.Pid, syscall.SIGUSR2)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(file + ".done"); err == nil {
+			_ = os.Remove(file + ".done")
+			fmt.Fprintln(os.Stderr, "bench: gateway CPU profile", file)
+			return nil
+		}
+	}
+	return fmt.Errorf("the gateway wrote no profile %s (built with -tags benchprofile?)", file)
 }
 
 func printVerdicts(lines []string) {
@@ -271,6 +303,20 @@ func runLimitOnly(ctx context.Context, base, dir string, n, warm int, concs []in
 	if err != nil {
 		return err
 	}
+	var gwEnv []string
+	if *limitProfile != "" {
+		c := exec.Command("go", "build", "-tags", "benchprofile", "-trimpath", "-o", gwBin, "./functions/mcp")
+		c.Stderr, c.Env = os.Stderr, append(os.Environ(), "CGO_ENABLED=0")
+		if err := c.Run(); err != nil {
+			return fmt.Errorf("build the profiling gateway: %w", err)
+		}
+		prefix, err := filepath.Abs(*limitProfile)
+		if err != nil {
+			return err
+		}
+		*limitProfile = prefix
+		gwEnv = append(gwEnv, "AGENTPACK_CPU_PROFILE="+prefix)
+	}
 	upPort, gwPort := freePort(), freePort()
 	up, err := start(localBin, []string{"DEMO_UPSTREAM_PORT=" + upPort}, "demo-upstream")
 	if err != nil {
@@ -293,12 +339,15 @@ func runLimitOnly(ctx context.Context, base, dir string, n, warm int, concs []in
 		return err
 	}
 	e.token, _ = auth.Mint(secret, auth.Principal{Subject: "bench", Role: auth.RoleAdmin, Workspaces: []string{e.ws}}, time.Hour)
-	gw, err := start(gwBin, []string{"DATABASE_URL=" + e.dbURL, "JWT_SECRET=" + secret, "CATALOG_DIR=" + catDir,
-		"PORT=" + gwPort, "LOG_LEVEL=warn", "APP_ENV=local", "ALLOW_PRIVATE_UPSTREAMS=true"})
+	gw, err := start(gwBin, append(gwEnv, "DATABASE_URL="+e.dbURL, "JWT_SECRET="+secret, "CATALOG_DIR="+catDir,
+		"PORT="+gwPort, "LOG_LEVEL=warn", "APP_ENV=local", "ALLOW_PRIVATE_UPSTREAMS=true"))
 	if err != nil {
 		return err
 	}
 	defer gw.stop()
+	if *limitProfile != "" {
+		e.gw = gw
+	}
 	if err := waitHTTP("127.0.0.1:"+gwPort, 10*time.Second); err != nil {
 		return err
 	}
