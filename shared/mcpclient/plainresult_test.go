@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -14,17 +15,7 @@ import (
 // success responses to the request's id, returning the result byte for byte.
 func TestPlainResultAgreesWithDecodeMessage(t *testing.T) {
 	jid := forwardJID(1000000000007)
-	slow := func(b []byte) (json.RawMessage, error) {
-		msg, err := jsonrpc.DecodeMessage(b)
-		if err != nil {
-			return nil, err
-		}
-		r, ok := msg.(*jsonrpc.Response)
-		if !ok || r.ID != jid {
-			return nil, errNotOurs
-		}
-		return resultOf(r)
-	}
+	slow := func(b []byte) (json.RawMessage, error) { return decodeSlow(b, jid) }
 	cases := []struct {
 		body string
 		fast bool // plainResult takes it
@@ -45,6 +36,13 @@ func TestPlainResultAgreesWithDecodeMessage(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1000000000007,"result":{}`, false},
 		{`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`, false},
 		{`[]`, false},
+		{`{}`, false},
+		{`{"jsonrpc":"2.0","id":1000000000007,"res\u0075lt":{}}`, false},
+		{`{"jsonrpc":"2.0","id":1000000000007,"result":{"s":"a \"}\" ] [{","t":[{"u":"\\"}],"n":-1.5e3,"b":true,"z":null}}`, true},
+		{`{"jsonrpc":"2.0","id":1000000000007,"result":5}`, true},
+		{`{"jsonrpc":"2.0","id":1000000000007,"result":"x"}`, true},
+		{`{"jsonrpc":"2.0","id":1000000000007,"result":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}`, false},
+		{`{"jsonrpc":"2.0","id":1000000000007,"result":` + strings.Repeat("[", 997) + strings.Repeat("]", 997) + `}`, true},
 	}
 	for _, c := range cases {
 		b := []byte(c.body)
@@ -65,6 +63,39 @@ func TestPlainResultAgreesWithDecodeMessage(t *testing.T) {
 	if _, ok := plainResult([]byte(`{"jsonrpc":"2.0","id":"a","result":{}}`), sid); ok {
 		t.Error("plainResult took a string id (the pool only sends integers)")
 	}
+}
+
+// decodeSlow is takeResponse before plainResult: go-sdk's decoder alone.
+func decodeSlow(b []byte, jid jsonrpc.ID) (json.RawMessage, error) {
+	msg, err := jsonrpc.DecodeMessage(b)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := msg.(*jsonrpc.Response)
+	if !ok || r.ID != jid {
+		return nil, errNotOurs
+	}
+	return resultOf(r)
+}
+
+// FuzzPlainResult: whatever the body, a result plainResult takes is the one go-sdk's
+// decoder reads, byte for byte.
+func FuzzPlainResult(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":7,"result":{"a":[1,"}"]}}`, `{"id":7,"jsonrpc":"2.0","result":"x" }`,
+		`{"jsonrpc":"2.0","id":7,"result":{},"id":7}`, ` {"jsonrpc":"2.0","id":7,"result":[{"b":"\\\""}]}`} {
+		f.Add([]byte(s))
+	}
+	jid := forwardJID(7)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		res, ok := plainResult(b, jid)
+		if !ok {
+			return
+		}
+		want, err := decodeSlow(b, jid)
+		if err != nil || !bytes.Equal(res, want) {
+			t.Fatalf("plainResult(%q) = %s; go-sdk's decoder: %s, %v", b, res, want, err)
+		}
+	})
 }
 
 var errNotOurs = errors.New("not the response to the request")
