@@ -13,6 +13,9 @@
 //     c=8 throughput, gateway CPU per call, RSS (-scale, -only scale);
 //   - the health leg (health.go): one health-check pass over 1,000 installed entries, 10%
 //     of them refusing or hanging, against the function's budget (-only health);
+//   - the limit leg (limit.go): a bare httputil.ReverseProxy between the same client and the
+//     demo upstream and server-everything, at each protocol version, beside the gateway
+//     (-only limit);
 //
 // and it runs the in-process Go benchmarks of functions/mcp/gateway (-benchmem) first,
 // printing everything as one table.
@@ -69,7 +72,7 @@ func main() {
 	warm := flag.Int("warm", 300, "warm-up requests per leg")
 	benchtime := flag.String("benchtime", "2s", "go test -benchtime of the in-process benchmarks")
 	scale := flag.String("scale", "1,10,100,1000", "connection counts of the scale table (empty: no scale table)")
-	only := flag.String("only", "", `"scale": only the scale table; "health": only the health leg`)
+	only := flag.String("only", "", `"scale": only the scale table; "health": only the health leg; "limit": only the limit leg (limit.go)`)
 	scaleProfile := flag.String("scaleprofile", "", "write a CPU profile of the largest scale level's installs and refreshes to this file")
 	flag.Parse()
 	var levels []int
@@ -86,6 +89,7 @@ func main() {
 		}
 		return
 	}
+	limitOnly = *only == "limit"
 	if err := run(*n, *warm, *conc, *benchtime, levels, *only == "scale", *scaleProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -191,6 +195,9 @@ func build(dir string) (gw, local string, err error) {
 	return gw, local, nil
 }
 
+// benchDB is the database setup recreates (-only limit uses its own, limit.go).
+var benchDB = "agentpack_bench"
+
 // setup creates a fresh database, migrates, seeds, creates the bench workspace, installs
 // the upstream and writes the catalog document. It returns the database URL, workspace id
 // and catalog directory.
@@ -200,12 +207,12 @@ func setup(ctx context.Context, baseURL, upstream, catDir string) (dbURL, ws, ha
 		return "", "", "", err
 	}
 	defer admin.Close(ctx)
-	_, _ = admin.Exec(ctx, `DROP DATABASE IF EXISTS agentpack_bench WITH (FORCE)`)
-	if _, err := admin.Exec(ctx, `CREATE DATABASE agentpack_bench`); err != nil {
+	_, _ = admin.Exec(ctx, `DROP DATABASE IF EXISTS `+benchDB+` WITH (FORCE)`)
+	if _, err := admin.Exec(ctx, `CREATE DATABASE `+benchDB); err != nil {
 		return "", "", "", err
 	}
 	u, _ := url.Parse(baseURL)
-	u.Path = "/agentpack_bench"
+	u.Path = "/" + benchDB
 	dbURL = u.String()
 	pool, err := db.Open(ctx, dbURL, 4)
 	if err != nil {
@@ -255,8 +262,9 @@ type leg struct {
 	url     string
 	token   string
 	body    []byte
-	version string // Mcp-Protocol-Version ("" = protocolVersion)
-	session string // Mcp-Session-Id of a stateful upstream's session (see initSession)
+	version string            // Mcp-Protocol-Version ("" = protocolVersion)
+	session string            // Mcp-Session-Id of a stateful upstream's session (see initSession)
+	hdr     map[string]string // further request headers (a 2026-07-28 call's Mcp-Method, Mcp-Name)
 }
 
 // initSession opens a session on a stateful upstream at l.version (initialize, then
@@ -307,6 +315,9 @@ func (l *leg) do() error {
 	}
 	if l.token != "" {
 		req.Header.Set("Authorization", "Bearer "+l.token)
+	}
+	for k, v := range l.hdr {
+		req.Header.Set(k, v)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -548,6 +559,9 @@ func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool, 
 		}
 		return runScale(ctx, base, gwBin, dir, levels, n, warm, scaleProfile)
 	}
+	if limitOnly {
+		return runLimitOnly(ctx, base, dir, n, warm, parseConcs(concList))
+	}
 
 	// Binary sizes: the deployed bootstraps (linux/arm64, stripped, lambda.norpc).
 	var sizes []string
@@ -716,10 +730,16 @@ func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool, 
 			add(row{what: "gateway peak RSS (VmHWM) under the proxied echo load", p50: vmHWM(gw.cmd.Process.Pid)})
 		}
 	}
+	verdicts, err := runLimitLeg(ctx, limitEnv{dbURL: dbURL, ws: ws, gwURL: gwURL, token: token, demoURL: upURL,
+		demoHandle: handle, everythingURL: evURL, evHandle: evHandle, concs: concs, n: n, warm: warm})
+	if err != nil {
+		return err
+	}
 	if err := runHealth(ctx, base); err != nil {
 		return err
 	}
 	printTable()
+	printVerdicts(verdicts)
 	if len(levels) > 0 {
 		gw.stop()
 		return runScale(ctx, base, gwBin, dir, levels, n, warm, scaleProfile)

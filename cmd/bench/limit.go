@@ -1,0 +1,374 @@
+package main
+
+// The limit leg: the cheapest possible hop next to the gateway's. A bare
+// net/http/httputil.ReverseProxy, in a process of its own as the gateway is (this binary
+// re-executed with limitProxyEnv set), stands between the same load client (leg) and the
+// same upstreams — the demo upstream and server-everything — at each protocol version a
+// client could speak to them; the gateway's rows sit beside them. The gateway is compared
+// with the bare proxy at the version its own upstream hop speaks (the connection's
+// protocol_version, read back from Postgres: 2026-07-28 for the demo upstream;
+// 2025-11-25 for server-everything, which declares tasks, so the pool keeps that version),
+// against the targets of docs/ARCHITECTURE.md "The proxied call's cost": p50 at c=1 at
+// most 0.3 ms above the bare proxy's, at c=8 at least 0.9× its requests/s, no errors at
+// c=8 and c=32.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/testpeer"
+	"github.com/jackc/pgx/v5"
+)
+
+// limitProxyEnv, when set in this binary's environment, makes it the bare proxy instead
+// of the bench: "<port> <target URL>" (init below; the bench sets it for its own child).
+const limitProxyEnv = "AGENTPACK_BENCH_BARE_PROXY"
+
+// limitOnly is -only limit: the limit leg alone (main sets it).
+var limitOnly bool
+
+// limitProfile is -limitprofile: with -only limit, the gateway is built with the
+// benchprofile tag (functions/mcp/cpuprofile.go) and writes one CPU profile per upstream,
+// covering that upstream's gateway loads, to <prefix>-1.prof (demo upstream) and
+// <prefix>-2.prof (server-everything).
+var limitProfile = flag.String("limitprofile", "", "with -only limit: write the gateway's CPU profiles to <prefix>-1.prof (demo upstream) and <prefix>-2.prof (server-everything)")
+
+func init() {
+	spec := os.Getenv(limitProxyEnv)
+	if spec == "" {
+		return
+	}
+	port, target, _ := strings.Cut(spec, " ")
+	if err := serveBareProxy("127.0.0.1:"+port, target); err != nil {
+		fmt.Fprintln(os.Stderr, "bench proxy:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// bareProxy is the reverse proxy for target: every request, whatever its path, goes to
+// target's URL with its method, headers (Mcp-Session-Id, Mcp-Protocol-Version, …) and body
+// unchanged; the answer comes back as it is (an event stream flushed as it arrives). Its
+// transport keeps as many idle connections per host as the load client does, so that c=32
+// does not open a connection per request.
+func bareProxy(target string) (*httputil.ReverseProxy, error) {
+	u, err := url.Parse(target)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("bare proxy target %q is not an http URL", target)
+	}
+	return &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.Out.URL.Scheme, r.Out.URL.Host, r.Out.URL.Path, r.Out.URL.RawPath = u.Scheme, u.Host, u.Path, u.RawPath
+			r.Out.Host = u.Host
+		},
+		Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute},
+	}, nil
+}
+
+func serveBareProxy(addr, target string) error {
+	p, err := bareProxy(target)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: addr, Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	return srv.ListenAndServe()
+}
+
+// startBareProxy runs this binary as the bare proxy for target and returns its URL once it
+// listens.
+func startBareProxy(target string) (*proc, string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, "", err
+	}
+	port := freePort()
+	p, err := start(self, []string{limitProxyEnv + "=" + port + " " + target})
+	if err != nil {
+		return nil, "", err
+	}
+	if err := waitHTTP("127.0.0.1:"+port, 10*time.Second); err != nil {
+		p.stop()
+		return nil, "", err
+	}
+	return p, "http://127.0.0.1:" + port + "/mcp", nil
+}
+
+// limitEnv is what the limit leg needs of the bench's setup: the running gateway, its
+// token, and the two upstreams with their connection handles.
+type limitEnv struct {
+	dbURL, ws, gwURL, token string
+	demoURL, demoHandle     string
+	everythingURL, evHandle string
+	concs                   []int
+	gw                      *proc // the gateway's process, signalled for profiles (-limitprofile); nil: no profile
+	n, warm                 int
+}
+
+// newEraEcho is the echo tools/call as a 2026-07-28 client sends it: the protocol fields
+// in _meta (that revision has no initialize) and the Mcp-Method / Mcp-Name headers.
+func newEraEcho(l *leg, version string) {
+	l.body = []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version + `","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	l.hdr = map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "echo"}
+}
+
+// hopVersion is the protocol version the gateway's upstream hop for connection handle
+// speaks (mcp_connections.protocol_version, stored by the install's connect).
+func hopVersion(ctx context.Context, dbURL, ws, handle string) (string, error) {
+	c, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close(ctx)
+	var v *string
+	if err := c.QueryRow(ctx, `SELECT protocol_version FROM mcp_connections WHERE workspace_id = $1 AND handle = $2`,
+		ws, handle).Scan(&v); err != nil {
+		return "", fmt.Errorf("connection %s: %w", handle, err)
+	}
+	if v == nil || *v == "" {
+		return "", fmt.Errorf("connection %s has no protocol version", handle)
+	}
+	return *v, nil
+}
+
+// limitVerdict is the comparison of the gateway with the bare proxy at its hop's version.
+type limitVerdict struct {
+	upstream string
+	version  string
+	dP50     map[int]time.Duration // gateway p50 − bare p50, by concurrency
+	ratio    map[int]float64       // gateway req/s ÷ bare req/s
+	errs     map[int]int64         // gateway errors
+}
+
+// verdictLines renders v against the targets (c=1 p50 delta ≤ 0.3 ms, c=8 ratio ≥ 0.9,
+// no errors at c=8 and c=32); a concurrency not measured is "not run".
+func (v limitVerdict) lines() []string {
+	mark := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	var out []string
+	if d, ok := v.dP50[1]; ok {
+		out = append(out, fmt.Sprintf("c=1 p50 %+.3f ms over the bare proxy (target ≤ +0.300): %s",
+			float64(d.Microseconds())/1000, mark(d <= 300*time.Microsecond)))
+	} else {
+		out = append(out, "c=1: not run")
+	}
+	if r, ok := v.ratio[8]; ok {
+		out = append(out, fmt.Sprintf("c=8 throughput %.2f× the bare proxy's (target ≥ 0.90×): %s", r, mark(r >= 0.9)))
+	} else {
+		out = append(out, "c=8: not run")
+	}
+	for _, c := range []int{8, 32} {
+		if e, ok := v.errs[c]; ok {
+			out = append(out, fmt.Sprintf("c=%d errors %d (target 0): %s", c, e, mark(e == 0)))
+		}
+	}
+	return out
+}
+
+// runLimitLeg measures the limit leg over e and adds its rows to the table; it returns the
+// verdict lines (printed after the table).
+func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
+	type upstream struct {
+		what, url, handle string
+		versions          []string
+	}
+	ups := []upstream{
+		{"demo upstream", e.demoURL, e.demoHandle, []string{"2025-11-25", "2026-07-28"}},
+		{"server-everything", e.everythingURL, e.evHandle, []string{"2025-03-26", "2025-11-25"}},
+	}
+	var verdicts []string
+	for ui, u := range ups {
+		hop, err := hopVersion(ctx, e.dbURL, e.ws, u.handle)
+		if err != nil {
+			return nil, err
+		}
+		p, proxyURL, err := startBareProxy(u.url)
+		if err != nil {
+			return nil, err
+		}
+		legs := []*leg{}
+		ref := -1
+		for _, v := range u.versions {
+			l := &leg{name: "bare ReverseProxy at " + v, url: proxyURL, version: v,
+				body: []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}`)}
+			if v >= "2026-07-28" {
+				newEraEcho(l, v)
+			} else if u.what == "server-everything" {
+				if err := l.initSession(); err != nil {
+					p.stop()
+					return nil, fmt.Errorf("%s through the bare proxy: %w", u.what, err)
+				}
+			}
+			if v == hop {
+				ref = len(legs)
+			}
+			legs = append(legs, l)
+		}
+		if ref < 0 {
+			p.stop()
+			return nil, fmt.Errorf("%s: the gateway's hop speaks %s, which no bare-proxy leg does", u.what, hop)
+		}
+		gw := &leg{name: "gateway (upstream hop at " + hop + ")", url: e.gwURL, token: e.token,
+			body: []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp_` + u.handle + `_echo","arguments":{"message":"hello"}}}`)}
+		legs = append(legs, gw)
+		if e.gw != nil {
+			_ = syscall.Kill(e.gw.cmd.Process.Pid, syscall.SIGUSR1)
+		}
+		v := limitVerdict{upstream: u.what, version: hop, dP50: map[int]time.Duration{}, ratio: map[int]float64{}, errs: map[int]int64{}}
+		for _, c := range e.concs {
+			rs := make([]result, len(legs))
+			for i, l := range legs {
+				l.load(e.warm, c)
+				rs[i] = l.load(e.n, c)
+			}
+			base := rs[ref]
+			for i, r := range rs {
+				note := fmt.Sprintf("%d requests over loopback HTTP, protocol %s", e.n, cmpOr(legs[i].version, protocolVersion))
+				if legs[i] == gw {
+					d := r.p50 - base.p50
+					v.dP50[c], v.ratio[c], v.errs[c] = d, r.rps/base.rps, r.errors
+					note = fmt.Sprintf("client at %s; p50 %+.3f ms over the bare proxy at %s, %.2f× its req/s",
+						protocolVersion, float64(d.Microseconds())/1000, hop, r.rps/base.rps)
+				}
+				if r.errors > 0 {
+					note += fmt.Sprintf("; first error: %.120s", r.firstErr)
+				}
+				add(row{what: fmt.Sprintf("limit leg, echo tools/call (%s), %s, concurrency %d", u.what, r.name, c),
+					p50: ms(r.p50) + " ms", p99: ms(r.p99) + " ms", rps: fmt.Sprintf("%.0f", r.rps),
+					note: note + fmt.Sprintf("; errors %d", r.errors)})
+			}
+		}
+		p.stop()
+		if e.gw != nil {
+			if err := stopProfile(e.gw, fmt.Sprintf("%s-%d.prof", *limitProfile, ui+1)); err != nil {
+				return nil, err
+			}
+		}
+		for _, line := range v.lines() {
+			verdicts = append(verdicts, fmt.Sprintf("%s, hop at %s: %s", u.what, hop, line))
+		}
+	}
+	return verdicts, nil
+}
+
+// stopProfile ends the gateway's running CPU profile and waits (≤ 10 s) until file is
+// complete.
+func stopProfile(gw *proc, file string) error {
+	_ = syscall.Kill(gw.cmd.Process.Pid, syscall.SIGUSR2)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(file + ".done"); err == nil {
+			_ = os.Remove(file + ".done")
+			fmt.Fprintln(os.Stderr, "bench: gateway CPU profile", file)
+			return nil
+		}
+	}
+	return fmt.Errorf("the gateway wrote no profile %s (built with -tags benchprofile?)", file)
+}
+
+func printVerdicts(lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Println("\nLimit leg against its targets (gateway vs. a bare httputil.ReverseProxy at the gateway's upstream version):")
+	for _, l := range lines {
+		fmt.Println("- " + l)
+	}
+}
+
+// runLimitOnly is -only limit: builds the gateway and the demo upstream, sets up the bench
+// workspace with both upstreams (as run does), starts one gateway and measures the limit
+// leg alone.
+func runLimitOnly(ctx context.Context, base, dir string, n, warm int, concs []int) error {
+	if len(concs) == 0 {
+		return fmt.Errorf("no concurrency level in -c")
+	}
+	gwBin, localBin, err := build(dir)
+	if err != nil {
+		return err
+	}
+	var gwEnv []string
+	if *limitProfile != "" {
+		c := exec.Command("go", "build", "-tags", "benchprofile", "-trimpath", "-o", gwBin, "./functions/mcp")
+		c.Stderr, c.Env = os.Stderr, append(os.Environ(), "CGO_ENABLED=0")
+		if err := c.Run(); err != nil {
+			return fmt.Errorf("build the profiling gateway: %w", err)
+		}
+		prefix, err := filepath.Abs(*limitProfile)
+		if err != nil {
+			return err
+		}
+		*limitProfile = prefix
+		gwEnv = append(gwEnv, "AGENTPACK_CPU_PROFILE="+prefix)
+	}
+	upPort, gwPort := freePort(), freePort()
+	up, err := start(localBin, []string{"DEMO_UPSTREAM_PORT=" + upPort}, "demo-upstream")
+	if err != nil {
+		return err
+	}
+	defer up.stop()
+	if err := waitHTTP("127.0.0.1:"+upPort, 10*time.Second); err != nil {
+		return err
+	}
+	e := limitEnv{demoURL: "http://127.0.0.1:" + upPort + "/mcp", concs: concs, n: n, warm: warm}
+	catDir := filepath.Join(dir, "catalog")
+	benchDB = "agentpack_bench_limit" // a full bench may run meanwhile
+	if e.dbURL, e.ws, e.demoHandle, err = setup(ctx, base, e.demoURL, catDir); err != nil {
+		return err
+	}
+	tb := &benchTB{}
+	defer tb.cleanup()
+	e.everythingURL = testpeer.Everything(tb, "streamable")
+	if e.evHandle, err = install(ctx, e.dbURL, e.ws, catDir, "Everything", e.everythingURL); err != nil {
+		return err
+	}
+	e.token, _ = auth.Mint(secret, auth.Principal{Subject: "bench", Role: auth.RoleAdmin, Workspaces: []string{e.ws}}, time.Hour)
+	gw, err := start(gwBin, append(gwEnv, "DATABASE_URL="+e.dbURL, "JWT_SECRET="+secret, "CATALOG_DIR="+catDir,
+		"PORT="+gwPort, "LOG_LEVEL=warn", "APP_ENV=local", "ALLOW_PRIVATE_UPSTREAMS=true"))
+	if err != nil {
+		return err
+	}
+	defer gw.stop()
+	if *limitProfile != "" {
+		e.gw = gw
+	}
+	if err := waitHTTP("127.0.0.1:"+gwPort, 10*time.Second); err != nil {
+		return err
+	}
+	e.gwURL = "http://127.0.0.1:" + gwPort + "/mcp/" + e.ws
+	fmt.Fprintln(os.Stderr, "bench: limit leg…")
+	verdicts, err := runLimitLeg(ctx, e)
+	if err != nil {
+		return err
+	}
+	printTable()
+	printVerdicts(verdicts)
+	return nil
+}
+
+// parseConcs is the -c list: positive integers, others skipped.
+func parseConcs(list string) []int {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		if c, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && c > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
