@@ -10,23 +10,23 @@ import (
 // other workspaces' items alone.
 func TestServerCacheRetiresSuperseded(t *testing.T) {
 	t.Parallel()
-	c := newServerCache(16)
+	c := newServerCache(1 << 20)
 	for _, k := range []string{"w1|e1|admin||||", "w1|e1|member|meta|||", "w1|e1|admin||||conn", "w2|e1|admin||||", "w2|e9|admin||||"} {
-		c.get(k)
+		c.get(k, 0)
 	}
 	// w2's second ETag already retired its first.
-	if got, want := c.lru.Keys(), []string{"w1|e1|admin||||", "w1|e1|member|meta|||", "w1|e1|admin||||conn", "w2|e9|admin||||"}; !slices.Equal(got, want) {
+	if got, want := c.keys(), []string{"w1|e1|admin||||", "w1|e1|admin||||conn", "w1|e1|member|meta|||", "w2|e9|admin||||"}; !slices.Equal(got, want) {
 		t.Fatalf("keys %q, want %q", got, want)
 	}
-	it := c.get("w1|e2|admin||||")
-	if got, want := c.lru.Keys(), []string{"w2|e9|admin||||", "w1|e2|admin||||"}; !slices.Equal(got, want) {
+	it := c.get("w1|e2|admin||||", 0)
+	if got, want := c.keys(), []string{"w1|e2|admin||||", "w2|e9|admin||||"}; !slices.Equal(got, want) {
 		t.Fatalf("after a new ETag of w1: keys %q, want %q", got, want)
 	}
-	if c.get("w1|e2|admin||||") != it {
+	if c.get("w1|e2|admin||||", 0) != it {
 		t.Error("a hit returned another item")
 	}
 	// A key without the separators (never made by serverKey) is kept as it is.
-	c.get("odd")
+	c.get("odd", 0)
 	if c.len() != 3 {
 		t.Errorf("len %d, want 3", c.len())
 	}
