@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/budget"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/connections"
@@ -130,9 +131,11 @@ func (d *Deps) EndUpstreamSessions(context.Context) {
 
 // CatalogCache returns a gateway-side catalog cache over d.Store (TTL CATALOG_TTL) that
 // builds a workspace's document from Postgres when the store has none yet (docs/DESIGN.md §6: a
-// workspace created after the last rebuild still sees the global connections).
+// workspace created after the last rebuild still sees the global connections), holding at
+// most budget.FromEnv().Catalog bytes of snapshots (a share of the function's memory).
 func (d *Deps) CatalogCache() *catalog.Cache {
 	c := catalog.NewCache(d.Store, d.Config.CatalogTTL, d.Logger)
+	c.SetMaxBytes(budget.FromEnv().Catalog)
 	c.Metrics = d.Metrics
 	c.Missing = func(ctx context.Context, ws string) (*catalog.Document, error) {
 		return catalog.Build(ctx, d.Pool, ws)

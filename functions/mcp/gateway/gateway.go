@@ -78,6 +78,8 @@ type Gateway struct {
 	inflightMu sync.Mutex
 	inflight   map[string][]*context.CancelFunc
 	tasks      *tasks.Service
+	// cacheMetrics: the caches' counters last written as EMF (caches.go)
+	cacheMetrics cacheMetrics
 }
 
 // New builds a gateway. It compiles every built-in definition once; an invalid
