@@ -111,7 +111,7 @@ func runWorkspacesLeg(mems []int, rounds int) error {
 	}
 	fmt.Printf("\n### Many workspaces per instance: %d workspaces × 1–2 connections × %d tools, one gateway process (setup %.1f s)\n\n",
 		len(tenants), wsStubTools, setupTime.Seconds())
-	fmt.Printf("| memory | phase | requests | p50 tools/list | p50 tools/call | errors | VmRSS | VmHWM | catalog hit rate (evictions, MB held / budget) | servers hit rate (evictions, MB / budget) | targets hit rate (evictions, MB / budget) | upstream sessions |\n")
+	fmt.Printf("| memory | phase | requests | p50 tools/list | p50 tools/call | errors | VmRSS | VmHWM | catalog hit rate (evictions, MB held / budget) | servers hit rate (evictions, MB / budget) | targets hit rate (evictions, MB / budget) | upstream sessions (evictions) |\n")
 	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, mem := range mems {
 		if err := wsMeasure(gwBin, dbURL, catDir, tenants, mem, rounds); err != nil {
@@ -293,28 +293,13 @@ func wsMeasure(gwBin, dbURL, catDir string, tenants []wsTenant, mem, rounds int)
 			return fmt.Sprintf("%.1f %% (%d, %.1f / %.1f)", 100*rate, c.Evictions-p.Evictions, float64(c.Bytes)/(1<<20), float64(c.MaxBytes)/(1<<20))
 		}
 		pid := gw.cmd.Process.Pid
-		fmt.Printf("| %d MiB | %s | %d | %s ms | %s ms | %d | %s | %s | %s | %s | %s | %d |\n",
+		fmt.Printf("| %d MiB | %s | %d | %s ms | %s ms | %d | %s | %s | %s | %s | %s | %s |\n",
 			mem, ph.name, 2*len(ph.order), ms(median(lists)), ms(median(calls)), errs,
-			procStatus(pid, "VmRSS:"), procStatus(pid, "VmHWM:"), cell("catalog"), cell("servers"), cell("targets"), wsSessions(pid))
+			procStatus(pid, "VmRSS:"), procStatus(pid, "VmHWM:"), cell("catalog"), cell("servers"), cell("targets"),
+			fmt.Sprintf("%d (%d)", cur.Caches["sessions"].Entries, cur.Caches["sessions"].Evictions-prev.Caches["sessions"].Evictions))
 		prev = cur
 	}
 	return nil
-}
-
-// wsSessions counts the gateway's open TCP connections to loopback (its upstream sessions'
-// keep-alive connections and the bench's own), from /proc/<pid>/fd.
-func wsSessions(pid int) int {
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return -1
-	}
-	n := 0
-	for _, e := range ents {
-		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name())); err == nil && strings.HasPrefix(l, "socket:") {
-			n++
-		}
-	}
-	return n
 }
 
 type wsHealthBody struct {

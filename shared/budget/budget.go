@@ -25,21 +25,24 @@ const (
 	MinMemoryMB     = 128
 )
 
-// The share of the function's memory each cache may hold, in percent. Together 32 %: the
+// The share of the function's memory each cache may hold, in percent. Together 42 %: the
 // soft memory limit is 80 % of the memory (functions/mcp/gateway/runtime.go), and the rest
 // of the live heap is requests in flight, upstream sessions and the runtime.
 const (
 	CatalogPercent = 15 // parsed catalog snapshots (package catalog)
 	ServersPercent = 15 // built servers and tools/list answers (package gateway)
 	TargetsPercent = 2  // connection rows for forwarding (package gateway/forward)
+	// SessionsPercent bounds the upstream sessions the pool keeps (package mcpclient).
+	SessionsPercent = 10
 )
 
 // Env variables that set a cache's bound in bytes instead of its share of the memory
 // (a positive integer; anything else is ignored).
 const (
-	EnvCatalogBytes = "CATALOG_CACHE_BYTES"
-	EnvServersBytes = "SERVER_CACHE_BYTES"
-	EnvTargetsBytes = "TARGET_CACHE_BYTES"
+	EnvCatalogBytes  = "CATALOG_CACHE_BYTES"
+	EnvServersBytes  = "SERVER_CACHE_BYTES"
+	EnvTargetsBytes  = "TARGET_CACHE_BYTES"
+	EnvSessionsBytes = "UPSTREAM_SESSION_BYTES"
 )
 
 // MemoryMB is the function's memory in MiB from getenv: AWS_LAMBDA_FUNCTION_MEMORY_SIZE
@@ -54,9 +57,10 @@ func MemoryMB(getenv func(string) string) int {
 
 // Caches are the byte bounds of the gateway's caches.
 type Caches struct {
-	Catalog int64
-	Servers int64
-	Targets int64
+	Catalog  int64
+	Servers  int64
+	Targets  int64
+	Sessions int64
 }
 
 // FromEnv returns the bounds for the process's environment (os.Getenv).
@@ -73,9 +77,10 @@ func Derive(getenv func(string) string) Caches {
 		return mem * percent / 100
 	}
 	return Caches{
-		Catalog: pick(EnvCatalogBytes, CatalogPercent),
-		Servers: pick(EnvServersBytes, ServersPercent),
-		Targets: pick(EnvTargetsBytes, TargetsPercent),
+		Catalog:  pick(EnvCatalogBytes, CatalogPercent),
+		Servers:  pick(EnvServersBytes, ServersPercent),
+		Targets:  pick(EnvTargetsBytes, TargetsPercent),
+		Sessions: pick(EnvSessionsBytes, SessionsPercent),
 	}
 }
 

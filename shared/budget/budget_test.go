@@ -11,11 +11,11 @@ func TestDerive(t *testing.T) {
 		env  map[string]string
 		want Caches
 	}{
-		{"default", nil, Caches{512 << 20 * 15 / 100, 512 << 20 * 15 / 100, 512 << 20 * 2 / 100}},
-		{"1024", map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1024"}, Caches{1024 << 20 * 15 / 100, 1024 << 20 * 15 / 100, 1024 << 20 * 2 / 100}},
-		{"too small", map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "64"}, Caches{512 << 20 * 15 / 100, 512 << 20 * 15 / 100, 512 << 20 * 2 / 100}},
+		{"default", nil, Caches{512 << 20 * 15 / 100, 512 << 20 * 15 / 100, 512 << 20 * 2 / 100, 512 << 20 * 10 / 100}},
+		{"1024", map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1024"}, Caches{1024 << 20 * 15 / 100, 1024 << 20 * 15 / 100, 1024 << 20 * 2 / 100, 1024 << 20 * 10 / 100}},
+		{"too small", map[string]string{"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "64"}, Caches{512 << 20 * 15 / 100, 512 << 20 * 15 / 100, 512 << 20 * 2 / 100, 512 << 20 * 10 / 100}},
 		{"overrides", map[string]string{EnvCatalogBytes: "1000", EnvServersBytes: "-5", EnvTargetsBytes: "x"},
-			Caches{1000, 512 << 20 * 15 / 100, 512 << 20 * 2 / 100}},
+			Caches{1000, 512 << 20 * 15 / 100, 512 << 20 * 2 / 100, 512 << 20 * 10 / 100}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -72,7 +72,8 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 		return nil, err
 	}
 	d.Guard = urlguard.New(&urlguard.Options{AllowPrivate: cfg.AllowPrivateUpstreams, RequireHTTPS: cfg.Deployed()})
-	d.Upstreams = mcpclient.New(&mcpclient.Options{Logger: d.Logger, Guard: d.Guard})
+	d.Upstreams = mcpclient.New(&mcpclient.Options{Logger: d.Logger, Guard: d.Guard,
+		MaxSessionBytes: budget.FromEnv().Sessions})
 	if d.Verifier, err = auth.NewVerifier(ctx, auth.Options{Secret: cfg.JWTSecret, JWKSURL: cfg.JWKSURL,
 		Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience}); err != nil {
 		d.Close()

@@ -10,13 +10,18 @@ import (
 
 // CacheStats returns the counters of the process's caches bounded by bytes, by name:
 // "catalog" (parsed catalog snapshots per workspace), "servers" (server items per server
-// key) and "targets" (connection rows for forwarding). GET /health reports them (aggregate
+// key), "targets" (connection rows for forwarding) and "sessions" (the upstream sessions
+// the pool keeps; evictions and bytes only, at mcpclient.SessionBytes each). GET /health reports them (aggregate
 // figures only) and an EMF line per cache goes out at most every cacheMetricsEvery
 // (docs/CATALOG.md "Many workspaces per instance").
 func (g *Gateway) CacheStats() map[string]budget.Stats {
 	out := map[string]budget.Stats{"servers": g.servers.stats(), "targets": g.forward.TargetStats()}
 	if g.o.Catalog != nil {
 		out["catalog"] = g.o.Catalog.Stats()
+	}
+	if g.o.Upstreams != nil {
+		n, b, maxB, ev := g.o.Upstreams.SessionStats()
+		out["sessions"] = budget.Stats{Entries: n, Bytes: uint64(b), MaxBytes: uint64(max(maxB, 0)), Evictions: uint64(ev)}
 	}
 	return out
 }
