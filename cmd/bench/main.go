@@ -72,7 +72,8 @@ func main() {
 	warm := flag.Int("warm", 300, "warm-up requests per leg")
 	benchtime := flag.String("benchtime", "2s", "go test -benchtime of the in-process benchmarks")
 	scale := flag.String("scale", "1,10,100,1000", "connection counts of the scale table (empty: no scale table)")
-	only := flag.String("only", "", `"scale": only the scale table; "health": only the health leg; "limit": only the limit leg (limit.go)`)
+	only := flag.String("only", "", `"scale": only the scale table; "health": only the health leg; "limit": only the limit leg (limit.go); "workspaces": only the many-workspaces leg (workspaces.go)`)
+	wsMem := flag.String("wsmem", "512,128", "workspaces leg: AWS_LAMBDA_FUNCTION_MEMORY_SIZE values (MiB), one gateway run each")
 	scaleProfile := flag.String("scaleprofile", "", "write a CPU profile of the largest scale level's installs and refreshes to this file")
 	flag.Parse()
 	var levels []int
@@ -84,6 +85,13 @@ func main() {
 	slices.Sort(levels)
 	if *only == "health" {
 		if err := runHealthOnly(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *only == "workspaces" {
+		if err := runWorkspacesLeg(intList(*wsMem), 3); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

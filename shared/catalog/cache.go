@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentpack/gateway/shared/budget"
+	"github.com/maypok86/otter/v2"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -26,6 +28,42 @@ type Snapshot struct {
 	byName map[string]ToolRef
 	byConn map[string]*Connection
 	memo   sync.Map // key → *memoValue (Memo)
+	size   int64    // estimated bytes held (Size)
+}
+
+// Size is the estimated number of bytes the snapshot holds: the bytes of every string and
+// raw JSON field of its document, plus a fixed overhead per tool (snapshotToolOverhead: the
+// Tool struct and its entry in the by-name index), per connection (snapshotConnOverhead:
+// the Connection struct and its two by-reference entries) and per snapshot. Parts shared
+// with an earlier snapshot (Load) are counted in each, so the estimate errs high. Values
+// derived later (Memo, e.g. a search index) are not counted: they exist only for workspaces
+// above the discovery threshold. The Cache weighs its entries with it (docs/CATALOG.md
+// "Many workspaces per instance").
+func (s *Snapshot) Size() int64 { return s.size }
+
+const (
+	snapshotOverhead     = 512
+	snapshotConnOverhead = 512
+	snapshotToolOverhead = 256
+)
+
+func snapshotSize(doc *Document) int64 {
+	n := int64(snapshotOverhead + len(doc.WorkspaceID))
+	for i := range doc.Connections {
+		c := &doc.Connections[i]
+		n += snapshotConnOverhead + int64(len(c.ID)+len(c.Name)+len(c.Handle)+len(c.Scope)+len(c.ProjectID)+
+			len(c.Source)+len(c.CatalogEntryID)+len(c.URL)+len(c.TransportType)+len(c.WorkingTransport)+
+			len(c.ProtocolVersion)+len(c.Capabilities))
+		for _, r := range c.UIResources {
+			n += int64(len(r)) + 24
+		}
+		for j := range c.Tools {
+			t := &c.Tools[j]
+			n += snapshotToolOverhead + int64(len(t.ExposedName)+len(t.UpstreamName)+len(t.Title)+
+				len(t.Description)+len(t.InputSchema)+len(t.OutputSchema)+len(t.Annotations)+len(t.Definition))
+		}
+	}
+	return n
 }
 
 type memoValue struct {
@@ -73,6 +111,7 @@ func NewSnapshot(doc *Document, etag string) *Snapshot {
 			s.byName[c.Tools[j].ExposedName] = ToolRef{Conn: c, Tool: &c.Tools[j]}
 		}
 	}
+	s.size = snapshotSize(doc)
 	return s
 }
 
@@ -82,6 +121,11 @@ func NewSnapshot(doc *Document, etag string) *Snapshot {
 // only the parts the previous snapshot does not hold. When the store fails, the last good snapshot is served and the failure
 // logged. A workspace with no document yet (created after the last rebuild) is built by
 // Missing when set — so it still sees the global connections — else it is an empty catalog.
+//
+// The snapshots held are bounded by bytes (Snapshot.Size), DefaultMaxBytes unless
+// SetMaxBytes says otherwise: past the bound the entry least likely to be used again is
+// dropped (otter's W-TinyLFU), and that workspace's next request loads it again. Stats
+// counts hits, misses and evictions.
 type Cache struct {
 	store  Store
 	ttl    time.Duration
@@ -96,11 +140,21 @@ type Cache struct {
 	// (RevalidationMetrics); os.Stdout in Lambda.
 	Metrics io.Writer
 
-	mu            sync.Mutex
-	entries       map[string]*cacheEntry
+	entries       *otter.Cache[string, *cacheEntry]
 	storeFailures atomic.Int64
 	group         singleflight.Group
 }
+
+// DefaultMaxBytes bounds a Cache's snapshots until SetMaxBytes (64 MiB).
+const DefaultMaxBytes = 64 << 20
+
+// SetMaxBytes bounds the snapshots held to n bytes of Snapshot.Size (the gateway derives n
+// from the function's memory: package budget). Entries over the new bound are dropped.
+func (c *Cache) SetMaxBytes(n int64) { c.entries.SetMaximum(uint64(max(n, 1))) }
+
+// Stats returns the cache's counters: a hit is a Get that found the workspace's snapshot in
+// memory (fresh, or revalidated by a conditional GET), a miss one that had to load it.
+func (c *Cache) Stats() budget.Stats { return budget.StatsOf(c.entries) }
 
 type cacheEntry struct {
 	snap    *Snapshot
@@ -112,15 +166,14 @@ func NewCache(store Store, ttl time.Duration, logger *slog.Logger) *Cache {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Cache{store: store, ttl: ttl, logger: logger, entries: map[string]*cacheEntry{}}
+	return &Cache{store: store, ttl: ttl, logger: logger,
+		entries: budget.New[string](DefaultMaxBytes, func(e *cacheEntry) int64 { return e.snap.Size() }, nil)}
 }
 
 // Get returns workspace ws's current snapshot. It returns an error only when the store
 // fails and there is no earlier good copy.
 func (c *Cache) Get(ctx context.Context, ws string) (*Snapshot, error) {
-	c.mu.Lock()
-	e := c.entries[ws]
-	c.mu.Unlock()
+	e, _ := c.entries.GetIfPresent(ws)
 	if e != nil && time.Since(e.checked) < c.ttl {
 		return e.snap, nil
 	}
@@ -232,19 +285,15 @@ func contentTag(d *Document) string {
 }
 
 func (c *Cache) remember(ws string, s *Snapshot) {
-	c.mu.Lock()
-	c.entries[ws] = &cacheEntry{snap: s, checked: time.Now()}
-	c.mu.Unlock()
+	c.entries.Set(ws, &cacheEntry{snap: s, checked: time.Now()})
 }
 
 // Invalidate forgets workspace ws (the next Get goes to the store). The local entry
 // point calls it after a write in the same process so that changes show at once.
 func (c *Cache) Invalidate(ws string) {
-	c.mu.Lock()
-	if e := c.entries[ws]; e != nil {
-		e.checked = time.Time{}
-	}
-	c.mu.Unlock()
+	c.entries.ComputeIfPresent(ws, func(e *cacheEntry) (*cacheEntry, otter.ComputeOp) {
+		return &cacheEntry{snap: e.snap}, otter.WriteOp
+	})
 }
 
 // Health is the cache's aggregate state for GET /health. It names no workspace:
@@ -263,11 +312,9 @@ type Health struct {
 
 // Health returns the aggregate state.
 func (c *Cache) Health() Health {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h := Health{CachedWorkspaces: len(c.entries), TTLMs: c.ttl.Milliseconds(), StoreFailures: c.storeFailures.Load()}
+	h := Health{CachedWorkspaces: c.entries.EstimatedSize(), TTLMs: c.ttl.Milliseconds(), StoreFailures: c.storeFailures.Load()}
 	now := time.Now()
-	for _, e := range c.entries {
+	for _, e := range c.entries.All() {
 		h.OldestAgeMs = max(h.OldestAgeMs, now.Sub(e.checked).Milliseconds())
 	}
 	return h

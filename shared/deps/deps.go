@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/budget"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/connections"
@@ -71,7 +72,8 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 		return nil, err
 	}
 	d.Guard = urlguard.New(&urlguard.Options{AllowPrivate: cfg.AllowPrivateUpstreams, RequireHTTPS: cfg.Deployed()})
-	d.Upstreams = mcpclient.New(&mcpclient.Options{Logger: d.Logger, Guard: d.Guard})
+	d.Upstreams = mcpclient.New(&mcpclient.Options{Logger: d.Logger, Guard: d.Guard,
+		MaxSessionBytes: budget.FromEnv().Sessions})
 	if d.Verifier, err = auth.NewVerifier(ctx, auth.Options{Secret: cfg.JWTSecret, JWKSURL: cfg.JWKSURL,
 		Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience}); err != nil {
 		d.Close()
@@ -130,9 +132,11 @@ func (d *Deps) EndUpstreamSessions(context.Context) {
 
 // CatalogCache returns a gateway-side catalog cache over d.Store (TTL CATALOG_TTL) that
 // builds a workspace's document from Postgres when the store has none yet (docs/DESIGN.md §6: a
-// workspace created after the last rebuild still sees the global connections).
+// workspace created after the last rebuild still sees the global connections), holding at
+// most budget.FromEnv().Catalog bytes of snapshots (a share of the function's memory).
 func (d *Deps) CatalogCache() *catalog.Cache {
 	c := catalog.NewCache(d.Store, d.Config.CatalogTTL, d.Logger)
+	c.SetMaxBytes(budget.FromEnv().Catalog)
 	c.Metrics = d.Metrics
 	c.Missing = func(ctx context.Context, ws string) (*catalog.Document, error) {
 		return catalog.Build(ctx, d.Pool, ws)

@@ -108,6 +108,11 @@ type Options struct {
 	MaxResponseBytes int64
 	// MaxPages caps tools/list pagination; default 100.
 	MaxPages int
+	// MaxSessionBytes bounds the cached live sessions at SessionBytes each (0: unbounded):
+	// when a new session would pass it, the least recently used idle session is closed
+	// (its connection reconnects on its next call). The gateway derives it from the
+	// function's memory (package budget; docs/CATALOG.md "Many workspaces per instance").
+	MaxSessionBytes int64
 	// UserAgent is sent upstream; default "agentpack-gateway/1.0".
 	UserAgent string
 	// FixedVersion turns off the protocol version measurement (tune.go): every session
@@ -130,6 +135,8 @@ type Pool struct {
 
 	// refused holds the configKeys whose upstream refused PreferredProtocolVersion.
 	refused sync.Map
+	// evictions counts sessions closed to stay under MaxSessionBytes.
+	evictions atomic.Int64
 }
 
 // entry is one connection id's slot: sem serialises connects, sess is the live session.
@@ -474,8 +481,62 @@ func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 	e.sess = s
 	e.lastKey, e.last = key, s.info
 	s.begin()
+	victim := p.overBudgetLocked(s)
 	p.mu.Unlock()
+	if victim != nil {
+		p.evictions.Add(1)
+		go victim.retire()
+	}
 	return s, nil
+}
+
+// SessionBytes is the estimated heap of one cached live session (go-sdk client session,
+// its HTTP client and round tripper, the pool's bookkeeping), measured with 15,000
+// streamable sessions on loopback (cmd/bench -only workspaces): about 9 kB; rounded up.
+const SessionBytes = 16 << 10
+
+// overBudgetLocked returns, when the cached sessions (kept among them) weigh more than
+// MaxSessionBytes, the least recently used session without calls in flight, forgotten
+// from its entry; nil otherwise. It visits every entry: it runs after a connect only,
+// whose handshake costs far more. p.mu is held.
+func (p *Pool) overBudgetLocked(kept *session) *session {
+	if p.opts.MaxSessionBytes <= 0 {
+		return nil
+	}
+	live := 0
+	var victim *entry
+	for _, e := range p.conns {
+		s := e.sess
+		if s == nil {
+			continue
+		}
+		live++
+		if s == kept || s.inflight.Load() > 0 {
+			continue
+		}
+		if victim == nil || s.lastUsed.Load() < victim.sess.lastUsed.Load() {
+			victim = e
+		}
+	}
+	if int64(live)*SessionBytes <= p.opts.MaxSessionBytes || victim == nil {
+		return nil
+	}
+	s := victim.sess
+	victim.sess = nil
+	return s
+}
+
+// SessionStats reports the cached live sessions, the bytes they are estimated at
+// (SessionBytes each), the bound, and how many sessions were closed to stay under it.
+func (p *Pool) SessionStats() (sessions int, bytes, maxBytes int64, evictions int64) {
+	p.mu.Lock()
+	for _, e := range p.conns {
+		if e.sess != nil {
+			sessions++
+		}
+	}
+	p.mu.Unlock()
+	return sessions, int64(sessions) * SessionBytes, p.opts.MaxSessionBytes, p.evictions.Load()
 }
 
 // drop forgets s if it is still connectionID's session, and closes it.

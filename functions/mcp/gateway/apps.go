@@ -234,6 +234,7 @@ func (it *serverItem) appsOf(st *requestState) *appTables {
 			!slices.ContainsFunc(settings, func(s json.RawMessage) bool { return !jsonSame(s, settings[0]) }) {
 			a.settings = settings[0]
 		}
+		it.grew(int64(len(a.byHandle))*appsConnEntryBytes + int64(len(a.list))*(appsConnEntryBytes+128))
 	})
 	return it.apps
 }

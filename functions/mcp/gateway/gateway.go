@@ -13,6 +13,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/metrics"
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/budget"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
@@ -48,8 +49,13 @@ type Options struct {
 	// UnauthenticatedPrincipal, when set, is used for requests without a token (local
 	// conformance runs only; config refuses it in deployed mode).
 	UnauthenticatedPrincipal *auth.Principal
-	// MaxServers bounds the server cache (default 256 servers).
-	MaxServers int
+	// ServerCacheBytes bounds the server cache in estimated bytes (serverItem.weight); 0:
+	// budget.FromEnv().Servers, a share of the function's memory (docs/CATALOG.md "Many
+	// workspaces per instance").
+	ServerCacheBytes int64
+	// TargetCacheBytes bounds the forwarder's cache of connection rows in estimated bytes;
+	// 0: budget.FromEnv().Targets.
+	TargetCacheBytes int64
 	// StartTask starts a gateway task's worker out of the request (package tasks); nil runs
 	// it on a goroutine of this process (make run, tests). In Lambda: an asynchronous
 	// invocation of the same function whose handler calls RunTask.
@@ -72,6 +78,8 @@ type Gateway struct {
 	inflightMu sync.Mutex
 	inflight   map[string][]*context.CancelFunc
 	tasks      *tasks.Service
+	// cacheMetrics: the caches' counters last written as EMF (caches.go)
+	cacheMetrics cacheMetrics
 }
 
 // New builds a gateway. It compiles every built-in definition once; an invalid
@@ -83,8 +91,14 @@ func New(o Options) (*Gateway, error) {
 	if o.CallTimeout == 0 {
 		o.CallTimeout = 25 * time.Second
 	}
-	if o.MaxServers == 0 {
-		o.MaxServers = 256
+	if o.ServerCacheBytes <= 0 || o.TargetCacheBytes <= 0 {
+		b := budget.FromEnv()
+		if o.ServerCacheBytes <= 0 {
+			o.ServerCacheBytes = b.Servers
+		}
+		if o.TargetCacheBytes <= 0 {
+			o.TargetCacheBytes = b.Targets
+		}
 	}
 	if o.TaskTimeout == 0 {
 		o.TaskTimeout = 14 * time.Minute
@@ -96,10 +110,10 @@ func New(o Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{o: o, log: o.Logger, builtins: set, metrics: em, servers: newServerCache(o.MaxServers),
+	g := &Gateway{o: o, log: o.Logger, builtins: set, metrics: em, servers: newServerCache(o.ServerCacheBytes),
 		forward: forward.New(forward.Options{Pool: o.Pool, Upstreams: o.Upstreams, Connections: o.Connections,
 			Logger: o.Logger, Metrics: em, Audit: auditor, CallTimeout: o.CallTimeout,
-			Limiter: &ratelimit.Limiter{Pool: o.Pool}})}
+			Limiter: &ratelimit.Limiter{Pool: o.Pool}, TargetCacheBytes: o.TargetCacheBytes})}
 	g.tasks = tasks.New(tasks.Options{Pool: o.Pool, Forward: g.forward, Builtins: set, Metrics: em,
 		Logger: o.Logger, CallTimeout: o.CallTimeout, Timeout: o.TaskTimeout, Start: o.StartTask})
 	g.mcp = mcp.NewStreamableHTTPHandler(g.getServer, &mcp.StreamableHTTPOptions{

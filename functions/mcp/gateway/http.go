@@ -59,6 +59,7 @@ func (g *Gateway) Handler() http.Handler {
 }
 
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
+	g.emitCacheMetrics()
 	// The Lambda request id when there is one (shared/lambdaapp), so that the audit rows,
 	// logs and the access line join Lambda's and API Gateway's own records.
 	reqID := logx.RequestID(r.Context())
@@ -333,6 +334,7 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	// Only aggregate figures: /health is unauthenticated, so no workspace is named.
 	out["catalog"] = g.o.Catalog.Health()
+	out["caches"] = g.CacheStats()
 	status := http.StatusOK
 	if out["status"] != "ok" {
 		status = http.StatusServiceUnavailable

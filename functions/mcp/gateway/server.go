@@ -12,11 +12,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
-	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/agentpack/gateway/shared/budget"
+	"github.com/maypok86/otter/v2"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -31,7 +33,10 @@ func (g *Gateway) getServer(r *http.Request) *mcp.Server {
 	}
 	if st.server == nil {
 		it := g.serverItem(st)
-		it.once.Do(func() { it.s = g.buildServer(st) })
+		it.once.Do(func() {
+			it.s = g.buildServer(st)
+			it.grew(builtServerBytes)
+		})
 		st.server = it.s
 	}
 	return st.server
@@ -43,7 +48,7 @@ func (g *Gateway) getServer(r *http.Request) *mcp.Server {
 func (g *Gateway) serverItem(st *requestState) *serverItem {
 	if st.item == nil {
 		st.key = serverKey(st)
-		st.item = g.servers.get(st.key)
+		st.item = g.servers.get(st.key, st.Snapshot.Size())
 	}
 	return st.item
 }
@@ -159,16 +164,29 @@ func (g *Gateway) guard(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// serverCache is a bounded LRU of server items (hashicorp/golang-lru).
+// serverCache holds server items bounded by bytes (serverItem.weight; budget.Servers of
+// the function's memory, docs/CATALOG.md "Many workspaces per instance"), with an index of
+// its keys by workspace so that retiring a workspace's superseded items costs that
+// workspace's keys, not a pass over the cache.
 type serverCache struct {
-	lru *lru.Cache[string, *serverItem]
+	c *otter.Cache[string, *serverItem]
+
+	mu   sync.Mutex                     // guards byWS; never held while calling c
+	byWS map[string]map[string]struct{} // workspace → its keys in c
 }
 
 // serverItem is what one server key holds: go-sdk's server for built-ins and protocol
 // methods, and the edge's tables for proxied tools. Every field is built once, on first
-// use.
+// use; each build adds its estimated bytes to size and re-weighs the item (grew).
 type serverItem struct {
-	key  string
+	key   string
+	cache *serverCache
+	// snapSize is the Size of the catalog snapshot the item was made for: its tables
+	// point into that snapshot, so the item keeps it alive even after the catalog cache
+	// dropped it.
+	snapSize int64
+	size     atomic.Int64 // estimated bytes of the tables and server built so far
+
 	once sync.Once
 	s    *mcp.Server
 
@@ -182,52 +200,107 @@ type serverItem struct {
 	apps     *appTables // MCP Apps views and connections by handle (apps.go)
 }
 
-func newServerCache(max int) *serverCache {
-	c, err := lru.New[string, *serverItem](max)
-	if err != nil {
-		panic(err) // max ≤ 0: a programming error (New defaults it to 256)
+// Estimated bytes of what a server item builds (serverItem.weight): a go-sdk server with
+// the built-ins (measured with TestServerItemWeight's heap figures: about 60 kB for the
+// built-ins of an admin), an entry of the proxied-call table, an apps table entry, and the
+// item itself.
+const (
+	itemOverhead       = 512
+	builtServerBytes   = 64 << 10
+	callEntryBytes     = 96
+	appsConnEntryBytes = 64
+)
+
+// weight is the item's estimated bytes: itself, what it built, and its snapshot.
+func (it *serverItem) weight() int64 { return itemOverhead + it.snapSize + it.size.Load() }
+
+// grew adds n estimated bytes to it and re-weighs it in its cache (when still there).
+func (it *serverItem) grew(n int64) {
+	it.size.Add(n)
+	if it.cache != nil {
+		it.cache.c.ComputeIfPresent(it.key, func(cur *serverItem) (*serverItem, otter.ComputeOp) {
+			if cur != it {
+				return cur, otter.CancelOp
+			}
+			return it, otter.WriteOp
+		})
 	}
-	return &serverCache{lru: c}
 }
 
-// get returns key's item, adding an empty one (and evicting the least recently used)
-// when absent. Adding an item for a workspace's catalog ETag also drops that workspace's
-// items of every other ETag (retireSuperseded): each install, refresh or toggle makes a
-// new document, and without this each one left its parsed document, tool table and
-// tools/list answer alive until 256 newer keys pushed it out.
-func (c *serverCache) get(key string) *serverItem {
-	if it, ok := c.lru.Get(key); ok {
+func newServerCache(maxBytes int64) *serverCache {
+	sc := &serverCache{byWS: map[string]map[string]struct{}{}}
+	sc.c = budget.New(maxBytes, (*serverItem).weight, func(key string, _ *serverItem) {
+		ws, _, _ := strings.Cut(key, "|")
+		sc.mu.Lock()
+		if keys := sc.byWS[ws]; keys != nil {
+			delete(keys, key)
+			if len(keys) == 0 {
+				delete(sc.byWS, ws)
+			}
+		}
+		sc.mu.Unlock()
+	})
+	return sc
+}
+
+// get returns key's item, adding an empty one (made for a snapshot of snapSize bytes) when
+// absent. Adding an item for a workspace's catalog ETag also drops that workspace's items
+// of every other ETag (retireSuperseded): each install, refresh or toggle makes a new
+// document, and without this each one left its parsed document, tool table and tools/list
+// answer alive until newer keys pushed it out.
+func (c *serverCache) get(key string, snapSize int64) *serverItem {
+	if it, ok := c.c.GetIfPresent(key); ok {
 		return it
 	}
-	it := &serverItem{key: key}
-	if prev, found, _ := c.lru.PeekOrAdd(key, it); found {
-		return prev
+	it := &serverItem{key: key, cache: c, snapSize: snapSize}
+	// Indexed before it is added, so that an eviction right after the add un-indexes it.
+	ws, _, _ := strings.Cut(key, "|")
+	c.mu.Lock()
+	keys := c.byWS[ws]
+	if keys == nil {
+		keys = map[string]struct{}{}
+		c.byWS[ws] = keys
+	}
+	keys[key] = struct{}{}
+	c.mu.Unlock()
+	if cur, added := c.c.SetIfAbsent(key, it); !added {
+		return cur // key was there (and indexed) already
 	}
 	c.retireSuperseded(key)
 	return it
 }
 
 // retireSuperseded removes the items of key's workspace built for another catalog ETag
-// (serverKey starts "<workspace>|<etag>|"). It runs on a miss only, so its pass over the
-// cache (at most MaxServers keys) is paid once per new key, not per request. A request
-// still holding an old snapshot keeps its item (it holds the pointer) and, should it
-// arrive after the new document, re-adds its key once, which the next request on the new
-// document retires again.
+// (serverKey starts "<workspace>|<etag>|"). It runs on a miss only and visits that
+// workspace's keys only. A request still holding an old snapshot keeps its item (it holds
+// the pointer) and, should it arrive after the new document, re-adds its key once, which
+// the next request on the new document retires again.
 func (c *serverCache) retireSuperseded(key string) {
 	ws, rest, ok := strings.Cut(key, "|")
 	if !ok {
 		return
 	}
 	etag, _, _ := strings.Cut(rest, "|")
-	for _, k := range c.lru.Keys() {
-		kws, krest, _ := strings.Cut(k, "|")
-		if kws != ws {
-			continue
-		}
+	var old []string
+	c.mu.Lock()
+	for k := range c.byWS[ws] {
+		_, krest, _ := strings.Cut(k, "|")
 		if ketag, _, _ := strings.Cut(krest, "|"); ketag != etag {
-			c.lru.Remove(k)
+			old = append(old, k)
 		}
+	}
+	c.mu.Unlock()
+	for _, k := range old {
+		c.c.Invalidate(k)
 	}
 }
 
-func (c *serverCache) len() int { return c.lru.Len() }
+func (c *serverCache) len() int { return c.c.EstimatedSize() }
+
+// stats returns the server cache's counters (a hit: a request whose key had an item).
+func (c *serverCache) stats() budget.Stats { return budget.StatsOf(c.c) }
+
+// keys returns the cached keys, sorted (tests).
+func (c *serverCache) keys() []string {
+	return slices.Sorted(c.c.Keys())
+}

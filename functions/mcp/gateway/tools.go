@@ -50,6 +50,7 @@ func (it *serverItem) lookup(st *requestState, name string) (forward.Ref, bool) 
 			m[name] = forward.Ref{Name: name, Conn: c, Tool: t}
 		})
 		it.calls = m
+		it.grew(int64(len(m)) * callEntryBytes)
 	})
 	ref, ok := it.calls[name]
 	return ref, ok
@@ -116,6 +117,7 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 			}
 			buf.WriteString(`,"ttlMs":0,"cacheScope":"private"}`)
 			it.pages = append(it.pages, buf.Bytes())
+			it.grew(int64(buf.Cap()))
 		}
 	})
 	n := 0

@@ -26,7 +26,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/audit"
@@ -34,6 +33,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/budget"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
@@ -43,6 +43,7 @@ import (
 	"github.com/agentpack/gateway/shared/ratelimit"
 	"github.com/agentpack/gateway/shared/telemetry"
 	"github.com/agentpack/gateway/shared/upstreamauth"
+	"github.com/maypok86/otter/v2"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -65,7 +66,13 @@ type Options struct {
 	// Limiter counts every proxied tools/call against the workspace's rate limits before
 	// anything goes upstream (docs/RATE-LIMITS.md); nil counts nothing.
 	Limiter *ratelimit.Limiter
+	// TargetCacheBytes bounds the cache of connection rows in estimated bytes (rowSize);
+	// 0: DefaultTargetCacheBytes.
+	TargetCacheBytes int64
 }
+
+// DefaultTargetCacheBytes bounds the connection-row cache when Options say nothing (8 MiB).
+const DefaultTargetCacheBytes = 8 << 20
 
 // Forwarder sends requests upstream. Safe for concurrent use.
 type Forwarder struct {
@@ -79,8 +86,15 @@ func New(o Options) *Forwarder {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Forwarder{o: o, log: o.Logger, targets: &targetCache{m: map[string]cachedTarget{}}}
+	if o.TargetCacheBytes <= 0 {
+		o.TargetCacheBytes = DefaultTargetCacheBytes
+	}
+	return &Forwarder{o: o, log: o.Logger, targets: newTargetCache(o.TargetCacheBytes)}
 }
+
+// TargetStats returns the connection-row cache's counters (a hit: a proxied call whose
+// connection row, at the catalog's updatedAt, was in memory).
+func (f *Forwarder) TargetStats() budget.Stats { return budget.StatsOf(f.targets.c) }
 
 // Ref is one proxied tool as a server key exposes it: the name the client calls, its
 // connection and its catalog tool.
@@ -606,11 +620,11 @@ func (f *Forwarder) TargetFor(ctx context.Context, row *db.Connection, subject s
 }
 
 // targetCache keeps each connection's row (URL, transport, headers, auth mode) in a warm
-// process, keyed by connection id and invalidated when the catalog shows a newer
-// updatedAt. Headers are read from Postgres, never from the catalog document.
+// process, keyed by connection id and replaced when the catalog shows a newer updatedAt.
+// Headers are read from Postgres, never from the catalog document. It is bounded by bytes
+// (rowSize; docs/CATALOG.md "Many workspaces per instance").
 type targetCache struct {
-	mu sync.Mutex
-	m  map[string]cachedTarget
+	c *otter.Cache[string, *cachedTarget]
 }
 
 type cachedTarget struct {
@@ -618,12 +632,29 @@ type cachedTarget struct {
 	row       *db.Connection
 }
 
+func newTargetCache(maxBytes int64) *targetCache {
+	return &targetCache{c: budget.New[string](maxBytes, func(ct *cachedTarget) int64 { return rowSize(ct.row) }, nil)}
+}
+
+// rowSize estimates the bytes a cached row holds: its strings, capabilities and header
+// names and values, plus 512 for the structs, pointers and the cache entry.
+func rowSize(r *db.Connection) int64 {
+	n := 512 + len(r.ID) + len(r.Name) + len(r.Handle) + len(r.URL) + len(r.TransportType) + len(r.Capabilities) +
+		len(r.Source) + len(r.CreatedBy) + len(r.AuthMode)
+	for _, p := range []*string{r.WorkingTransport, r.ProtocolVersion, r.CatalogEntryID, r.WorkspaceID, r.ProjectID, r.LastError} {
+		if p != nil {
+			n += len(*p)
+		}
+	}
+	for k, v := range r.Headers {
+		n += len(k) + len(v) + 32
+	}
+	return int64(n)
+}
+
 // row returns connection c's row (cached per updatedAt); NOT_FOUND when it was removed.
 func (tc *targetCache) row(ctx context.Context, pool *db.Pool, c *catalog.Connection) (*db.Connection, error) {
-	tc.mu.Lock()
-	ct, ok := tc.m[c.ID]
-	tc.mu.Unlock()
-	if ok && ct.updatedAt.Equal(c.UpdatedAt) {
+	if ct, ok := tc.c.GetIfPresent(c.ID); ok && ct.updatedAt.Equal(c.UpdatedAt) {
 		return ct.row, nil
 	}
 	row, err := db.ConnectionGet(ctx, pool, c.ID)
@@ -633,9 +664,7 @@ func (tc *targetCache) row(ctx context.Context, pool *db.Pool, c *catalog.Connec
 		}
 		return nil, err
 	}
-	tc.mu.Lock()
-	tc.m[c.ID] = cachedTarget{updatedAt: c.UpdatedAt, row: row}
-	tc.mu.Unlock()
+	tc.c.Set(c.ID, &cachedTarget{updatedAt: c.UpdatedAt, row: row})
 	return row, nil
 }
 

@@ -129,6 +129,39 @@ func (m *EMF) RateLimit(outcome, window, requestID string) {
 		Outcome: outcome, Window: window, RequestID: requestID, Decisions: 1})
 }
 
+// cacheLine: CacheHits, CacheMisses, CacheEvictions (Count, since the previous line of
+// that cache) and CacheBytes (Bytes, the weight held now) by {cache}
+// (docs/CATALOG.md "Many workspaces per instance").
+type cacheLine struct {
+	AWS       awsMeta `json:"_aws"`
+	Cache     string  `json:"cache"`
+	Hits      uint64  `json:"CacheHits"`
+	Misses    uint64  `json:"CacheMisses"`
+	Evictions uint64  `json:"CacheEvictions"`
+	Bytes     uint64  `json:"CacheBytes"`
+}
+
+var cacheDirective = []directive{{
+	Namespace:  Namespace,
+	Dimensions: [][]string{{"cache"}},
+	Metrics: []map[string]string{
+		{"Name": "CacheHits", "Unit": "Count"},
+		{"Name": "CacheMisses", "Unit": "Count"},
+		{"Name": "CacheEvictions", "Unit": "Count"},
+		{"Name": "CacheBytes", "Unit": "Bytes"},
+	},
+}}
+
+// Cache records one cache's counters over an interval: name "catalog", "servers" or
+// "targets"; hits, misses and evictions since the previous line for it; bytes held now.
+func (m *EMF) Cache(name string, hits, misses, evictions, bytes uint64) {
+	if m == nil || m.w == nil {
+		return
+	}
+	m.write(cacheLine{AWS: awsMeta{time.Now().UnixMilli(), cacheDirective},
+		Cache: name, Hits: hits, Misses: misses, Evictions: evictions, Bytes: bytes})
+}
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func (m *EMF) write(line any) {
