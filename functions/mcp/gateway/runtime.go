@@ -3,8 +3,8 @@ package gateway
 import (
 	"os"
 	"runtime/debug"
-	"strconv"
-	"strings"
+
+	"github.com/agentpack/gateway/shared/budget"
 )
 
 // The gateway's garbage-collector settings (docs/ARCHITECTURE.md "Decisions worth knowing",
@@ -16,8 +16,9 @@ import (
 // the same sandbox) and what the Go runtime does not count. A fixed limit far under the
 // function's memory made the collector run almost continuously once a large catalog grew
 // the live heap toward it (measured: 24 MiB at 200 connections tripled the CPU per call).
-// Without the variable (make run, tests) the template's MemorySize (defaultMemoryMB) is
-// used, so local measurements run under the deployed settings.
+// Without the variable (make run, tests) the template's MemorySize (budget.DefaultMemoryMB)
+// is used, so local measurements run under the deployed settings; the caches' byte bounds
+// come from the same figure (budget.MemoryMB).
 //
 // GOGC stays at gcPercent: the gateway's garbage is short-lived request data (each
 // request's body, the upstream's answer, the JSON-RPC framing) over a small live heap, so
@@ -26,10 +27,6 @@ import (
 const (
 	gcPercent          = 400
 	memoryLimitPercent = 80
-	defaultMemoryMB    = 512 // template.yaml Globals.Function.MemorySize
-	// minMemoryMB is Lambda's smallest memory size; a smaller or unparsable value is
-	// ignored (the default applies).
-	minMemoryMB = 128
 )
 
 // runtimeSettings is what TuneRuntime applies: a GOGC (0 = leave the environment's) and a
@@ -44,13 +41,10 @@ type runtimeSettings struct {
 // deriveRuntime computes the settings from the environment (getenv): an explicit GOGC or
 // GOMEMLIMIT always wins (that setting is left to the Go runtime, which already read it);
 // otherwise GOGC is gcPercent and the limit is memoryLimitPercent of
-// AWS_LAMBDA_FUNCTION_MEMORY_SIZE MiB, or of defaultMemoryMB when that is absent, not an
-// integer, or under minMemoryMB.
+// the function's memory (budget.MemoryMB: AWS_LAMBDA_FUNCTION_MEMORY_SIZE MiB, or
+// budget.DefaultMemoryMB when that is absent, not an integer, or under budget.MinMemoryMB).
 func deriveRuntime(getenv func(string) string) runtimeSettings {
-	mb := defaultMemoryMB
-	if n, err := strconv.Atoi(strings.TrimSpace(getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"))); err == nil && n >= minMemoryMB {
-		mb = n
-	}
+	mb := budget.MemoryMB(getenv)
 	s := runtimeSettings{MemoryMB: mb}
 	if getenv("GOGC") == "" {
 		s.GCPercent = gcPercent
