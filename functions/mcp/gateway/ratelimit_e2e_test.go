@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
@@ -209,6 +210,7 @@ func TestRateLimitScopes(t *testing.T) {
 	t.Run("per member", func(t *testing.T) {
 		id := e.setLimit(t, map[string]any{"tool": e.echo, "principal": "*", "perMinute": 2})
 		defer e.env.Do(t, "DELETE", "/api/rate-limits/"+id+"?workspaceId="+e.ws, e.admin, nil)
+		earlyInMinute(t)
 		for i := range 2 {
 			if o := e.call(t, e.env.URL, bob, e.echo); !o.OK {
 				t.Fatalf("bob call %d: %s", i, o.Raw)
@@ -261,6 +263,7 @@ func TestRateLimitScopes(t *testing.T) {
 	})
 	t.Run("whole workspace, lifted by delete", func(t *testing.T) {
 		id := e.setLimit(t, map[string]any{"perMinute": 1, "perDay": 1000})
+		earlyInMinute(t)
 		e.call(t, e.env.URL, bob, e.add) // may be refused if this minute already counted one
 		if o := e.call(t, e.env.URL, carol, e.add); o.Code != "RATE_LIMITED" || o.Details["window"] != "minute" {
 			t.Fatalf("shared bucket: %s", o.Raw)
@@ -280,6 +283,20 @@ func TestRateLimitScopes(t *testing.T) {
 			t.Errorf("after delete: %s", o.Raw)
 		}
 	})
+}
+
+// earlyInMinute waits, when less than a margin (10 s, scaled by TEST_TIMEOUT_SCALE, at most
+// 30 s) is left of the current UTC minute, until the next minute begins. The limits count
+// per fixed UTC minute (docs/RATE-LIMITS.md), so a short sequence of calls that must fall
+// into one window starts early in a minute; otherwise a minute ending between two calls
+// gives the second a fresh window and the test fails for no fault of the gateway.
+func earlyInMinute(t *testing.T) {
+	t.Helper()
+	margin := min(testpeer.Scaled(10*time.Second), 30*time.Second)
+	now := time.Now().UTC()
+	if left := now.Truncate(time.Minute).Add(time.Minute).Sub(now); left < margin {
+		time.Sleep(left + 50*time.Millisecond)
+	}
 }
 
 // TestRateLimitTaskCall: a task-augmented call of a proxied tool counts too; over the limit
@@ -303,6 +320,7 @@ func TestRateLimitTaskCall(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
+	earlyInMinute(t)
 	first, second := send(), send()
 	if !strings.Contains(first, `"task"`) || strings.Contains(first, "RATE_LIMITED") {
 		t.Errorf("first task call: %s", first)
