@@ -2,12 +2,17 @@
 # direct upstream call, and cold start, in one table, then the scale table
 # (one workspace at BENCH_SCALE connections × 20 tools). Not part of `make test`.
 # Loopback only; needs Postgres (scripts/with-db.sh starts the local one) and, for the
-# emulator row, aws-lambda-rie (installed by rie-install). About 3–4 minutes on 2 cores.
+# emulator row, aws-lambda-rie (installed by rie-install). The full run also has the limit
+# leg (a bare reverse proxy beside the gateway) and the health leg (one pass over 1,000
+# entries, ~4 minutes); bench-scale, bench-limit, bench-health and bench-workspaces run one
+# part alone (the workspaces leg — 10,000 workspaces through one process — only there).
 
 BENCH_N ?= 2000
 BENCH_TIME ?= 2s
 # BENCH_SCALE: the connection counts of the scale table (× 20 tools each; docs/CATALOG.md).
 BENCH_SCALE ?= 1,10,100,1000
+# BENCH_WSMEM: the function memory sizes (MiB) of the workspaces leg, one gateway run each.
+BENCH_WSMEM ?= 512,128
 
 .PHONY: bench
 bench: rie-install npm-deps ## Benchmarks: tools/list by catalog size, built-in read, proxied echo vs direct, cold start, RSS, sizes (one table)
@@ -16,3 +21,15 @@ bench: rie-install npm-deps ## Benchmarks: tools/list by catalog size, built-in 
 .PHONY: bench-scale
 bench-scale: rie-install ## The scale table of make bench alone (BENCH_SCALE connection counts × 20 tools; emulator cold starts need aws-lambda-rie)
 	scripts/with-db.sh $(GO) run ./cmd/bench -only scale -n $(BENCH_N) -scale $(BENCH_SCALE)
+
+.PHONY: bench-limit
+bench-limit: npm-deps ## The limit leg alone: a bare httputil.ReverseProxy beside the gateway, demo upstream and server-everything
+	scripts/with-db.sh $(GO) run ./cmd/bench -only limit -n $(BENCH_N)
+
+.PHONY: bench-health
+bench-health: ## The health leg alone: one health-check pass over 1,000 entries, 10% refusing or hanging
+	scripts/with-db.sh $(GO) run ./cmd/bench -only health
+
+.PHONY: bench-workspaces
+bench-workspaces: ## 10,000 small workspaces through one gateway process: RSS and cache hit rates (BENCH_WSMEM MiB)
+	scripts/with-db.sh $(GO) run ./cmd/bench -only workspaces -wsmem $(BENCH_WSMEM)
