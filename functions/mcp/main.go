@@ -27,7 +27,14 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := deps.Build(ctx, cfg, 2)
+	// Under Lambda an instance serves one request at a time (plus a task's self-invocation):
+	// 2 connections. Run as a plain HTTP server (the bench, a container) it serves many at
+	// once, so it gets make run's 8. DATABASE_POOL_SIZE overrides either.
+	pool := 8
+	if lambdaapp.InLambda() {
+		pool = 2
+	}
+	d, err := deps.Build(ctx, cfg, int32(cfg.PoolSize(pool)))
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,9 @@ type Config struct {
 	AllowedOrigins       []string
 	LogLevel             string
 	Port                 string
+	// DatabasePoolSize is DATABASE_POOL_SIZE: the most Postgres connections the process
+	// keeps (1–100); 0 (unset) leaves the choice to the function (PoolSize).
+	DatabasePoolSize int
 	// UpstreamAuthKMSKeyID is the KMS key (id, ARN or alias) that seals upstream OAuth
 	// tokens (docs/UPSTREAM-AUTH.md); "" uses UpstreamAuthKeyFile instead (local only).
 	UpstreamAuthKMSKeyID string
@@ -110,6 +113,13 @@ func Load() (*Config, error) {
 	if err := c.checkConsole(); err != nil {
 		return nil, err
 	}
+	if v := os.Getenv("DATABASE_POOL_SIZE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return nil, fmt.Errorf("config: DATABASE_POOL_SIZE must be an integer from 1 to 100, got %q", v)
+		}
+		c.DatabasePoolSize = n
+	}
 	for _, o := range strings.Split(os.Getenv("ALLOWED_ORIGINS"), ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			c.AllowedOrigins = append(c.AllowedOrigins, o)
@@ -122,6 +132,16 @@ func Load() (*Config, error) {
 		c.JWTSecret = DevJWTSecret
 	}
 	return c, nil
+}
+
+// PoolSize is the Postgres pool size a function opens: DATABASE_POOL_SIZE when set, else
+// def (the function's own default, sized for how many requests one instance serves at
+// once: one under Lambda, docs/OPERATIONS.md "Runtime settings").
+func (c *Config) PoolSize(def int) int {
+	if c.DatabasePoolSize > 0 {
+		return c.DatabasePoolSize
+	}
+	return def
 }
 
 // DevJWTSecret is the HS256 secret used locally when JWT_SECRET is unset. Never used when

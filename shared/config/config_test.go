@@ -69,3 +69,28 @@ func TestNewToolsNeedApproval(t *testing.T) {
 		})
 	}
 }
+
+// TestDatabasePoolSize: DATABASE_POOL_SIZE overrides the function's default pool size; a
+// value that is not an integer from 1 to 100 is an error naming the variable.
+func TestDatabasePoolSize(t *testing.T) {
+	for _, tc := range []struct {
+		value   string
+		want    int
+		wantErr bool
+	}{{"", 2, false}, {"8", 8, false}, {"100", 100, false}, {"0", 0, true}, {"101", 0, true}, {"many", 0, true}, {"-3", 0, true}} {
+		t.Run(tc.value, func(t *testing.T) {
+			t.Setenv("APP_ENV", "local")
+			t.Setenv("DATABASE_POOL_SIZE", tc.value)
+			c, err := Load()
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "DATABASE_POOL_SIZE") {
+					t.Fatalf("error %v, want one naming DATABASE_POOL_SIZE", err)
+				}
+				return
+			}
+			if err != nil || c.PoolSize(2) != tc.want {
+				t.Fatalf("%+v %v, want pool size %d", c, err, tc.want)
+			}
+		})
+	}
+}
