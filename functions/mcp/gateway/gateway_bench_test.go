@@ -202,11 +202,12 @@ func syntheticDoc(ws string, n int) []byte {
 // BenchmarkToolsList is tools/list for 10, 100, 1,000 and 5,000 visible tools: the meta
 // toolset's built-ins (X-MCP-Toolsets: meta) plus proxied tools from the precomputed
 // catalog. go-sdk pages tools/list by 1,000, so the 5,000 case answers its first page.
+// Every tool is listed (X-MCP-Discovery: all), above the progressive-discovery threshold too.
 func BenchmarkToolsList(b *testing.B) {
 	e := newBenchEnv(b)
 	ws, token := e.workspace(b, auth.RoleAdmin)
 	base := request{path: "/mcp/" + ws, token: token, body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
-		hdr: map[string]string{"X-MCP-Toolsets": "meta"}}
+		hdr: map[string]string{"X-MCP-Toolsets": "meta", "X-MCP-Discovery": "all"}}
 	if _, err := putDoc(e.store, syntheticDoc(ws, 0)); err != nil {
 		b.Fatal(err)
 	}
