@@ -317,16 +317,13 @@ func runLimitOnly(ctx context.Context, base, dir string, n, warm int, concs []in
 		*limitProfile = prefix
 		gwEnv = append(gwEnv, "AGENTPACK_CPU_PROFILE="+prefix)
 	}
-	upPort, gwPort := freePort(), freePort()
-	up, err := start(localBin, []string{"DEMO_UPSTREAM_PORT=" + upPort}, "demo-upstream")
+	gwPort := freePort()
+	up, demoURL, err := startDemoUpstream(localBin)
 	if err != nil {
 		return err
 	}
 	defer up.stop()
-	if err := waitHTTP("127.0.0.1:"+upPort, 10*time.Second); err != nil {
-		return err
-	}
-	e := limitEnv{demoURL: "http://127.0.0.1:" + upPort + "/mcp", concs: concs, n: n, warm: warm}
+	e := limitEnv{demoURL: demoURL, concs: concs, n: n, warm: warm}
 	catDir := filepath.Join(dir, "catalog")
 	benchDB = "agentpack_bench_limit" // a full bench may run meanwhile
 	if e.dbURL, e.ws, e.demoHandle, err = setup(ctx, base, e.demoURL, catDir); err != nil {

@@ -252,6 +252,23 @@ func setup(ctx context.Context, baseURL, upstream, catDir string) (dbURL, ws, ha
 	return dbURL, ws, out.Connection.Handle, nil
 }
 
+// startDemoUpstream starts the demo upstream (cmd/local's demo-upstream command, binary
+// localBin) on a free loopback port and waits until it accepts connections (10 s). It
+// returns the process and its MCP endpoint URL.
+func startDemoUpstream(localBin string) (*proc, string, error) {
+	port := freePort()
+	up, err := start(localBin, []string{"DEMO_UPSTREAM_PORT=" + port}, "demo-upstream")
+	if err != nil {
+		return nil, "", err
+	}
+	if err := waitHTTP("127.0.0.1:"+port, 10*time.Second); err != nil {
+		up.stop()
+		return nil, "", err
+	}
+	return up, "http://127.0.0.1:" + port + "/mcp", nil
+}
+
+// waitHTTP waits until addr accepts TCP connections, at most d.
 func waitHTTP(addr string, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
@@ -593,16 +610,12 @@ func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool, 
 	if err != nil {
 		return err
 	}
-	upPort, gwPort := freePort(), freePort()
-	up, err := start(localBin, []string{"DEMO_UPSTREAM_PORT=" + upPort}, "demo-upstream")
+	gwPort := freePort()
+	up, upURL, err := startDemoUpstream(localBin)
 	if err != nil {
 		return err
 	}
 	defer up.stop()
-	if err := waitHTTP("127.0.0.1:"+upPort, 10*time.Second); err != nil {
-		return err
-	}
-	upURL := "http://127.0.0.1:" + upPort + "/mcp"
 	catDir := filepath.Join(dir, "catalog")
 	dbURL, ws, handle, err := setup(ctx, base, upURL, catDir)
 	if err != nil {
