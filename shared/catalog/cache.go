@@ -153,7 +153,8 @@ const DefaultMaxBytes = 64 << 20
 func (c *Cache) SetMaxBytes(n int64) { c.entries.SetMaximum(uint64(max(n, 1))) }
 
 // Stats returns the cache's counters: a hit is a Get that found the workspace's snapshot in
-// memory (fresh, or revalidated by a conditional GET), a miss one that had to load it.
+// memory (whatever its age: a stale one then revalidated or reloaded counts as a hit too),
+// a miss one that found none and had to load it.
 func (c *Cache) Stats() budget.Stats { return budget.StatsOf(c.entries) }
 
 type cacheEntry struct {

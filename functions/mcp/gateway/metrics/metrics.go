@@ -152,8 +152,9 @@ var cacheDirective = []directive{{
 	},
 }}
 
-// Cache records one cache's counters over an interval: name "catalog", "servers" or
-// "targets"; hits, misses and evictions since the previous line for it; bytes held now.
+// Cache records one cache's counters over an interval: name "catalog", "servers",
+// "targets" or "sessions" (the upstream session pool, whose hits and misses are always 0);
+// hits, misses and evictions since the previous line for it; bytes held now.
 func (m *EMF) Cache(name string, hits, misses, evictions, bytes uint64) {
 	if m == nil || m.w == nil {
 		return
