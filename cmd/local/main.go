@@ -39,7 +39,7 @@ const usage = `usage: local COMMAND
   help            print this text
 
 Environment: DATABASE_URL (required by all but token, help, demo-upstream), PORT,
-DEMO_UPSTREAM_PORT, OAUTH_DEMO_PORT, JWT_SECRET, APP_ENV; see README.md "Configuration".
+DEMO_UPSTREAM_PORT, OAUTH_DEMO_PORT, JWT_SECRET, APP_ENV; see docs/CONFIGURATION.md.
 `
 
 func main() {

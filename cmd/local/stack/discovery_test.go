@@ -24,7 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Progressive discovery at 20,000 tools, end to end (README "Progressive discovery",
+// Progressive discovery at 20,000 tools, end to end (docs/USING.md "Progressive discovery",
 // docs/CATALOG.md): a workspace of 1,000 connections × 20 tools on a loopback stub
 // upstream, one of whose servers has the only weather tool. A client lists tools (the
 // built-ins, the search among them), searches in natural language, and calls the first

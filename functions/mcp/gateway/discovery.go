@@ -11,7 +11,7 @@ import (
 	"github.com/agentpack/gateway/shared/mcpclient"
 )
 
-// Progressive discovery (docs/ARCHITECTURE.md "Decisions worth knowing", README
+// Progressive discovery (docs/ARCHITECTURE.md "Decisions worth knowing", docs/USING.md
 // "Progressive discovery"). On the aggregate endpoint tools/list lists every visible tool
 // unless the workspace has more visible proxied tools than its threshold (the catalog
 // document's discoveryThreshold, DefaultDiscoveryThreshold when unset) or the client asks

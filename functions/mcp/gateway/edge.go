@@ -240,7 +240,7 @@ func inflightKey(st *requestState, id json.RawMessage) string {
 // the forwarded request and the gateway stops waiting. It answers 202 like any accepted
 // notification and reports true; false leaves the body to the rest of the edge. A process
 // only knows its own requests: behind API Gateway each concurrent request may run in
-// another Lambda instance, where the notification finds nothing (README "Protocol").
+// another Lambda instance, where the notification finds nothing (docs/USING.md "Protocol").
 func (g *Gateway) cancelled(w *limitedWriter, r *http.Request, st *requestState, body []byte) bool {
 	if !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
 		return false
