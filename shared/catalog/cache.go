@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/shared/budget"
+	"github.com/agentpack/gateway/shared/emf"
 	"github.com/maypok86/otter/v2"
 	"golang.org/x/sync/singleflight"
 )
@@ -140,6 +141,8 @@ type Cache struct {
 	// (RevalidationMetrics); os.Stdout in Lambda.
 	Metrics io.Writer
 
+	metricsOnce   sync.Once
+	metrics       *emf.Writer // over Metrics, made at the first failure
 	entries       *otter.Cache[string, *cacheEntry]
 	storeFailures atomic.Int64
 	group         singleflight.Group
@@ -251,28 +254,12 @@ const (
 	RevalidationMetric    = "RevalidationFailures"
 )
 
-var revalidationMu sync.Mutex
+var revalidationSchema = emf.NewSchema(RevalidationNamespace, [][]string{{"reason"}},
+	emf.Metric{Name: RevalidationMetric, Unit: emf.Count})
 
 func (c *Cache) revalidationFailed(reason string) {
-	if c.Metrics == nil {
-		return
-	}
-	line := map[string]any{
-		"_aws": map[string]any{
-			"Timestamp": time.Now().UnixMilli(),
-			"CloudWatchMetrics": []any{map[string]any{
-				"Namespace":  RevalidationNamespace,
-				"Dimensions": [][]string{{"reason"}},
-				"Metrics":    []map[string]string{{"Name": RevalidationMetric, "Unit": "Count"}},
-			}},
-		},
-		"reason":           reason,
-		RevalidationMetric: 1,
-	}
-	b, _ := json.Marshal(line)
-	revalidationMu.Lock()
-	_, _ = c.Metrics.Write(append(b, '\n'))
-	revalidationMu.Unlock()
+	c.metricsOnce.Do(func() { c.metrics = emf.NewWriter(c.Metrics) })
+	c.metrics.Write(revalidationSchema, []emf.Prop{{Key: "reason", Value: reason}}, 1)
 }
 
 // contentTag is the ETag of a document built outside the store: "built-" and a hash of

@@ -39,7 +39,6 @@ package health
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +51,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/emf"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/aws/aws-lambda-go/events"
@@ -644,27 +644,16 @@ func (c *Checker) report(ctx context.Context, s *Summary) {
 	if s.Reconciled != nil && !*s.Reconciled {
 		reconcileFailed = 1
 	}
-	line := map[string]any{
-		"_aws": map[string]any{
-			"Timestamp": time.Now().UnixMilli(),
-			"CloudWatchMetrics": []any{map[string]any{
-				"Namespace":  "Agentpack/HealthCheck",
-				"Dimensions": [][]string{{"Function"}},
-				"Metrics": []map[string]string{
-					{"Name": "checked", "Unit": "Count"}, {"Name": "healthy", "Unit": "Count"},
-					{"Name": "stale", "Unit": "Count"}, {"Name": "down", "Unit": "Count"},
-					{"Name": "skipped", "Unit": "Count"}, {"Name": "duration_ms", "Unit": "Milliseconds"},
-					{"Name": "failed", "Unit": "Count"}, {"Name": "reconcile_failed", "Unit": "Count"},
-				},
-			}},
-		},
-		"Function": "healthcheck",
-		"checked":  s.Checked, "healthy": s.Healthy, "stale": s.Stale, "down": s.Down,
-		"skipped": s.Skipped, "duration_ms": s.DurationMS,
-		// failed: checks of this pass that failed (the entry is now stale or down);
-		// reconcile_failed: 1 when the end-of-pass catalog reconcile failed.
-		"failed": s.Stale + s.Down, "reconcile_failed": reconcileFailed,
-	}
-	b, _ := json.Marshal(line)
-	_, _ = c.o.Metrics.Write(append(b, '\n'))
+	// failed: checks of this pass that failed (the entry is now stale or down);
+	// reconcile_failed: 1 when the end-of-pass catalog reconcile failed.
+	emf.NewWriter(c.o.Metrics).Write(passSchema, []emf.Prop{{Key: "Function", Value: "healthcheck"}},
+		float64(s.Checked), float64(s.Healthy), float64(s.Stale), float64(s.Down), float64(s.Skipped),
+		float64(s.DurationMS), float64(s.Stale+s.Down), float64(reconcileFailed))
 }
+
+// passSchema is the pass's EMF line: its counts and duration by {Function}.
+var passSchema = emf.NewSchema("Agentpack/HealthCheck", [][]string{{"Function"}},
+	emf.Metric{Name: "checked", Unit: emf.Count}, emf.Metric{Name: "healthy", Unit: emf.Count},
+	emf.Metric{Name: "stale", Unit: emf.Count}, emf.Metric{Name: "down", Unit: emf.Count},
+	emf.Metric{Name: "skipped", Unit: emf.Count}, emf.Metric{Name: "duration_ms", Unit: emf.Milliseconds},
+	emf.Metric{Name: "failed", Unit: emf.Count}, emf.Metric{Name: "reconcile_failed", Unit: emf.Count})
