@@ -75,11 +75,17 @@ start() {
   fi
 }
 
+# stop says on stderr what it did: stopped (and where the data stays), or nothing to stop.
 stop() {
-  [ -f "$state/pgdir" ] || return 0
+  if [ ! -f "$state/pgdir" ]; then echo "pg.sh: no local cluster (nothing to stop)" >&2; return 0; fi
   local d; d=$(cat "$state/pgdir")
-  [ -f "$d/data/PG_VERSION" ] || return 0
+  if [ ! -f "$d/data/PG_VERSION" ]; then echo "pg.sh: no local cluster in $d (nothing to stop)" >&2; return 0; fi
+  if ! as_pg "$BIN/pg_ctl" -D "$d/data" status >/dev/null 2>&1; then
+    echo "pg.sh: the local cluster ($d) is not running (nothing to stop)" >&2
+    return 0
+  fi
   as_pg "$BIN/pg_ctl" -D "$d/data" -m fast -w stop >/dev/null 2>&1 || true
+  echo "pg.sh: stopped the local cluster on 127.0.0.1:$port (data kept in $d; make db-destroy deletes it)" >&2
 }
 
 case "${1:-}" in
@@ -87,6 +93,6 @@ case "${1:-}" in
   stop) stop ;;
   url) url ;;
   status) [ -f "$state/pgdir" ] || exit 3; d=$(cat "$state/pgdir"); as_pg "$BIN/pg_ctl" -D "$d/data" status ;;
-  destroy) stop; rm -f "$state/pgport"; [ -f "$state/pgdir" ] && rm -rf "$(cat "$state/pgdir")" "$state/pgdir" ;;
+  destroy) stop 2>/dev/null; rm -f "$state/pgport"; [ -f "$state/pgdir" ] && rm -rf "$(cat "$state/pgdir")" "$state/pgdir" ;;
   *) echo "usage: $0 start|stop|url|status|destroy" >&2; exit 2 ;;
 esac

@@ -143,6 +143,14 @@ func cmdServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Every port is bound before anything touches the database: a second make run whose
+	// ports are taken stops here, leaving the running one's connections as they are.
+	lns, err := bindPorts(cfg.Port)
+	if err != nil {
+		return err
+	}
+	appLn := lns[0]
+	defer func() { _ = appLn.Close() }()
 	d, err := deps.Build(ctx, cfg, 8)
 	if err != nil {
 		return err
@@ -151,15 +159,12 @@ func cmdServe(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	demoURL, stopDemo, err := startDemoUpstream(env("DEMO_UPSTREAM_PORT", "8090"))
-	if err != nil {
-		return err
-	}
+	demoURL, stopDemo := startDemoUpstream(lns[1])
 	defer stopDemo()
 
-	protected, err := demoupstream.StartProtected("127.0.0.1:" + env("OAUTH_DEMO_PORT", "8091"))
+	protected, err := demoupstream.StartProtected("", &demoupstream.ProtectedOptions{Listener: lns[2], StateFile: oauthDemoState})
 	if err != nil {
-		return fmt.Errorf("OAuth demo upstream: %w (set OAUTH_DEMO_PORT)", err)
+		return fmt.Errorf("OAuth demo upstream: %w", err)
 	}
 	defer protected.Close()
 
@@ -182,11 +187,6 @@ func cmdServe(ctx context.Context) error {
 	if err := ensureOAuthDemo(ctx, d, protected); err != nil {
 		return fmt.Errorf("OAuth demo entry: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:"+cfg.Port)
-	if err != nil {
-		return fmt.Errorf("%w (set PORT to a free port)", err)
-	}
-	ln.Close() // lambdaapp.Start listens again; this only checks the port before printing it
 	addr := "127.0.0.1:" + cfg.Port
 	tok, _ := devTokens()
 	fmt.Print(banner("http://"+addr, demoURL, protected.MCPURL(), code, tok))
@@ -197,15 +197,59 @@ func cmdServe(ctx context.Context) error {
 		<-ctx.Done()
 		progress("stopping: finishing requests in flight and ending upstream sessions")
 	}()
+	_ = appLn.Close() // lambdaapp.Start listens again, at once
 	err = lambdaapp.Start(ctx, st.Handler, addr, d.Logger, d.EndUpstreamSessions)
 	if err == nil {
 		// Start returns once the signal ended ctx: "stopping" is printed first (bounded, in
-		// case Start returned for another reason).
+		// case Start returned for another reason). scripts/run.sh prints "stopped".
 		select {
 		case <-said:
 		case <-time.After(time.Second):
 		}
-		progress("stopped")
+	}
+	return err
+}
+
+// oauthDemoState is where make run keeps the OAuth demo's authorization server (its
+// signing key, client secret and sessions), so members' grants survive a restart.
+const oauthDemoState = ".state/oauth-demo.json"
+
+// localPorts are the environment variables of the ports serve binds, with their defaults,
+// in the order bindPorts returns their listeners.
+var localPorts = [][2]string{{"PORT", ""}, {"DEMO_UPSTREAM_PORT", "8090"}, {"OAUTH_DEMO_PORT", "8091"}}
+
+// bindPorts listens on 127.0.0.1 at PORT (port), DEMO_UPSTREAM_PORT and OAUTH_DEMO_PORT and
+// returns the three listeners; on the first port taken it closes the others and says which
+// variable to change.
+func bindPorts(port string) ([]net.Listener, error) {
+	var out []net.Listener
+	for _, p := range localPorts {
+		v := env(p[0], p[1])
+		if p[0] == "PORT" {
+			v = port
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:"+v)
+		if err != nil {
+			for _, l := range out {
+				_ = l.Close()
+			}
+			return nil, fmt.Errorf("port %s (%s) is not free: %w (another make run? set %s to a free port)", v, p[0], err, p[0])
+		}
+		out = append(out, ln)
+	}
+	return out, nil
+}
+
+// cmdCheckPorts is `local check-ports`: bindPorts, then release them (scripts/run.sh runs
+// it before migrating and seeding).
+func cmdCheckPorts() error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	lns, err := bindPorts(cfg.Port)
+	for _, l := range lns {
+		_ = l.Close()
 	}
 	return err
 }
@@ -271,25 +315,22 @@ func clientLines(url, token string) string {
 	return b.String()
 }
 
-// startDemoUpstream serves the project's demo MCP server on 127.0.0.1:port.
-func startDemoUpstream(port string) (string, func(), error) {
+// startDemoUpstream serves the project's demo MCP server on ln.
+func startDemoUpstream(ln net.Listener) (string, func()) {
 	h, err := demoupstream.NewHandler(demoupstream.NewServer(nil), demoupstream.ModeStreamable)
 	if err != nil {
-		return "", nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
-	if err != nil {
-		return "", nil, fmt.Errorf("demo upstream: %w (set DEMO_UPSTREAM_PORT)", err)
+		panic(err) // ModeStreamable is a known mode
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String() + "/mcp", func() { _ = srv.Close() }, nil
+	return "http://" + ln.Addr().String() + "/mcp", func() { _ = srv.Close() }
 }
 
 // ensureDemoConnection makes the demo upstream a catalog entry (local data, never part
 // of the curated catalog) installed in the demo workspace, so that `make run` shows proxied
 // tools at once and `make healthcheck` has an entry to check. An install whose URL no
-// longer matches (another DEMO_UPSTREAM_PORT) is replaced; a current one is refreshed.
+// longer matches (another DEMO_UPSTREAM_PORT) is pointed at the new URL in place (same id,
+// name and settings; never uninstalled); a current one is refreshed.
 func ensureDemoConnection(ctx context.Context, d *deps.Deps, url string) error {
 	admin := &auth.Principal{Subject: "make-run", Role: auth.RoleAdmin, Workspaces: []string{demoWorkspace}}
 	if err := db.CatalogEntryUpsertSeed(ctx, d.Pool, &db.CatalogSeedEntry{
@@ -320,9 +361,8 @@ func ensureDemoConnection(ctx context.Context, d *deps.Deps, url string) error {
 			// database was kept.
 			return catalog.Rebuild(ctx, d.Pool, d.Store, []string{demoWorkspace})
 		}
-		if err := d.Connections.Uninstall(ctx, admin, entry.ID, demoWorkspace); err != nil {
-			return err
-		}
+		_, err := d.Connections.Update(ctx, admin, c.ID, connections.UpdateInput{URL: &url})
+		return err
 	}
 	out, err := d.Connections.Install(ctx, admin, entry.ID, connections.InstallInput{WorkspaceID: demoWorkspace})
 	if err != nil {
@@ -336,7 +376,9 @@ func ensureDemoConnection(ctx context.Context, d *deps.Deps, url string) error {
 
 // ensureOAuthDemo seeds the OAuth demo entry (seed.LoadOAuthDemo) for p, with p's client as
 // the entry's pre-registered client. Installs of it whose URL no longer matches (another
-// OAUTH_DEMO_PORT) are removed, as ensureDemoConnection does. Without upstream
+// OAUTH_DEMO_PORT) are pointed at the new URL in place, as ensureDemoConnection does: the
+// seed never uninstalls what a user installed, and members' grants stay (a grant the moved
+// server refuses answers its consent link on the next call). Without upstream
 // authorization configured it does nothing.
 func ensureOAuthDemo(ctx context.Context, d *deps.Deps, p *demoupstream.Protected) error {
 	if d.Connections.AuthClientPut == nil {
@@ -357,7 +399,10 @@ func ensureOAuthDemo(ctx context.Context, d *deps.Deps, p *demoupstream.Protecte
 	for i := range rows {
 		c := &rows[i]
 		if c.Source == "marketplace" && c.CatalogEntryID != nil && *c.CatalogEntryID == entry && c.URL != p.MCPURL() {
-			return d.Connections.Uninstall(ctx, admin, entry, demoWorkspace)
+			u := p.MCPURL()
+			if _, err := d.Connections.Update(ctx, admin, c.ID, connections.UpdateInput{URL: &u}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

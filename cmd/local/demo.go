@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -12,10 +13,11 @@ import (
 // JSON responses) on 127.0.0.1:$DEMO_UPSTREAM_PORT until SIGINT/SIGTERM — the benchmark's
 // upstream, run as its own process.
 func cmdDemoUpstream(ctx context.Context) error {
-	url, stop, err := startDemoUpstream(env("DEMO_UPSTREAM_PORT", "8090"))
+	ln, err := net.Listen("tcp", "127.0.0.1:"+env("DEMO_UPSTREAM_PORT", "8090"))
 	if err != nil {
-		return err
+		return fmt.Errorf("demo upstream: %w (set DEMO_UPSTREAM_PORT)", err)
 	}
+	url, stop := startDemoUpstream(ln)
 	defer stop()
 	fmt.Println(url)
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

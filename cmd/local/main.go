@@ -10,6 +10,7 @@
 //	local serve              serve everything on 127.0.0.1:$PORT (default 8080) with the demo upstream
 //	                         (on $DEMO_UPSTREAM_PORT, default 8090), the OAuth demo upstream (on
 //	                         $OAUTH_DEMO_PORT, default 8091) and print the console sign-in link
+//	local check-ports        check that serve's three ports are free (make run, before migrating)
 //	local help               print this list
 //	local healthcheck        run one health-check pass
 //	local demo-upstream      serve only the demo upstream MCP server (benchmarks)
@@ -31,6 +32,8 @@ const usage = `usage: local COMMAND
                   on 127.0.0.1:$DEMO_UPSTREAM_PORT (default 8090) and the OAuth demo upstream
                   (authorization server + protected MCP server) on 127.0.0.1:$OAUTH_DEMO_PORT
                   (default 8091); prints the console sign-in link
+  check-ports     check that PORT, DEMO_UPSTREAM_PORT and OAUTH_DEMO_PORT are free (make run
+                  runs it before migrating and seeding)
   healthcheck     run one health-check pass
   import-registry URL|FILE
                   import an MCP registry (v0.1 API base URL) or a file of its server documents
@@ -58,6 +61,8 @@ func main() {
 		err = cmdToken(os.Stdout)
 	case "serve":
 		err = cmdServe(ctx)
+	case "check-ports":
+		err = cmdCheckPorts()
 	case "healthcheck":
 		err = cmdHealthcheck(ctx)
 	case "import-registry":

@@ -170,6 +170,10 @@ type AuditEvent struct {
 	ArgsDigest   string    `db:"args_digest" json:"argsDigest"`
 }
 
+// EventEntityTypes are the entity types the event log records (Event.EntityType), sorted:
+// what GET /api/events accepts as entityType (any other value is a 400, not an empty list).
+var EventEntityTypes = []string{"chat", "mcp_catalog_entry", "mcp_connection", "rate_limit", "tool_override"}
+
 // Event is one marketplace mutation (event_log).
 type Event struct {
 	ID          int64          `db:"id" json:"id"`

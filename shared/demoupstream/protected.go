@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -41,31 +42,51 @@ const ProtectedClientID = "agentpack-local-gateway"
 //     scope (MCP authorization 2025-11-25, RFC 6750 §3);
 //   - its protected resource metadata (RFC 9728) at /.well-known/oauth-protected-resource/mcp.
 //
-// Tokens live in the process: after a restart every earlier token is refused and members
-// consent again.
+// Without ProtectedOptions.StateFile, tokens live in the process: after a restart every
+// earlier token is refused and members consent again. With it (make run: .state/oauth-demo.json)
+// the authorization server's signing key, client secret and sessions survive a restart on
+// the same port, so the grants members gave stay usable (access and refresh tokens).
 type Protected struct {
 	// AS is the authorization server (its keys, sessions and client).
 	AS  *mockoidc.MockOIDC
 	srv *http.Server
 	ln  net.Listener
 	// mu serialises every use of the AS: mockoidc's session store is a plain map.
-	mu sync.Mutex
+	mu    sync.Mutex
+	state string // ProtectedOptions.StateFile
+}
+
+// ProtectedOptions configure StartProtected; nil means defaults.
+type ProtectedOptions struct {
+	// StateFile, when set, is a JSON file (mode 0600) holding the authorization server's
+	// RSA signing key, its client secret and its sessions: read at start when present
+	// (else a new key is generated and the file written), rewritten after every
+	// authorization and token request. A file that cannot be read as such is an error.
+	StateFile string
+	// Listener, when set, is served instead of listening on addr (a port bound earlier,
+	// e.g. checked before a database was touched).
+	Listener net.Listener
 }
 
 // StartProtected serves a Protected on addr (e.g. "127.0.0.1:8091"; port 0 picks one) until
-// Close. Errors: the listen error, or the key generation's.
-func StartProtected(addr string) (*Protected, error) {
-	as, err := mockoidc.NewServer(nil)
+// Close. Errors: the listen error, the key generation's, or an unreadable StateFile.
+func StartProtected(addr string, opts *ProtectedOptions) (*Protected, error) {
+	if opts == nil {
+		opts = &ProtectedOptions{}
+	}
+	as, err := newAuthorizationServer(opts.StateFile)
 	if err != nil {
 		return nil, fmt.Errorf("demoupstream: authorization server: %w", err)
 	}
 	as.ClientID = ProtectedClientID
 	as.CodeChallengeMethodsSupported = []string{"S256"} // OAuth 2.1 and MCP authorization: S256 only
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
+	ln := opts.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, err
+		}
 	}
-	p := &Protected{AS: as, ln: ln}
+	p := &Protected{AS: as, ln: ln, state: opts.StateFile}
 	// mockoidc builds every URL it publishes from Server.Addr; its handlers are mounted on
 	// this server's mux (not mockoidc's Start) so that the MCP server shares the port.
 	as.Server = &http.Server{Addr: ln.Addr().String(), ReadHeaderTimeout: 10 * time.Second}
@@ -92,8 +113,8 @@ func (p *Protected) Close() error { return p.srv.Close() }
 
 func (p *Protected) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(mockoidc.AuthorizationEndpoint, p.locked(p.AS.Authorize))
-	mux.Handle(mockoidc.TokenEndpoint, secondsExpiry(p.locked(p.AS.Token), p.AS.AccessTTL))
+	mux.Handle(mockoidc.AuthorizationEndpoint, p.saving(p.AS.Authorize))
+	mux.Handle(mockoidc.TokenEndpoint, secondsExpiry(p.saving(p.AS.Token), p.AS.AccessTTL))
 	mux.Handle(mockoidc.UserinfoEndpoint, p.locked(p.AS.Userinfo))
 	mux.Handle(mockoidc.JWKSEndpoint, p.locked(p.AS.JWKS))
 	mux.Handle(mockoidc.DiscoveryEndpoint, p.locked(p.AS.Discovery))
@@ -103,10 +124,16 @@ func (p *Protected) handler() http.Handler {
 		BearerMethodsSupported: []string{"header"}, ResourceName: "Agentpack demo upstream (OAuth)",
 	}))
 	server := NewServer(nil)
-	mcp.AddTool(server, &mcp.Tool{Name: "whoami", Description: "The demo authorization server's user this call's access token was issued to, and its scopes."},
+	// The output schema is written out: the inferred one types the scopes slice as
+	// ["null","array"], which clients (the MCP Inspector) flag as unportable.
+	mcp.AddTool(server, &mcp.Tool{Name: "whoami", Description: "The demo authorization server's user this call's access token was issued to, and its scopes.",
+		OutputSchema: whoamiSchema},
 		func(_ context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, WhoamiOut, error) {
 			ti := req.Extra.TokenInfo
 			out := WhoamiOut{Subject: ti.UserID, Scopes: ti.Scopes}
+			if out.Scopes == nil {
+				out.Scopes = []string{}
+			}
 			return TextResult("signed in upstream as " + ti.UserID), out, nil
 		})
 	h, _ := NewHandler(server, ModeStreamable)
@@ -122,6 +149,24 @@ func (p *Protected) locked(h http.HandlerFunc) http.Handler {
 		h(w, r)
 	})
 }
+
+// saving is locked, then (with a state file) the AS's state written to it.
+func (p *Protected) saving(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		h(w, r)
+		if p.state != "" {
+			if err := saveAuthorizationServer(p.state, p.AS); err != nil {
+				slog.Default().Warn("OAuth demo: state not saved", "file", p.state, "err", err)
+			}
+		}
+	})
+}
+
+// whoamiSchema is the output schema of whoami (WhoamiOut).
+var whoamiSchema = json.RawMessage(`{"type":"object","properties":{"subject":{"type":"string"},` +
+	`"scopes":{"type":"array","items":{"type":"string"}}},"required":["subject","scopes"]}`)
 
 // WhoamiOut is the structured result of the protected server's whoami tool.
 type WhoamiOut struct {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,12 +17,43 @@ import (
 
 func startProtected(t *testing.T) *demoupstream.Protected {
 	t.Helper()
-	p, err := demoupstream.StartProtected("127.0.0.1:0")
+	p, err := demoupstream.StartProtected("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	return p
+}
+
+// TestProtectedStateFile: with a state file the authorization server's key and client
+// secret are written (0600) and read back by the next start; an unreadable file is an
+// error that names it, and nothing starts.
+func TestProtectedStateFile(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "as.json")
+	p1, err := demoupstream.StartProtected("127.0.0.1:0", &demoupstream.ProtectedOptions{StateFile: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = p1.Close()
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("state file: %v %v", fi, err)
+	}
+	p2, err := demoupstream.StartProtected("127.0.0.1:0", &demoupstream.ProtectedOptions{StateFile: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = p2.Close()
+	if p1.ClientSecret() != p2.ClientSecret() || !p1.AS.Keypair.PrivateKey.Equal(p2.AS.Keypair.PrivateKey) {
+		t.Error("the second start did not reuse the saved secret and key")
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := demoupstream.StartProtected("127.0.0.1:0", &demoupstream.ProtectedOptions{StateFile: bad}); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("unreadable state file: %v", err)
+	}
 }
 
 type bearerRT struct{ tok string }
@@ -145,6 +178,23 @@ func TestProtectedCodeFlow(t *testing.T) {
 	}
 	if got := res.Content[0].(*mcp.TextContent).Text; got != "signed in upstream as 1234567890" {
 		t.Errorf("whoami = %q", got)
+	}
+	// whoami's output schema types scopes as a plain array (no ["null","array"], which the
+	// MCP Inspector flags as unportable), and its result matches it.
+	for tl, err := range s.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tl.Name != "whoami" {
+			continue
+		}
+		raw, _ := json.Marshal(tl.OutputSchema)
+		if !strings.Contains(string(raw), `"scopes":{"items":{"type":"string"},"type":"array"}`) || strings.Contains(string(raw), "null") {
+			t.Errorf("whoami output schema: %s", raw)
+		}
+	}
+	if sc, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(sc), `"scopes":[`) {
+		t.Errorf("whoami structured content: %s", sc)
 	}
 	if res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}}); err != nil || res.IsError {
 		t.Errorf("echo: %v %v", err, res)

@@ -139,6 +139,10 @@ func (p *Pool) classifyHTTP(err error, pr *probe, rt *roundTripper, what string)
 	}
 	var e *apperr.Error
 	switch {
+	case (status == http.StatusUnauthorized || status == http.StatusForbidden) && rt != nil && rt.creds != nil:
+		// An OAuth connection has no headers to check: its token was refused.
+		e = apperr.Wrap(err, apperr.UpstreamError, "upstream answered %d: it refused the connection's OAuth token", status).
+			WithHint("authorize the connection again (the console's Authorizations page)")
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e = apperr.Wrap(err, apperr.UpstreamError, "upstream answered %d: check the connection's headers", status).
 			WithHint("the upstream refused the connection's credentials")

@@ -625,3 +625,26 @@ func TestDialTimeBlock(t *testing.T) {
 		t.Errorf("%d requests reached the upstream", n)
 	}
 }
+
+// refusedCreds is a token source whose token the upstream refuses; it never asks for a retry.
+type refusedCreds struct{}
+
+func (refusedCreds) Token(context.Context) (string, error) { return "OAUTH-TOKEN", nil }
+func (refusedCreds) Unauthorized(context.Context, string, *http.Response) bool {
+	return false
+}
+
+// TestConnectStatusOAuth: a 401 to a target with OAuth credentials names the refused token
+// and says to authorize again, never "check the connection's headers" (an OAuth connection
+// has none), and never the token.
+func TestConnectStatusOAuth(t *testing.T) {
+	t.Parallel()
+	f := testpeer.NewFixture(t, nil)
+	f.SetStatus("*", http.StatusUnauthorized)
+	p := newPool(t, nil)
+	_, _, err := p.ListTools(t.Context(), Target{ConnectionID: "o", URL: f.URL, Credentials: refusedCreds{}})
+	e := wantCode(t, err, apperr.UpstreamError, "answered 401: it refused the connection's OAuth token")
+	if strings.Contains(e.Error(), "headers") || strings.Contains(e.Error(), "OAUTH-TOKEN") || !strings.Contains(e.Hint, "authorize") {
+		t.Errorf("OAuth 401: %v (hint %q)", e, e.Hint)
+	}
+}

@@ -345,6 +345,25 @@ func (s *Service) revokeOne(ctx context.Context, ep *Endpoint, token, hint strin
 	return nil
 }
 
+// Expire marks the grant under k as needing re-authorization with reason (what Status
+// then shows; never a token), unless it is already marked: what the gateway does when the
+// upstream refused a grant's token (401) although it was fresh or just refreshed, so that
+// the same call can answer the consent link. A missing grant is no error (nothing to expire).
+func (s *Service) Expire(ctx context.Context, k Key, reason string) (err error) {
+	defer derrors.Wrap(&err, "upstreamauth: expire")
+	g, err := s.store.GrantGet(ctx, k)
+	if errors.Is(err, ErrNoGrant) {
+		return nil
+	}
+	if err != nil || g.NeedsReauth {
+		return err
+	}
+	if err := s.markReauth(ctx, s.store, g, reason); !errors.Is(err, ErrAuthorizationRequired) {
+		return err
+	}
+	return nil
+}
+
 // Status is the public authorization status of the grant under k (no token in it).
 func (s *Service) Status(ctx context.Context, k Key) (_ Status, err error) {
 	defer derrors.Wrap(&err, "upstreamauth: status")

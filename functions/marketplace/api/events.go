@@ -2,13 +2,16 @@ package api
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/pins"
+	"github.com/agentpack/gateway/shared/text"
 )
 
 // eventList is GET /api/events?workspaceId=&entityType=&action=&before=&limit=: the
@@ -18,7 +21,8 @@ import (
 // redacted when written. The answer is {"events": [...], "hasMore", "nextBefore"?}: pass
 // nextBefore as before to read the next page.
 //
-// Errors: 400 (workspaceId missing and ambiguous, bad before/limit), 403 (not admin),
+// Errors: 400 (workspaceId missing and ambiguous, an entityType not in
+// db.EventEntityTypes, bad before/limit), 403 (not admin),
 // 404 (not the caller's workspace).
 func (a *API) eventList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	q := r.URL.Query()
@@ -39,6 +43,9 @@ func (a *API) eventList(w http.ResponseWriter, r *http.Request, p *auth.Principa
 		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 || f.Limit > 200 {
 			return apperr.New(apperr.Validation, "limit must be an integer from 1 to 200")
 		}
+	}
+	if f.EntityType != "" && !slices.Contains(db.EventEntityTypes, f.EntityType) {
+		return apperr.New(apperr.Validation, "entityType %q is not one of %s", text.Clip(f.EntityType, 100), strings.Join(db.EventEntityTypes, ", "))
 	}
 	for _, s := range []string{f.EntityType, f.Action} {
 		if len(s) > 100 {

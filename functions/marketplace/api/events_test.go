@@ -1,12 +1,15 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -38,6 +41,14 @@ func TestEventList(t *testing.T) {
 		if e.(map[string]any)["entityType"] != "mcp_connection" || e.(map[string]any)["entityId"] != connID {
 			t.Fatalf("entity filter let through %v", e)
 		}
+	}
+	for _, et := range db.EventEntityTypes {
+		st, b := w.do(t, "GET", "/api/events?entityType="+et, w.adminA, nil)
+		want(t, "entity type "+et, st, http.StatusOK, b)
+	}
+	st, b = w.do(t, "GET", "/api/events?entityType=bogus", w.adminA, nil)
+	if e, _ := b["error"].(map[string]any); st != http.StatusBadRequest || !strings.Contains(fmt.Sprint(e["message"]), "mcp_connection") {
+		t.Fatalf("bogus entity type: %d %v", st, b)
 	}
 	st, b = w.do(t, "GET", "/api/events?action=chat.created", w.adminA, nil)
 	want(t, "filter action", st, http.StatusOK, b)
@@ -76,6 +87,8 @@ func TestEventList(t *testing.T) {
 		{"superuser must name one", "/api/events", w.su, 400, "VALIDATION_ERROR"},
 		{"bad before", "/api/events?before=-1", w.adminA, 400, "VALIDATION_ERROR"},
 		{"bad limit", "/api/events?limit=201", w.adminA, 400, "VALIDATION_ERROR"},
+		{"unknown entity type", "/api/events?entityType=bogus", w.adminA, 400, "VALIDATION_ERROR"},
+		{"entity type in another case", "/api/events?entityType=CHAT", w.adminA, 400, "VALIDATION_ERROR"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, b := w.do(t, "GET", tc.path, tc.token, nil)

@@ -110,7 +110,7 @@ func TestMemberConsentInBrowser(t *testing.T) {
 	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{DevSignIn: signIn}})
 	ws, _, _ := env.Workspace(t, "Authorizations")
 	principals["member"] = auth.Principal{Subject: "web-member", Role: auth.RoleMember, Workspaces: []string{ws}}
-	p, err := demoupstream.StartProtected("127.0.0.1:0")
+	p, err := demoupstream.StartProtected("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

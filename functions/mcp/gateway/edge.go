@@ -278,6 +278,14 @@ const maxDrainBytes = 64 << 20
 // edgeRoutes answers req itself when it is one of the edge's methods and reports whether
 // it did; false leaves the request to go-sdk (nothing written).
 func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(mcp.SupportedProtocolVersions(), v) {
+		// Any version the gateway does not know, of either era ("2099-01-01", "banana",
+		// "2024-01-01"): go-sdk would take a later-sorting one for a 2026-era request and
+		// answer that _meta is missing.
+		logx.Annotate(r.Context(), logx.FieldOutcome, "rpc_error")
+		wire.WriteHTTP(w, http.StatusBadRequest, req.id, wire.UnsupportedVersion(v))
+		return true
+	}
 	if !versionServed(r, req) {
 		return false // go-sdk answers the precise 400: -32020 or -32022 with the supported versions
 	}
@@ -315,8 +323,12 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 			return true
 		}
 		ref, ok := it.lookup(st, name)
-		if !ok || g.builtins.Lookup(name) != nil {
-			return false
+		if !ok && g.builtins.Lookup(name) == nil {
+			g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeInvalidParams, unknownTool(g, st, it, name)))
+			return true
+		}
+		if !ok {
+			return false // a built-in: go-sdk serves it (or refuses one st may not see)
 		}
 		if st.NewProtocol {
 			// The tool's x-mcp-header parameters: the client mirrored them (the gateway lists

@@ -5,15 +5,19 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agnivade/levenshtein"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/text"
 )
 
 // proxiedTools calls add for every proxied tool st may see, under the name the client
@@ -172,4 +176,60 @@ func definitionName(def json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return *d.Name, true
+}
+
+// unknownTool is the message of the -32602 answer to a tools/call of name, which is neither
+// a proxied tool st may call nor a built-in: go-sdk's words (`unknown tool "…"`) plus the
+// next step — `did you mean "…"?` naming the closest tool st may call (one that name is a
+// prefix of, else the nearest by Levenshtein distance, at most a third of name's length
+// and at most 4 edits), else, on the aggregate endpoint, agentpack_tools_search to find
+// one (builtin.SearchToolName).
+func unknownTool(g *Gateway, st *requestState, it *serverItem, name string) string {
+	msg := fmt.Sprintf("unknown tool %q", text.Clip(name, 128))
+	var names []string
+	it.lookup(st, "") // fills it.calls
+	for n := range it.calls {
+		names = append(names, n)
+	}
+	if st.Single == nil {
+		for _, b := range g.builtins.All() {
+			if builtin.CanSee(st.Principal, b, st.Toolsets) {
+				names = append(names, b.Name)
+			}
+		}
+	}
+	if best := closestName(name, names); best != "" {
+		return msg + fmt.Sprintf("; did you mean %q?", best)
+	}
+	if st.Single == nil {
+		return msg + "; call " + builtin.SearchToolName + " to find the tool you need (tools/list names every tool)"
+	}
+	return msg + "; tools/list names every tool of this server"
+}
+
+// closestName is the candidate closest to name: the shortest one name is a proper prefix
+// of, else the one at the smallest Levenshtein distance (ties: the first in sorted order)
+// when that distance is at most max(1, len(name)/3) and at most 4; "" when none is close.
+func closestName(name string, candidates []string) string {
+	if name == "" || len(name) > 256 {
+		return ""
+	}
+	slices.Sort(candidates)
+	best, bestLen := "", 0
+	for _, c := range candidates {
+		if len(c) > len(name) && strings.HasPrefix(c, name) && (best == "" || len(c) < bestLen) {
+			best, bestLen = c, len(c)
+		}
+	}
+	if best != "" {
+		return best
+	}
+	limit := min(max(1, len(name)/3), 4)
+	bestD := limit + 1
+	for _, c := range candidates {
+		if d := levenshtein.ComputeDistance(name, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
 }

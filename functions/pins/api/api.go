@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
@@ -94,9 +95,11 @@ func (a *API) chatList(w http.ResponseWriter, r *http.Request, p *auth.Principal
 }
 
 // chatInput is the body of POST /api/chats.
+// Title, when present, must not be empty or blank (a client that sent "" meant to name
+// the chat and lost the name); leave it out for an untitled chat.
 type chatInput struct {
-	WorkspaceID string `json:"workspaceId"`
-	Title       string `json:"title"`
+	WorkspaceID string  `json:"workspaceId"`
+	Title       *string `json:"title"`
 }
 
 func (a *API) chatCreate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
@@ -104,7 +107,14 @@ func (a *API) chatCreate(w http.ResponseWriter, r *http.Request, p *auth.Princip
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
-	chat, err := a.Pins.CreateChat(r.Context(), p, in.WorkspaceID, in.Title)
+	title := ""
+	if in.Title != nil {
+		if title = strings.TrimSpace(*in.Title); title == "" {
+			return apperr.New(apperr.Validation, "title must not be empty").
+				WithHint("give the chat a title, or leave title out for an untitled chat")
+		}
+	}
+	chat, err := a.Pins.CreateChat(r.Context(), p, in.WorkspaceID, title)
 	if err != nil {
 		return err
 	}

@@ -85,6 +85,8 @@ func TestChatsREST(t *testing.T) {
 		{"bad limit", "GET", "/api/chats?limit=0", admin, nil, 400, "VALIDATION_ERROR"},
 		{"limit not a number", "GET", "/api/chats?limit=ten", admin, nil, 400, "VALIDATION_ERROR"},
 		{"title too long", "POST", "/api/chats", admin, map[string]any{"title": strings.Repeat("é", 201)}, 400, "VALIDATION_ERROR"},
+		{"empty title", "POST", "/api/chats", admin, map[string]any{"title": ""}, 400, "VALIDATION_ERROR"},
+		{"blank title", "POST", "/api/chats", admin, map[string]any{"title": " \t "}, 400, "VALIDATION_ERROR"},
 		{"unknown field", "POST", "/api/chats", admin, map[string]any{"name": "x"}, 400, "VALIDATION_ERROR"},
 		{"malformed body", "POST", "/api/chats", admin, `{"title":`, 400, "VALIDATION_ERROR"},
 		{"empty body", "POST", "/api/chats", admin, "", 400, "VALIDATION_ERROR"},
@@ -102,7 +104,7 @@ func TestChatsREST(t *testing.T) {
 	if after := count(t, env, `SELECT count(*) FROM chats`); after != before {
 		t.Fatalf("refused requests wrote chats: %d -> %d", before, after)
 	}
-	// An empty title is allowed (the schema default).
+	// A title left out is allowed: an untitled chat (an empty one is refused above).
 	if status, body := env.Do(t, "POST", "/api/chats", adminAB, map[string]any{"workspaceId": wsB}); status != http.StatusCreated {
 		t.Fatalf("untitled: %d %s", status, body)
 	}

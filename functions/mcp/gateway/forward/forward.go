@@ -172,8 +172,9 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 			logx.Annotate(ctx, logx.FieldRPCCode, strconv.FormatInt(je.Code, 10))
 			return nil, je
 		}
-		if ans, ansErr, ok := f.stepUp(ctx, st, ref.Conn, ver); ok {
-			// 403 insufficient_scope: the way to grant the scopes the upstream asks for.
+		if ans, ansErr, ok := f.stepUp(ctx, st, ref.Conn, ver, err); ok {
+			// 403 insufficient_scope, or a 401 that a refresh did not cure: the way to
+			// (re-)authorize, in this call.
 			f.o.Metrics.ToolCall("proxied", name, "error", st.RequestID, d)
 			logx.Annotate(ctx, logx.FieldOutcome, "authorization_required")
 			return f.answer(ctx, bind, declined, ref.Conn.Name, ans, ansErr)
@@ -471,19 +472,9 @@ func (f *Forwarder) Method(ctx context.Context, st *request.State, c *catalog.Co
 	start := time.Now()
 	callCtx, cancel := f.CallContext(ctx, st)
 	pc, err := f.prepare(callCtx, st, c, ver)
-	if err == nil && pc.AnswerErr != nil {
+	if err == nil && (pc.Answer != nil || pc.AnswerErr != nil) {
 		cancel()
-		return nil, pc.AnswerErr
-	}
-	if err == nil && pc.Answer != nil {
-		cancel()
-		switch {
-		case pc.Answer.InputRequests != nil && declined:
-			return nil, wire.Refusal(jsonrpc.CodeInvalidRequest, declinedText(c.Name))
-		case pc.Answer.InputRequests != nil:
-			return f.inputRequired(ctx, bind, pc.Answer)
-		}
-		return nil, wire.Refusal(jsonrpc.CodeInvalidRequest, "this server needs authorization: "+answerText(pc.Answer))
+		return f.methodAnswer(ctx, bind, declined, c.Name, pc.Answer, pc.AnswerErr)
 	}
 	var res json.RawMessage
 	if err == nil {
@@ -499,8 +490,25 @@ func (f *Forwarder) Method(ctx context.Context, st *request.State, c *catalog.Co
 		if ans, ansErr, ok := UpstreamElicitation(st.Version, p["_meta"], method, je); ok {
 			return ans, ansErr
 		}
+	} else if ans, ansErr, ok := f.stepUp(ctx, st, c, ver, err); ok {
+		// The upstream refused the grant's token after a refresh: the way to re-authorize.
+		return f.methodAnswer(ctx, bind, declined, c.Name, ans, ansErr)
 	}
 	return nil, f.failure(ctx, st, "pass-through failed", method, c.ID, err)
+}
+
+// methodAnswer is an authorization answer as Method gives it: the JSON-RPC error as is, an
+// InputRequiredResult (or, after a decline, -32600 saying so), else -32600 with the link.
+func (f *Forwarder) methodAnswer(ctx context.Context, bind upstreamauth.Binding, declined bool, name string, answer *mcp.CallToolResult, answerErr error) (json.RawMessage, error) {
+	switch {
+	case answerErr != nil:
+		return nil, answerErr
+	case answer.InputRequests != nil && declined:
+		return nil, wire.Refusal(jsonrpc.CodeInvalidRequest, declinedText(name))
+	case answer.InputRequests != nil:
+		return f.inputRequired(ctx, bind, answer)
+	}
+	return nil, wire.Refusal(jsonrpc.CodeInvalidRequest, "this server needs authorization: "+answerText(answer))
 }
 
 // Raw sends one request (tasks/* routing, a task-augmented tools/call) to connection
@@ -596,10 +604,10 @@ func (f *Forwarder) prepare(ctx context.Context, st *request.State, c *catalog.C
 	return &Prepared{Target: t, Answer: answer, AnswerErr: answerErr}, nil
 }
 
-// stepUp answers a failed call of connection c for st's caller whose upstream asked for
-// more scopes (connections.StepUp, with the answer of revision answerVersion); ok is false
-// for any other failure.
-func (f *Forwarder) stepUp(ctx context.Context, st *request.State, c *catalog.Connection, answerVersion string) (*mcp.CallToolResult, error, bool) {
+// stepUp answers a request of connection c for st's caller that failed with callErr because
+// the upstream asked for more scopes or refused the grant's token (connections.StepUp,
+// with the answer of revision answerVersion); ok is false for any other failure.
+func (f *Forwarder) stepUp(ctx context.Context, st *request.State, c *catalog.Connection, answerVersion string, callErr error) (*mcp.CallToolResult, error, bool) {
 	if f.o.Connections == nil {
 		return nil, nil, false
 	}
@@ -607,7 +615,7 @@ func (f *Forwarder) stepUp(ctx context.Context, st *request.State, c *catalog.Co
 	if err != nil {
 		return nil, nil, false
 	}
-	return f.o.Connections.StepUp(ctx, row, st.Principal, answerVersion)
+	return f.o.Connections.StepUp(ctx, row, st.Principal, answerVersion, callErr)
 }
 
 // TargetFor is connection row's target with subject's upstream credentials (a task's

@@ -14,13 +14,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/text"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -231,6 +234,18 @@ func WriteHTTP(w http.ResponseWriter, status int, id json.RawMessage, rerr *json
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(Response(id, nil, rerr), '\n'))
+}
+
+// UnsupportedVersion is the answer to an MCP-Protocol-Version header the gateway does not
+// serve (requested): UnsupportedProtocolVersionError (-32022, HTTP 400 with WriteHTTP)
+// whose message names the supported versions in go-sdk's words ("Unsupported protocol
+// version (supported versions: …)") and whose data carries them (supported, requested), as
+// the 2026-07-28 transport chapter ("Protocol Version Header") describes.
+func UnsupportedVersion(requested string) *jsonrpc.Error {
+	sup := mcp.SupportedProtocolVersions()
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: sup, Requested: requested})
+	return &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion, Data: data,
+		Message: fmt.Sprintf("Unsupported protocol version %q (supported versions: %s)", text.Clip(requested, 64), strings.Join(sup, ", "))}
 }
 
 // WriteInvalidRequest is WriteHTTP with -32600 and msg, id null.
