@@ -33,3 +33,8 @@ bench-health: ## The health leg alone: one health-check pass over 1,000 entries,
 .PHONY: bench-workspaces
 bench-workspaces: ## 10,000 small workspaces through one gateway process: RSS and cache hit rates (BENCH_WSMEM MiB)
 	scripts/with-db.sh $(GO) run ./cmd/bench -only workspaces -wsmem $(BENCH_WSMEM)
+
+.PHONY: bench-search
+bench-search: ## Tool search quality and latency (docs/SEARCH.md): Recall@1/@5, nDCG@10, MRR, p50/p95 at ~500, 4,000 and 20,000 tools, before and after, dev and test
+	$(GO) run ./cmd/bench -only search -distractors gateway
+	$(GO) run ./cmd/bench -only search -distractors realistic

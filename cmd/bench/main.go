@@ -72,7 +72,9 @@ func main() {
 	warm := flag.Int("warm", 300, "warm-up requests per leg")
 	benchtime := flag.String("benchtime", "2s", "go test -benchtime of the in-process benchmarks")
 	scale := flag.String("scale", "1,10,100,1000", "connection counts of the scale table (empty: no scale table)")
-	only := flag.String("only", "", `"scale": only the scale table; "health": only the health leg; "limit": only the limit leg (limit.go); "workspaces": only the many-workspaces leg (workspaces.go)`)
+	only := flag.String("only", "", `"scale": only the scale table; "health": only the health leg; "limit": only the limit leg (limit.go); "workspaces": only the many-workspaces leg (workspaces.go); "search": only the tool-search leg (search.go, no database)`)
+	distractors := flag.String("distractors", "gateway", `search leg: the distractor tools ("gateway" or "realistic", shared/search/searcheval)`)
+	misses := flag.Int("misses", 0, "search leg: print this many missed test queries per level to stderr")
 	wsMem := flag.String("wsmem", "512,128", "workspaces leg: AWS_LAMBDA_FUNCTION_MEMORY_SIZE values (MiB), one gateway run each")
 	scaleProfile := flag.String("scaleprofile", "", "write a CPU profile of the largest scale level's installs and refreshes to this file")
 	flag.Parse()
@@ -85,6 +87,20 @@ func main() {
 	slices.Sort(levels)
 	if *only == "health" {
 		if err := runHealthOnly(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *only == "search-tune" {
+		if err := runSearchTune(*distractors, 2); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *only == "search" {
+		if err := runSearchLeg(*distractors, *misses); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

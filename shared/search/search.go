@@ -1,154 +1,265 @@
-// Package search ranks short documents — tool definitions — for a keyword query with
-// Okapi BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
-// Beyond", 2009; k1 = 1.2, b = 0.75) over weighted fields: a term in a tool's name counts
-// three times, in its title or a parameter name twice, in its description once (the
-// BM25F idea of per-field weights folded into one term frequency). The gateway's
-// progressive discovery (docs/ARCHITECTURE.md "Decisions worth knowing") builds one Index
-// per catalog snapshot; a query touches only the postings of its own terms, so its cost
-// follows how many tools match, not how many exist.
+// Package search ranks tool definitions for a query written the way a user or a model
+// states a need (docs/SEARCH.md). It is BM25F (Robertson, Zaragoza & Taylor, "Simple BM25
+// extension to multiple weighted fields", CIKM 2004; Robertson & Zaragoza, "The
+// Probabilistic Relevance Framework: BM25 and Beyond", 2009, §3.4 and §5) over seven
+// fields of a tool — the parts of its name (snake_case, kebab-case and camelCase split),
+// its title, its description, its parameter names, its parameter descriptions, and its
+// server's name and description — each with its own weight and length normalisation,
+// combined into one term frequency before BM25's saturation.
 //
-// Terms are lower-cased runs of letters and digits, split at snake_case, kebab-case and
-// camelCase boundaries ("listPullRequests" → list, pull, requests), with a plural "s" /
-// "ies" folded so that "issue" finds "issues". Nothing here does I/O; an Index is
-// immutable once built and safe for concurrent use.
+// Terms are stemmed with the Snowball English stemmer (github.com/kljensen/snowball), so
+// "searching", "searches" and "search" meet. A query is read as a list of concepts, one
+// per word that is not a stop word (English, Portuguese, Spanish, German): each concept
+// is the word's stem plus its alternatives, from a synonym table ("folder" also finds
+// "directory") and from a compact bilingual lexicon of the domain's common verbs and
+// nouns in Portuguese, Spanish and German ("pasta" is "folder", "löschen" is "delete");
+// a document scores, for each concept, its best alternative (a synonym counts a little
+// less than the word itself), and the sum is scaled by the share of the query's concepts
+// the document matches, so that a tool answering the whole ask outranks one that repeats
+// a single common word. The tables are in lexicon.go; the weights in DefaultParams were
+// tuned on the dev half of the evaluation set (shared/search/searcheval).
+//
+// Nothing here does I/O; an Index is immutable once built and safe for concurrent use. A
+// query touches only the postings of its own terms, so its cost follows how many tools
+// match, not how many exist.
 package search
 
 import (
 	"container/heap"
 	"math"
-	"slices"
 	"strings"
 	"sync"
-	"unicode"
 )
 
-// BM25 parameters (Robertson & Zaragoza 2009, §3.4: the usual values).
+// The fields of a tool, in the order of Params.Weight and Params.B.
 const (
-	k1 = 1.2
-	b  = 0.75
+	FieldName = iota
+	FieldTitle
+	FieldDescription
+	FieldParamName
+	FieldParamDescription
+	FieldServer
+	FieldServerDescription
+	numFields
 )
 
-// Field weights (term frequency multipliers).
-const (
-	weightName        = 3
-	weightTitle       = 2
-	weightParam       = 2
-	weightDescription = 1
-)
+// fieldNames are the fields as a hit reports them (Hit.Fields).
+var fieldNames = [numFields]string{"name", "title", "description", "parameters", "parameterDescriptions", "server", "serverDescription"}
 
-// Doc is one document to index: a tool's name, title, description and parameter names.
-type Doc struct {
-	Name        string
-	Title       string
-	Description string
-	Params      []string
+// FieldLabel returns the name of field f as hits report it ("name", "title",
+// "description", "parameters", "parameterDescriptions", "server", "serverDescription").
+func FieldLabel(f int) string { return fieldNames[f] }
+
+// Params are the ranking's tunable constants.
+type Params struct {
+	// K1 is BM25's term-frequency saturation (1.2 in the literature).
+	K1 float64
+	// Weight multiplies a field's term frequency (BM25F's per-field boost).
+	Weight [numFields]float64
+	// B is each field's length normalisation (0: none, 1: full).
+	B [numFields]float64
+	// Synonym is how much a synonym's match counts against the word's own (0–1).
+	Synonym float64
+	// Coverage is the exponent of the share of query concepts a document matches (0: off).
+	Coverage float64
 }
 
-// Hit is one ranked document: its position in the slice given to New and its score.
+// DefaultParams are the constants tuned on the dev half of the evaluation set at 4,000
+// tools (docs/SEARCH.md "Tuning").
+var DefaultParams = Params{
+	K1:       1.2,
+	Weight:   [numFields]float64{3, 2, 1, 1.5, 0.5, 1.5, 0.3},
+	B:        [numFields]float64{0.5, 0.5, 0.75, 0.5, 0.75, 0.3, 0.75},
+	Synonym:  0.7,
+	Coverage: 1.5,
+}
+
+// Doc is one tool to index. Params are its parameter names; ParamText its parameters'
+// descriptions, joined; Server the name (and handle) of the server that serves it;
+// ServerDescription what that server is for, when known.
+type Doc struct {
+	Name              string
+	Title             string
+	Description       string
+	Params            []string
+	ParamText         string
+	Server            string
+	ServerDescription string
+}
+
+// Hit is one ranked document: its position in the slice given to New, its score, and
+// the fields in which a query term (or one of its alternatives) occurred, as a bit set
+// over the Field constants (see Fields).
 type Hit struct {
-	Doc   int
-	Score float64
+	Doc     int
+	Score   float64
+	Matched uint8
+}
+
+// Fields names the fields a hit matched in ("name", "description", …), in field order.
+func (h Hit) Fields() []string {
+	var out []string
+	for f := range numFields {
+		if h.Matched&(1<<f) != 0 {
+			out = append(out, fieldNames[f])
+		}
+	}
+	return out
 }
 
 type posting struct {
-	doc int32
-	tf  float32 // weighted term frequency
+	doc    int32
+	tf     float32 // BM25F's combined, length-normalised, weighted term frequency
+	fields uint8   // the fields the term occurs in
 }
 
-// Index is an immutable BM25 index over a list of Docs.
+// Index is an immutable BM25F index over a list of Docs.
 type Index struct {
 	n        int
-	norms    []float32 // per document: k1 · (1 − b + b · length / average length)
+	p        Params
 	postings map[string][]posting
 	scratch  sync.Pool // *accumulator, len n
 }
 
-// accumulator holds one query's scores (dense, by document) and the documents touched.
+// accumulator holds one query's scores (dense, by document), the concepts each document
+// matched, the fields, the best alternative of the current concept, and the documents
+// touched.
 type accumulator struct {
-	scores  []float64
-	touched []int32
+	scores   []float64
+	concepts []uint16
+	fields   []uint8
+	best     []float64
+	touched  []int32
+	inGroup  []int32
 }
 
-// New indexes docs; Hit.Doc refers to positions in docs.
-func New(docs []Doc) *Index {
-	ix := &Index{n: len(docs), norms: make([]float32, len(docs)), postings: map[string][]posting{}}
-	lengths := make([]float32, len(docs))
-	tf := map[string]float32{}
-	var total float64
-	for i, d := range docs {
-		clear(tf)
-		add := func(s string, w float32) {
-			for _, t := range Terms(s) {
-				tf[t] += w
+// New indexes docs with DefaultParams; Hit.Doc refers to positions in docs.
+func New(docs []Doc) *Index { return NewWithParams(docs, DefaultParams) }
+
+// NewWithParams indexes docs with the given constants (the evaluation's tuning uses it).
+func NewWithParams(docs []Doc, p Params) *Index {
+	ix := &Index{n: len(docs), p: p, postings: map[string][]posting{}}
+	// Per field: each document's term frequencies and length, then the average lengths.
+	var avg [numFields]float64
+	perDoc := make([][numFields]float32, len(docs))
+	for i := range docs {
+		for f, s := range docFields(&docs[i]) {
+			perDoc[i][f] = float32(len(analyze(s)))
+			avg[f] += float64(perDoc[i][f])
+		}
+	}
+	for f := range avg {
+		if len(docs) > 0 {
+			avg[f] /= float64(len(docs))
+		}
+		if avg[f] == 0 {
+			avg[f] = 1
+		}
+	}
+	type acc struct {
+		tf     float32
+		fields uint8
+	}
+	terms := map[string]acc{}
+	for i := range docs {
+		clear(terms)
+		for f, s := range docFields(&docs[i]) {
+			if p.Weight[f] == 0 {
+				continue
+			}
+			b := min(max(p.B[f], 0), 1)
+			norm := 1 - b + b*float64(perDoc[i][f])/avg[f]
+			w := float32(p.Weight[f] / norm)
+			for _, t := range analyze(s) {
+				a := terms[t]
+				a.tf += w
+				a.fields |= 1 << f
+				terms[t] = a
 			}
 		}
-		add(d.Name, weightName)
-		add(d.Title, weightTitle)
-		add(d.Description, weightDescription)
-		for _, p := range d.Params {
-			add(p, weightParam)
-		}
-		var l float32
-		for t, f := range tf {
-			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: f})
-			l += f
-		}
-		lengths[i] = l
-		total += float64(l)
-	}
-	if len(docs) > 0 {
-		avg := total / float64(len(docs))
-		for i, l := range lengths {
-			ix.norms[i] = float32(k1 * (1 - b + b*float64(l)/avg))
+		for t, a := range terms {
+			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: a.tf, fields: a.fields})
 		}
 	}
-	ix.scratch.New = func() any { return &accumulator{scores: make([]float64, ix.n)} }
+	ix.scratch.New = func() any {
+		return &accumulator{scores: make([]float64, ix.n), concepts: make([]uint16, ix.n),
+			fields: make([]uint8, ix.n), best: make([]float64, ix.n)}
+	}
 	return ix
+}
+
+// docFields returns a document's text per field.
+func docFields(d *Doc) [numFields]string {
+	return [numFields]string{d.Name, d.Title, d.Description, strings.Join(d.Params, " "), d.ParamText, d.Server, d.ServerDescription}
 }
 
 // Len is the number of indexed documents.
 func (ix *Index) Len() int { return ix.n }
 
-// Search returns the documents matching any term of query that keep accepts (nil keeps
-// all), best first (ties: lower position first), at most limit of them, and how many
-// matched in all. A query without terms matches nothing.
+// Search returns the documents matching any concept of query that keep accepts (nil
+// keeps all), best first (ties: lower position first), at most limit of them, and how
+// many matched in all. A query without terms matches nothing.
 func (ix *Index) Search(query string, limit int, keep func(doc int) bool) (hits []Hit, total int) {
-	terms := Terms(query)
-	if len(terms) == 0 || ix.n == 0 || limit <= 0 {
+	concepts := Analyze(query)
+	if len(concepts) == 0 || ix.n == 0 || limit <= 0 {
 		return nil, 0
 	}
 	acc := ix.scratch.Get().(*accumulator)
 	defer func() {
 		for _, d := range acc.touched {
-			acc.scores[d] = 0
+			acc.scores[d], acc.concepts[d], acc.fields[d] = 0, 0, 0
 		}
 		acc.touched = acc.touched[:0]
 		ix.scratch.Put(acc)
 	}()
-	slices.Sort(terms)
-	for _, t := range slices.Compact(terms) {
-		ps := ix.postings[t]
-		if len(ps) == 0 {
-			continue
-		}
-		// BM25's idf with the +1 inside the log (Lucene's form): never negative.
-		idf := math.Log(1 + (float64(ix.n)-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
-		for _, p := range ps {
-			f := float64(p.tf)
-			if acc.scores[p.doc] == 0 {
-				acc.touched = append(acc.touched, p.doc)
+	k1 := ix.p.K1
+	for _, c := range concepts {
+		// Each document's best alternative of this concept.
+		acc.inGroup = acc.inGroup[:0]
+		for _, alt := range c.Alternatives {
+			ps := ix.postings[alt.Term]
+			if len(ps) == 0 {
+				continue
 			}
-			acc.scores[p.doc] += idf * f * (k1 + 1) / (f + float64(ix.norms[p.doc]))
+			w := alt.Weight
+			if w < 1 {
+				w *= ix.p.Synonym / 0.7 // the tables say 0.7; the tuned constant rescales it
+			}
+			// BM25's idf with the +1 inside the log (Lucene's form): never negative.
+			idf := math.Log(1 + (float64(ix.n)-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
+			for _, p := range ps {
+				f := float64(p.tf)
+				s := w * idf * f * (k1 + 1) / (f + k1)
+				if acc.best[p.doc] == 0 {
+					acc.inGroup = append(acc.inGroup, p.doc)
+				}
+				if s > acc.best[p.doc] {
+					acc.best[p.doc] = s
+				}
+				acc.fields[p.doc] |= p.fields
+			}
+		}
+		for _, d := range acc.inGroup {
+			if acc.scores[d] == 0 && acc.concepts[d] == 0 {
+				acc.touched = append(acc.touched, d)
+			}
+			acc.scores[d] += acc.best[d]
+			acc.concepts[d]++
+			acc.best[d] = 0
 		}
 	}
 	h := &topK{}
+	nc := float64(len(concepts))
 	for _, d := range acc.touched {
-		s := acc.scores[d]
 		if keep != nil && !keep(int(d)) {
 			continue
 		}
 		total++
-		hit := Hit{Doc: int(d), Score: s}
+		s := acc.scores[d]
+		if ix.p.Coverage > 0 && len(concepts) > 1 {
+			s *= math.Pow(float64(acc.concepts[d])/nc, ix.p.Coverage)
+		}
+		hit := Hit{Doc: int(d), Score: s, Matched: acc.fields[d]}
 		if h.Len() < limit {
 			heap.Push(h, hit)
 		} else if better(hit, (*h)[0]) {
@@ -183,48 +294,4 @@ func (h *topK) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
-}
-
-// Terms splits s into index terms (see the package comment).
-func Terms(s string) []string {
-	var out []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, fold(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	rs := []rune(s)
-	for i, r := range rs {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			// camelCase: a capital after a lower-case letter, or the last capital of an
-			// acronym before a lower-case letter ("HTTPServer" → http, server), starts a term.
-			if unicode.IsUpper(r) && len(cur) > 0 {
-				prev := rs[i-1]
-				if unicode.IsLower(prev) || unicode.IsDigit(prev) ||
-					(unicode.IsUpper(prev) && i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
-					flush()
-				}
-			}
-			cur = append(cur, unicode.ToLower(r))
-		default:
-			flush()
-		}
-	}
-	flush()
-	return out
-}
-
-// fold reduces a plural to its singular the simple English way: "ies" → "y", a final "s"
-// after a letter other than "s" (issues → issue, repos → repo; class stays).
-func fold(t string) string {
-	switch {
-	case len(t) > 4 && strings.HasSuffix(t, "ies"):
-		return t[:len(t)-3] + "y"
-	case len(t) > 3 && strings.HasSuffix(t, "s") && !strings.HasSuffix(t, "ss") && !strings.HasSuffix(t, "us"):
-		return t[:len(t)-1]
-	}
-	return t
 }

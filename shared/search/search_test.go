@@ -14,11 +14,11 @@ func TestTerms(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"snake", "mcp_github_list_issues", []string{"mcp", "github", "list", "issue"}},
-		{"camel", "listPullRequests", []string{"list", "pull", "request"}},
+		{"snake", "mcp_github_list_issues", []string{"mcp", "github", "list", "issues"}},
+		{"camel", "listPullRequests", []string{"list", "pull", "requests"}},
 		{"acronym", "HTTPServer2Go", []string{"http", "server2", "go"}},
-		{"prose", "Search the repositories, by name.", []string{"search", "the", "repository", "by", "name"}},
-		{"kept", "class status gas", []string{"class", "status", "gas"}},
+		{"prose", "Search the repositories, by name.", []string{"search", "the", "repositories", "by", "name"}},
+		{"kebab", "browser-take-screenshot", []string{"browser", "take", "screenshot"}},
 		{"unicode", "Überweisung prüfen", []string{"überweisung", "prüfen"}},
 		{"empty", " _-. ", nil},
 	}

@@ -3,7 +3,10 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/catalog"
@@ -27,13 +30,15 @@ const (
 func (s *Set) discoveryDefinitions() []*Builtin {
 	return []*Builtin{
 		{
-			Name: SearchToolName, Version: "1.1.0", Toolset: toolsetMeta,
+			Name: SearchToolName, Version: "1.2.0", Toolset: toolsetMeta,
 			Title: "Search tools",
-			Description: "Search every tool you can call here — built-in and from connected servers — ranked by relevance (BM25 over " +
-				"name, title, description and parameter names). Each hit carries the tool's inputSchema; call it directly by " +
-				"name or through agentpack_tool_call.",
-			Input:       `{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":200},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["query"],"additionalProperties":false}`,
-			Output:      `{"type":"object","properties":{"tools":{"type":["array","null"],"items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"kind":{"enum":["builtin","proxied"]},"source":{"type":"string"},"score":{"type":"number"},"inputSchema":{"type":"object"}},"required":["name","kind","source","score"]}},"total":{"type":"integer"}},"required":["tools","total"]}`,
+			Description: "Search every tool you can call here — built-in and from connected servers — for a need in your own words " +
+				"(English, Portuguese, Spanish or German; synonyms count), ranked by relevance. Each hit names its server " +
+				"(source, connection), the fields your words matched, and its inputSchema; call it directly by name or through " +
+				"agentpack_tool_call. connection narrows the search to one server (its name or handle; agentpack for the " +
+				"built-ins). When nothing matches, the answer lists the servers here.",
+			Input:       `{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":200,"description":"what you need, in a few words"},"limit":{"type":"integer","minimum":1,"maximum":100,"description":"at most this many hits (20)"},"connection":{"type":"string","maxLength":256,"description":"only this server's tools: a connection's name or handle, or agentpack"}},"required":["query"],"additionalProperties":false}`,
+			Output:      `{"type":"object","properties":{"tools":{"type":["array","null"],"items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"kind":{"enum":["builtin","proxied"]},"source":{"type":"string"},"connection":{"type":"string"},"score":{"type":"number"},"matched":{"type":["array","null"],"items":{"type":"string"}},"inputSchema":{"type":"object"}},"required":["name","kind","source","score"]}},"total":{"type":"integer"},"servers":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"connection":{"type":"string"},"tools":{"type":"integer"}},"required":["name","connection","tools"]}},"hint":{"type":"string"}},"required":["tools","total"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.toolsSearch),
 		},
@@ -66,10 +71,20 @@ type searchHit struct {
 	Name        string          `json:"name"`
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description"`
-	Kind        string          `json:"kind"`   // builtin | proxied
-	Source      string          `json:"source"` // "agentpack" or the connection's name
+	Kind        string          `json:"kind"`                 // builtin | proxied
+	Source      string          `json:"source"`               // "agentpack" or the connection's name
+	Connection  string          `json:"connection,omitempty"` // the connection's handle (proxied tools)
 	Score       float64         `json:"score"`
+	Matched     []string        `json:"matched"` // the fields a query word (or its synonym or translation) occurred in
 	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// serverInfo is one server a caller can search, as a search that finds nothing lists
+// them.
+type serverInfo struct {
+	Name       string `json:"name"`
+	Connection string `json:"connection"`
+	Tools      int    `json:"tools"`
 }
 
 // toolIndex is one snapshot's search index: the built-ins, then every proxied tool with
@@ -84,24 +99,31 @@ type toolIndex struct {
 type toolIndexKey struct{}
 
 // indexOf returns snap's index of every tool (built lazily once per snapshot,
-// catalog.Snapshot.Memo); what a caller may see is filtered per query.
+// catalog.Snapshot.Memo); what a caller may see is filtered per query. A tool's document
+// is search.ToolDoc's: its upstream name, title, description, parameters, and its
+// connection's name and handle.
 func (s *Set) indexOf(snap *catalog.Snapshot) *toolIndex {
 	return snap.Memo(toolIndexKey{}, func() any {
 		ti := &toolIndex{builtin: s.all}
 		docs := make([]search.Doc, 0, len(s.all))
 		for _, b := range s.all {
-			docs = append(docs, search.Doc{Name: b.Name, Title: b.Title, Description: b.Description, Params: paramNames(json.RawMessage(b.Input))})
+			d, _ := search.ToolDoc("agentpack", "", b.Name, b.Title, b.Description, []byte(b.Input))
+			docs = append(docs, d)
 		}
 		for i := range snap.Doc.Connections {
 			c := &snap.Doc.Connections[i]
 			for j := range c.Tools {
 				t := &c.Tools[j]
-				params, ok := objectParams(t.InputSchema)
+				name := t.UpstreamName
+				if name == "" {
+					name = t.ExposedName
+				}
+				d, ok := search.ToolDoc(c.Name+" "+c.Handle, "", name, t.Title, t.Description, t.InputSchema)
 				if !ok {
 					continue
 				}
 				ti.conns, ti.tools = append(ti.conns, c), append(ti.tools, t)
-				docs = append(docs, search.Doc{Name: t.ExposedName, Title: t.Title, Description: t.Description, Params: params})
+				docs = append(docs, d)
 			}
 		}
 		ti.ix = search.New(docs)
@@ -109,45 +131,56 @@ func (s *Set) indexOf(snap *catalog.Snapshot) *toolIndex {
 	}).(*toolIndex)
 }
 
-// objectParams returns the property names of an input schema whose type is "object";
-// ok is false for any other schema (such tools are not served, as in tools/list).
-func objectParams(raw json.RawMessage) (names []string, ok bool) {
-	var s struct {
-		Type       any                        `json:"type"`
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(raw, &s) != nil || s.Type != "object" {
-		return nil, false
-	}
-	for k := range s.Properties {
-		names = append(names, k)
-	}
-	return names, true
-}
-
-func paramNames(raw json.RawMessage) []string {
-	n, _ := objectParams(raw)
-	return n
-}
-
-// toolsSearch ranks the tools the caller may call here for the query (BM25, package
-// search): the built-ins it may see with the request's toolsets and the proxied tools of
-// the connections visible to the request (project, chat pins). The index is the
-// snapshot's; a query costs what matches it, not the catalog's size.
+// toolsSearch ranks the tools the caller may call here for the query (package search:
+// BM25F with stemming, synonyms and Portuguese, Spanish and German words): the built-ins
+// it may see with the request's toolsets and the proxied tools of the connections visible
+// to the request (project, chat pins), or of one of them (connection: its name or
+// handle, case-insensitive; "agentpack" for the built-ins). The index is the snapshot's;
+// a query costs what matches it, not the catalog's size. When nothing matches, the answer
+// lists the servers the caller can search (name, handle, tool count) and a hint; an
+// unknown connection is a validation error that lists them too.
 type toolsSearchArgs struct {
-	Query string `json:"query"`
-	Limit int    `json:"limit"`
+	Query      string `json:"query"`
+	Limit      int    `json:"limit"`
+	Connection string `json:"connection"`
 }
 
 func (s *Set) toolsSearch(_ context.Context, c *Call, in toolsSearchArgs) (any, error) {
 	st := c.Req
 	ti := s.indexOf(st.Snapshot)
 	nb := len(ti.builtin)
+	var only *catalog.Connection
+	builtinsOnly := false
+	if want := strings.TrimSpace(in.Connection); want != "" {
+		switch {
+		case strings.EqualFold(want, "agentpack"):
+			builtinsOnly = true
+		default:
+			for i := range st.Snapshot.Doc.Connections {
+				conn := &st.Snapshot.Doc.Connections[i]
+				if st.Visible(conn) && (strings.EqualFold(conn.Handle, want) || strings.EqualFold(conn.Name, want)) {
+					only = conn
+					break
+				}
+			}
+			if only == nil {
+				return nil, apperr.New(apperr.Validation, "no connection named %q here", want).
+					WithHint("search without connection, or name one of: " + serverList(s.servers(c, ti)))
+			}
+		}
+	}
 	keep := func(d int) bool {
 		if d < nb {
-			return CanSee(c.Principal, ti.builtin[d], st.Toolsets)
+			return only == nil && CanSee(c.Principal, ti.builtin[d], st.Toolsets)
 		}
-		return st.Visible(ti.conns[d-nb])
+		if builtinsOnly {
+			return false
+		}
+		conn := ti.conns[d-nb]
+		if only != nil {
+			return conn == only
+		}
+		return st.Visible(conn)
 	}
 	found, total := ti.ix.Search(in.Query, orDefault(in.Limit, 20), keep)
 	hits := make([]searchHit, 0, len(found))
@@ -156,12 +189,59 @@ func (s *Set) toolsSearch(_ context.Context, c *Call, in toolsSearchArgs) (any, 
 		if h.Doc < nb {
 			b := ti.builtin[h.Doc]
 			hits = append(hits, searchHit{Name: b.Name, Title: b.Title, Description: b.Description, Kind: "builtin",
-				Source: "agentpack", Score: score, InputSchema: json.RawMessage(b.Input)})
+				Source: "agentpack", Score: score, Matched: h.Fields(), InputSchema: json.RawMessage(b.Input)})
 			continue
 		}
 		conn, t := ti.conns[h.Doc-nb], ti.tools[h.Doc-nb]
 		hits = append(hits, searchHit{Name: t.ExposedName, Title: t.Title, Description: t.Description, Kind: "proxied",
-			Source: conn.Name, Score: score, InputSchema: t.InputSchema})
+			Source: conn.Name, Connection: conn.Handle, Score: score, Matched: h.Fields(), InputSchema: t.InputSchema})
 	}
-	return map[string]any{"tools": hits, "total": total}, nil
+	out := map[string]any{"tools": hits, "total": total}
+	if total == 0 {
+		servers := s.servers(c, ti)
+		out["servers"] = servers
+		out["hint"] = "No tool here matched " + strconv.Quote(in.Query) + ". Try other words (what the tool acts on, or the " +
+			"service's name), or search one server with connection. Servers here: " + serverList(servers) + "."
+	}
+	return out, nil
+}
+
+// servers lists what a caller can search: the built-ins ("agentpack") it may see, then
+// each visible connection with its count of searchable tools, in document order.
+func (s *Set) servers(c *Call, ti *toolIndex) []serverInfo {
+	st := c.Req
+	n := 0
+	for _, b := range ti.builtin {
+		if CanSee(c.Principal, b, st.Toolsets) {
+			n++
+		}
+	}
+	out := []serverInfo{{Name: "Agentpack built-ins", Connection: "agentpack", Tools: n}}
+	counts := map[*catalog.Connection]int{}
+	for _, conn := range ti.conns {
+		counts[conn]++
+	}
+	for i := range st.Snapshot.Doc.Connections {
+		conn := &st.Snapshot.Doc.Connections[i]
+		if st.Visible(conn) {
+			out = append(out, serverInfo{Name: conn.Name, Connection: conn.Handle, Tools: counts[conn]})
+		}
+	}
+	return out
+}
+
+// serverList is servers as one line for a hint (at most 50 named, then how many more).
+func serverList(servers []serverInfo) string {
+	var b strings.Builder
+	for i, sv := range servers {
+		if i == 50 {
+			fmt.Fprintf(&b, " and %d more", len(servers)-50)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (connection %q, %d tools)", sv.Name, sv.Connection, sv.Tools)
+	}
+	return b.String()
 }

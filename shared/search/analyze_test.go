@@ -1,0 +1,122 @@
+package search
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// alternatives returns every term a query's concepts accept, by concept word.
+func alternatives(q string) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range Analyze(q) {
+		for _, a := range c.Alternatives {
+			out[c.Word] = append(out[c.Word], a.Term)
+		}
+	}
+	return out
+}
+
+// TestAnalyze: stop words of the four languages go, stems meet, synonyms, two-word
+// phrases, and Portuguese, Spanish and German words (whole, inflected, compound) reach
+// the English terms of the index.
+func TestAnalyze(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, query, word, want string
+	}{
+		{"stem", "searching", "searching", Stem("search")},
+		{"synonym", "make a new folder", "folder", Stem("directory")},
+		{"phrase", "how high above sea level", "sea level", Stem("elevation")},
+		{"portuguese", "apagar o arquivo", "arquivo", Stem("file")},
+		{"portuguese inflected", "listar os arquivos da pasta", "pasta", Stem("directory")},
+		{"spanish", "buscar en la carpeta", "carpeta", Stem("folder")},
+		{"spanish accent", "traducción al inglés", "traducción", Stem("translate")},
+		{"german", "Datei löschen", "löschen", Stem("delete")},
+		{"german compound", "Wettervorhersage für Berlin", "wettervorhersage", Stem("forecast")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			alts := alternatives(tc.query)
+			if !slices.Contains(alts[tc.word], tc.want) {
+				t.Errorf("Analyze(%q)[%q] = %v, want %q among them (all: %v)", tc.query, tc.word, alts[tc.word], tc.want, alts)
+			}
+		})
+	}
+	var words []string
+	for _, c := range Analyze("Can you please find the issues for me?") {
+		words = append(words, c.Word)
+	}
+	if d := cmp.Diff([]string{"find", "issues"}, words); d != "" {
+		t.Errorf("stop words (-want +got):\n%s", d)
+	}
+	if got := Analyze("the"); len(got) != 1 {
+		t.Errorf("a query of stop words only keeps them: %v", got)
+	}
+	if got := Analyze(" _-. "); got != nil {
+		t.Errorf("no words: %v", got)
+	}
+	// An English word is not read as a foreign one that it merely starts like.
+	for _, q := range []string{"environment", "criteria", "report", "general"} {
+		if alts := alternatives(q)[q]; len(alts) > 1 && !slices.Contains(alts, Stem(q)) {
+			t.Errorf("%q: %v", q, alts)
+		}
+		for _, bad := range []string{Stem("send"), Stem("create"), Stem("repository"), Stem("generate")} {
+			if slices.Contains(alternatives(q)[q], bad) && Stem(q) != bad {
+				t.Errorf("%q is read as %q", q, bad)
+			}
+		}
+	}
+}
+
+// TestToolDoc: the parameters of an object schema, their descriptions, and the refusal of
+// other schemas.
+func TestToolDoc(t *testing.T) {
+	t.Parallel()
+	d, ok := ToolDoc("GitHub github", "", "create_issue", "Create issue", "Open an issue.",
+		[]byte(`{"type":"object","properties":{"repo":{"type":"string","description":"owner/name"},"title":{"type":"string","title":"Issue title"}}}`))
+	want := Doc{Name: "create_issue", Title: "Create issue", Description: "Open an issue.", Params: []string{"repo", "title"},
+		ParamText: "Issue title\nowner/name", Server: "GitHub github"}
+	if d := cmp.Diff(want, d); d != "" || !ok {
+		t.Errorf("ToolDoc (-want +got):\n%s", d)
+	}
+	for _, schema := range []string{`{"type":"array"}`, `not json`, `{"properties":{}}`} {
+		if _, ok := ToolDoc("s", "", "n", "", "", []byte(schema)); ok {
+			t.Errorf("schema %s accepted", schema)
+		}
+	}
+}
+
+// TestSearchFields: a hit says which fields matched; synonyms and translations find a
+// tool whose words differ from the query's; the whole ask outranks one common word.
+func TestSearchFields(t *testing.T) {
+	t.Parallel()
+	docs := []Doc{
+		{Name: "create_directory", Description: "Create a new directory.", Params: []string{"path"}, Server: "filesystem"},
+		{Name: "list_teams", Description: "List the teams of an organization.", Server: "sentry"},
+		{Name: "post_message", Description: "Post a message to a channel.", Params: []string{"channel_id", "text"}, Server: "slack"},
+		{Name: "get_elevation", Description: "Get the elevation of locations.", Params: []string{"locations"}, Server: "maps"},
+	}
+	ix := New(docs)
+	tests := []struct {
+		query, want string
+		fields      []string
+	}{
+		{"make a new folder", "create_directory", []string{"name", "description"}},
+		{"criar uma pasta nova", "create_directory", []string{"name", "description"}},
+		{"tell the team in the channel", "post_message", []string{"name", "description", "parameters"}},
+		{"how high above sea level is it", "get_elevation", []string{"name", "description"}},
+		{"Höhe über dem Meeresspiegel", "get_elevation", []string{"name", "description"}},
+	}
+	for _, tc := range tests {
+		hits, _ := ix.Search(tc.query, 3, nil)
+		if len(hits) == 0 || docs[hits[0].Doc].Name != tc.want {
+			t.Errorf("%q: %v", tc.query, hits)
+			continue
+		}
+		if d := cmp.Diff(tc.fields, hits[0].Fields()); d != "" {
+			t.Errorf("%q fields (-want +got):\n%s", tc.query, d)
+		}
+	}
+}
