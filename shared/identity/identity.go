@@ -34,6 +34,8 @@ type Person struct {
 	Email   string
 	Name    string
 	Groups  []string
+	// Superuser is the platform flag (Service.Person fills it; a session does not carry it).
+	Superuser bool
 }
 
 // Membership is a person's role in one workspace: auth.RoleMember or auth.RoleAdmin.
@@ -131,7 +133,7 @@ func validEmail(e string) bool {
 }
 
 func personOf(p *db.Person) Person {
-	return Person{ID: p.ID, Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name, Groups: p.Groups}
+	return Person{ID: p.ID, Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name, Groups: p.Groups, Superuser: p.Superuser}
 }
 
 // Person returns the person id with its groups as of the last sign-in, or NOT_FOUND.

@@ -136,23 +136,56 @@ func (s *Sessions) Set(w http.ResponseWriter, p Person) error {
 		return errors.New("identity: a session needs a signed-in person (id, issuer, subject)")
 	}
 	now := s.now()
-	pt, err := json.Marshal(session{V: 1, ID: p.ID, Issuer: p.Issuer, Subject: p.Subject, Email: p.Email,
+	v, err := s.seal(s.Name(), session{V: 1, ID: p.ID, Issuer: p.Issuer, Subject: p.Subject, Email: p.Email,
 		Name: p.Name, Iat: now.Unix(), Exp: now.Add(s.ttl).Unix()})
 	if err != nil {
 		return err
 	}
-	gcm := s.aeads[0]
-	nonce := make([]byte, gcm.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return err
-	}
-	v := base64.RawURLEncoding.EncodeToString(gcm.Seal(nonce, nonce, pt, []byte(s.Name())))
-	if len(v) > maxCookieLen-len(s.Name())-1 {
-		return errors.New("identity: the session would not fit in a cookie")
-	}
 	http.SetCookie(w, &http.Cookie{Name: s.Name(), Value: v, Path: "/", MaxAge: int(s.ttl.Seconds()),
 		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteLaxMode})
 	return nil
+}
+
+// seal returns v as JSON sealed for the cookie name (the name is the AEAD's associated
+// data: a value moved to another cookie does not open), base64url-encoded.
+func (s *Sessions) seal(name string, v any) (string, error) {
+	pt, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	gcm := s.aeads[0]
+	nonce := make([]byte, gcm.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", err
+	}
+	out := base64.RawURLEncoding.EncodeToString(gcm.Seal(nonce, nonce, pt, []byte(name)))
+	if len(out) > maxCookieLen-len(name)-1 {
+		return "", errors.New("identity: the value would not fit in a cookie")
+	}
+	return out, nil
+}
+
+// open reverses seal into v with any accepted key; false when the value is malformed,
+// tampered with, sealed for another name or with an unknown key.
+func (s *Sessions) open(name, value string, v any) bool {
+	if value == "" || len(value) > maxCookieLen {
+		return false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(value)
+	if err != nil {
+		return false
+	}
+	for _, gcm := range s.aeads {
+		if len(raw) < gcm.NonceSize()+gcm.Overhead() {
+			return false
+		}
+		pt, err := gcm.Open(nil, raw[:gcm.NonceSize()], raw[gcm.NonceSize():], []byte(name))
+		if err != nil {
+			continue
+		}
+		return json.Unmarshal(pt, v) == nil
+	}
+	return false
 }
 
 // Clear ends the session: it adds to w a cookie that deletes the session cookie.
@@ -166,31 +199,15 @@ func (s *Sessions) Clear(w http.ResponseWriter) {
 // The person's Groups are nil (see Person).
 func (s *Sessions) Person(r *http.Request) (Person, bool) {
 	c, err := r.Cookie(s.Name())
-	if err != nil || c.Value == "" || len(c.Value) > maxCookieLen {
-		return Person{}, false
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(c.Value)
 	if err != nil {
 		return Person{}, false
 	}
-	for _, gcm := range s.aeads {
-		if len(raw) < gcm.NonceSize()+gcm.Overhead() {
-			return Person{}, false
-		}
-		pt, err := gcm.Open(nil, raw[:gcm.NonceSize()], raw[gcm.NonceSize():], []byte(s.Name()))
-		if err != nil {
-			continue
-		}
-		var v session
-		if json.Unmarshal(pt, &v) != nil || v.V != 1 || v.ID == "" || v.Issuer == "" || v.Subject == "" {
-			return Person{}, false
-		}
-		if !s.now().Before(time.Unix(v.Exp, 0)) {
-			return Person{}, false
-		}
-		return Person{ID: v.ID, Issuer: v.Issuer, Subject: v.Subject, Email: v.Email, Name: v.Name}, true
+	var v session
+	if !s.open(s.Name(), c.Value, &v) || v.V != 1 || v.ID == "" || v.Issuer == "" || v.Subject == "" ||
+		!s.now().Before(time.Unix(v.Exp, 0)) {
+		return Person{}, false
 	}
-	return Person{}, false
+	return Person{ID: v.ID, Issuer: v.Issuer, Subject: v.Subject, Email: v.Email, Name: v.Name}, true
 }
 
 // Paths of the sign-in routes, on the marketplace function's origin.
