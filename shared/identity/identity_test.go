@@ -165,6 +165,10 @@ func TestMembershipsWithGroups(t *testing.T) {
 	if d := cmp.Diff(map[string]string{f.a: auth.RoleAdmin, f.b: auth.RoleMember}, got); d != "" {
 		t.Errorf("roles (-want +got):\n%s", d)
 	}
+	list, err := f.svc.MemberList(ctx, &auth.Principal{Subject: "t", Role: auth.RoleAdmin, Workspaces: []string{f.b}}, f.b)
+	if err != nil || len(list) != 1 || list[0].Source != "group" || list[0].PersonID != p.ID || !cmp.Equal(list[0].Groups, []string{"eng"}) {
+		t.Errorf("B's member list: %+v, %v", list, err)
+	}
 	// Leaving the group at the next sign-in takes the group's role away.
 	if _, err := f.svc.SignIn(ctx, Claims{Issuer: "i", Subject: "s"}); err != nil {
 		t.Fatal(err)
