@@ -27,10 +27,13 @@ type Task struct {
 	Result         json.RawMessage `db:"result"`
 	Error          json.RawMessage `db:"error"`
 	TTLMS          int64           `db:"ttl_ms"`
-	PollIntervalMS int             `db:"poll_interval_ms"`
-	CreatedAt      time.Time       `db:"created_at"`
-	LastUpdatedAt  time.Time       `db:"last_updated_at"`
-	ExpiresAt      time.Time       `db:"expires_at"`
+	// TTLUnlimited: the upstream of a routed task gave it ttl null (unlimited); TTLMS
+	// still bounds the row's life, the wire shows null (migrations/00040).
+	TTLUnlimited   bool      `db:"ttl_unlimited"`
+	PollIntervalMS int       `db:"poll_interval_ms"`
+	CreatedAt      time.Time `db:"created_at"`
+	LastUpdatedAt  time.Time `db:"last_updated_at"`
+	ExpiresAt      time.Time `db:"expires_at"`
 }
 
 // Terminal reports whether the task's status is final.
@@ -39,7 +42,7 @@ func (t *Task) Terminal() bool {
 }
 
 const taskCols = `id, workspace_id, principal, connection_id, tool, upstream_task_id, status, status_message,
-	result, error, ttl_ms, poll_interval_ms, created_at, last_updated_at, expires_at`
+	result, error, ttl_ms, ttl_unlimited, poll_interval_ms, created_at, last_updated_at, expires_at`
 
 // TaskInsert writes a new task (status working unless t.Status says otherwise) expiring
 // ttl after now, and returns the row.
@@ -49,11 +52,11 @@ func TaskInsert(ctx context.Context, q Querier, t *Task) (*Task, error) {
 		status = TaskWorking
 	}
 	return one[Task](ctx, q, `INSERT INTO mcp_tasks (id, workspace_id, principal, connection_id, tool,
-		upstream_task_id, status, status_message, result, error, ttl_ms, poll_interval_ms, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10::json, $11, $12, now() + $13::bigint * interval '1 millisecond')
+		upstream_task_id, status, status_message, result, error, ttl_ms, poll_interval_ms, expires_at, ttl_unlimited)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10::json, $11, $12, now() + $13::bigint * interval '1 millisecond', $14)
 		RETURNING `+taskCols,
 		t.ID, t.WorkspaceID, t.Principal, t.ConnectionID, t.Tool, t.UpstreamTaskID, status, t.StatusMessage,
-		nullText(t.Result), nullText(t.Error), t.TTLMS, t.PollIntervalMS, t.TTLMS)
+		nullText(t.Result), nullText(t.Error), t.TTLMS, t.PollIntervalMS, t.TTLMS, t.TTLUnlimited)
 }
 
 // TaskGet returns task id when it belongs to workspace ws and principal; NOT_FOUND

@@ -105,9 +105,12 @@ func Reserved(name string) (why string, reserved bool) {
 // Validate checks a connection's declared headers (name → value) against the rules in the
 // package doc (docs/DESIGN.md §9, D-12, RFC 9110 §5). A nil or empty map is valid.
 //
-// It returns nil, or an *apperr.Error with code VALIDATION_ERROR whose message names the
-// first offending header in sorted order (never its value) and whose Details is
-// {"header": name} when one header is at fault. It never panics.
+// It returns nil, or an *apperr.Error with code VALIDATION_ERROR that names every
+// offending header (in sorted order, never a value): the message holds each problem, and
+// Details is {"header": the first offending name, "headers": [{"header": name, "message":
+// its problem}, …]} — one entry per offending header, so a client can mark every bad entry
+// of a form at once (issue 34). A map over MaxHeaders or MaxTotalBytes is refused as a
+// whole, without details. It never panics.
 func Validate(h map[string]string) error {
 	if len(h) == 0 {
 		return nil
@@ -122,22 +125,42 @@ func Validate(h map[string]string) error {
 	}
 	sort.Strings(names)
 
+	type problem struct {
+		Header  string `json:"header"`
+		Message string `json:"message"`
+	}
+	var problems []problem
 	seen := make(map[string]string, len(h))
 	total := 0
 	for _, name := range names {
 		value := h[name]
-		if err := checkName(name); err != nil {
-			return err
-		}
-		lower := strings.ToLower(name)
-		if other, dup := seen[lower]; dup {
-			return invalid(name, "headers: %s is declared twice (as %s too; header names are case-insensitive)", show(name), show(other))
-		}
-		seen[lower] = name
-		if err := checkValue(name, value); err != nil {
-			return err
-		}
 		total += len(name) + len(value)
+		msg := checkName(name)
+		if msg == "" {
+			lower := strings.ToLower(name)
+			if other, dup := seen[lower]; dup {
+				msg = fmt.Sprintf("%s is declared twice (as %s too; header names are case-insensitive)", show(name), show(other))
+			}
+			seen[lower] = name
+		}
+		if msg == "" {
+			msg = checkValue(name, value)
+		}
+		if msg != "" {
+			problems = append(problems, problem{Header: text.Clip(name, 64), Message: msg})
+		}
+	}
+	if len(problems) > 0 {
+		msgs := make([]string, len(problems))
+		for i, p := range problems {
+			msgs[i] = p.Message
+		}
+		prefix := "headers: "
+		if len(problems) > 1 {
+			prefix = fmt.Sprintf("headers: %d headers are invalid: ", len(problems))
+		}
+		return apperr.New(apperr.Validation, "%s%s", prefix, strings.Join(msgs, "; ")).
+			WithDetails(map[string]any{"header": problems[0].Header, "headers": problems})
 	}
 	if total > MaxTotalBytes {
 		return apperr.New(apperr.Validation, "headers: total size %d bytes is over the limit of %d bytes", total, MaxTotalBytes)
@@ -145,39 +168,37 @@ func Validate(h map[string]string) error {
 	return nil
 }
 
-func checkName(name string) error {
+// checkName returns what is wrong with header name name ("" when nothing is).
+func checkName(name string) string {
 	if name == "" {
-		return apperr.New(apperr.Validation, "headers: a header name is empty")
+		return "a header name is empty"
 	}
 	if len(name) > MaxNameBytes {
-		return invalid(name, "headers: header name %s is %d bytes long, at most %d allowed", show(name), len(name), MaxNameBytes)
+		return fmt.Sprintf("header name %s is %d bytes long, at most %d allowed", show(name), len(name), MaxNameBytes)
 	}
 	if !httpguts.ValidHeaderFieldName(name) {
-		return invalid(name, "headers: header name %s is not a valid HTTP field name (RFC 9110 token: letters, digits and !#$%%&'*+-.^_`|~ only)", show(name))
+		return fmt.Sprintf("header name %s is not a valid HTTP field name (RFC 9110 token: letters, digits and !#$%%&'*+-.^_`|~ only)", show(name))
 	}
 	if why, ok := Reserved(name); ok {
-		return invalid(name, "headers: header %s may not be set on a connection (%s)", show(name), why)
+		return fmt.Sprintf("header %s may not be set on a connection (%s)", show(name), why)
 	}
-	return nil
+	return ""
 }
 
-func checkValue(name, value string) error {
+// checkValue returns what is wrong with header name's value ("" when nothing is).
+func checkValue(name, value string) string {
 	if len(value) > MaxValueBytes {
-		return invalid(name, "headers: value of header %s is %d bytes long, at most %d allowed", show(name), len(value), MaxValueBytes)
+		return fmt.Sprintf("value of header %s is %d bytes long, at most %d allowed", show(name), len(value), MaxValueBytes)
 	}
 	// httpguts refuses every control character but horizontal tab (RFC 9110 §5.5: CTL
 	// other than HTAB is not field content); obs-text (0x80-0xff) passes, as in net/http.
 	if !httpguts.ValidHeaderFieldValue(value) {
-		return invalid(name, "headers: value of header %s contains a control character (CR, LF, NUL or other)", show(name))
+		return fmt.Sprintf("value of header %s contains a control character (CR, LF, NUL or other)", show(name))
 	}
 	if value != "" && (isSpace(value[0]) || isSpace(value[len(value)-1])) {
-		return invalid(name, "headers: value of header %s has leading or trailing whitespace", show(name))
+		return fmt.Sprintf("value of header %s has leading or trailing whitespace", show(name))
 	}
-	return nil
-}
-
-func invalid(name, format string, args ...any) *apperr.Error {
-	return apperr.New(apperr.Validation, format, args...).WithDetails(map[string]string{"header": text.Clip(name, 64)})
+	return ""
 }
 
 // show quotes a (possibly hostile) header name for a message: Go-quoted, so control bytes

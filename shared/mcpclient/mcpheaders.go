@@ -57,21 +57,34 @@ func needsBase64(s string) bool {
 // DecodeHeaderValue returns the value an Mcp-Name or Mcp-Param-* header carries: the
 // decoded bytes of the sentinel form "=?base64?…?=" (markers case-sensitive, standard
 // Base64), or v itself. ok is false when v has the sentinel form but its payload is not
-// valid Base64 or not UTF-8: such a header matches no body value.
+// valid Base64 or not UTF-8, and when v is not in that form but holds a byte outside
+// printable ASCII (0x20–0x7E): the revision requires such a value to be sent Base64-encoded
+// ("Value Encoding": a client MUST encode a value that is not plain ASCII), so a raw one is
+// malformed. Such a header matches no body value.
 func DecodeHeaderValue(v string) (string, bool) {
 	inner, ok := strings.CutPrefix(v, base64Prefix)
 	if !ok || len(inner) < len(base64Suffix) {
-		return v, true
+		return v, plainASCII(v)
 	}
 	inner, ok = strings.CutSuffix(inner, base64Suffix)
 	if !ok {
-		return v, true
+		return v, plainASCII(v)
 	}
 	b, err := base64.StdEncoding.DecodeString(inner)
 	if err != nil || !utf8.Valid(b) {
 		return "", false
 	}
 	return string(b), true
+}
+
+// plainASCII reports whether every byte of v is printable ASCII (0x20–0x7E).
+func plainASCII(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // HeaderBinding is one tool parameter marked x-mcp-header: the chain of "properties" keys

@@ -30,7 +30,9 @@ func TestHeaderValueEncoding(t *testing.T) {
 			t.Errorf("DecodeHeaderValue(%q) = %q, %v, want %q", tc.encoded, got, ok, tc.value)
 		}
 	}
-	for _, bad := range []string{"=?base64?not base64!?=", "=?base64?/w==?="} { // invalid Base64; not UTF-8
+	// Invalid Base64; not UTF-8; raw (not encoded) non-ASCII and control bytes, which the
+	// revision requires to be sent Base64-encoded (issue 34).
+	for _, bad := range []string{"=?base64?not base64!?=", "=?base64?/w==?=", "caf\u00e9", "\u6587\u66f8", "a\x7fb", "tab\there"} {
 		if _, ok := DecodeHeaderValue(bad); ok {
 			t.Errorf("DecodeHeaderValue(%q) accepted", bad)
 		}

@@ -38,10 +38,12 @@ type RawUpstream struct {
 	// Set before any request: ToolsList replaces RawToolsList; CallResults (result JSON)
 	// and CallErrors (JSON-RPC error JSON) answer tools/call of the tools they name (after
 	// arguments.delayMs; CallErrors also tasks/result of their own tasks); TaskTTL and TaskPollInterval are the ttl and pollInterval (ms)
-	// of the upstream's own tasks (WithTasks; 60000 and 500 when 0).
+	// of the upstream's own tasks (WithTasks; 60000 and 500 when 0); TaskTTLNull makes
+	// their ttl null (an unlimited lifetime, 2025-11-25 "Tasks").
 	ToolsList                 string
 	CallResults, CallErrors   map[string]string
 	TaskTTL, TaskPollInterval int
+	TaskTTLNull               bool
 }
 
 // rawTask is one of the upstream's own tasks.
@@ -367,7 +369,11 @@ func (u *RawUpstream) taskJSON(id, status string) string {
 	if poll == 0 {
 		poll = 500
 	}
-	return `{"taskId":"` + id + `","status":"` + status + `","ttl":` + strconv.Itoa(ttl) +
+	ttlJSON := strconv.Itoa(ttl)
+	if u.TaskTTLNull {
+		ttlJSON = "null"
+	}
+	return `{"taskId":"` + id + `","status":"` + status + `","ttl":` + ttlJSON +
 		`,"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","pollInterval":` + strconv.Itoa(poll) + `}`
 }
 

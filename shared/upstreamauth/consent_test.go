@@ -244,11 +244,10 @@ func TestOAuthSettings(t *testing.T) {
 			t.Fatal(err)
 		}
 		q := mustQuery(t, u)
-		scopes := strings.Fields(q.Get("scope"))
-		for _, want := range []string{"tools:read", "repo", "read:org", "offline_access"} {
-			if !slices.Contains(scopes, want) {
-				t.Errorf("scope %q missing from %q", want, q.Get("scope"))
-			}
+		// The configured scopes are what is asked for (issue 34), not the challenge's
+		// tools:read; offline_access because the authorization server offers it.
+		if got := q.Get("scope"); got != "repo read:org offline_access" {
+			t.Errorf("scope %q, want %q", got, "repo read:org offline_access")
 		}
 		if q.Get("audience") != "https://api.example" || q.Get("prompt") != "consent" {
 			t.Errorf("parameters: %v", q)
@@ -263,6 +262,34 @@ func TestOAuthSettings(t *testing.T) {
 		}
 		if q := mustQuery(t, u); !slices.Contains(strings.Fields(q.Get("scope")), "issues:write") {
 			t.Errorf("entry scope missing: %q", q.Get("scope"))
+		}
+	})
+	t.Run("a pre-registered client's scopes are what is asked for", func(t *testing.T) {
+		// Issue 34: an entry's client configured for gmail.readonly asked for every scope in
+		// scopes_supported. Its scopes are the request now; an OAuth setting's scopes win
+		// when both are set; without either, the upstream's own (challenge, else
+		// scopes_supported) as before.
+		for _, tc := range []struct {
+			name   string
+			set    upstreamauth.Settings
+			client []string
+			want   string
+		}{
+			{"client only", upstreamauth.Settings{}, []string{"gmail.readonly"}, "gmail.readonly offline_access"},
+			{"setting wins", upstreamauth.Settings{Scopes: []string{"gmail.send"}}, []string{"gmail.readonly"}, "gmail.send offline_access"},
+			{"neither", upstreamauth.Settings{}, nil, "tools:read offline_access"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				e := newEnv(t)
+				e.up.RegisterClient("pre", "secret")
+				u, err := begin(e, tc.set, &upstreamauth.Client{ClientID: "pre", ClientSecret: "secret", Scopes: tc.client})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := mustQuery(t, u).Get("scope"); got != tc.want {
+					t.Errorf("scope %q, want %q", got, tc.want)
+				}
+			})
 		}
 	})
 	t.Run("issuer mismatch names both", func(t *testing.T) {

@@ -202,15 +202,53 @@ func (s *Service) discover(ctx context.Context, serverURL string, ch Challenge, 
 	// Scopes: the challenge's, else the resource's scopes_supported, else none (MCP
 	// 2025-11-25 "Scope Selection Strategy"); offline_access when the server offers it
 	// (SEP-2207: the gateway stores refresh tokens sealed).
+	// Scopes an admin configured (the OAuth settings' scopes, else the pre-registered
+	// client's: configuredScopes) replace both for a first authorization; a step-up
+	// challenge's scopes are still added (Service.Begin).
 	d.scopes = slices.Clone(ch.Scopes)
 	if len(d.scopes) == 0 {
 		d.scopes = slices.Clone(prm.ScopesSupported)
 	}
-	d.scopes = union(d.scopes, set.Scopes)
-	if slices.Contains(asm.ScopesSupported, "offline_access") && !slices.Contains(d.scopes, "offline_access") {
-		d.scopes = append(d.scopes, "offline_access")
+	if len(set.Scopes) > 0 {
+		d.scopes = requestedScopes(set.Scopes, ch)
 	}
+	d.scopes = d.withOffline(d.scopes)
 	return d, nil
+}
+
+// withOffline returns scopes with offline_access added when the authorization server
+// offers it (SEP-2207: the gateway stores refresh tokens sealed) and it is not there yet.
+func (d *discovery) withOffline(scopes []string) []string {
+	if slices.Contains(d.asScopes, "offline_access") && !slices.Contains(scopes, "offline_access") {
+		return append(slices.Clone(scopes), "offline_access")
+	}
+	return scopes
+}
+
+// requestedScopes are the scopes to ask for when an admin configured some (configured, not
+// empty): exactly those — not the resource's scopes_supported nor a first 401's scope, which
+// may name every scope the server has (issue 34: a Gmail client configured for
+// gmail.readonly was sent to consent to everything) — plus, for a step-up (a 403
+// insufficient_scope challenge, MCP 2025-11-25 "Step-Up Authorization Flow"), the scopes
+// that challenge names.
+func requestedScopes(configured []string, ch Challenge) []string {
+	out := slices.Clone(configured)
+	if ch.Error == "insufficient_scope" {
+		out = union(out, ch.Scopes)
+	}
+	return out
+}
+
+// configuredScopes are the scopes an admin configured for an authorization: the OAuth
+// settings' scopes when set (they win), else the pre-registered client's; nil for none.
+func configuredScopes(set Settings, c *Client) []string {
+	if len(set.Scopes) > 0 {
+		return set.Scopes
+	}
+	if c != nil && len(c.Scopes) > 0 {
+		return c.Scopes
+	}
+	return nil
 }
 
 type prmCandidate struct{ url, resource string }

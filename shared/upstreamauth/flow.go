@@ -111,9 +111,11 @@ type BeginRequest struct {
 // Pending (state, PKCE verifier; single use, StateTTL; replacing the caller's earlier pending
 // authorization of the connection) and returns the link for the caller's browser: with
 // Options.ConsentURL, the gateway's consent page (ConsentURL + a random link id), else the
-// authorization server's URL. Scopes: the challenge's (else scopes_supported), the
-// settings' and the pre-registered client's; step-up requests those already granted for
-// the key with the new ones. Errors are *FlowError.
+// authorization server's URL. Scopes: those an admin configured — the OAuth settings'
+// scopes, else the pre-registered client's — and none other (plus a step-up challenge's);
+// without any, the challenge's (else scopes_supported); offline_access when offered;
+// step-up requests those already granted for the key with the new ones. Errors are
+// *FlowError.
 func (s *Service) Begin(ctx context.Context, r BeginRequest) (authURL string, err error) {
 	defer derrors.Wrap(&err, "upstreamauth: begin %s", r.Caller.WorkspaceID)
 	if s.redirect == "" {
@@ -133,8 +135,10 @@ func (s *Service) Begin(ctx context.Context, r BeginRequest) (authURL string, er
 	if err != nil {
 		return "", err
 	}
-	if r.Client != nil {
-		d.scopes = union(d.scopes, r.Client.Scopes)
+	if len(r.Settings.Scopes) == 0 && r.Client != nil && len(r.Client.Scopes) > 0 {
+		// The pre-registered client's scopes, when no OAuth setting names any (discover
+		// applied the settings').
+		d.scopes = d.withOffline(requestedScopes(configuredScopes(r.Settings, r.Client), ch))
 	}
 	prev, _ := s.store.GrantGet(ctx, r.Key)
 	var ep *Endpoint

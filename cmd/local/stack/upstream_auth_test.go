@@ -710,3 +710,62 @@ func waitPort(t *testing.T, addr string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestEntryClientScopes (issue 34): a catalog entry whose pre-registered client is
+// configured with scopes ["gmail.readonly"] installs with an authorization URL asking for
+// exactly those (and offline_access, which the authorization server offers) — not every
+// scope of the upstream's scopes_supported or challenge; with the entry's oauth.scopes
+// setting also set, the setting wins. The client is stored with its scopes.
+func TestEntryClientScopes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	a := w.ws["A"]
+	up := testpeer.NewOAuthUpstream(t)
+	up.RegisterClient("gmail-client", "gmail-secret-77")
+	for _, tc := range []struct {
+		name  string
+		oauth map[string]any
+		want  string
+	}{
+		{"client scopes", nil, "gmail.readonly offline_access"},
+		{"oauth.scopes wins", map[string]any{"scopes": []string{"gmail.send"}}, "gmail.send offline_access"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, e := w.do(t, "POST", "/api/mcp-marketplace", w.su, map[string]any{
+				"name": "Gmail " + tc.name, "url": up.MCPURL(), "transportType": "streamable-http", "category": "testing"})
+			mustStatus(t, "create entry", st, http.StatusCreated, e)
+			id := e["id"].(string)
+			body := map[string]any{"authMode": "oauth", "client": map[string]any{
+				"clientId": "gmail-client", "clientSecret": "gmail-secret-77", "scopes": []string{"gmail.readonly"}}}
+			if tc.oauth != nil {
+				body["oauth"] = tc.oauth
+			}
+			st, r := w.do(t, "PUT", "/api/mcp-marketplace/"+id+"/auth", w.su, body)
+			mustStatus(t, "set entry auth", st, http.StatusOK, r)
+			var stored []string
+			if err := w.env.Pool.QueryRow(t.Context(), `SELECT scopes FROM mcp_oauth_clients WHERE catalog_entry_id = $1`, id).Scan(&stored); err != nil ||
+				!slices.Equal(stored, []string{"gmail.readonly"}) {
+				t.Errorf("stored client scopes %v (%v)", stored, err)
+			}
+			st, inst := w.do(t, "POST", "/api/mcp-marketplace/"+id+"/install", a.admin, map[string]any{"workspaceId": a.id})
+			mustStatus(t, "install", st, http.StatusCreated, inst)
+			st, asURL, page := consentPage(t, authURLOf(t, "install", inst), a.admin)
+			if st != http.StatusOK {
+				t.Fatalf("consent page: %d %v", st, page)
+			}
+			q := mustParse(t, asURL).Query()
+			if got := q.Get("scope"); got != tc.want || q.Get("client_id") != "gmail-client" {
+				t.Errorf("authorization URL asks scope %q as %q, want %q as gmail-client", got, q.Get("client_id"), tc.want)
+			}
+		})
+	}
+}
+
+func mustParse(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

@@ -179,3 +179,80 @@ func TestDialTimeGuard(t *testing.T) {
 		t.Errorf("connect to a rebound name: %v", c)
 	}
 }
+
+// TestEveryBadHeaderNamed (issue 34): a connection created, updated or installed with
+// several bad headers at once — CR/LF in a value, Transfer-Encoding, Host, a name with a
+// space, an empty name — next to a good one is refused 400 VALIDATION_ERROR whose
+// details.headers names every bad entry (and only those), whose message names each, and
+// which quotes no value; nothing is stored.
+func TestEveryBadHeaderNamed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	fx := fixture(t)
+	existing, _ := w.connection(t, "Existing", fx.URL, w.wsA, map[string]string{"X-Key": "kept-secret-1"})
+	entry := w.entry(t, "Demo", fx.URL, "streamable-http")
+	bad := map[string]string{
+		"X-Split":           "secret-a\r\nX-Injected: secret-b",
+		"Transfer-Encoding": "chunked",
+		"Host":              "evil.example.com",
+		"Bad Name":          "secret-c",
+		"":                  "secret-d",
+		"X-Fine":            "secret-fine",
+	}
+	wantNamed := []string{"", "Bad Name", "Host", "Transfer-Encoding", "X-Split"} // sorted
+	snapshot := func() [3]int {
+		return [3]int{w.count(t, `SELECT count(*) FROM mcp_connections`), w.count(t, `SELECT count(*) FROM event_log`),
+			w.count(t, `SELECT count(*) FROM mcp_connection_tools`)}
+	}
+	stored := func() string {
+		var s string
+		_ = w.env.Pool.QueryRow(context.Background(), `SELECT headers::text FROM mcp_connections WHERE id = $1`, existing).Scan(&s)
+		return s
+	}
+	before, beforeHeaders := snapshot(), stored()
+	for _, tc := range []struct {
+		name, method, path string
+		body               map[string]any
+	}{
+		{"create", "POST", "/api/mcp-connections", map[string]any{"name": "bad", "url": fx.URL, "workspaceId": w.wsA, "headers": bad}},
+		{"update", "PUT", "/api/mcp-connections/" + existing, map[string]any{"headers": bad}},
+		{"install", "POST", "/api/mcp-marketplace/" + entry + "/install", map[string]any{"workspaceId": w.wsA, "headers": bad}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, raw := w.env.Do(t, tc.method, tc.path, w.adminA, tc.body)
+			b := decode(t, raw)
+			if status != http.StatusBadRequest || errCode(b) != "VALIDATION_ERROR" {
+				t.Fatalf("%d %s, want 400 VALIDATION_ERROR", status, raw)
+			}
+			details, _ := b["error"].(map[string]any)["details"].(map[string]any)
+			list, _ := details["headers"].([]any)
+			var named []string
+			for _, e := range list {
+				m, _ := e.(map[string]any)
+				h, _ := m["header"].(string)
+				msg, _ := m["message"].(string)
+				named = append(named, h)
+				if msg == "" {
+					t.Errorf("entry %q has no message", h)
+				}
+			}
+			if strings.Join(named, "|") != strings.Join(wantNamed, "|") {
+				t.Errorf("details.headers names %q, want %q: %s", named, wantNamed, raw)
+			}
+			for _, h := range wantNamed[1:] {
+				if !strings.Contains(errMessage(b), h) {
+					t.Errorf("message does not name %q: %s", h, errMessage(b))
+				}
+			}
+			if strings.Contains(string(raw), "secret") || strings.Contains(string(raw), "evil.example.com") {
+				t.Errorf("the answer quotes a header value: %s", raw)
+			}
+		})
+	}
+	if after := snapshot(); after != before {
+		t.Errorf("refused writes changed the database: %v → %v", before, after)
+	}
+	if got := stored(); got != beforeHeaders {
+		t.Errorf("a refused update changed the stored headers: %s → %s", beforeHeaders, got)
+	}
+}

@@ -290,6 +290,12 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		return false // go-sdk answers the precise 400: -32020 or -32022 with the supported versions
 	}
 	if st.NewProtocol && !newProtocolHeadersMatch(r, req) {
+		if _, ok := mcpclient.DecodeHeaderValue(r.Header.Get("Mcp-Name")); !ok {
+			// go-sdk compares the header's bytes with the body and would serve a raw
+			// non-ASCII value that equals it; the revision requires it Base64-encoded.
+			writeHeaderMismatch(w, req, errMcpNameEncoding)
+			return true
+		}
 		return false // go-sdk answers the precise 400 / -32020
 	}
 	it := g.serverItem(st)
@@ -377,6 +383,11 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 	}
 	return false
 }
+
+// errMcpNameEncoding is the answer to an Mcp-Name whose value is neither printable ASCII
+// nor in the Base64 sentinel form with a valid payload (2026-07-28 transport, "Value
+// Encoding": a value that is not plain ASCII MUST be sent as =?base64?{value}?=).
+var errMcpNameEncoding = errors.New("the Mcp-Name header value must be printable ASCII or Base64-encoded as =?base64?{value}?=")
 
 // writeHeaderMismatch answers req 400 with HeaderMismatch (-32020), the 2026-07-28
 // transport chapter's answer ("Server Validation") to headers that do not match the body.

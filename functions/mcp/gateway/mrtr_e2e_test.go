@@ -94,9 +94,21 @@ func TestMRTRPassThrough(t *testing.T) {
 				t.Run(ep.name, func(t *testing.T) {
 					caps := `{"elicitation":{"form":{}},"sampling":{}}`
 					call := `{"name":"` + ep.tool + `","arguments":{"q": "x"}}`
+					audited := func() int {
+						var n int
+						if err := env.Pool.QueryRow(t.Context(), `SELECT count(*) FROM audit_events WHERE connection_id = $1 AND tool = $2`, c.ID, ep.tool).Scan(&n); err != nil {
+							t.Fatal(err)
+						}
+						return n
+					}
+					rows := audited()
 					a := newEraRPC(t, env, ep.path, admin, "2026-07-28", "tools/call", ep.tool, call, caps)
 					if a.Error != nil || string(a.Result) != testpeer.RawInputRequired {
 						t.Fatalf("first call: %+v %s\nwant %s", a.Error, a.Result, testpeer.RawInputRequired)
+					}
+					// Issue 34: an InputRequiredResult is no completed call: no audit row yet.
+					if n := audited() - rows; n != 0 {
+						t.Errorf("%d audit rows after the InputRequiredResult, want 0", n)
 					}
 					got := lastParams(t, up)
 					if !jsonEqual(t, got.Meta["io.modelcontextprotocol/clientCapabilities"], []byte(caps)) {
@@ -108,6 +120,9 @@ func TestMRTRPassThrough(t *testing.T) {
 					a = newEraRPC(t, env, ep.path, admin, "2026-07-28", "tools/call", ep.tool, retry, caps)
 					if a.Error != nil || string(a.Result) != testpeer.RawMRTRResult {
 						t.Fatalf("retry: %+v %s\nwant %s", a.Error, a.Result, testpeer.RawMRTRResult)
+					}
+					if n := audited() - rows; n != 1 {
+						t.Errorf("%d audit rows for one call completed after one InputRequiredResult round, want 1", n)
 					}
 					got = lastParams(t, up)
 					if string(got.InputResponses) != responses || string(got.RequestState) != `"`+testpeer.RawMRTRState+`"` {

@@ -384,3 +384,86 @@ func TestRoutingHeaders(t *testing.T) {
 		t.Errorf("built-in with a Base64 Mcp-Name: %d %.300s", resp.StatusCode, b)
 	}
 }
+
+// TestRawNonASCIIMcpName (issue 34): at 2026-07-28 a header value that is not plain ASCII
+// must be sent Base64-encoded (transport chapter, "Value Encoding"). A call of the
+// upstream's tool "météo" whose Mcp-Name carries the name's raw UTF-8 bytes — equal to the
+// body's name byte for byte — is refused 400 / -32020 (the single-server endpoint, where
+// the name is the upstream's), and nothing reaches the upstream; the same call with the
+// name Base64-encoded is served. A raw non-ASCII Mcp-Param-* value equal to its argument is
+// refused the same way on both endpoints.
+func TestRawNonASCIIMcpName(t *testing.T) {
+	t.Parallel()
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Raw names")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := testpeer.NewHeaderUpstream(t)
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Headers", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ ID, Handle string }
+	_ = json.Unmarshal(out, &c)
+	// The aggregate endpoint's name of the tool, as its tools/list shows it.
+	resp, b := env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":`+metaParams("2026-07-28", "")+`}`,
+		newEraHeaders("2026-07-28", "tools/list", ""))
+	var listed struct{ Tools []struct{ Name string } }
+	if err := json.Unmarshal(resultOf(t, resp, b), &listed); err != nil {
+		t.Fatal(err)
+	}
+	aggName := ""
+	for _, tl := range listed.Tools {
+		if strings.HasPrefix(tl.Name, "mcp_"+c.Handle+"_") && tl.Name != "mcp_"+c.Handle+"_"+testpeer.HeaderToolASCII {
+			aggName = tl.Name
+		}
+	}
+	if aggName == "" {
+		t.Fatalf("the Unicode tool is not listed: %s", b)
+	}
+	b64 := func(s string) string { return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?=" }
+	args := `{"region":"Zürich","count":1,"dry":false,"where":{"city":"Bern"},"query":"q"}`
+	params := func(h map[string]string) map[string]string {
+		h["Mcp-Param-Region"], h["Mcp-Param-Count"], h["Mcp-Param-Dry"], h["Mcp-Param-City"] = b64("Zürich"), "1", "false", "Bern"
+		return h
+	}
+	for _, ep := range []struct{ name, path, tool string }{
+		{"aggregate", "/mcp/" + ws, aggName},
+		{"single-server", "/mcp/" + ws + "/servers/" + c.ID, testpeer.HeaderToolUnicode},
+	} {
+		t.Run(ep.name, func(t *testing.T) {
+			body := `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":` + metaParams("2026-07-28", `"name":"`+ep.tool+`","arguments":`+args) + `}`
+			before := len(up.Calls())
+			for _, tc := range []struct {
+				name string
+				hdr  map[string]string
+			}{
+				{"raw UTF-8 Mcp-Name", params(newEraHeaders("2026-07-28", "tools/call", ep.tool))},
+				{"raw UTF-8 Mcp-Param", func() map[string]string {
+					h := params(newEraHeaders("2026-07-28", "tools/call", b64(ep.tool)))
+					h["Mcp-Param-Region"] = "Zürich" // the argument's bytes, not encoded
+					return h
+				}()},
+			} {
+				if tc.name == "raw UTF-8 Mcp-Name" && ep.tool == aggName {
+					continue // the aggregate's names are ASCII (names.Exposed): nothing to encode
+				}
+				resp, b := env.RPC(t, ep.path, admin, body, tc.hdr)
+				id, code := rpcError(t, b)
+				if resp.StatusCode != http.StatusBadRequest || code != -32020 || id != "31" {
+					t.Errorf("%s: %d id %s code %d, want 400 id 31 -32020: %s", tc.name, resp.StatusCode, id, code, b)
+				}
+				if n := len(up.Calls()); n != before {
+					t.Errorf("%s: %d calls reached the upstream", tc.name, n-before)
+				}
+			}
+			resp, b := env.RPC(t, ep.path, admin, body, params(newEraHeaders("2026-07-28", "tools/call", b64(ep.tool))))
+			if resp.StatusCode != 200 || !strings.Contains(string(b), "ok "+testpeer.HeaderToolUnicode) {
+				t.Fatalf("call with the name Base64-encoded: %d %s", resp.StatusCode, b)
+			}
+			calls := up.Calls()
+			if len(calls) != before+1 || calls[len(calls)-1].Get("Mcp-Name") != b64(testpeer.HeaderToolUnicode) {
+				t.Errorf("upstream calls %d (want %d), last Mcp-Name %q", len(calls), before+1, calls[len(calls)-1].Get("Mcp-Name"))
+			}
+		})
+	}
+}

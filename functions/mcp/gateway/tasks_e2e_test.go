@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -245,6 +246,51 @@ func TestTasks(t *testing.T) {
 		res, code = e.rpc(t, e.admin, "tasks/cancel", `{"taskId":"`+tk2.TaskID+`"}`)
 		if code != 0 || !strings.Contains(string(res), `"cancelled"`) || len(native.Received("tasks/cancel")) != 1 {
 			t.Errorf("tasks/cancel: %d %s", code, res)
+		}
+	})
+	t.Run("upstream ttl null", func(t *testing.T) {
+		// Issue 34: the upstream gives its task an unlimited lifetime (ttl null). The
+		// caller asked 60000; the create answer, tasks/get, tasks/list and tasks/cancel show
+		// the upstream's null, not a number; the row still expires (the gateway's bound).
+		native := testpeer.NewRawUpstream(t, false).WithTasks()
+		native.TaskTTLNull = true
+		status, out := e.env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Forever", "url": native.URL, "workspaceId": e.ws})
+		if status != http.StatusCreated {
+			t.Fatalf("create: %d %s", status, out)
+		}
+		var c struct{ Handle string }
+		_ = json.Unmarshal(out, &c)
+		tool := "mcp_" + c.Handle + "_report"
+		res, code := e.rpc(t, e.admin, "tools/call", `{"name":"`+tool+`","arguments":{"delayMs":30000},"task":{"ttl":60000}}`)
+		var ct struct {
+			Task map[string]json.RawMessage
+		}
+		if code != 0 || json.Unmarshal(res, &ct) != nil {
+			t.Fatalf("task-augmented call: %d %s", code, res)
+		}
+		if got := string(ct.Task["ttl"]); got != "null" {
+			t.Errorf("create answer ttl %s, want null: %s", got, res)
+		}
+		id := ""
+		_ = json.Unmarshal(ct.Task["taskId"], &id)
+		calls := native.Received("tools/call")
+		if len(calls) != 1 || !strings.Contains(string(calls[0].Params), `"task":{"ttl":60000}`) {
+			t.Errorf("upstream received %v, want the caller's task ttl 60000", calls)
+		}
+		for _, m := range []struct{ method, params string }{
+			{"tasks/get", `{"taskId":"` + id + `"}`},
+			{"tasks/list", `{}`},
+			{"tasks/cancel", `{"taskId":"` + id + `"}`},
+		} {
+			res, code := e.rpc(t, e.admin, m.method, m.params)
+			// Members in key order (the gateway writes a map): the task's own ttl is next to its id.
+			if code != 0 || !bytes.Contains(res, []byte(`"taskId":"`+id+`","ttl":null`)) {
+				t.Errorf("%s: %d %s, want ttl null", m.method, code, res)
+			}
+		}
+		var unlimited, expires bool
+		if err := e.env.Pool.QueryRow(t.Context(), `SELECT ttl_unlimited, expires_at <= now() + interval '1 minute' FROM mcp_tasks WHERE id = $1`, id).Scan(&unlimited, &expires); err != nil || !unlimited || !expires {
+			t.Errorf("stored row: ttl_unlimited %v, expires within the caller's 60 s %v (%v)", unlimited, expires, err)
 		}
 	})
 	t.Run("built-in", func(t *testing.T) {

@@ -111,7 +111,7 @@ const TimeoutHint = "the call ran past the gateway's synchronous budget; a task-
 // a gateway-side failure. params is the client's params object and p its members (the
 // edge decoded them once). The result is the upstream's bytes; an upstream JSON-RPC error
 // is returned as the *jsonrpc.Error to pass through. Exactly one audit row is written for a
-// result without isError: true. A caller the connection needs authorization from gets the
+// result without isError: true that is not an InputRequiredResult (its retry is the call). A caller the connection needs authorization from gets the
 // way to authorize (connections.PrepareCall) and nothing is forwarded.
 func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params json.RawMessage, p map[string]json.RawMessage) (_ json.RawMessage, rerr error) {
 	start := time.Now()
@@ -196,8 +196,13 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 		return wire.SealJSON(wire.EnvelopeMeta{Tool: name, Version: "upstream"}, fail), nil
 	}
 	outcome := "ok"
-	if ResultIsError(res) {
+	switch {
+	case ResultIsError(res):
 		outcome = "tool_error"
+	case ResultInputRequired(res):
+		// The upstream asks the client for input (2026-07-28 multi round-trip): the call is
+		// not complete, its retry is. One completed call is one audit row (issue 34).
+		outcome = "input_required"
 	}
 	f.o.Metrics.ToolCall("proxied", name, outcome, st.RequestID, d)
 	f.o.Metrics.UpstreamCall(ref.Conn.ID, outcome, st.RequestID, d)
@@ -707,6 +712,19 @@ func ResultIsError(res json.RawMessage) bool {
 		IsError bool `json:"isError"`
 	}
 	return json.Unmarshal(res, &r) == nil && r.IsError
+}
+
+// ResultInputRequired reports whether res is an InputRequiredResult (MCP 2026-07-28 multi
+// round-trip requests: resultType "input_required"), the answer of a call that is not
+// complete yet.
+func ResultInputRequired(res json.RawMessage) bool {
+	if !bytes.Contains(res, []byte(`"input_required"`)) {
+		return false
+	}
+	var r struct {
+		ResultType string `json:"resultType"`
+	}
+	return json.Unmarshal(res, &r) == nil && r.ResultType == "input_required"
 }
 
 // UpstreamParams is the client's tools/call params with the upstream's tool name and

@@ -49,8 +49,8 @@ var cacheSchema = emf.NewSchema(Namespace, [][]string{{"cache"}},
 	emf.Metric{Name: "CacheEvictions", Unit: emf.Count}, emf.Metric{Name: "CacheBytes", Unit: emf.Bytes})
 
 // ToolCall records one tool call: kind "builtin" or "proxied"; outcome "ok", "tool_error",
-// "error" or "rate_limited" (refused by a rate limit, nothing forwarded); d the call's
-// duration. requestID joins the line to the access log line.
+// "error", "rate_limited" (refused by a rate limit, nothing forwarded) or "input_required"
+// (the upstream asked the client for input; the retry completes the call); d the call's duration. requestID joins the line to the access log line.
 func (m *EMF) ToolCall(kind, tool, outcome, requestID string, d time.Duration) {
 	if m == nil {
 		return
@@ -61,8 +61,9 @@ func (m *EMF) ToolCall(kind, tool, outcome, requestID string, d time.Duration) {
 
 // UpstreamCall records the upstream leg of one proxied tool call: connectionID is the
 // connection's id (never its URL), outcome "ok", "tool_error" (the upstream answered
-// isError), "rpc_error" (the upstream answered a JSON-RPC error) or "error" (no answer:
-// transport failure, timeout), latency the time from sending the call upstream to its answer.
+// isError), "input_required" (an InputRequiredResult), "rpc_error" (the upstream answered a JSON-RPC error) or "error" (no answer:
+// transport failure, timeout), latency
+// the time from sending the call upstream to its answer.
 func (m *EMF) UpstreamCall(connectionID, outcome, requestID string, latency time.Duration) {
 	if m == nil {
 		return

@@ -167,6 +167,7 @@ func (s *Service) createUpstream(ctx context.Context, st *request.State, ref *fo
 	if ttl, ok := ut.ttl(); ok {
 		row.TTLMS = ttl
 	}
+	row.TTLUnlimited = ut.ttlUnlimited() // shown as null; the row keeps the gateway's bound
 	if pi, ok := ut.pollInterval(); ok {
 		row.PollIntervalMS = pi
 	}
@@ -180,28 +181,38 @@ func (s *Service) createUpstream(ctx context.Context, st *request.State, ref *fo
 // upstreamTask is a Task as an upstream sends it: the 2025-11-25 names (ttl, pollInterval)
 // or the 2026-07-28 ones (ttlMs, pollIntervalMs).
 type upstreamTask struct {
-	ResultType     string   `json:"resultType"`
-	TaskID         string   `json:"taskId"`
-	Status         string   `json:"status"`
-	StatusMessage  string   `json:"statusMessage"`
-	TTL            *float64 `json:"ttl"`
-	TTLMs          *float64 `json:"ttlMs"`
-	PollInterval   *float64 `json:"pollInterval"`
-	PollIntervalMs *float64 `json:"pollIntervalMs"`
+	ResultType     string          `json:"resultType"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	StatusMessage  string          `json:"statusMessage"`
+	TTL            json.RawMessage `json:"ttl"`
+	TTLMs          json.RawMessage `json:"ttlMs"`
+	PollInterval   *float64        `json:"pollInterval"`
+	PollIntervalMs *float64        `json:"pollIntervalMs"`
 }
 
 // ttl returns the upstream's ttl in ms, clamped to the gateway's bounds (a row must
 // expire; an unlimited ttl, null, keeps the gateway's default); false when absent.
 func (u *upstreamTask) ttl() (int64, bool) {
-	v := u.TTLMs
-	if v == nil {
-		v = u.TTL
+	var v float64
+	if json.Unmarshal(u.ttlRaw(), &v) != nil || v <= 0 {
+		return 0, false // absent, null or not a number
 	}
-	if v == nil || *v <= 0 {
-		return 0, false
-	}
-	return int64(min(max(*v, 1), float64(maxTTL/time.Millisecond))), true
+	return int64(min(max(v, 1), float64(maxTTL/time.Millisecond))), true
 }
+
+// ttlRaw is the upstream's ttlMs (2026-07-28) or else ttl (2025-11-25), as sent; nil when
+// it sent neither.
+func (u *upstreamTask) ttlRaw() json.RawMessage {
+	if len(u.TTLMs) > 0 {
+		return u.TTLMs
+	}
+	return u.TTL
+}
+
+// ttlUnlimited reports whether the upstream gave its task an unlimited lifetime: ttl (or
+// ttlMs) null (2025-11-25 "Tasks": "ttl: number | null"). The caller is shown null too.
+func (u *upstreamTask) ttlUnlimited() bool { return string(u.ttlRaw()) == "null" }
 
 // pollInterval returns the upstream's poll interval in ms (at most an hour); false when
 // absent.

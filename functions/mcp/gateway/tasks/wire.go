@@ -50,7 +50,8 @@ func ClientDeclares(params json.RawMessage) bool {
 // Object is the 2025-11-25 wire Task of row t (ttl and pollInterval in ms).
 func Object(t *db.Task) map[string]any { return fields(t, "ttl", "pollInterval") }
 
-// fields is the Task of row t with its ttl and poll interval (integer ms) under the names
+// fields is the Task of row t with its ttl (integer ms, or null when the upstream of a
+// routed task said its lifetime is unlimited) and poll interval (integer ms) under the names
 // of the caller's form: ttl / pollInterval (2025-11-25) or ttlMs / pollIntervalMs
 // (SEP-2663).
 func fields(t *db.Task, ttlKey, pollKey string) map[string]any {
@@ -59,6 +60,9 @@ func fields(t *db.Task, ttlKey, pollKey string) map[string]any {
 		"createdAt":     t.CreatedAt.UTC().Format(time.RFC3339Nano),
 		"lastUpdatedAt": t.LastUpdatedAt.UTC().Format(time.RFC3339Nano),
 		pollKey:         t.PollIntervalMS,
+	}
+	if t.TTLUnlimited {
+		o[ttlKey] = nil // the upstream's unlimited lifetime (migrations/00040)
 	}
 	if t.StatusMessage != nil {
 		o["statusMessage"] = *t.StatusMessage
@@ -126,6 +130,8 @@ func withUpstreamTiming(o map[string]any, up *upstreamTask, ttlKey, pollKey stri
 	}
 	if v, ok := up.ttl(); ok {
 		o[ttlKey] = v
+	} else if up.ttlUnlimited() {
+		o[ttlKey] = nil
 	}
 	if v, ok := up.pollInterval(); ok {
 		o[pollKey] = v
