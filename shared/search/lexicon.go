@@ -15,8 +15,9 @@ file document
 delete remove erase destroy drop trash purge
 create make new add
 list enumerate show browse
-search find lookup seek query look
+search find lookup seek query look grep
 get fetch retrieve read obtain view
+open read view
 update edit modify change patch alter
 send post message notify tell say ping share announce
 write save store put
@@ -35,7 +36,12 @@ type fill enter input
 navigate go open visit
 repository repo
 bug issue ticket defect
-error exception crash failure problem
+error exception crash failure problem bug
+pr pull-request merge-request
+reaction emoji thumbs upvote
+box field input textbox form
+mouse hover mouseover
+close resolve
 pay payment charge
 invoice bill billing
 customer client
@@ -132,6 +138,20 @@ star favorite
 notification alert
 schedule calendar meeting
 read-only
+know knowledge remember recall earlier
+drive driving travel commute direction route
+restaurant place business shop store pharmacy cafe
+neighbourhood neighborhood area
+request call http endpoint api rest
+enter key keyboard
+sitemap map urls
+program process app application
+machine computer device
+slow performance speed explain plan
+grow capacity scale replica
+database db sql
+analyze analysis investigate diagnose
+cause reason root-cause why
 `
 
 // phraseTable: two-word phrases that mean one thing, with the English words that
@@ -446,6 +466,7 @@ es recuerd* = remember
 es memori* = memory
 es nota* = note
 es pens* = think
+es piens* = think
 es contacto* = contact
 es empresa* = company
 es negocio* = deal
@@ -568,6 +589,8 @@ de offne* = open
 de klick* = click
 de tippe* = type
 de ausfull* = fill
+de fulle* = fill
+de formular* = form
 de bildschirmfoto* = screenshot
 de screenshot* = screenshot
 de bildschirm* = screen
@@ -632,6 +655,27 @@ de zusammenfass* = summary
 de warte = wait
 de warten = wait
 de protokoll* = log
+pt analis* = analyze
+es analiz* = analyze
+de analysier* = analyze
+pt causa = cause
+es causa = cause
+de ursache* = cause
+es produccion* = production
+pt producao = production
+de produktion* = production
+pt poligono* = polygon
+es poligono* = polygon
+de polygon* = polygon
+pt calcul* = calculate
+es calcul* = calculate
+de berechn* = calculate
+de flache* = area
+pt area = area
+es area = area
+es rastre* = crawl
+pt rastre* = crawl
+de crawl* = crawl
 `
 
 // extraStopWords are the stop words of the four languages beyond Snowball's English list:
