@@ -58,7 +58,7 @@ func TestAnalyze(t *testing.T) {
 		t.Errorf("no words: %v", got)
 	}
 	// An English word is not read as a foreign one that it merely starts like.
-	for _, q := range []string{"environment", "criteria", "report", "general"} {
+	for _, q := range []string{"environment", "criteria", "report", "general", "terminal", "rotate"} {
 		if alts := alternatives(q)[q]; len(alts) > 1 && !slices.Contains(alts, Stem(q)) {
 			t.Errorf("%q: %v", q, alts)
 		}

@@ -42,6 +42,8 @@ reaction emoji thumbs upvote
 box field input textbox form
 mouse hover mouseover
 close resolve
+done finished complete completed
+plan planning steps
 pay payment charge
 invoice bill billing
 customer client
@@ -139,6 +141,8 @@ notification alert
 schedule calendar meeting
 read-only
 know knowledge remember recall earlier
+rent rental stay accommodation lodging listing
+flat apartment home house
 drive driving travel commute direction route
 restaurant place business shop store pharmacy cafe
 neighbourhood neighborhood area
@@ -662,6 +666,29 @@ pt causa = cause
 es causa = cause
 de ursache* = cause
 es produccion* = production
+pt alug* = rent
+pt conclu* = done complete
+pt feit* = done
+es terminad* = done finish
+es terminar = finish
+es hech* = done
+de erledig* = done
+de fertig* = done
+de nachst* = next
+pt proxim* = next
+es siguiente* = next
+de plan* = plan
+pt plano* = plan
+es plan* = plan
+es alquil* = rent
+de miet* = rent
+es alojamiento* = accommodation stay rent
+pt hospedagem = accommodation stay
+de unterkunft* = accommodation stay
+pt apartamento* = apartment flat
+es apartamento* = apartment flat
+es piso* = apartment flat
+de wohnung* = apartment flat
 pt producao = production
 de produktion* = production
 pt poligono* = polygon
