@@ -141,6 +141,12 @@ notification alert
 schedule calendar meeting
 read-only
 know knowledge remember recall earlier
+fail failure failed failing broken break breaking
+flaky intermittent unstable
+accessibility a11y
+audit check
+relation relationship link associate association
+spreadsheet table sheet
 rent rental stay accommodation lodging listing
 flat apartment home house
 drive driving travel commute direction route
@@ -238,7 +244,6 @@ pt equipe* = team
 pt repositori* = repository
 pt problem* = issue problem
 pt erro* = error
-pt falh* = failure error
 pt tarefa* = task issue
 pt chamad* = ticket call
 pt pagament* = payment
@@ -399,7 +404,6 @@ es repositori* = repository
 es problema* = problem issue
 es incidenc* = issue
 es error* = error
-es fallo* = failure error
 es tarea* = task issue
 es pago* = payment
 es paga* = pay
@@ -667,6 +671,22 @@ es causa = cause
 de ursache* = cause
 es produccion* = production
 pt alug* = rent
+es prueba* = test
+pt teste* = test
+de teste = test
+es fall* = fail
+pt falh* = fail failure
+de fehlschlag* = fail failure
+es intermitent* = flaky
+pt intermitent* = flaky
+de instabil* = flaky
+de barrierefrei* = accessibility
+es accesibilidad* = accessibility
+pt acessibilidade* = accessibility
+de pruf* = check audit
+pt verific* = check
+es comprueb* = check
+es revis* = check review
 pt conclu* = done complete
 pt feit* = done
 es terminad* = done finish

@@ -73,11 +73,11 @@ type Params struct {
 // DefaultParams are the constants tuned on the dev half of the evaluation set at 4,000
 // tools (docs/SEARCH.md "Tuning").
 var DefaultParams = Params{
-	K1:       1.2,
-	Weight:   [numFields]float64{3, 2, 1, 1.5, 0.5, 1.5, 0.3},
-	B:        [numFields]float64{0.5, 0.5, 0.75, 0.5, 0.75, 0.3, 0.75},
+	K1:       2.8,
+	Weight:   [numFields]float64{3, 2.5, 1.25, 0.25, 0.47, 3, 0.3},
+	B:        [numFields]float64{0.5, 0.5, 0.75, 0.5, 0.56, 0.15, 0.75},
 	Synonym:  0.7,
-	Coverage: 1.5,
+	Coverage: 0.42,
 	Novelty:  0.3,
 }
 
