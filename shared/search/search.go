@@ -47,10 +47,6 @@ const (
 // fieldNames are the fields as a hit reports them (Hit.Fields).
 var fieldNames = [numFields]string{"name", "title", "description", "parameters", "parameterDescriptions", "server", "serverDescription"}
 
-// FieldLabel returns the name of field f as hits report it ("name", "title",
-// "description", "parameters", "parameterDescriptions", "server", "serverDescription").
-func FieldLabel(f int) string { return fieldNames[f] }
-
 // Params are the ranking's tunable constants.
 type Params struct {
 	// K1 is BM25's term-frequency saturation (1.2 in the literature).
