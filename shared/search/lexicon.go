@@ -31,7 +31,7 @@ photo picture image
 web internet online
 website site webpage page url
 browser tab
-click press tap
+click press tap hit
 type fill enter input
 navigate go open visit
 repository repo
@@ -141,6 +141,12 @@ notification alert
 schedule calendar meeting
 read-only
 know knowledge remember recall earlier
+javascript js script
+inside within contain
+boundary border polygon zone
+rating review reviews details
+convert turn transform parse
+many count number total
 fail failure failed failing broken break breaking
 flaky intermittent unstable
 accessibility a11y
