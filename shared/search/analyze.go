@@ -69,15 +69,21 @@ func Stem(w string) string {
 	return english.Stem(w, true)
 }
 
-// analyze is the index side: the stems of s's words that are not English stop words.
-func analyze(s string) []string {
+// analyzeMemo is the index side: the stems of s's words that are not English stop
+// words, with memo caching stems by word.
+func analyzeMemo(s string, memo map[string]string) []string {
 	ws := Terms(s)
 	out := ws[:0]
 	for _, w := range ws {
 		if english.IsStopWord(w) {
 			continue
 		}
-		out = append(out, Stem(w))
+		st, ok := memo[w]
+		if !ok {
+			st = Stem(w)
+			memo[w] = st
+		}
+		out = append(out, st)
 	}
 	return out
 }
@@ -118,6 +124,9 @@ func Analyze(query string) []Concept {
 		c = Concept{Word: w}
 		stem := Stem(w)
 		c.add(stem, 1)
+		if f := foldAccents.Replace(w); f != w {
+			c.add(Stem(f), 1) // "área" is "area"
+		}
 		for _, s := range synonyms[stem] {
 			c.add(s, synonymWeight)
 		}

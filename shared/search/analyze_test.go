@@ -2,6 +2,7 @@ package search
 
 import (
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,7 +59,7 @@ func TestAnalyze(t *testing.T) {
 		t.Errorf("no words: %v", got)
 	}
 	// An English word is not read as a foreign one that it merely starts like.
-	for _, q := range []string{"environment", "criteria", "report", "general"} {
+	for _, q := range []string{"environment", "criteria", "report", "general", "terminal", "rotate"} {
 		if alts := alternatives(q)[q]; len(alts) > 1 && !slices.Contains(alts, Stem(q)) {
 			t.Errorf("%q: %v", q, alts)
 		}
@@ -118,5 +119,57 @@ func TestSearchFields(t *testing.T) {
 		if d := cmp.Diff(tc.fields, hits[0].Fields()); d != "" {
 			t.Errorf("%q fields (-want +got):\n%s", tc.query, d)
 		}
+	}
+}
+
+// TestSearchConcurrent: one Index answers many goroutines at once with the answers it
+// gives one at a time (the scratch accumulators are per query; run with -race).
+func TestSearchConcurrent(t *testing.T) {
+	t.Parallel()
+	ix := New(toolDocs(2000))
+	queries := []string{"weather forecast", "create invoice", "listar arquivos", "delete the ticket", "sync events export"}
+	want := map[string][]Hit{}
+	for _, q := range queries {
+		want[q], _ = ix.Search(q, 10, nil)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				q := queries[(g+i)%len(queries)]
+				if got, _ := ix.Search(q, 10, nil); !slices.Equal(got, want[q]) {
+					t.Errorf("%q: concurrent answer differs", q)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestSearchNovelty: for a task that spans two tools, the second tool is not pushed out
+// of the top hits by the first tool's siblings.
+func TestSearchNovelty(t *testing.T) {
+	t.Parallel()
+	docs := []Doc{
+		{Name: "post_message", Description: "Post a message to a channel.", Server: "slack"},
+		{Name: "get_channel_history", Description: "Get recent messages from a channel.", Server: "slack"},
+		{Name: "list_channels", Description: "List the channels.", Server: "slack"},
+		{Name: "reply_to_thread", Description: "Reply to a message thread in a channel.", Server: "slack"},
+		{Name: "add_reaction", Description: "Add a reaction to a message in a channel.", Server: "slack"},
+		{Name: "translate", Description: "Translate text between languages.", Server: "lara"},
+	}
+	hits, _ := New(docs).Search("translate the notes and post them in the channel", 2, nil)
+	var names []string
+	for _, h := range hits {
+		names = append(names, docs[h.Doc].Name)
+	}
+	if !slices.Contains(names, "translate") || !slices.Contains(names, "post_message") {
+		t.Errorf("top 2: %v; want translate and post_message", names)
+	}
+	p := DefaultParams
+	p.Novelty = 0
+	if hits, _ := NewWithParams(docs, p).Search("translate the notes and post them in the channel", 2, nil); len(hits) != 2 {
+		t.Errorf("novelty off: %v", hits)
 	}
 }

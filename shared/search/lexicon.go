@@ -15,8 +15,9 @@ file document
 delete remove erase destroy drop trash purge
 create make new add
 list enumerate show browse
-search find lookup seek query look
+search find lookup seek query look grep
 get fetch retrieve read obtain view
+open read view
 update edit modify change patch alter
 send post message notify tell say ping share announce
 write save store put
@@ -30,12 +31,19 @@ photo picture image
 web internet online
 website site webpage page url
 browser tab
-click press tap
+click press tap hit
 type fill enter input
 navigate go open visit
 repository repo
 bug issue ticket defect
-error exception crash failure problem
+error exception crash failure problem bug
+pr pull-request merge-request
+reaction emoji thumbs upvote
+box field input textbox form
+mouse hover mouseover
+close resolve
+done finished complete completed
+plan planning steps
 pay payment charge
 invoice bill billing
 customer client
@@ -132,6 +140,34 @@ star favorite
 notification alert
 schedule calendar meeting
 read-only
+know knowledge remember recall earlier
+javascript js script
+inside within contain
+boundary border polygon zone
+rating review reviews details
+convert turn transform parse
+many count number total
+fail failure failed failing broken break breaking
+flaky intermittent unstable
+accessibility a11y
+audit check
+relation relationship link associate association
+spreadsheet table sheet
+rent rental stay accommodation lodging listing
+flat apartment home house
+drive driving travel commute direction route
+restaurant place business shop store pharmacy cafe
+neighbourhood neighborhood area
+request call http endpoint api rest
+enter key keyboard
+sitemap map urls
+program process app application
+machine computer device
+slow performance speed explain plan
+grow capacity scale replica
+database db sql
+analyze analysis investigate diagnose
+cause reason root-cause why
 `
 
 // phraseTable: two-word phrases that mean one thing, with the English words that
@@ -214,7 +250,6 @@ pt equipe* = team
 pt repositori* = repository
 pt problem* = issue problem
 pt erro* = error
-pt falh* = failure error
 pt tarefa* = task issue
 pt chamad* = ticket call
 pt pagament* = payment
@@ -375,7 +410,6 @@ es repositori* = repository
 es problema* = problem issue
 es incidenc* = issue
 es error* = error
-es fallo* = failure error
 es tarea* = task issue
 es pago* = payment
 es paga* = pay
@@ -446,6 +480,7 @@ es recuerd* = remember
 es memori* = memory
 es nota* = note
 es pens* = think
+es piens* = think
 es contacto* = contact
 es empresa* = company
 es negocio* = deal
@@ -568,6 +603,8 @@ de offne* = open
 de klick* = click
 de tippe* = type
 de ausfull* = fill
+de fulle* = fill
+de formular* = form
 de bildschirmfoto* = screenshot
 de screenshot* = screenshot
 de bildschirm* = screen
@@ -632,6 +669,66 @@ de zusammenfass* = summary
 de warte = wait
 de warten = wait
 de protokoll* = log
+pt analis* = analyze
+es analiz* = analyze
+de analysier* = analyze
+pt causa = cause
+es causa = cause
+de ursache* = cause
+es produccion* = production
+pt alug* = rent
+es prueba* = test
+pt teste* = test
+de teste = test
+es fall* = fail
+pt falh* = fail failure
+de fehlschlag* = fail failure
+es intermitent* = flaky
+pt intermitent* = flaky
+de instabil* = flaky
+de barrierefrei* = accessibility
+es accesibilidad* = accessibility
+pt acessibilidade* = accessibility
+de pruf* = check audit
+pt verific* = check
+es comprueb* = check
+es revis* = check review
+pt conclu* = done complete
+pt feit* = done
+es terminad* = done finish
+es terminar = finish
+es hech* = done
+de erledig* = done
+de fertig* = done
+de nachst* = next
+pt proxim* = next
+es siguiente* = next
+de plan* = plan
+pt plano* = plan
+es plan* = plan
+es alquil* = rent
+de miet* = rent
+es alojamiento* = accommodation stay rent
+pt hospedagem = accommodation stay
+de unterkunft* = accommodation stay
+pt apartamento* = apartment flat
+es apartamento* = apartment flat
+es piso* = apartment flat
+de wohnung* = apartment flat
+pt producao = production
+de produktion* = production
+pt poligono* = polygon
+es poligono* = polygon
+de polygon* = polygon
+pt calcul* = calculate
+es calcul* = calculate
+de berechn* = calculate
+de flache* = area
+pt area = area
+es area = area
+es rastre* = crawl
+pt rastre* = crawl
+de crawl* = crawl
 `
 
 // extraStopWords are the stop words of the four languages beyond Snowball's English list:

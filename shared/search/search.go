@@ -27,6 +27,7 @@ package search
 import (
 	"container/heap"
 	"math"
+	"math/bits"
 	"strings"
 	"sync"
 )
@@ -46,10 +47,6 @@ const (
 // fieldNames are the fields as a hit reports them (Hit.Fields).
 var fieldNames = [numFields]string{"name", "title", "description", "parameters", "parameterDescriptions", "server", "serverDescription"}
 
-// FieldLabel returns the name of field f as hits report it ("name", "title",
-// "description", "parameters", "parameterDescriptions", "server", "serverDescription").
-func FieldLabel(f int) string { return fieldNames[f] }
-
 // Params are the ranking's tunable constants.
 type Params struct {
 	// K1 is BM25's term-frequency saturation (1.2 in the literature).
@@ -62,16 +59,22 @@ type Params struct {
 	Synonym float64
 	// Coverage is the exponent of the share of query concepts a document matches (0: off).
 	Coverage float64
+	// Novelty re-ranks the best candidates of a query of several concepts so that the
+	// next hit adds concepts the hits above it do not cover (a task that spans two tools
+	// finds both): a candidate whose concepts are all covered keeps 1 − Novelty of its
+	// score (0: off).
+	Novelty float64
 }
 
 // DefaultParams are the constants tuned on the dev half of the evaluation set at 4,000
 // tools (docs/SEARCH.md "Tuning").
 var DefaultParams = Params{
-	K1:       1.2,
-	Weight:   [numFields]float64{3, 2, 1, 1.5, 0.5, 1.5, 0.3},
-	B:        [numFields]float64{0.5, 0.5, 0.75, 0.5, 0.75, 0.3, 0.75},
+	K1:       2.8,
+	Weight:   [numFields]float64{3, 2.5, 1.25, 0.25, 0.47, 3, 0.3},
+	B:        [numFields]float64{0.5, 0.5, 0.75, 0.5, 0.56, 0.15, 0.75},
 	Synonym:  0.7,
-	Coverage: 1.5,
+	Coverage: 0.42,
+	Novelty:  0.3,
 }
 
 // Doc is one tool to index. Params are its parameter names; ParamText its parameters'
@@ -127,6 +130,7 @@ type Index struct {
 type accumulator struct {
 	scores   []float64
 	concepts []uint16
+	masks    []uint32 // the concepts matched (the first 32)
 	fields   []uint8
 	best     []float64
 	touched  []int32
@@ -139,13 +143,15 @@ func New(docs []Doc) *Index { return NewWithParams(docs, DefaultParams) }
 // NewWithParams indexes docs with the given constants (the evaluation's tuning uses it).
 func NewWithParams(docs []Doc, p Params) *Index {
 	ix := &Index{n: len(docs), p: p, postings: map[string][]posting{}}
-	// Per field: each document's term frequencies and length, then the average lengths.
+	// Each field of each document analysed once (stems memoised: a catalog repeats its
+	// words), then the average field lengths, then the postings.
+	memo := map[string]string{}
+	fields := make([][numFields][]string, len(docs))
 	var avg [numFields]float64
-	perDoc := make([][numFields]float32, len(docs))
 	for i := range docs {
-		for f, s := range docFields(&docs[i]) {
-			perDoc[i][f] = float32(len(analyze(s)))
-			avg[f] += float64(perDoc[i][f])
+		for f, text := range docFields(&docs[i]) {
+			fields[i][f] = analyzeMemo(text, memo)
+			avg[f] += float64(len(fields[i][f]))
 		}
 	}
 	for f := range avg {
@@ -163,14 +169,14 @@ func NewWithParams(docs []Doc, p Params) *Index {
 	terms := map[string]acc{}
 	for i := range docs {
 		clear(terms)
-		for f, s := range docFields(&docs[i]) {
-			if p.Weight[f] == 0 {
+		for f, ts := range fields[i] {
+			if p.Weight[f] == 0 || len(ts) == 0 {
 				continue
 			}
 			b := min(max(p.B[f], 0), 1)
-			norm := 1 - b + b*float64(perDoc[i][f])/avg[f]
+			norm := 1 - b + b*float64(len(ts))/avg[f]
 			w := float32(p.Weight[f] / norm)
-			for _, t := range analyze(s) {
+			for _, t := range ts {
 				a := terms[t]
 				a.tf += w
 				a.fields |= 1 << f
@@ -180,9 +186,10 @@ func NewWithParams(docs []Doc, p Params) *Index {
 		for t, a := range terms {
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: a.tf, fields: a.fields})
 		}
+		fields[i] = [numFields][]string{}
 	}
 	ix.scratch.New = func() any {
-		return &accumulator{scores: make([]float64, ix.n), concepts: make([]uint16, ix.n),
+		return &accumulator{scores: make([]float64, ix.n), concepts: make([]uint16, ix.n), masks: make([]uint32, ix.n),
 			fields: make([]uint8, ix.n), best: make([]float64, ix.n)}
 	}
 	return ix
@@ -207,13 +214,13 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) (hits 
 	acc := ix.scratch.Get().(*accumulator)
 	defer func() {
 		for _, d := range acc.touched {
-			acc.scores[d], acc.concepts[d], acc.fields[d] = 0, 0, 0
+			acc.scores[d], acc.concepts[d], acc.fields[d], acc.masks[d] = 0, 0, 0, 0
 		}
 		acc.touched = acc.touched[:0]
 		ix.scratch.Put(acc)
 	}()
 	k1 := ix.p.K1
-	for _, c := range concepts {
+	for ci, c := range concepts {
 		// Each document's best alternative of this concept.
 		acc.inGroup = acc.inGroup[:0]
 		for _, alt := range c.Alternatives {
@@ -245,8 +252,14 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) (hits 
 			}
 			acc.scores[d] += acc.best[d]
 			acc.concepts[d]++
+			acc.masks[d] |= 1 << (ci % 32)
 			acc.best[d] = 0
 		}
+	}
+	// Candidates: the best `pool` by score, re-ranked for novelty below.
+	pool := limit
+	if ix.p.Novelty > 0 && len(concepts) > 1 {
+		pool = max(limit, 30)
 	}
 	h := &topK{}
 	nc := float64(len(concepts))
@@ -260,7 +273,7 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) (hits 
 			s *= math.Pow(float64(acc.concepts[d])/nc, ix.p.Coverage)
 		}
 		hit := Hit{Doc: int(d), Score: s, Matched: acc.fields[d]}
-		if h.Len() < limit {
+		if h.Len() < pool {
 			heap.Push(h, hit)
 		} else if better(hit, (*h)[0]) {
 			(*h)[0] = hit
@@ -271,7 +284,36 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) (hits 
 	for i := len(hits) - 1; i >= 0; i-- {
 		hits[i] = heap.Pop(h).(Hit)
 	}
+	if pool > limit {
+		hits = ix.novel(hits, acc.masks, limit)
+	}
 	return hits, total
+}
+
+// novel re-ranks hits (best first) greedily: each next hit is the one whose score,
+// discounted by Novelty in proportion to the share of its concepts already covered by
+// the hits chosen before it, is highest. The scores reported stay the ranking scores.
+func (ix *Index) novel(hits []Hit, masks []uint32, limit int) []Hit {
+	out := make([]Hit, 0, limit)
+	var covered uint32
+	for len(out) < limit && len(hits) > 0 {
+		best, bestV := 0, -1.0
+		for i, h := range hits {
+			m := masks[h.Doc]
+			n := bits.OnesCount32(m)
+			v := h.Score
+			if n > 0 {
+				v *= 1 - ix.p.Novelty*float64(bits.OnesCount32(m&covered))/float64(n)
+			}
+			if v > bestV {
+				best, bestV = i, v
+			}
+		}
+		out = append(out, hits[best])
+		covered |= masks[hits[best].Doc]
+		hits = append(hits[:best], hits[best+1:]...)
+	}
+	return out
 }
 
 // better orders hits: higher score first, then lower position.

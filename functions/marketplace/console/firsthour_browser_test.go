@@ -118,6 +118,20 @@ func playground(t *testing.T, k *pgKit) {
 	}
 	k.open("#/playground", "playground")
 	k.waitJS("tools listed", `[...document.querySelectorAll('#pg-tool option')].some(o => o.value.endsWith('_pixel'))`)
+	// The tool search box (agentpack_tools_search, the gateway's ranking): a hit names its
+	// server and matched fields and opens its form; a search that finds nothing says which
+	// servers there are.
+	search := func(q string) {
+		t.Helper()
+		k.setValue("#pg-search-q", q)
+		k.do("search "+q, chromedp.Click(`#pg-search button[type="submit"]`, chromedp.ByQuery))
+	}
+	search("echo back the message")
+	k.waitJS("search hits", `[...document.querySelectorAll('#pg-search-results li[data-hit]')].some(li => li.dataset.hit.startsWith('mcp_') && li.dataset.hit.endsWith('_echo') && li.textContent.includes('matched'))`)
+	k.eval("choose the echo hit", `(() => { [...document.querySelectorAll('#pg-search-results li[data-hit]')].find(li => li.dataset.hit.startsWith('mcp_') && li.dataset.hit.endsWith('_echo')).querySelector('button').click(); return true })()`, nil)
+	k.waitJS("form of the hit", `(document.querySelector('#pg-form')?.dataset.tool || '').endsWith('_echo')`)
+	search("zzzqqq xyzzy")
+	k.waitJS("no match", `(document.querySelector('#pg-search-results')?.textContent || '').includes('Servers here')`)
 	pick := func(suffix string) {
 		t.Helper()
 		k.eval("pick "+suffix, fmt.Sprintf(`(() => { const s = document.querySelector('#pg-tool');

@@ -264,8 +264,14 @@ export function Playground({ ctx }) {
   const url = server ? endpoint(ctx.ws, server) : ws;
   const [tools] = useLoad(() => listAll(url, 'tools/list', 'tools'), [url]);
   const [toolName, setToolName] = useState('');
+  // found is the last tool search's answer (agentpack_tools_search: the gateway's own
+  // ranking); a hit carries its definition, so a tool the workspace's tools/list does not
+  // show (progressive discovery) can still be chosen and called.
+  const [query, setQuery] = useState('');
+  const [found, setFound] = useState(null);
   const list = tools.data || [];
-  const tool = list.find((t) => t.name === toolName) || null;
+  const hits = (found && found.tools) || [];
+  const tool = list.find((t) => t.name === toolName) || hits.find((t) => t.name === toolName) || null;
   const [form, setForm] = useState({});
   const [errs, setErrs] = useState({});
   const [res, setRes] = useState(null);
@@ -276,11 +282,25 @@ export function Playground({ ctx }) {
   // chooseTool starts a fresh form (the tool's defaults) in the same update as the choice,
   // so that nothing typed into the new form can be reset afterwards.
   const chooseTool = (name) => {
-    const t = list.find((x) => x.name === name);
+    const t = list.find((x) => x.name === name) || hits.find((x) => x.name === name);
     setToolName(name);
     setForm(t ? initial(t.inputSchema || {}) : {});
     setErrs({});
     setRes(null);
+  };
+
+  const search = async (ev) => {
+    ev.preventDefault();
+    if (!query.trim()) return;
+    const args = { query: query.trim(), limit: 10 };
+    if (server) args.connection = server;
+    try {
+      const r = await rpc(ws, 'tools/call', { name: 'agentpack_tools_search', arguments: args });
+      const env = r.structuredContent || {};
+      setFound(env.ok ? env.data : { error: env.error || { message: 'The search failed.' } });
+    } catch (err) {
+      setFound({ error: { code: err.code, message: err.message } });
+    }
   };
 
   const call = async (ev) => {
@@ -330,6 +350,32 @@ export function Playground({ ctx }) {
       {tab === 'tools' ? (
         <>
           <ErrorBox error={tools.error} />
+          <form class="toolbar" id="pg-search" role="search" onSubmit={search}>
+            <div class="field">
+              <label for="pg-search-q">Find a tool</label>
+              <input id="pg-search-q" type="search" value={query} placeholder="what you need, in your words" onInput={(e) => setQuery(e.currentTarget.value)} />
+            </div>
+            <button type="submit">Search</button>
+          </form>
+          {found && found.error ? <ErrorBox error={found.error} /> : null}
+          {found && !found.error ? (
+            <div id="pg-search-results" role="status">
+              {hits.length === 0 ? (
+                <p class="help">{found.hint || 'No tool matched.'}</p>
+              ) : (
+                <ul class="rows">
+                  {hits.map((h) => (
+                    <li class="row" key={h.name} data-hit={h.name}>
+                      <button type="button" class="link" onClick={() => chooseTool(h.name)}>
+                        {h.title || h.name}
+                      </button>{' '}
+                      <span class="mono small muted">{h.name}</span> <span class="small muted">from {h.source}; matched {(h.matched || []).join(', ')}</span>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </div>
+          ) : null}
           <div class="field">
             <label for="pg-tool">Tool</label>
             <select id="pg-tool" value={toolName} onChange={(e) => chooseTool(e.currentTarget.value)}>
@@ -339,6 +385,7 @@ export function Playground({ ctx }) {
                   {t.name}
                 </option>
               ))}
+              {tool && !list.some((t) => t.name === tool.name) ? <option value={tool.name}>{tool.name}</option> : null}
             </select>
           </div>
           {tool ? (
