@@ -335,6 +335,9 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		ctx, done := g.track(r.Context(), st, req.id)
 		defer done()
 		res, rerr := g.forward.Call(ctx, st.State, ref, forward.PlainParams(req.params), p)
+		if rerr == nil && st.Single == nil {
+			res = appCallResult(res, ref.Conn.Handle) // views under the handle, as tools/list (apps.go)
+		}
 		g.reply(w, st, req, res, rerr)
 		return true
 	case strings.HasPrefix(req.method, "tasks/") && tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")):
