@@ -413,7 +413,9 @@ func TestMCPAppsResultAndOpaqueViews(t *testing.T) {
 				t.Errorf("single-server call result changed: %s", sraw)
 			}
 
-			var listed struct{ Resources []struct{ URI, Name, MimeType string } }
+			var listed struct {
+				Resources []struct{ URI, Name, MimeType string }
+			}
 			if err := json.Unmarshal(rpc(t, agg, "resources/list", "", "{}"), &listed); err != nil {
 				t.Fatal(err)
 			}
