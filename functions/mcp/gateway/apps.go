@@ -539,3 +539,19 @@ func mapItems(arr json.RawMessage, f func(item json.RawMessage) (json.RawMessage
 	}
 	return append(out, arr[last:]...), true
 }
+
+// taskResultView is a proxied task's result (of connection connID) as st's endpoint shows
+// it (tasks.Options.ResultView): on the aggregate endpoint with its view URIs under the
+// connection's handle (appCallResult), as the synchronous call's result; on the
+// single-server endpoint, or for a connection no longer in the snapshot, as stored.
+func taskResultView(st *request.State, connID string, res json.RawMessage) json.RawMessage {
+	if st.Single != nil || st.Snapshot == nil {
+		return res
+	}
+	for i := range st.Snapshot.Doc.Connections {
+		if c := &st.Snapshot.Doc.Connections[i]; c.ID == connID {
+			return appCallResult(res, c.Handle)
+		}
+	}
+	return res
+}

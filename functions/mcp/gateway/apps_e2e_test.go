@@ -353,7 +353,8 @@ func TestMCPAppsListingFailure(t *testing.T) {
 //   - the tools/call result of mcp_<handle>_show names the view as tools/list does
 //     (ui://<handle>/dashboard/app.html) in _meta.ui.resourceUri, _meta["ui/resourceUri"]
 //     and its resource_link, and its embedded opaque view memo:board-1 as
-//     ui://<handle>/:memo:board-1; the single-server endpoint answers the upstream's bytes;
+//     ui://<handle>/:memo:board-1 — and so does tasks/result of the same call run as a
+//     task; the single-server endpoint answers the upstream's bytes;
 //   - the upstream's views under opaque URIs (memo:board-1, urn:agentpack:view:stats;
 //     mimeType text/html;profile=mcp-app) are listed as ui://<handle>/:<uri> next to its
 //     ui:// views, a resource that is no view (memo:notes, text/plain) is not, and reading
@@ -406,6 +407,19 @@ func TestMCPAppsResultAndOpaqueViews(t *testing.T) {
 				!strings.Contains(res.Content[2].Resource.Text, "dashboard of eta") {
 				t.Errorf("aggregate call result names %q, %q, link %q, embedded %q; want %s and %s: %s",
 					ui.ResourceURI, flat, res.Content[1].URI, res.Content[2].Resource.URI, view, memo, raw)
+			}
+			if version == "2025-11-25" {
+				// The same call as a task: its tasks/result is the synchronous call's answer.
+				traw := rpc(t, agg, "tools/call", tool, `{"name":"`+tool+`","arguments":{},"task":{"ttl":60000}}`)
+				var ct struct{ Task struct{ TaskID string } }
+				if err := json.Unmarshal(traw, &ct); err != nil || ct.Task.TaskID == "" {
+					t.Fatalf("task-augmented call: %s", traw)
+				}
+				tres := rpc(t, agg, "tasks/result", "", `{"taskId":"`+ct.Task.TaskID+`"}`)
+				if !strings.Contains(string(tres), `"resourceUri":"`+view+`"`) || !strings.Contains(string(tres), `"uri":"`+memo+`"`) ||
+					strings.Contains(string(tres), testpeer.AppsViewURI+`"`) {
+					t.Errorf("tasks/result names the upstream's own view URIs: %s", tres)
+				}
 			}
 			sraw := rpc(t, single, "tools/call", "show", `{"name":"show","arguments":{}}`)
 			if strings.Contains(string(sraw), "ui://"+c.Handle) || !strings.Contains(string(sraw), `"resourceUri":"`+testpeer.AppsViewURI+`"`) ||
