@@ -264,6 +264,7 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 	}
 	defs := ToolDefs(tools)
 	views, viewsOK := s.uiResources(ctx, target, info, c.ID)
+	skills, skillsOK := s.skillsSummary(ctx, target, info, c.ID)
 	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		if err := db.LockKey(ctx, tx, "tools", c.ID); err != nil {
 			return err
@@ -285,6 +286,11 @@ func (s *Service) Refresh(ctx context.Context, actor string, c *db.Connection) (
 		}
 		if viewsOK {
 			if err := db.ConnectionUIResourcesSet(ctx, tx, c.ID, views); err != nil {
+				return err
+			}
+		}
+		if skillsOK {
+			if err := db.ConnectionSkillsSet(ctx, tx, c.ID, skills); err != nil {
 				return err
 			}
 		}

@@ -17,6 +17,16 @@ const AppsViewURI = "ui://dashboard/app.html"
 // AppsExtraURI is a view every AppsUpstream lists but no tool of it names.
 const AppsExtraURI = "ui://dashboard/extra.html"
 
+// AppsMemoURI and AppsURNURI are views every AppsUpstream lists under opaque URIs (a
+// scheme, no authority; mimeType text/html;profile=mcp-app); AppsMemoURI is also embedded
+// in the "show" tool's result. AppsMemoNotesURI is an opaque URI of a resource that is no
+// view (text/plain).
+const (
+	AppsMemoURI      = "memo:board-1"
+	AppsURNURI       = "urn:agentpack:view:stats"
+	AppsMemoNotesURI = "memo:notes"
+)
+
 // AppsUpstream is an MCP Apps server (the io.modelcontextprotocol/ui extension, SEP-1865)
 // built on go-sdk and served on loopback (streamable HTTP, stateless, JSON answers). It
 // declares the extension with the settings {"label": Label}, lists one tool "show" whose
@@ -25,7 +35,11 @@ const AppsExtraURI = "ui://dashboard/extra.html"
 // whose HTML names Label, so a test can tell two of them apart. It lists that view (name
 // "dashboard", description "Dashboard of <Label>", _meta.ui.csp naming
 // https://<Label>.example), AppsExtraURI (which no tool names; read, it answers the same
-// HTML) and a file:///notes.txt that is no view.
+// HTML), the opaque views AppsMemoURI and AppsURNURI, and two resources that are no view:
+// file:///notes.txt and AppsMemoNotesURI. A call of "show" answers its text with the
+// result's _meta.ui.resourceUri naming AppsViewURI, a resource_link to AppsViewURI and the
+// view AppsMemoURI embedded (issue 34: where a rule holds for the listing, it holds for
+// the result).
 type AppsUpstream struct {
 	URL   string
 	Label string
@@ -62,7 +76,13 @@ func NewAppsUpstream(t TB, label string) *AppsUpstream {
 			"ui/resourceUri": AppsViewURI,
 		},
 	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "shown by " + label}}}, nil
+		return &mcp.CallToolResult{
+			Meta: mcp.Meta{"ui": map[string]any{"resourceUri": AppsViewURI}, "ui/resourceUri": AppsViewURI},
+			Content: []mcp.Content{
+				&mcp.TextContent{Text: "shown by " + label},
+				&mcp.ResourceLink{URI: AppsViewURI, Name: "dashboard", MIMEType: "text/html;profile=mcp-app"},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: AppsMemoURI, MIMEType: "text/html;profile=mcp-app", Text: AppsHTML(label)}},
+			}}, nil
 	})
 	read := func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		u.mu.Lock()
@@ -78,6 +98,9 @@ func NewAppsUpstream(t TB, label string) *AppsUpstream {
 		Meta:     mcp.Meta{"ui": map[string]any{"csp": map[string]any{"connectDomains": []string{"https://" + label + ".example"}}}}}, read)
 	s.AddResource(&mcp.Resource{URI: AppsExtraURI, Name: "extra", MIMEType: "text/html;profile=mcp-app"}, read)
 	s.AddResource(&mcp.Resource{URI: "file:///notes.txt", Name: "notes", MIMEType: "text/plain"}, read)
+	s.AddResource(&mcp.Resource{URI: AppsMemoURI, Name: "memo board", MIMEType: "text/html;profile=mcp-app"}, read)
+	s.AddResource(&mcp.Resource{URI: AppsURNURI, Name: "stats", MIMEType: "text/html;profile=mcp-app"}, read)
+	s.AddResource(&mcp.Resource{URI: AppsMemoNotesURI, Name: "memo notes", MIMEType: "text/plain"}, read)
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			u.mu.Lock()

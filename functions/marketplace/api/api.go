@@ -24,6 +24,7 @@
 //	POST   /api/mcp-connections/{id}/test                 200 401 403 404
 //	POST   /api/mcp-connections/{id}/refresh              200 401 403 404
 //	GET    /api/mcp-connections/{id}/tools                200 401 403 404
+//	GET    /api/mcp-connections/{id}/skills               200 401 403 404
 //	POST   /api/mcp-connections/{id}/tools/{name}/approve 200 401 403 404
 //	GET    /api/events                                    200 400 401 403 404
 //	POST   /api/mcp-connections/{id}/authorize            200 400 401 403 404
@@ -105,6 +106,7 @@ var Routes = []Route{
 	{"POST /api/mcp-connections/{id}/test", func(a *API) handlerFunc { return a.connectionTest }},
 	{"POST /api/mcp-connections/{id}/refresh", func(a *API) handlerFunc { return a.connectionRefresh }},
 	{"GET /api/mcp-connections/{id}/tools", func(a *API) handlerFunc { return a.connectionTools }},
+	{"GET /api/mcp-connections/{id}/skills", func(a *API) handlerFunc { return a.connectionSkills }},
 	{"POST /api/mcp-connections/{id}/tools/{name}/approve", func(a *API) handlerFunc { return a.toolApprove }},
 	{"GET /api/events", func(a *API) handlerFunc { return a.eventList }},
 	{"POST /api/mcp-connections/{id}/authorize", func(a *API) handlerFunc { return a.connectionAuthorize }},
@@ -449,6 +451,17 @@ func (a *API) connectionTools(w http.ResponseWriter, r *http.Request, p *auth.Pr
 		return err
 	}
 	httpapi.JSON(w, http.StatusOK, map[string]any{"tools": tools, "schemaNotes": notes})
+	return nil
+}
+
+// connectionSkills is GET /api/mcp-connections/{id}/skills: the skills (SEP-2640) the
+// connection's upstream served at its last refresh (docs/SKILLS.md), for the Marketplace.
+func (a *API) connectionSkills(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	skills, err := a.Connections.Skills(r.Context(), p, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"skills": skills})
 	return nil
 }
 

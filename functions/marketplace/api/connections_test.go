@@ -476,3 +476,36 @@ func TestCommittedWriteSurvivesCatalogFailure(t *testing.T) {
 		t.Errorf("tools after the rebuild: %v", got)
 	}
 }
+
+// TestConnectionSkills (issue 34, SEP-2640): a connection whose upstream declares the
+// skills extension is refreshed with its skills listed (skills/list reached the upstream)
+// and stored; GET /api/mcp-connections/{id}/skills answers each skill's uri, frontmatter
+// name and description and file count; a connection without skills answers an empty list;
+// another workspace's admin gets 404.
+func TestConnectionSkills(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	up := testpeer.NewSkillsUpstream(t, "gamma")
+	id, _ := w.connection(t, "Skilled", up.URL, w.wsA, nil)
+	if n := len(up.Received("skills/list")); n == 0 {
+		t.Fatal("the refresh did not ask the upstream for its skills")
+	}
+	st, b := w.do(t, "GET", "/api/mcp-connections/"+id+"/skills", w.adminA, nil)
+	want(t, "skills", st, http.StatusOK, b)
+	got, _ := json.Marshal(b["skills"])
+	wantJSON := `[{"description":"Review changes for gamma (quality, tests, naming)","files":2,"name":"code-review","uri":"skill://code-review/SKILL.md"},` +
+		`{"description":"Refund a gamma order","files":1,"name":"refunds","uri":"skill://acme/billing/refunds/SKILL.md"}]`
+	if string(got) != wantJSON {
+		t.Errorf("skills\n got %s\nwant %s", got, wantJSON)
+	}
+	plain, _ := w.connection(t, "Plain", fixture(t).URL, w.wsA, nil)
+	st, b = w.do(t, "GET", "/api/mcp-connections/"+plain+"/skills", w.adminA, nil)
+	want(t, "no skills", st, http.StatusOK, b)
+	if l, _ := b["skills"].([]any); l == nil || len(l) != 0 {
+		t.Errorf("no skills: %v", b)
+	}
+	st, _ = w.do(t, "GET", "/api/mcp-connections/"+id+"/skills", w.adminB, nil)
+	if st != http.StatusNotFound {
+		t.Errorf("another workspace's admin: %d, want 404", st)
+	}
+}

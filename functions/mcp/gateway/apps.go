@@ -55,19 +55,33 @@ func uiRest(uri string) (rest string, ok bool) {
 	return uri[len(uiScheme):], true
 }
 
-// appURI is the aggregate endpoint's name of connection handle's upstream URI uri:
-// ui://<handle>/<what followed ui://>. ok is false when uri is not a ui:// URI.
+// appURI is the aggregate endpoint's name of connection handle's upstream view URI uri:
+// ui://<handle>/<what followed ui://> for a ui:// URI, and ui://<handle>/:<uri> for an
+// opaque URI (RFC 3986 §3: a scheme and no authority, such as memo:board-1 or
+// urn:x:view — issue 34: views an upstream serves under such URIs were not listed). The
+// ":" form cannot collide with a ui:// one: after ui://<handle>/ a ui:// URI's authority
+// follows, which starts with ":" only before a port (digits), while a scheme starts with a
+// letter. ok is false for any other URI (https://…, file:///…, malformed).
 func appURI(handle, uri string) (string, bool) {
-	rest, ok := uiRest(uri)
-	if !ok {
-		return "", false
+	if rest, ok := uiRest(uri); ok {
+		return uiScheme + handle + "/" + rest, true
 	}
-	return uiScheme + handle + "/" + rest, true
+	if opaqueURI(uri) {
+		return uiScheme + handle + "/:" + uri, true
+	}
+	return "", false
+}
+
+// opaqueURI reports whether uri is an absolute URI without an authority or a rooted path
+// (RFC 3986 §3, "path-rootless"; net/url's Opaque): scheme ":" then anything but "/".
+func opaqueURI(uri string) bool {
+	u, err := url.Parse(uri)
+	return err == nil && u.Scheme != "" && u.Opaque != "" && !strings.EqualFold(u.Scheme, "ui")
 }
 
 // appTarget reverses appURI: the handle and the upstream's own URI of an aggregate
 // ui:// URI; ok is false when uri is not of that form (no ui:// scheme, no "/" after a
-// non-empty handle).
+// non-empty handle, a ":" form that is no opaque URI).
 func appTarget(uri string) (handle, upstream string, ok bool) {
 	rest, ok := uiRest(uri)
 	if !ok {
@@ -77,7 +91,22 @@ func appTarget(uri string) (handle, upstream string, ok bool) {
 	if !found || handle == "" {
 		return "", "", false
 	}
+	if len(orig) > 1 && orig[0] == ':' && isLetter(orig[1]) {
+		if !opaqueURI(orig[1:]) {
+			return "", "", false
+		}
+		return handle, orig[1:], true
+	}
 	return handle, uiScheme + orig, true
+}
+
+func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
+
+// viewURI reports whether uri can name an MCP App view the aggregate endpoint maps: a
+// ui:// URI or an opaque one (appURI).
+func viewURI(uri string) bool {
+	_, ok := uiRest(uri)
+	return ok || opaqueURI(uri)
 }
 
 // toolUIMeta is the part of a tool definition the apps code reads.
@@ -90,8 +119,8 @@ type toolUIMeta struct {
 	} `json:"_meta"`
 }
 
-// toolAppURIs returns the ui:// URIs definition def names (_meta.ui.resourceUri and the
-// deprecated _meta["ui/resourceUri"]), without repeats.
+// toolAppURIs returns the view URIs (viewURI: ui:// or opaque) definition def names
+// (_meta.ui.resourceUri and the deprecated _meta["ui/resourceUri"]), without repeats.
 func toolAppURIs(def json.RawMessage) []string {
 	if !bytes.Contains(def, []byte(`resourceUri`)) {
 		return nil
@@ -103,7 +132,7 @@ func toolAppURIs(def json.RawMessage) []string {
 	var out []string
 	for _, p := range []*string{d.Meta.UI.ResourceURI, d.Meta.Flat} {
 		if p != nil {
-			if _, ok := uiRest(*p); ok && !slices.Contains(out, *p) {
+			if viewURI(*p) && !slices.Contains(out, *p) {
 				out = append(out, *p)
 			}
 		}
@@ -370,8 +399,8 @@ func (g *Gateway) readApp(ctx context.Context, st *request.State, a *appTables, 
 	return appResult(res, handle), nil
 }
 
-// appResult is a resources/read result with each contents[].uri that is a ui:// URI shown
-// as handle's aggregate URI; every other byte (spacing between the items included) is
+// appResult is a resources/read result with each contents[].uri that is a view URI (ui://
+// or opaque: it is the view's read) shown as handle's aggregate URI; every other byte (spacing between the items included) is
 // kept. A result of another shape is returned as it is (the client judges it, as for any
 // forwarded result).
 func appResult(res json.RawMessage, handle string) json.RawMessage {
@@ -379,46 +408,150 @@ func appResult(res json.RawMessage, handle string) json.RawMessage {
 	if !ok || m["contents"] == nil {
 		return res
 	}
-	contents := m["contents"]
-	dec := json.NewDecoder(bytes.NewReader(contents))
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		return res
-	}
-	var out []byte
-	last := 0 // contents[:last] is in out
-	for dec.More() {
-		var item json.RawMessage
-		if dec.Decode(&item) != nil {
-			return res
-		}
-		end := int(dec.InputOffset())
-		start := end - len(item)
+	contents, changed := mapItems(m["contents"], func(item json.RawMessage) (json.RawMessage, bool) {
 		im, ok := mcpclient.Members(item)
 		if !ok {
-			continue
+			return nil, false
 		}
 		var u string
 		if json.Unmarshal(im["uri"], &u) != nil {
-			continue
+			return nil, false
 		}
 		ns, ok := appURI(handle, u)
 		if !ok {
-			continue
+			return nil, false
 		}
 		edited, err := mcpclient.SetMember(item, "uri", jsonString(ns))
-		if err != nil {
-			continue
-		}
-		out = append(append(out, contents[last:start]...), edited...)
-		last = end
-	}
-	if out == nil {
+		return edited, err == nil
+	})
+	if !changed {
 		return res
 	}
-	out = append(out, contents[last:]...)
-	edited, err := mcpclient.SetMember(res, "contents", out)
+	edited, err := mcpclient.SetMember(res, "contents", contents)
 	if err != nil {
 		return res
 	}
 	return edited
+}
+
+// appCallResult is a proxied tools/call result on the aggregate endpoint with the view URIs
+// it carries shown as connection handle's aggregate URIs, as tools/list shows the tool's
+// (issue 34: the listing was rewritten and the result was not, so a host rendering the
+// result looked for the upstream's own ui://dashboard/app.html): the result's
+// _meta.ui.resourceUri and _meta["ui/resourceUri"] (withAppURIs), and in content[] the uri
+// of a resource_link and the resource.uri of an embedded resource when it is a ui:// URI,
+// or an opaque one of an MCP App view (mimeType text/html;profile=mcp-app). Every other byte
+// is kept; a result of another shape comes back as it is.
+func appCallResult(res json.RawMessage, handle string) json.RawMessage {
+	if !bytes.Contains(res, []byte("ui://")) && !bytes.Contains(res, []byte("resourceUri")) && !bytes.Contains(res, []byte("mcp-app")) {
+		return res // the cheap test first: most results carry no view
+	}
+	res = withAppURIs(res, handle)
+	m, ok := mcpclient.Members(res)
+	if !ok || m["content"] == nil {
+		return res
+	}
+	content, changed := mapItems(m["content"], func(item json.RawMessage) (json.RawMessage, bool) {
+		im, ok := mcpclient.Members(item)
+		if !ok {
+			return nil, false
+		}
+		var typ string
+		_ = json.Unmarshal(im["type"], &typ)
+		switch typ {
+		case "resource_link":
+			return mapURIMember(item, "uri", handle)
+		case "resource":
+			r, ok := mapURIMember(im["resource"], "uri", handle)
+			if !ok {
+				return nil, false
+			}
+			out, err := mcpclient.SetMember(item, "resource", r)
+			return out, err == nil
+		}
+		return nil, false
+	})
+	if !changed {
+		return res
+	}
+	if out, err := mcpclient.SetMember(res, "content", content); err == nil {
+		return out
+	}
+	return res
+}
+
+// mapURIMember returns obj with its member key (a URI) shown under handle when it is a ui://
+// URI, or an opaque URI and obj's mimeType is the MCP App one; ok is false when nothing
+// changed.
+func mapURIMember(obj json.RawMessage, key, handle string) (json.RawMessage, bool) {
+	m, ok := mcpclient.Members(obj)
+	if !ok {
+		return nil, false
+	}
+	var u, mime string
+	if json.Unmarshal(m[key], &u) != nil {
+		return nil, false
+	}
+	_ = json.Unmarshal(m["mimeType"], &mime)
+	if _, isUI := uiRest(u); !isUI && !(opaqueURI(u) && isAppMIME(mime)) {
+		return nil, false
+	}
+	ns, ok := appURI(handle, u)
+	if !ok {
+		return nil, false
+	}
+	out, err := mcpclient.SetMember(obj, key, jsonString(ns))
+	return out, err == nil
+}
+
+// isAppMIME reports whether mime is an MCP App view's type (text/html;profile=mcp-app,
+// case and spaces around ";" ignored).
+func isAppMIME(mime string) bool {
+	return strings.EqualFold(strings.ReplaceAll(mime, " ", ""), appMIMEType)
+}
+
+// mapItems applies f to each item of JSON array arr, replacing an item where f answers
+// ok; the bytes between items are kept. changed is false (and arr returned) when f changed
+// nothing or arr is no array.
+func mapItems(arr json.RawMessage, f func(item json.RawMessage) (json.RawMessage, bool)) (_ json.RawMessage, changed bool) {
+	dec := json.NewDecoder(bytes.NewReader(arr))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return arr, false
+	}
+	var out []byte
+	last := 0 // arr[:last] is in out
+	for dec.More() {
+		var item json.RawMessage
+		if dec.Decode(&item) != nil {
+			return arr, false
+		}
+		end := int(dec.InputOffset())
+		start := end - len(item)
+		edited, ok := f(item)
+		if !ok {
+			continue
+		}
+		out = append(append(out, arr[last:start]...), edited...)
+		last = end
+	}
+	if out == nil {
+		return arr, false
+	}
+	return append(out, arr[last:]...), true
+}
+
+// taskResultView is a proxied task's result (of connection connID) as st's endpoint shows
+// it (tasks.Options.ResultView): on the aggregate endpoint with its view URIs under the
+// connection's handle (appCallResult), as the synchronous call's result; on the
+// single-server endpoint, or for a connection no longer in the snapshot, as stored.
+func taskResultView(st *request.State, connID string, res json.RawMessage) json.RawMessage {
+	if st.Single != nil || st.Snapshot == nil {
+		return res
+	}
+	for i := range st.Snapshot.Doc.Connections {
+		if c := &st.Snapshot.Doc.Connections[i]; c.ID == connID {
+			return appCallResult(res, c.Handle)
+		}
+	}
+	return res
 }

@@ -347,3 +347,114 @@ func TestMCPAppsListingFailure(t *testing.T) {
 		t.Errorf("read of the extra view: %s; upstream reads %v", got, apps.Reads())
 	}
 }
+
+// TestMCPAppsResultAndOpaqueViews (issue 34: where a rule holds in one place, it holds in
+// every place). On the aggregate endpoint, at 2025-11-25 and 2026-07-28:
+//   - the tools/call result of mcp_<handle>_show names the view as tools/list does
+//     (ui://<handle>/dashboard/app.html) in _meta.ui.resourceUri, _meta["ui/resourceUri"]
+//     and its resource_link, and its embedded opaque view memo:board-1 as
+//     ui://<handle>/:memo:board-1 — and so does tasks/result of the same call run as a
+//     task; the single-server endpoint answers the upstream's bytes;
+//   - the upstream's views under opaque URIs (memo:board-1, urn:agentpack:view:stats;
+//     mimeType text/html;profile=mcp-app) are listed as ui://<handle>/:<uri> next to its
+//     ui:// views, a resource that is no view (memo:notes, text/plain) is not, and reading
+//     one reaches the upstream with its own URI and answers under the aggregate one.
+func TestMCPAppsResultAndOpaqueViews(t *testing.T) {
+	t.Parallel()
+	env := stacktest.New(t, nil)
+	ws, _, _ := env.Workspace(t, "Apps results")
+	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	up := testpeer.NewAppsUpstream(t, "eta")
+	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Dash eta", "url": up.URL, "workspaceId": ws})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var c struct{ ID, Handle string }
+	_ = json.Unmarshal(out, &c)
+	var stored string
+	if err := env.Pool.QueryRow(t.Context(), `SELECT ui_resources::text FROM mcp_connections WHERE id = $1`, c.ID).Scan(&stored); err != nil ||
+		!strings.Contains(stored, testpeer.AppsMemoURI) || !strings.Contains(stored, testpeer.AppsURNURI) || strings.Contains(stored, testpeer.AppsMemoNotesURI) {
+		t.Fatalf("stored views %s (%v): want the opaque views, not memo:notes", stored, err)
+	}
+	agg, single := "/mcp/"+ws, "/mcp/"+ws+"/servers/"+c.ID
+	view := "ui://" + c.Handle + "/dashboard/app.html"
+	memo := "ui://" + c.Handle + "/:" + testpeer.AppsMemoURI
+	urn := "ui://" + c.Handle + "/:" + testpeer.AppsURNURI
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			rpc := func(t *testing.T, path, method, name, params string) json.RawMessage {
+				t.Helper()
+				resp, body := appsRPC(t, env, path, admin, version, method, name, params)
+				return resultOf(t, resp, body)
+			}
+			tool := "mcp_" + c.Handle + "_show"
+			var res struct {
+				Meta    map[string]json.RawMessage `json:"_meta"`
+				Content []struct {
+					Type, URI string
+					Resource  *struct{ URI, Text string }
+				}
+			}
+			raw := rpc(t, agg, "tools/call", tool, `{"name":"`+tool+`","arguments":{}}`)
+			if err := json.Unmarshal(raw, &res); err != nil || len(res.Content) != 3 || res.Content[2].Resource == nil {
+				t.Fatalf("call result: %v %s", err, raw)
+			}
+			var ui struct{ ResourceURI string }
+			var flat string
+			_ = json.Unmarshal(res.Meta["ui"], &ui)
+			_ = json.Unmarshal(res.Meta["ui/resourceUri"], &flat)
+			if ui.ResourceURI != view || flat != view || res.Content[1].URI != view || res.Content[2].Resource.URI != memo ||
+				!strings.Contains(res.Content[2].Resource.Text, "dashboard of eta") {
+				t.Errorf("aggregate call result names %q, %q, link %q, embedded %q; want %s and %s: %s",
+					ui.ResourceURI, flat, res.Content[1].URI, res.Content[2].Resource.URI, view, memo, raw)
+			}
+			if version == "2025-11-25" {
+				// The same call as a task: its tasks/result is the synchronous call's answer.
+				traw := rpc(t, agg, "tools/call", tool, `{"name":"`+tool+`","arguments":{},"task":{"ttl":60000}}`)
+				var ct struct{ Task struct{ TaskID string } }
+				if err := json.Unmarshal(traw, &ct); err != nil || ct.Task.TaskID == "" {
+					t.Fatalf("task-augmented call: %s", traw)
+				}
+				tres := rpc(t, agg, "tasks/result", "", `{"taskId":"`+ct.Task.TaskID+`"}`)
+				if !strings.Contains(string(tres), `"resourceUri":"`+view+`"`) || !strings.Contains(string(tres), `"uri":"`+memo+`"`) ||
+					strings.Contains(string(tres), testpeer.AppsViewURI+`"`) {
+					t.Errorf("tasks/result names the upstream's own view URIs: %s", tres)
+				}
+			}
+			sraw := rpc(t, single, "tools/call", "show", `{"name":"show","arguments":{}}`)
+			if strings.Contains(string(sraw), "ui://"+c.Handle) || !strings.Contains(string(sraw), `"resourceUri":"`+testpeer.AppsViewURI+`"`) ||
+				!strings.Contains(string(sraw), `"uri":"`+testpeer.AppsMemoURI+`"`) {
+				t.Errorf("single-server call result changed: %s", sraw)
+			}
+
+			var listed struct {
+				Resources []struct{ URI, Name, MimeType string }
+			}
+			if err := json.Unmarshal(rpc(t, agg, "resources/list", "", "{}"), &listed); err != nil {
+				t.Fatal(err)
+			}
+			var uris []string
+			for _, r := range listed.Resources {
+				uris = append(uris, r.URI)
+			}
+			for _, want := range []string{view, memo, urn} {
+				if !slices.Contains(uris, want) {
+					t.Errorf("resources/list lacks %s: %v", want, uris)
+				}
+			}
+			for _, not := range []string{testpeer.AppsMemoNotesURI, "ui://" + c.Handle + "/:" + testpeer.AppsMemoNotesURI, testpeer.AppsMemoURI} {
+				if slices.Contains(uris, not) {
+					t.Errorf("resources/list shows %s: %v", not, uris)
+				}
+			}
+			before := len(up.Reads())
+			got := rpc(t, agg, "resources/read", memo, `{"uri":"`+memo+`"}`)
+			if reads := up.Reads(); len(reads) != before+1 || reads[len(reads)-1] != testpeer.AppsMemoURI {
+				t.Errorf("upstream reads %v, want one more of %s", reads, testpeer.AppsMemoURI)
+			}
+			if !strings.Contains(string(got), `"uri":"`+memo+`"`) || !strings.Contains(string(got), "dashboard of eta") {
+				t.Errorf("read of %s: %s", memo, got)
+			}
+		})
+	}
+}

@@ -20,6 +20,9 @@ func TestAppURIRoundTrip(t *testing.T) {
 		{"host only", "ui://dashboard", "ui://gh/dashboard"},
 		{"empty authority", "ui:///x", "ui://gh//x"},
 		{"upper-case scheme", "UI://Dash/A.html", "ui://gh/Dash/A.html"},
+		{"opaque memo", "memo:board-1", "ui://gh/:memo:board-1"},
+		{"opaque urn", "urn:x:view:1?q#f", "ui://gh/:urn:x:view:1?q#f"},
+		{"port-looking authority", "ui://:8080/x", "ui://gh/:8080/x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := appURI("gh", tc.uri)
@@ -41,7 +44,7 @@ func TestAppURIRoundTrip(t *testing.T) {
 			t.Errorf("appURI mapped %q", uri)
 		}
 	}
-	for _, uri := range []string{"ui://nohandle", "ui:///x", "file:///a", "ui:"} {
+	for _, uri := range []string{"ui://nohandle", "ui:///x", "file:///a", "ui:", "ui://gh/:a b:%zz"} {
 		if h, up, ok := appTarget(uri); ok {
 			t.Errorf("appTarget(%q) = %q, %q", uri, h, up)
 		}
@@ -176,6 +179,29 @@ func BenchmarkAppsTables(b *testing.B) {
 				if _, ok := appRead(a, params); !ok {
 					b.Fatal("not routed")
 				}
+			}
+		})
+	}
+}
+
+// TestAppCallResult (issue 34): a tools/call result's _meta view URIs, a resource_link to a
+// ui:// view and an embedded view (ui://, or opaque with the MCP App type) are mapped in
+// place; a link to another resource (an opaque URI of another type, https) is not; a
+// result without views comes back byte for byte.
+func TestAppCallResult(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, res, want string }{
+		{"meta and content",
+			`{"_meta":{"ui":{"resourceUri":"ui://d/a"}}, "content":[{"type":"text","text":"ui://d/a"},{"type":"resource_link","uri":"ui://d/a","name":"v"},{"type":"resource","resource":{"uri":"memo:1","mimeType":"text/html;profile=mcp-app","text":"<p>"}}]}`,
+			`{"_meta":{"ui":{"resourceUri":"ui://gh/d/a"}}, "content":[{"type":"text","text":"ui://d/a"},{"type":"resource_link","uri":"ui://gh/d/a","name":"v"},{"type":"resource","resource":{"uri":"ui://gh/:memo:1","mimeType":"text/html;profile=mcp-app","text":"<p>"}}]}`},
+		{"other links kept",
+			`{"content":[{"type":"resource_link","uri":"memo:notes","mimeType":"text/plain"},{"type":"resource_link","uri":"https://x/ui://"}]}`,
+			`{"content":[{"type":"resource_link","uri":"memo:notes","mimeType":"text/plain"},{"type":"resource_link","uri":"https://x/ui://"}]}`},
+		{"no view", `{"content":[{"type":"text","text":"hi"}],"isError":false}`, `{"content":[{"type":"text","text":"hi"}],"isError":false}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(appCallResult(json.RawMessage(tc.res), "gh")); got != tc.want {
+				t.Errorf("\n got %s\nwant %s", got, tc.want)
 			}
 		})
 	}

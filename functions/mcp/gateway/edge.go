@@ -347,6 +347,9 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		ctx, done := g.track(r.Context(), st, req.id)
 		defer done()
 		res, rerr := g.forward.Call(ctx, st.State, ref, forward.PlainParams(req.params), p)
+		if rerr == nil && st.Single == nil {
+			res = appCallResult(res, ref.Conn.Handle) // views under the handle, as tools/list (apps.go)
+		}
 		g.reply(w, st, req, res, rerr)
 		return true
 	case strings.HasPrefix(req.method, "tasks/") && tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")):
@@ -357,12 +360,39 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,
 			"method not found: this server does not declare the logging capability"))
 		return true
+	case st.Single == nil && skillsMethod(req.method):
+		// Skills (SEP-2640) of the visible connections, under their handles (skills.go).
+		conns := skillsConnections(st)
+		if len(conns) == 0 {
+			return false // go-sdk answers method not found: the extension is not advertised
+		}
+		ctx, done := g.track(r.Context(), st, req.id)
+		defer done()
+		var res json.RawMessage
+		var rerr error
+		if req.method == "skills/list" {
+			res, rerr = g.skillsList(ctx, st.State, conns, req.params)
+		} else {
+			res, rerr = g.skillsGet(ctx, st.State, conns, req.params)
+		}
+		g.reply(w, st, req, res, rerr)
+		return true
 	case st.Single == nil && req.method == "resources/read":
-		// An MCP App's ui://<handle>/… view (apps.go); every other URI is go-sdk's.
+		// An MCP App's ui://<handle>/… view (apps.go) or a skill's skill://<handle>/… file
+		// (skills.go); every other URI is go-sdk's.
 		apps := it.appsOf(st)
 		uri, ok := appRead(apps, req.params)
 		if !ok {
-			return false
+			conns := skillsConnections(st)
+			suri, isSkill := skillRead(conns, req.params)
+			if !isSkill {
+				return false
+			}
+			ctx, done := g.track(r.Context(), st, req.id)
+			defer done()
+			res, rerr := g.readSkill(ctx, st.State, conns, suri, req.params)
+			g.reply(w, st, req, res, rerr)
+			return true
 		}
 		ctx, done := g.track(r.Context(), st, req.id)
 		defer done()

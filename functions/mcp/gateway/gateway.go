@@ -115,7 +115,8 @@ func New(o Options) (*Gateway, error) {
 			Logger: o.Logger, Metrics: em, Audit: auditor, CallTimeout: o.CallTimeout,
 			Limiter: &ratelimit.Limiter{Pool: o.Pool}, TargetCacheBytes: o.TargetCacheBytes})}
 	g.tasks = tasks.New(tasks.Options{Pool: o.Pool, Forward: g.forward, Builtins: set, Metrics: em,
-		Logger: o.Logger, CallTimeout: o.CallTimeout, Timeout: o.TaskTimeout, Start: o.StartTask})
+		Logger: o.Logger, CallTimeout: o.CallTimeout, Timeout: o.TaskTimeout, Start: o.StartTask,
+		ResultView: taskResultView})
 	g.mcp = mcp.NewStreamableHTTPHandler(g.getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,

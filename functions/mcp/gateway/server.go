@@ -116,7 +116,7 @@ func (g *Gateway) buildServer(st *requestState) *mcp.Server {
 		return g.buildSingleServer(st.Single)
 	}
 	apps := g.serverItem(st).appsOf(st)
-	s := g.newMCPServer(withAppsCapability(aggregateCapabilities, apps))
+	s := g.newMCPServer(withSkillsCapability(withAppsCapability(aggregateCapabilities, apps), skillsConnections(st)))
 	for _, b := range g.builtins.All() {
 		if builtin.CanSee(st.Principal, b, st.Toolsets) {
 			s.AddTool(b.Tool(), g.builtins.Handler(b))

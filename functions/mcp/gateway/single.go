@@ -112,6 +112,8 @@ func singleAllows(c *catalog.Connection, method string) bool {
 		return u.Tools != nil
 	case method == "logging/setLevel":
 		return u.Logging != nil
+	case strings.HasPrefix(method, "skills/"):
+		return len(u.Extensions[skillsExtension]) > 0 && string(u.Extensions[skillsExtension]) != "null"
 	}
 	return true
 }

@@ -361,6 +361,21 @@ func TestTasksExtension(t *testing.T) {
 		}
 	})
 
+	t.Run("upstream's unlimited ttl is null", func(t *testing.T) {
+		// Issue 34: an upstream task's ttl null is ttlMs null in the CreateTaskResult and in
+		// tasks/get, never the gateway's 1 h bound (3600000), which only the row keeps.
+		native := testpeer.NewRawUpstream(t, false).WithTasks()
+		native.TaskTTLNull = true
+		prefix := e.install(t, "Unlimited", native)
+		a := e.rpc(t, e.admin, "tools/call", prefix+"report", `{"name":"`+prefix+`report","arguments":{"delayMs":1000}}`, true)
+		id := created(t, a)
+		if string(a.result["ttlMs"]) != "null" {
+			t.Errorf("created %s, want ttlMs null", a.raw)
+		}
+		if w := e.get(t, id); string(w.result["ttlMs"]) != "null" {
+			t.Errorf("tasks/get: %s, want ttlMs null", w.raw)
+		}
+	})
 	t.Run("upstream's own task keeps its ttl and poll interval", func(t *testing.T) {
 		native := testpeer.NewRawUpstream(t, false).WithTasks()
 		native.TaskTTL, native.TaskPollInterval = 90000, 2500

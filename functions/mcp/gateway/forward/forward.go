@@ -431,6 +431,10 @@ var passThrough = map[string]bool{
 	"prompts/list":             true,
 	"prompts/get":              true,
 	"completion/complete":      true,
+	// Skills (SEP-2640, io.modelcontextprotocol/skills) and its optional directory read.
+	"skills/list":              true,
+	"skills/get":               true,
+	"resources/directory/read": true,
 }
 
 // PassThrough reports whether the single-server endpoint forwards method upstream.

@@ -83,7 +83,11 @@ func (s *Service) Serve(ctx context.Context, st *request.State, method string, p
 	}
 	if row.UpstreamTaskID != nil {
 		if method == "tasks/result" {
-			return s.upstreamResult(ctx, st, row)
+			res, err := s.upstreamResult(ctx, st, row)
+			if err != nil {
+				return nil, err
+			}
+			return s.view(st, row, res), nil
 		}
 		row, up, err := s.upstreamStatus(ctx, st, method, row)
 		if err != nil {
@@ -122,7 +126,7 @@ func (s *Service) Serve(ctx context.Context, st *request.State, method string, p
 		}
 		return nil, je
 	}
-	return json.RawMessage(row.Result), nil
+	return s.view(st, row, row.Result), nil
 }
 
 // ServeExtension answers tasks/get (a DetailedTask), tasks/update and tasks/cancel (empty
@@ -177,7 +181,9 @@ func (s *Service) ServeExtension(ctx context.Context, st *request.State, method,
 			}
 		}
 	}
-	return withUpstreamTiming(detailed(row), up, "ttlMs", "pollIntervalMs"), nil
+	shown := *row
+	shown.Result = s.view(st, row, row.Result) // only what is shown; the row is not written
+	return withUpstreamTiming(detailed(&shown), up, "ttlMs", "pollIntervalMs"), nil
 }
 
 func parseCursor(c string) (time.Time, string, bool) {

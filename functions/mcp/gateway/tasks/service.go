@@ -12,6 +12,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/metrics"
+	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
@@ -59,6 +60,19 @@ type Options struct {
 	// process (make run, tests). In Lambda: an asynchronous invocation of the same function
 	// whose handler calls [Service.Run].
 	Start func(ctx context.Context, job Job) error
+	// ResultView, when set, is a proxied call's result (of connection connID) as st's
+	// endpoint shows it — tasks/result and the result a tasks/get inlines — so that a task's
+	// result reads as the synchronous call's would (the aggregate endpoint's MCP Apps view
+	// URIs, issue 34). nil: as stored.
+	ResultView func(st *request.State, connID string, res json.RawMessage) json.RawMessage
+}
+
+// view is res (a result of task row t) as st's endpoint shows it (Options.ResultView).
+func (s *Service) view(st *request.State, t *db.Task, res json.RawMessage) json.RawMessage {
+	if s.o.ResultView == nil || t.ConnectionID == nil || len(res) == 0 {
+		return res
+	}
+	return s.o.ResultView(st, *t.ConnectionID, res)
 }
 
 // Service creates, serves and runs the tasks of one gateway. It is safe for concurrent use.

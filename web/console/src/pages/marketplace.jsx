@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, qs, openAuthorization } from '../api.js';
 import { Badge, Dialog, ErrorBox, Field, Menu, Notice, describedBy, markReady, outcomeNotice, useLoad, when } from '../ui.jsx';
+import { CardSkills } from './skills.jsx';
 
 const VIEW_KEY = 'agentpack.console.marketplace-view';
 
@@ -211,6 +212,7 @@ export function Marketplace({ ctx }) {
               <dt>Installs</dt>
               <dd>{e.installCount}</dd>
             </dl>
+            {e.installed && e.connectionId ? <CardSkills connectionId={e.connectionId} /> : null}
             {ctx.isAdmin && !e.installed ? (
               <button type="button" class="primary" onClick={() => setInstalling(e)}>
                 Install<span class="sr-only"> {e.name}</span>
