@@ -17,10 +17,10 @@ import (
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/identity"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/telemetry"
-	"github.com/agentpack/gateway/shared/identity"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
 )
