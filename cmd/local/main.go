@@ -31,7 +31,9 @@ const usage = `usage: local COMMAND
   serve           serve every function on 127.0.0.1:$PORT (default 8080) with the demo upstream
                   on 127.0.0.1:$DEMO_UPSTREAM_PORT (default 8090) and the OAuth demo upstream
                   (authorization server + protected MCP server) on 127.0.0.1:$OAUTH_DEMO_PORT
-                  (default 8091); prints the console sign-in link
+                  (default 8091), and unless IDP_ISSUER is set the demo identity provider
+                  (mockoidc) on 127.0.0.1:$IDP_DEMO_PORT (default 8092); prints the console
+                  sign-in link
   check-ports     check that PORT, DEMO_UPSTREAM_PORT and OAUTH_DEMO_PORT are free (make run
                   runs it before migrating and seeding)
   healthcheck     run one health-check pass
@@ -42,7 +44,8 @@ const usage = `usage: local COMMAND
   help            print this text
 
 Environment: DATABASE_URL (required by all but token, help, demo-upstream), PORT,
-DEMO_UPSTREAM_PORT, OAUTH_DEMO_PORT, JWT_SECRET, APP_ENV; see docs/CONFIGURATION.md.
+DEMO_UPSTREAM_PORT, OAUTH_DEMO_PORT, IDP_DEMO_PORT, JWT_SECRET, APP_ENV; see docs/CONFIGURATION.md
+and docs/AUTH.md.
 `
 
 func main() {

@@ -15,7 +15,7 @@ import (
 func main() {
 	deps.Main("marketplace", func(ctx context.Context, d *deps.Deps) error {
 		a := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger,
-			Console: &console.Config{OAuth: console.FromConfig(d.Config)}}
+			Console: &console.Config{OAuth: console.FromConfig(d.Config)}, SignIn: d.IdentityRoutes()}
 		// Test and refresh keep upstream sessions: end them (DELETE) when the process stops.
 		return lambdaapp.Start(ctx, a.Handler(), "127.0.0.1:"+d.Config.Port, d.Logger, d.EndUpstreamSessions)
 	})

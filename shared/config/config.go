@@ -11,6 +11,7 @@
 // CONSOLE_OAUTH_TOKEN_URL (https when deployed), CONSOLE_OAUTH_SCOPE, CONSOLE_OAUTH_AUDIENCE.
 // UPSTREAM_AUTH_KMS_KEY_ID (the KMS key sealing upstream OAuth tokens; deployed) and
 // UPSTREAM_AUTH_KEY_FILE (the local key file instead, default .state/upstream-auth.key).
+// The identity provider and the session key: IDP_* and SESSION_KEY* (Identity).
 package config
 
 import (
@@ -60,6 +61,9 @@ type Config struct {
 	ConsoleTokenURL     string
 	ConsoleScope        string
 	ConsoleAudience     string
+	// Identity is the sign-in through the organisation's identity provider and the
+	// browser session (identity.go).
+	Identity Identity
 }
 
 // Deployed reports whether the process runs in deployed (production) mode, which turns
@@ -111,6 +115,9 @@ func Load() (*Config, error) {
 		return nil, fmt.Errorf("config: MCP_UNAUTHENTICATED_LOCAL cannot be enabled when APP_ENV=deployed")
 	}
 	if err := c.checkConsole(); err != nil {
+		return nil, err
+	}
+	if err := c.loadIdentity(); err != nil {
 		return nil, err
 	}
 	if v := os.Getenv("DATABASE_POOL_SIZE"); v != "" {

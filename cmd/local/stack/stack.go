@@ -68,13 +68,14 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 		return nil, err
 	}
 	market := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger,
-		Console: &console.Config{OAuth: console.FromConfig(d.Config), DevSignIn: o.DevSignIn != nil}}
+		Console: &console.Config{OAuth: console.FromConfig(d.Config), DevSignIn: o.DevSignIn != nil},
+		SignIn:  d.IdentityRoutes()}
 	mux := http.NewServeMux()
 	gh, mh := g.Handler(), market.Handler()
 	for _, p := range []string{"/mcp", "/mcp/", "/.well-known/", "/health"} {
 		mux.Handle(p, gh)
 	}
-	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", console.Prefix, console.Prefix + "/"} {
+	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", "/api/workspaces/", "/auth/", console.Prefix, console.Prefix + "/"} {
 		mux.Handle(p, mh)
 	}
 	pinsAPI := &pinsapi.API{Pins: &pins.Service{Pool: d.Pool, Logger: d.Logger}, Catalog: cache,

@@ -71,6 +71,9 @@ type API struct {
 	// Console, when set, serves the admin console under /admin (functions/marketplace/
 	// console) on the same origin as these routes.
 	Console *console.Config
+	// SignIn, when set, serves the browser sign-in and session routes under /auth/
+	// (shared/identity: deps.Deps.IdentityRoutes).
+	SignIn http.Handler
 }
 
 // handlerFunc is a REST handler that returns its error for the edge to map.
@@ -122,6 +125,11 @@ var Routes = []Route{
 	{"GET /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideGet }},
 	{"PUT /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideSet }},
 	{"DELETE /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideDelete }},
+	{"GET /api/workspaces/{ws}/members", func(a *API) handlerFunc { return a.memberList }},
+	{"POST /api/workspaces/{ws}/members", func(a *API) handlerFunc { return a.memberAdd }},
+	{"PUT /api/workspaces/{ws}/members/{personId}", func(a *API) handlerFunc { return a.memberSetRole }},
+	{"DELETE /api/workspaces/{ws}/members/{personId}", func(a *API) handlerFunc { return a.memberRemove }},
+	{"DELETE /api/workspaces/{ws}/invitations/{email}", func(a *API) handlerFunc { return a.invitationRevoke }},
 }
 
 // OpenAPIPath is where the OpenAPI description is served, without authentication.
@@ -161,6 +169,9 @@ func (a *API) Handler() http.Handler {
 		if a.Connections.Auth != nil {
 			mux.Handle("GET "+ClientMetadataPath, a.Connections.Auth.ClientMetadataHandler())
 		}
+	}
+	if a.SignIn != nil {
+		mux.Handle("/auth/", a.SignIn)
 	}
 	if a.Console != nil {
 		ch := console.Handler(*a.Console)
