@@ -106,6 +106,12 @@ func TestUnknownToolSuggests(t *testing.T) {
 	if !strings.Contains(string(b), `"result"`) {
 		t.Errorf("exact name: %s", b)
 	}
+	// go-sdk's per-request Info lines (issue 34, item 7) stay out of the log; the access
+	// lines are there.
+	if logs := e.env.Logs.String(); strings.Contains(logs, "server connecting") || strings.Contains(logs, "session initialized") ||
+		!strings.Contains(logs, "tools/call") {
+		t.Errorf("logs:\n%.3000s", logs)
+	}
 }
 
 // TestAuthErrorsSayWhatToDo (issue 34, item 5): a refused token's 401 says whether it
