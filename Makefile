@@ -21,6 +21,10 @@ help: ## Show this help
 run: ## Start Postgres, migrate, seed, serve every function + the admin console + a demo upstream on 127.0.0.1:$PORT (8080)
 	scripts/run.sh
 
+.PHONY: first-hour
+first-hour: npm-deps ## Walk a newcomer's first hour (fresh clone, make run, console, install, consent, restart, calls, a client) with times; ARGS=--here uses this checkout
+	scripts/first-hour.sh $(ARGS)
+
 .PHONY: test
 test: npm-deps ## The whole suite: vet, race tests against real Postgres and real MCP peers, template checks
 	scripts/test.sh

@@ -12,6 +12,10 @@
 #                   (-32042, protocol 2025-11-25) with their consent link; the script passes it
 #                   as a browser would (development sign-in link, POST /api/oauth/consent, the
 #                   authorization server's redirects to the gateway's callback, one cookie jar)
+#   5b. second run  another make run in the same clone (other demo ports) is refused at once
+#                   and the installed connection stays as it was
+#   5c. restart     Ctrl-C make run (one "make run: stopped" line) and start it again on the
+#                   same ports: the member's consent survives (the OAuth demo's state file)
 #   6. playground   the member's next whoami reaches the protected server as the demo user, and
 #                   the demo upstream's echo answers through the aggregate endpoint
 #   7. client       the official TypeScript SDK client (test/npm, `make npm-deps`) connects and
@@ -23,7 +27,9 @@
 # the clone's .state/pg) is stopped on exit; the temp clone is deleted unless --keep.
 #
 # Usage: scripts/first-hour.sh [--here] [--repo URL] [--keep]
-# Environment: DATABASE_URL (use that database instead of the clone's local cluster),
+# Environment: PORT, DEMO_UPSTREAM_PORT, OAUTH_DEMO_PORT, PGPORT (the ports make run and the
+# clone's Postgres use; free ones are picked when unset), DATABASE_URL (use that database
+# instead of the clone's local cluster),
 # FIRST_HOUR_TIMEOUT_SCALE (multiplies every deadline; default 1), NO_COLOR.
 # Needs git, make, go, curl, jq, node + npm (the same as make run and make npm-deps).
 set -euo pipefail
@@ -37,7 +43,7 @@ while [ $# -gt 0 ]; do
     --here) use_here=1 ;;
     --repo) repo="$2"; shift ;;
     --keep) keep=1 ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "first-hour: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -154,22 +160,30 @@ step_make_run() {
     git clone -q "$repo" "$clone" || fail "git clone $repo"
     info "cloned $repo ($(git -C "$clone" rev-parse --short HEAD)) into $clone"
   fi
-  port=$(free_port); demo_port=$(free_port); oauth_port=$(free_port); idp_port=$(free_port)
+  port=${PORT:-$(free_port)}; demo_port=${DEMO_UPSTREAM_PORT:-$(free_port)}; oauth_port=${OAUTH_DEMO_PORT:-$(free_port)}; idp_port=${IDP_DEMO_PORT:-$(free_port)}
   local env=(PORT="$port" DEMO_UPSTREAM_PORT="$demo_port" OAUTH_DEMO_PORT="$oauth_port" IDP_DEMO_PORT="$idp_port")
   if [ -z "${DATABASE_URL:-}" ]; then
     if [ "$use_here" = 1 ]; then
       info "database: this checkout's local Postgres (.state/pg)"
     else
-      env+=(PGPORT="$(free_port)")
+      env+=(PGPORT="${PGPORT:-$(free_port)}")
       info "database: the clone's local Postgres (.state/pg, PGPORT=${env[-1]#PGPORT=})"
     fi
   else
     info "database: DATABASE_URL"
   fi
   info "ports: PORT=$port DEMO_UPSTREAM_PORT=$demo_port OAUTH_DEMO_PORT=$oauth_port IDP_DEMO_PORT=$idp_port"
+  run_env=("${env[@]}")
+  start_run
+  base="http://127.0.0.1:$port"
+  done_step
+}
+
+# start_run: make run in the clone with $run_env, in the background, until it listens.
+start_run() {
   # Its own session (process group), so that cleanup stops make, run.sh and the server together;
   # a background job is no group leader, so setsid execs in place and $! is the group id.
-  (cd "$clone" && exec env "${env[@]}" setsid make run) >"$work/run.log" 2>&1 &
+  (cd "$clone" && exec env "${run_env[@]}" setsid make run) >"$work/run.log" 2>&1 &
   run_pid=$!
   local deadline=$((SECONDS + 900 * scale)) seen=0 lines
   # Echo make run's own progress lines as they come (a cold build is minutes of silence otherwise).
@@ -182,7 +196,40 @@ step_make_run() {
     [ $SECONDS -lt $deadline ] || fail "no listening line within $((900 * scale)) s" "$work/run.log"
     sleep 0.5
   done
-  base="http://127.0.0.1:$port"
+}
+
+# stop_run: Ctrl-C (SIGINT to make run's group) and wait for it to exit; make run must say
+# "stopped" exactly once.
+stop_run() {
+  kill -INT -- "-$run_pid" 2>/dev/null || true
+  for _ in $(seq 1 $((30 * scale))); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.2; done
+  kill -0 "$run_pid" 2>/dev/null && fail "make run still running after SIGINT" "$work/run.log"
+  local n; n=$(grep -c '^make run: stopped$' "$work/run.log" || true)
+  [ "$n" = 1 ] || fail "make run printed 'stopped' $n times" "$work/run.log"
+  run_pid=""
+  cp "$work/run.log" "$work/run-1.log"
+}
+
+step_second_run() {
+  begin "second run" "another make run on other demo ports is refused and changes nothing"
+  local out rc=0
+  out=$(cd "$clone" && env "${run_env[@]}" DEMO_UPSTREAM_PORT="$(free_port)" OAUTH_DEMO_PORT="$(free_port)" \
+    timeout $((120 * scale)) make run 2>&1) || rc=$?
+  [ "$rc" != 0 ] || fail "a second make run started"
+  grep -q 'another make run (pid [0-9]*) is using' <<<"$out" || { printf '%s\n' "$out" >"$work/second.log"; fail "the second make run did not say why it stopped" "$work/second.log"; }
+  info "refused: $(grep -m1 'another make run' <<<"$out")"
+  http GET "$base/api/mcp-connections/$conn" "$admin"
+  expect 200 "GET /api/mcp-connections/$conn after the second run"
+  grep -q "127.0.0.1:$oauth_port/" "$work/body" || fail "the OAuth demo connection was repointed"
+  info "the OAuth demo connection is still installed at 127.0.0.1:$oauth_port"
+  done_step
+}
+
+step_restart() {
+  begin "restart" "Ctrl-C make run, then make run again (same ports): consents survive"
+  stop_run
+  info "stopped (one 'make run: stopped' line)"
+  start_run
   done_step
 }
 
@@ -320,6 +367,8 @@ step_console
 step_tokens
 step_install
 step_connect
+step_second_run
+step_restart
 step_playground
 step_client
 printf '\nfirst-hour: every step worked\n  %-11s %9s %10s\n' step took "since start"

@@ -24,7 +24,6 @@ import (
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/clientsetup"
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
@@ -146,15 +145,15 @@ func cmdServe(ctx context.Context) error {
 	}
 	// Every port is bound before anything touches the database: a second make run whose
 	// ports are taken stops here, leaving the running one's connections as they are.
-	lns, err := bindPorts(cfg.Port)
+	demoIdP := cfg.Identity.Issuer == "" && !cfg.Deployed()
+	lns, err := bindPorts(cfg.Port, demoIdP)
 	if err != nil {
 		return err
 	}
 	appLn := lns[0]
 	defer func() { _ = appLn.Close() }()
-	demoIdP := cfg.Identity.Issuer == "" && !cfg.Deployed()
 	if demoIdP {
-		stopIdP, err := startDemoIdP(cfg, env("IDP_DEMO_PORT", "8092"))
+		stopIdP, err := startDemoIdP(cfg, lns[3])
 		if err != nil {
 			return err
 		}
@@ -203,7 +202,7 @@ func cmdServe(ctx context.Context) error {
 	}
 	addr := "127.0.0.1:" + cfg.Port
 	tok, _ := devTokens()
-	fmt.Print(banner("http://"+addr, demoURL, protected.MCPURL(), code, tok))
+	fmt.Print(banner("http://"+addr, demoURL, protected.MCPURL(), code, demoHandle(ctx, d), tok))
 	if cfg.Identity.Issuer != "" {
 		who := ""
 		if demoIdP {
@@ -232,20 +231,38 @@ func cmdServe(ctx context.Context) error {
 	return err
 }
 
+// demoHandle is the handle of the demo upstream's connection in the demo workspace (what
+// its single-server URL names), "demoupstream" when it cannot be read.
+func demoHandle(ctx context.Context, d *deps.Deps) string {
+	rows, err := db.ConnectionList(ctx, d.Pool, db.ConnectionFilter{WorkspaceIDs: []string{demoWorkspace}})
+	if err == nil {
+		for _, c := range rows {
+			if c.Name == demoConnName && c.Handle != "" {
+				return c.Handle
+			}
+		}
+	}
+	return "demoupstream"
+}
+
 // oauthDemoState is where make run keeps the OAuth demo's authorization server (its
 // signing key, client secret and sessions), so members' grants survive a restart.
 const oauthDemoState = ".state/oauth-demo.json"
 
 // localPorts are the environment variables of the ports serve binds, with their defaults,
 // in the order bindPorts returns their listeners.
-var localPorts = [][2]string{{"PORT", ""}, {"DEMO_UPSTREAM_PORT", "8090"}, {"OAUTH_DEMO_PORT", "8091"}}
+// IDP_DEMO_PORT, the demo identity provider's, comes last and only when it runs.
+var localPorts = [][2]string{{"PORT", ""}, {"DEMO_UPSTREAM_PORT", "8090"}, {"OAUTH_DEMO_PORT", "8091"}, {"IDP_DEMO_PORT", "8092"}}
 
-// bindPorts listens on 127.0.0.1 at PORT (port), DEMO_UPSTREAM_PORT and OAUTH_DEMO_PORT and
-// returns the three listeners; on the first port taken it closes the others and says which
-// variable to change.
-func bindPorts(port string) ([]net.Listener, error) {
+// bindPorts listens on 127.0.0.1 at PORT (port), DEMO_UPSTREAM_PORT, OAUTH_DEMO_PORT and,
+// with demoIdP, IDP_DEMO_PORT, and returns the listeners in that order; on the first port
+// taken it closes the others and says which variable to change.
+func bindPorts(port string, demoIdP bool) ([]net.Listener, error) {
 	var out []net.Listener
-	for _, p := range localPorts {
+	for i, p := range localPorts {
+		if i == 3 && !demoIdP {
+			break
+		}
 		v := env(p[0], p[1])
 		if p[0] == "PORT" {
 			v = port
@@ -269,7 +286,7 @@ func cmdCheckPorts() error {
 	if err != nil {
 		return err
 	}
-	lns, err := bindPorts(cfg.Port)
+	lns, err := bindPorts(cfg.Port, cfg.Identity.Issuer == "" && !cfg.Deployed())
 	for _, l := range lns {
 		_ = l.Close()
 	}
@@ -290,8 +307,11 @@ func randomCode() (string, error) {
 }
 
 // banner is what `make run` prints once the stack is up: the real base URL (PORT), the
-// console sign-in links, the tokens, and ready-to-paste client commands.
-func banner(base, demoURL, oauthURL, code string, tok map[string]string) string {
+// console sign-in links, the aggregate and one single-server endpoint (the demo upstream,
+// by its handle), one block of tokens, a few ready-to-paste commands that read the admin
+// token from $AGENTPACK_TOKEN (so the token is printed once), and where the console's
+// "Client setup" page is (every client's configuration with the token filled in).
+func banner(base, demoURL, oauthURL, code, demoHandle string, tok map[string]string) string {
 	signIn := base + console.DevSignInPath + "?code=" + code + "&as="
 	mcpURL := base + "/mcp/" + demoWorkspace
 	return fmt.Sprintf(`
@@ -299,7 +319,8 @@ Agentpack MCP Gateway is running on %[1]s.
 
   Admin console:  %[2]s   (sign in as the demo admin; valid while this process runs)
                   member: %[3]s   superuser: %[4]s
-  MCP endpoint:   %[5]s
+  MCP endpoint:   %[5]s   (every installed server's tools)
+  One server:     %[5]s/servers/%[13]s   (only %[8]q)
   REST API:       %[6]s/api/mcp-marketplace   (OpenAPI: %[6]s/api/openapi.json)
   Demo upstream:  %[7]s (installed in the demo workspace as %[8]q)
   OAuth demo:     %[14]s (catalog entry %[15]q, auth mode oauth_per_user; its
@@ -307,34 +328,26 @@ Agentpack MCP Gateway is running on %[1]s.
                   member connects their own account on the console's Authorizations page)
   Demo chat:      %[9]s
 
-  admin token:     %[10]s
+Tokens (valid 30 days; make token prints them again):
+  export AGENTPACK_TOKEN=%[10]s   # admin
   member token:    %[11]s
   superuser token: %[12]s
 
-Try it (MCP Inspector and Claude Code need Node >= 22):
-  curl -s %[5]s -H 'Authorization: Bearer %[10]s' \
+Try it (after the export above; MCP Inspector and Claude Code need Node >= 22):
+  curl -s %[5]s -H "Authorization: Bearer $AGENTPACK_TOKEN" \
     -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+  npx @modelcontextprotocol/inspector --cli %[5]s --transport http --method tools/list --header "Authorization: Bearer $AGENTPACK_TOKEN"
+  claude mcp add --transport http agentpack %[5]s --header "Authorization: Bearer $AGENTPACK_TOKEN"
 
-Client setup (the console's Connections page shows the same, per connection too):
-%[13]s
+Client setup: the console's "Client setup" page, %[6]s/admin/#/setup, has every client's
+configuration (Claude Code, Claude Desktop, Cursor, VS Code, MCP Inspector, TypeScript SDK)
+with your token filled in.
+
 Ctrl-C stops the server.
 `, base, signIn+auth.RoleAdmin, signIn+auth.RoleMember, signIn+auth.RoleSuperuser, mcpURL, base, demoURL, demoConnName,
-		demoChat, tok[auth.RoleAdmin], tok[auth.RoleMember], tok[auth.RoleSuperuser], clientLines(mcpURL, tok[auth.RoleAdmin]),
+		demoChat, tok[auth.RoleAdmin], tok[auth.RoleMember], tok[auth.RoleSuperuser], demoHandle,
 		oauthURL, seed.OAuthDemoName)
-}
-
-// clientLines is clientsetup.For as the banner prints it: each client's label and where
-// its text goes, then the text indented.
-func clientLines(url, token string) string {
-	var b strings.Builder
-	for _, c := range clientsetup.For(url, token, "") {
-		fmt.Fprintf(&b, "  %s — %s:\n", c.Label, c.Where)
-		for _, l := range strings.Split(c.Text, "\n") {
-			fmt.Fprintf(&b, "    %s\n", l)
-		}
-	}
-	return b.String()
 }
 
 // startDemoUpstream serves the project's demo MCP server on ln.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -20,9 +19,9 @@ import (
 const demoIdPEmail = "jane.doe@example.com"
 
 // startDemoIdP plays the organisation's identity provider for `make run` when IDP_ISSUER is
-// unset (docs/AUTH.md): mockoidc on 127.0.0.1:port, which signs in its default user at
+// unset (docs/AUTH.md): mockoidc on ln (IDP_DEMO_PORT, bound by bindPorts), which signs in its default user at
 // once (no login form). It points cfg.Identity at it and returns a stop function.
-func startDemoIdP(cfg *config.Config, port string) (func(), error) {
+func startDemoIdP(cfg *config.Config, ln net.Listener) (func(), error) {
 	m, err := mockoidc.NewServer(nil)
 	if err != nil {
 		return nil, err
@@ -36,10 +35,6 @@ func startDemoIdP(cfg *config.Config, port string) (func(), error) {
 		})
 	}); err != nil {
 		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
-	if err != nil {
-		return nil, fmt.Errorf("demo identity provider: %w (set IDP_DEMO_PORT)", err)
 	}
 	if err := m.Start(ln, nil); err != nil {
 		ln.Close()

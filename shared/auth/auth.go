@@ -128,12 +128,16 @@ func NewVerifier(ctx context.Context, o Options) (*Verifier, error) {
 }
 
 // Verify parses and checks token and returns its principal. Every failure is an
-// *apperr.Error with code UNAUTHENTICATED wrapping ErrInvalidToken (the reason is in the
-// cause, for logs; the message stays generic).
+// *apperr.Error with code UNAUTHENTICATED wrapping ErrInvalidToken whose message says
+// which (the full reason is in the cause, for logs): "token expired at <RFC 3339 time>"
+// (a valid token past its exp), or "invalid token: <what>" — not a JWT, a signature this
+// gateway does not accept, not valid yet, wrong issuer or audience, no exp — each with a
+// hint saying what to do. The message carries no part of the token; it is what an edge
+// puts in WWW-Authenticate's error_description (RFC 6750 §3).
 func (v *Verifier) Verify(_ context.Context, token string) (*Principal, error) {
 	var c Claims
 	if _, err := v.parser.ParseWithClaims(token, &c, v.keys); err != nil {
-		return nil, apperr.Wrap(fmt.Errorf("%w: %v", ErrInvalidToken, err), apperr.Unauthenticated, "invalid or expired token")
+		return nil, tokenError(err, &c)
 	}
 	if c.Subject == "" {
 		return nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no subject")
@@ -144,6 +148,33 @@ func (v *Verifier) Verify(_ context.Context, token string) (*Principal, error) {
 		return nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no valid role")
 	}
 	return &Principal{Subject: c.Subject, Role: c.Role, Workspaces: c.Workspaces}, nil
+}
+
+// tokenError is Verify's error for a token the parser refused with err (c: the claims as
+// far as they were read).
+func tokenError(err error, c *Claims) *apperr.Error {
+	cause := fmt.Errorf("%w: %v", ErrInvalidToken, err)
+	if errors.Is(err, jwt.ErrTokenExpired) && c.ExpiresAt != nil {
+		return apperr.Wrap(cause, apperr.Unauthenticated, "token expired at %s", c.ExpiresAt.UTC().Format(time.RFC3339)).
+			WithHint("get a new token (locally: make token) and send it as Authorization: Bearer <token>")
+	}
+	what := "it could not be verified"
+	switch {
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		what = "not a JWT (expected three base64url parts separated by dots)"
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrTokenUnverifiable):
+		what = "its signature does not verify (signed with another secret or key, or altered)"
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		what = "not valid yet (check the issuer's clock)"
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		what = "a required claim (exp) is missing"
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		what = "issued by another issuer"
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		what = "issued for another audience"
+	}
+	return apperr.Wrap(cause, apperr.Unauthenticated, "invalid token: %s", what).
+		WithHint("send a token this gateway issued (locally: make token) as Authorization: Bearer <token>")
 }
 
 // Mint signs an HS256 token for p valid for ttl (the dev `make token` command and tests).

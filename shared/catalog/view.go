@@ -40,6 +40,10 @@ type EntryView struct {
 	UpdatedAt           time.Time  `json:"updatedAt"`
 	Installed           *bool      `json:"installed,omitempty"`
 	ConnectionID        *string    `json:"connectionId,omitempty"`
+	// InstallState is the install's connect state (db.Install.State: connected, failing,
+	// never_connected), with Installed true: a failed first connect is not shown as a
+	// plain "Installed".
+	InstallState *string `json:"installState,omitempty"`
 	// Source is "curated", "admin" or "registry" (docs/REGISTRY.md); a registry entry also
 	// names its registry, its server name there and the registry's status (Deprecated
 	// flags "deprecated"; "deleted" entries are not listed).

@@ -216,7 +216,7 @@ func (s *Service) OAuthCallback(v *auth.Verifier) http.Handler {
 	})
 }
 
-func (s *Service) afterCallback(ctx context.Context, res *upstreamauth.Result, o upstreamauth.Outcome) {
+func (s *Service) afterCallback(ctx context.Context, res *upstreamauth.Result, out *upstreamauth.Outcome) {
 	if res == nil || !db.IsUUID(res.Key.ConnectionID) {
 		return
 	}
@@ -226,6 +226,8 @@ func (s *Service) afterCallback(ctx context.Context, res *upstreamauth.Result, o
 	if err != nil {
 		return
 	}
+	out.ConnectionName = c.Name // the callback page names it
+	o := *out
 	action := "mcp.authorized"
 	extra := map[string]any{"status": o.Status, "authMode": c.AuthMode}
 	if o.Reason != "" {

@@ -113,24 +113,37 @@ func ConnectionGetInstall(ctx context.Context, q Querier, entryID, ws string) (*
 		WHERE catalog_entry_id = $1 AND workspace_id = $2 AND source = 'marketplace'`, entryID, ws)
 }
 
-// ConnectionInstalls maps catalog entry id → connection id for the marketplace installs in
-// workspace ws (the catalog's "Installed" badge).
-func ConnectionInstalls(ctx context.Context, q Querier, ws string) (map[string]string, error) {
-	rows, err := q.Query(ctx, `SELECT catalog_entry_id::text, id::text FROM mcp_connections
+// ConnectionInstalls maps catalog entry id → install (connection id and connect state) for
+// the marketplace installs in workspace ws (the catalog's "Installed" badge).
+func ConnectionInstalls(ctx context.Context, q Querier, ws string) (map[string]Install, error) {
+	rows, err := q.Query(ctx, `SELECT catalog_entry_id::text, id::text,
+			CASE WHEN last_error IS NULL THEN 'connected'
+			     WHEN last_connected_at IS NULL THEN 'never_connected' ELSE 'failing' END
+		FROM mcp_connections
 		WHERE workspace_id = $1 AND source = 'marketplace' AND catalog_entry_id IS NOT NULL`, ws)
 	if err != nil {
 		return nil, Interpret(err)
 	}
 	defer rows.Close()
-	out := map[string]string{}
+	out := map[string]Install{}
 	for rows.Next() {
-		var e, c string
-		if err := rows.Scan(&e, &c); err != nil {
+		var e string
+		var in Install
+		if err := rows.Scan(&e, &in.ConnectionID, &in.State); err != nil {
 			return nil, Interpret(err)
 		}
-		out[e] = c
+		out[e] = in
 	}
 	return out, Interpret(rows.Err())
+}
+
+// Install is a workspace's marketplace install of a catalog entry: its connection and the
+// connection's connect state — "connected" (no error recorded), "failing" (its last
+// connect failed after an earlier success) or "never_connected" (no connect ever
+// succeeded, e.g. the first connect at install failed).
+type Install struct {
+	ConnectionID string
+	State        string
 }
 
 // ConnectionToolGet returns connection id's tool upstream, or NOT_FOUND.

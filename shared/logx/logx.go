@@ -199,3 +199,27 @@ func Carry(dst, src context.Context) context.Context {
 	}
 	return dst
 }
+
+// AtLeast returns logger with records below min dropped (attributes and groups added
+// later keep the floor). The gateway gives go-sdk's servers AtLeast(log, slog.LevelWarn):
+// their Info lines ("server connecting", "session initialized") come once per request
+// in stateless mode and say nothing a request's access line does not.
+func AtLeast(logger *slog.Logger, min slog.Level) *slog.Logger {
+	return slog.New(floorHandler{h: logger.Handler(), min: min})
+}
+
+type floorHandler struct {
+	h   slog.Handler
+	min slog.Level
+}
+
+func (f floorHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.h.Enabled(ctx, l)
+}
+func (f floorHandler) Handle(ctx context.Context, r slog.Record) error { return f.h.Handle(ctx, r) }
+func (f floorHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return floorHandler{h: f.h.WithAttrs(as), min: f.min}
+}
+func (f floorHandler) WithGroup(name string) slog.Handler {
+	return floorHandler{h: f.h.WithGroup(name), min: f.min}
+}

@@ -40,3 +40,19 @@ func TestURLSecretsNeverLogged(t *testing.T) {
 type stringer string
 
 func (s stringer) String() string { return string(s) }
+
+// TestAtLeast: records below the floor are dropped, others pass, and loggers derived with
+// With and WithGroup keep the floor.
+func TestAtLeast(t *testing.T) {
+	var buf bytes.Buffer
+	l := logx.AtLeast(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), slog.LevelWarn)
+	l.Info("server connecting")
+	l.With("k", "v").WithGroup("g").Info("session initialized")
+	l.Warn("kept", "n", 1)
+	l.With("k", "v").Error("kept too")
+	out := buf.String()
+	if strings.Contains(out, "server connecting") || strings.Contains(out, "session initialized") ||
+		!strings.Contains(out, `"msg":"kept"`) || !strings.Contains(out, `"msg":"kept too","k":"v"`) {
+		t.Errorf("AtLeast(Warn) wrote:\n%s", out)
+	}
+}

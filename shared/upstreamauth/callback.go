@@ -19,6 +19,11 @@ type Outcome struct {
 	// Reason says why (empty when authorized); never a token or secret.
 	Reason       string `json:"reason,omitempty"`
 	ConnectionID string `json:"connectionId,omitempty"`
+	// ConnectionName and Account name, on the callback page, the connection the grant is
+	// for (set by CallbackHandler's onDone) and the gateway account that consented (the
+	// flow's caller).
+	ConnectionName string `json:"connectionName,omitempty"`
+	Account        string `json:"account,omitempty"`
 }
 
 // The three outcome statuses of a flow (issue "consent round trip").
@@ -58,8 +63,9 @@ func OutcomeOf(res *Result, err error) Outcome {
 // answers a small HTML page that says what happened (200 when authorized, 400 otherwise).
 // caller, when non-nil, returns who the request is authenticated as (nil when it carries
 // no credentials; an error answers 401); onDone, when non-nil, is told the
-// outcome (for event logs). The page never shows a token.
-func (s *Service) CallbackHandler(caller func(*http.Request) (*Completer, error), onDone func(context.Context, *Result, Outcome)) http.Handler {
+// outcome (for event logs) and may set its ConnectionName for the page. The page names the
+// connection and the account (the flow's caller) and never shows a token.
+func (s *Service) CallbackHandler(caller func(*http.Request) (*Completer, error), onDone func(context.Context, *Result, *Outcome)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", http.MethodGet)
@@ -84,8 +90,11 @@ func (s *Service) CallbackHandler(caller func(*http.Request) (*Completer, error)
 		if err != nil && o.Reason == "internal error" {
 			s.log.ErrorContext(r.Context(), "upstream authorization callback failed", "err", err)
 		}
+		if res != nil {
+			o.Account = res.Caller.Subject
+		}
 		if onDone != nil {
-			onDone(r.Context(), res, o)
+			onDone(r.Context(), res, &o)
 		}
 		status := http.StatusOK
 		if o.Status != OutcomeAuthorized {
@@ -113,6 +122,23 @@ func writeCallbackPage(w io.Writer, title string, o Outcome, back, backLabel str
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem}</style></head>
 <body><h1 data-status="` + e(o.Status) + `">` + e(title) + `</h1>
 `)
+	if o.ConnectionName != "" || o.Account != "" {
+		what, who := "This connection", ""
+		if o.ConnectionName != "" {
+			what = o.ConnectionName
+		}
+		if o.Account != "" {
+			who = " for " + o.Account
+		}
+		b.WriteString(`<p id="summary" data-connection="` + e(o.ConnectionName) + `" data-account="` + e(o.Account) + `">`)
+		switch o.Status {
+		case OutcomeAuthorized:
+			b.WriteString("<strong>" + e(what) + "</strong> is authorized" + e(who) + ": calls made through the gateway with this account now use it.")
+		default:
+			b.WriteString("<strong>" + e(what) + "</strong> was not authorized" + e(who) + ".")
+		}
+		b.WriteString("</p>\n")
+	}
 	if o.Reason != "" {
 		b.WriteString("<p>" + e(o.Reason) + "</p>\n")
 	}

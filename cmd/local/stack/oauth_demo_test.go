@@ -186,7 +186,10 @@ func TestLocalOAuthDemoRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code, page := browserGet(t, loc.String(), ""); code != http.StatusOK || !strings.Contains(page, `data-status="authorized"`) {
+		// The callback page names the connection and the account that consented.
+		if code, page := browserGet(t, loc.String(), ""); code != http.StatusOK || !strings.Contains(page, `data-status="authorized"`) ||
+			!strings.Contains(page, `data-connection="`+seed.OAuthDemoName+`"`) || !strings.Contains(page, `data-account="member-A"`) ||
+			!strings.Contains(page, "<strong>"+seed.OAuthDemoName+"</strong> is authorized for member-A") {
 			t.Fatalf("member callback: %d %s", code, page)
 		}
 	}

@@ -42,7 +42,7 @@ func (a *API) catalogList(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		}
 		f.Offset = n
 	}
-	var installs map[string]string
+	var installs map[string]db.Install
 	if ws := q.Get("workspaceId"); ws != "" {
 		if !db.IsUUID(ws) || !p.InWorkspace(ws) {
 			return apperr.New(apperr.NotFound, "workspace not found")
@@ -61,10 +61,10 @@ func (a *API) catalogList(w http.ResponseWriter, r *http.Request, p *auth.Princi
 	for _, e := range entries {
 		v := catalog.NewEntryView(&e, false)
 		if installs != nil {
-			id, ok := installs[e.ID]
+			in, ok := installs[e.ID]
 			v.Installed = &ok
 			if ok {
-				v.ConnectionID = &id
+				v.ConnectionID, v.InstallState = &in.ConnectionID, &in.State
 			}
 		}
 		out = append(out, v)

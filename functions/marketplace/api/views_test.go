@@ -65,9 +65,9 @@ func TestViewsAreTheDocumentedSchemas(t *testing.T) {
 	}
 	detail := asMap(asMap(asMap(asMap(asMap(asMap(asMap(doc["paths"])["/api/mcp-connections/{id}"])["get"])["responses"])["200"])["content"])["application/json"])["schema"]
 
-	yes, id, now := true, "c1", time.Now()
+	yes, id, now, state := true, "c1", time.Now(), "connected"
 	entry := catalog.NewEntryView(&db.CatalogEntry{}, false)
-	entry.Installed, entry.ConnectionID = &yes, &id
+	entry.Installed, entry.ConnectionID, entry.InstallState = &yes, &id, &state
 	conn := &db.Connection{}
 	outcome := connections.NewOutcomeView(&connections.Outcome{Connection: conn, Connect: &connections.RefreshResult{},
 		CatalogPending: true, Authorization: &connections.Authorization{}, Warnings: []string{"w"}}, true)

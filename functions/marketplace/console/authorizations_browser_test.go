@@ -165,6 +165,37 @@ func TestMemberConsentInBrowser(t *testing.T) {
 	if n := countRows(t, env, `SELECT count(*) FROM mcp_oauth_grants WHERE subject = 'web-member'`); n != 1 {
 		t.Fatalf("grants of the member: %d", n)
 	}
+
+	// Issue 34, item 3: without a grant (deleted here), the Playground's call answers -32042;
+	// the page shows its message and an Authorize link to the member's consent page.
+	if _, err := env.Pool.Exec(t.Context(), `DELETE FROM mcp_oauth_grants WHERE subject = 'web-member'`); err != nil {
+		t.Fatal(err)
+	}
+	k.open("#/playground", "playground")
+	k.waitJS("whoami listed", `[...document.querySelectorAll('#pg-tool option')].some(o => o.value.endsWith('_whoami'))`)
+	k.eval("pick whoami", `(() => { const s = document.querySelector('#pg-tool');
+		s.value = [...s.options].find(o => o.value.endsWith('_whoami')).value;
+		s.dispatchEvent(new Event('change', {bubbles: true})); return true })()`, nil)
+	k.waitJS("whoami form", `(document.querySelector('#pg-form')?.dataset.tool || '').endsWith('_whoami')`)
+	k.do("call whoami", chromedp.Click(`#pg-form button[type="submit"]`, chromedp.ByQuery))
+	k.waitJS("elicitation shown", `!!document.querySelector('#pg-elicitations a')`)
+	var el struct{ Error, Text, Href, Target string }
+	k.eval("elicitation", `({Error: document.querySelector('#pg-rpc-error').textContent,
+		Text: document.querySelector('#pg-elicitations').textContent,
+		Href: document.querySelector('#pg-elicitations a').href, Target: document.querySelector('#pg-elicitations a').target})`, &el)
+	if !strings.Contains(el.Error, "-32042") || !strings.Contains(el.Text, seed.OAuthDemoName) || !strings.Contains(el.Text, "Authorize") ||
+		!strings.Contains(el.Href, "/admin/#/consent/") || el.Target != "_blank" {
+		t.Fatalf("playground -32042: %+v", el)
+	}
+	for _, w := range []struct {
+		name string
+		w, h int64
+	}{{"1280", 1280, 900}, {"390", 390, 844}} {
+		k.do("viewport "+w.name, chromedp.EmulateViewport(w.w, w.h))
+		k.do("scroll to the answer", chromedp.Evaluate(`document.querySelector('#pg-rpc-error').scrollIntoView({block: 'center'})`, nil))
+		k.shot("playground-authorize-" + w.name)
+	}
+	k.do("laptop", chromedp.EmulateViewport(1280, 900))
 }
 
 // TestCatalogAuthEditorInBrowser: the superuser's catalog editor sets an entry's header

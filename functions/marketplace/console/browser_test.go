@@ -412,6 +412,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	if noticeColour != "rgb(252, 232, 230)" {
 		t.Fatalf("a failed install's notice has background %s, want the error red", noticeColour)
 	}
+	// Its card has no green "Installed" badge: it says it is not connected, in red (issue 34).
+	waitJS("card badge after a failed install", `(() => { const c = document.querySelector('li[data-entry="Down Fixture"]');
+		return !!c && !c.querySelector('.badge-installed') && c.querySelector('.badge-failed')?.textContent === 'Installed · not connected' })()`)
 	shot("marketplace-install-failed")
 	_ = problems.take()
 	problems.allow400 = false
@@ -441,6 +444,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	// The connection that never connected says so in red; it is not "Idle".
 	waitJS("never connected", `(() => { const r = document.querySelector('li[data-connection="Down Fixture"]');
 		const b = r && r.querySelector('.badge-failed'); return !!b && b.textContent === 'Never connected' && !r.querySelector('.badge-idle') })()`)
+	// The page says what Live, Ready and Failing mean.
+	waitJS("state legend", `/Live: .*Ready: .*Failing/.test(document.querySelector('#state-legend')?.textContent || '')`)
 	// Client setup of one connection: the same six clients on its own endpoint.
 	do("connection setup", chromedp.Click(`li[data-connection="Second"] .actions button:nth-child(4)`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#setup-dialog pre[data-client="vscode"]`, chromedp.ByQuery))
@@ -733,19 +738,37 @@ func TestConsoleInBrowser(t *testing.T) {
 	if details.Shown == 0 || details.Wide != 0 {
 		t.Fatalf("activity at 390 px: %+v (details must show, no cell past the screen)", details)
 	}
-	// The compact marketplace is much shorter than the cards.
-	open("#/marketplace", "marketplace")
+	// On a phone the marketplace opens compact (issue 34), much shorter than the cards; the
+	// button shows the cards and back. Category badges are words, not slugs.
+	do("forget the view choice", chromedp.Evaluate(`sessionStorage.removeItem('agentpack.console.marketplace-view'); true`, nil))
+	do("reload the marketplace", chromedp.Evaluate(`location.hash = '#/marketplace'`, nil), chromedp.Reload(),
+		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	waitJS("compact by default on a phone", `document.querySelector('.cards').classList.contains('compact')`)
 	var heights struct{ Cards, Compact float64 }
-	eval("cards height", `document.documentElement.scrollHeight`, &heights.Cards)
-	do("compact", chromedp.Click(`#mp-compact`, chromedp.ByQuery))
-	waitJS("compact on", `document.querySelector('.cards').classList.contains('compact')`)
 	eval("compact height", `document.documentElement.scrollHeight`, &heights.Compact)
+	shot("marketplace-compact-390")
+	do("cards", chromedp.Click(`#mp-compact`, chromedp.ByQuery))
+	waitJS("cards on", `!document.querySelector('.cards').classList.contains('compact')`)
+	eval("cards height", `document.documentElement.scrollHeight`, &heights.Cards)
 	if heights.Compact > heights.Cards/2 {
 		t.Fatalf("compact marketplace %.0f px vs cards %.0f px: want under half", heights.Compact, heights.Cards)
 	}
-	shot("marketplace-compact-390")
-	do("cards again", chromedp.Click(`#mp-compact`, chromedp.ByQuery))
+	var cats []string
+	eval("category labels", `[...document.querySelectorAll('.badge-category')].map(b => b.textContent)`, &cats)
+	for _, c := range cats {
+		if strings.Contains(c, "-") || c == strings.ToLower(c) {
+			t.Fatalf("category badge %q is a slug (all: %v)", c, cats)
+		}
+	}
+	do("compact again", chromedp.Click(`#mp-compact`, chromedp.ByQuery))
 	do("laptop", chromedp.EmulateViewport(1280, 900))
+	// At 1280 px the header (the admin's eight pages) is one line.
+	var header struct{ Height, Nav float64 }
+	eval("header height", `({Height: document.querySelector('header.top').getBoundingClientRect().height,
+		Nav: document.querySelector('header nav ul').getBoundingClientRect().height})`, &header)
+	if header.Nav > 48 || header.Height > 64 {
+		t.Fatalf("the header wraps at 1280 px: %+v", header)
+	}
 
 	// ---- member: read-only, and a forged admin request is refused with the error shown ----
 	signInAs("member")
@@ -755,7 +778,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	eval("member view", `({Nav: [...document.querySelectorAll('header nav a')].map(a => a.textContent),
 		Install: document.querySelectorAll('.cards button.primary').length, Menus: document.querySelectorAll('.menu').length})`, &adminUI)
-	if strings.Join(adminUI.Nav, ",") != "Marketplace,Chats and pins,Playground,Client setup,Authorizations" || adminUI.Install != 0 || adminUI.Menus != 0 {
+	if strings.Join(adminUI.Nav, ",") != "Marketplace,Chats,Playground,Client setup,Authorizations" || adminUI.Install != 0 || adminUI.Menus != 0 {
 		t.Fatalf("member sees admin actions: %+v", adminUI)
 	}
 	open("#/chats", "chats")
@@ -801,6 +824,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	// ---- superuser: edit a catalog entry ----
 	signInAs("superuser")
 	open("#/catalog", "catalog")
+	// A superuser's nine pages and the who block still fit one header line at 1280 px.
+	var suHeader struct{ Height float64 }
+	eval("superuser header", `({Height: document.querySelector('header.top').getBoundingClientRect().height})`, &suHeader)
+	if suHeader.Height > 64 {
+		t.Fatalf("the superuser's header wraps at 1280 px: %+v", suHeader)
+	}
 	do("edit entry", chromedp.Click(`tr[data-entry="Browser Fixture"] td.actions button`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#entry-dialog #e-description`, chromedp.ByQuery))
 	setValue("#e-description", "Edited in the browser.")

@@ -5,6 +5,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/shared/auth"
 )
 
 // rpcMessage is the error code and message of a JSON-RPC error answer ("" when none).
@@ -101,5 +105,66 @@ func TestUnknownToolSuggests(t *testing.T) {
 	_, b := e.env.RPC(t, agg, e.admin, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"`+echo+`","arguments":{"message":"hi"}}}`, v)
 	if !strings.Contains(string(b), `"result"`) {
 		t.Errorf("exact name: %s", b)
+	}
+	// go-sdk's per-request Info lines (issue 34, item 7) stay out of the log; the access
+	// lines are there.
+	if logs := e.env.Logs.String(); strings.Contains(logs, "server connecting") || strings.Contains(logs, "session initialized") ||
+		!strings.Contains(logs, "tools/call") {
+		t.Errorf("logs:\n%.3000s", logs)
+	}
+}
+
+// TestAuthErrorsSayWhatToDo (issue 34, item 5): a refused token's 401 says whether it
+// expired (and when) or is invalid (and why), in the JSON-RPC message and in
+// WWW-Authenticate as RFC 6750 error="invalid_token" with error_description; a missing
+// token's challenge carries no error code (RFC 6750 §3.1). A token without access to the
+// workspace gets 403 naming the workspaces it does carry and the endpoint URL to use.
+func TestAuthErrorsSayWhatToDo(t *testing.T) {
+	t.Parallel()
+	e := newEdgeEnv(t)
+	exp := time.Now().Add(-time.Hour).Truncate(time.Second)
+	expired, err := auth.Mint(stacktest.Secret, auth.Principal{Subject: "alice", Role: auth.RoleAdmin, Workspaces: []string{e.ws}}, time.Until(exp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := auth.Mint("another-secret", auth.Principal{Subject: "alice", Role: auth.RoleAdmin, Workspaces: []string{e.ws}}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	v := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	for _, tc := range []struct{ name, token, want string }{
+		{"expired", expired, "token expired at " + exp.UTC().Format(time.RFC3339)},
+		{"not a JWT", "banana", "invalid token: not a JWT"},
+		{"another secret", foreign, "invalid token: its signature does not verify"},
+	} {
+		resp, b := e.env.RPC(t, "/mcp/"+e.ws, tc.token, list, v)
+		wa := resp.Header.Get("WWW-Authenticate")
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), tc.want) ||
+			!strings.Contains(wa, `error="invalid_token"`) || !strings.Contains(wa, `error_description="`+tc.want) ||
+			!strings.Contains(wa, `resource_metadata="`) {
+			t.Errorf("%s: %d %q %s", tc.name, resp.StatusCode, wa, b)
+		}
+		if tc.name != "expired" && strings.Contains(string(b), "expired") {
+			t.Errorf("%s: called expired: %s", tc.name, b)
+		}
+	}
+	resp, b := e.env.RPC(t, "/mcp/"+e.ws, "", list, v)
+	if wa := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(wa, "error=") {
+		t.Errorf("missing token: %d %q %s", resp.StatusCode, wa, b)
+	}
+	// Another workspace: the token's own workspace and the URL to use.
+	other, _, _ := e.env.Workspace(t, "Other")
+	resp, b = e.env.RPC(t, "/mcp/"+other, e.admin, list, v)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "no access to workspace "+other+": this token is for workspace "+e.ws) ||
+		!strings.Contains(string(b), "; use "+e.env.URL+"/mcp/"+e.ws) {
+		t.Errorf("other workspace: %d %s", resp.StatusCode, b)
+	}
+	two := stacktest.Token(t, "bob", auth.RoleAdmin, e.ws, other)
+	third, _, _ := e.env.Workspace(t, "Third")
+	resp, b = e.env.RPC(t, "/mcp/"+third, two, list, v)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "this token is for workspaces ") ||
+		!strings.Contains(string(b), e.ws) || !strings.Contains(string(b), other) {
+		t.Errorf("a token of two workspaces: %d %s", resp.StatusCode, b)
 	}
 }

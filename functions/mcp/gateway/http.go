@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"errors"
 	"mime"
 	"net"
 	"net/http"
@@ -149,7 +150,7 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 	}
 	logx.Annotate(ctx, logx.FieldPrincipal, p.Subject)
 	if !db.IsUUID(ws) || !p.InWorkspace(ws) {
-		return nil, apperr.New(apperr.Forbidden, "no access to this workspace")
+		return nil, noAccess(p, ws, g.baseURL(r))
 	}
 	st.Workspace = ws
 	logx.Annotate(ctx, logx.FieldWorkspace, ws)
@@ -216,7 +217,7 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request) (*auth.Prin
 func (g *Gateway) writeResolveError(w http.ResponseWriter, r *http.Request, err error) {
 	e := apperr.Public(err)
 	if e.Code == apperr.Unauthenticated {
-		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+g.resourceMetadataURL(r)+`"`)
+		w.Header().Set("WWW-Authenticate", bearerChallenge(err, e.Message, g.resourceMetadataURL(r)))
 	}
 	id := ""
 	if e.Code.HTTPStatus() >= 500 {
@@ -227,6 +228,47 @@ func (g *Gateway) writeResolveError(w http.ResponseWriter, r *http.Request, err 
 		g.log.ErrorContext(r.Context(), "mcp request failed", "error_id", id, "err", err)
 	}
 	wire.Refuse(w, err, id)
+}
+
+// bearerChallenge is the WWW-Authenticate value of a 401 (RFC 6750 §3, RFC 9728 §5.1): a
+// token that was presented and refused (auth.ErrInvalidToken in err) adds
+// error="invalid_token" and error_description=msg (Verify's message: expired at when, or
+// what is wrong); a missing token gets no error code (RFC 6750 §3.1).
+func bearerChallenge(err error, msg, metadataURL string) string {
+	v := `Bearer resource_metadata="` + metadataURL + `"`
+	if errors.Is(err, auth.ErrInvalidToken) {
+		// RFC 6750 §3: error_description is printable ASCII without '"' and '\'.
+		desc := strings.Map(func(r rune) rune {
+			if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
+				return -1
+			}
+			return r
+		}, msg)
+		v += `, error="invalid_token", error_description="` + desc + `"`
+	}
+	return v
+}
+
+// noAccess is the 403 for a token without access to workspace ws: it names the workspaces
+// the token does carry and the endpoint URL to use (base + /mcp/<id>), so that a client
+// configured with the wrong id sees the right one (in the message: the JSON-RPC answer
+// carries no hint). ws is echoed only when it is a UUID.
+func noAccess(p *auth.Principal, ws, base string) *apperr.Error {
+	which := "this workspace"
+	if db.IsUUID(ws) {
+		which = "workspace " + ws
+	}
+	switch len(p.Workspaces) {
+	case 0:
+		return apperr.New(apperr.Forbidden, "no access to %s: this token carries no workspace (ask an admin for a token of the workspace)", which)
+	case 1:
+		return apperr.New(apperr.Forbidden, "no access to %s: this token is for workspace %s; use %s/mcp/%s", which, p.Workspaces[0], base, p.Workspaces[0])
+	}
+	list := p.Workspaces
+	if len(list) > 10 {
+		list = list[:10]
+	}
+	return apperr.New(apperr.Forbidden, "no access to %s: this token is for workspaces %s; use %s/mcp/<one of them>", which, strings.Join(list, ", "), base)
 }
 
 // originAllowed is the DNS-rebinding and CSRF guard. A request that arrived on a

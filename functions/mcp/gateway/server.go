@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/budget"
+	"github.com/agentpack/gateway/shared/logx"
 	"github.com/maypok86/otter/v2"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -100,7 +102,7 @@ var aggregateCapabilities = &mcp.ServerCapabilities{
 // protocol guard (outermost) and then extra.
 func (g *Gateway) newMCPServer(caps *mcp.ServerCapabilities, extra ...mcp.Middleware) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentpack-gateway", Title: "Agentpack MCP Gateway", Version: Version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: g.log, Capabilities: caps, SetCacheable: privateCache})
+		&mcp.ServerOptions{Instructions: instructions, Logger: logx.AtLeast(g.log, slog.LevelWarn), Capabilities: caps, SetCacheable: privateCache})
 	s.AddReceivingMiddleware(append([]mcp.Middleware{g.guard}, extra...)...)
 	return s
 }

@@ -23,19 +23,20 @@ const WS_KEY = 'agentpack.console.workspace';
 // #/marketplace.
 const RESUME_KEY = 'agentpack.console.resume';
 
-// PAGES: [route, label, who sees it in the navigation]. Every route still answers any
+// PAGES: [route, label, who sees it in the navigation]; labels are short so that a
+// superuser's header is one line at 1280 px (issue 34). Every route still answers any
 // signed-in user; the API refuses what the role may not read.
 const PAGES = [
   ['marketplace', 'Marketplace', 'member'],
   ['connections', 'Connections', 'admin'],
   ['limits', 'Rate limits', 'admin'],
   ['members', 'Members', 'admin'],
-  ['chats', 'Chats and pins', 'member'],
+  ['chats', 'Chats', 'member'],
   ['playground', 'Playground', 'member'],
   ['setup', 'Client setup', 'member'],
   ['authorizations', 'Authorizations', 'member'],
   ['activity', 'Activity', 'admin'],
-  ['catalog', 'Catalog admin', 'superuser'],
+  ['catalog', 'Catalog', 'superuser'],
 ];
 
 function parseRoute() {
@@ -209,8 +210,9 @@ function App({ config, bootError }) {
               {wsName(ws)}
             </span>
           )}
-          <span class="role" data-role={c.role}>
-            {c.sub} · {c.role}
+          <span class="role" data-role={c.role} title={c.sub + ' · ' + c.role}>
+            <span class="sub">{c.sub} · </span>
+            {c.role}
           </span>
           <button
             type="button"

@@ -7,14 +7,30 @@ import { ConnectStep, consoleReturnTo } from './marketplace.jsx';
 import { ClientConfigs } from './setup.jsx';
 import { endpoint } from '../mcp.js';
 
-// StateBadge is a connection's connect state: Live (a session is open), Failing (its last
-// connect failed; "Never connected" when none ever succeeded), else Idle (it connected
-// before and simply has no open session). A failure is never shown as idle (issue 25).
+// StateBadge is a connection's connect state: Live (this gateway process holds an open
+// session to it), Failing (its last connect failed; "Never connected" when none ever
+// succeeded), else Ready (it connected and nothing failed since; the gateway opens a
+// session on the next call — a stateless gateway keeps none between requests, so a
+// connection that just connected is Ready, not "idle": issue 34). Each badge's title says
+// so; STATE_LEGEND explains them on the page. A failure is never shown as ready (issue 25).
 export function StateBadge({ live, lastError, lastConnectedAt }) {
-  if (live) return <Badge kind="live">Live</Badge>;
+  if (live)
+    return (
+      <Badge kind="live" title="A session to this server is open in the gateway now">
+        Live
+      </Badge>
+    );
   if (lastError) return <Badge kind="failed" title={lastError}>{lastConnectedAt ? 'Failing' : 'Never connected'}</Badge>;
-  return <Badge kind="idle">Idle</Badge>;
+  return (
+    <Badge kind="idle" title="Connected without error; the gateway opens a session on the next call">
+      Ready
+    </Badge>
+  );
 }
+
+// STATE_LEGEND says what the state badges mean.
+export const STATE_LEGEND =
+  'Live: a session to the server is open in the gateway now. Ready: it connected without error; a session opens on the next call (the gateway keeps none between requests). Failing or Never connected: the last connect failed (the error is shown).';
 
 const AZ_LABEL = { authorized: 'Authorized', required: 'Authorization required', expired: 'Authorization expired' };
 
@@ -142,6 +158,7 @@ export function Connections({ ctx }) {
   return (
     <section aria-labelledby="page-title">
       <h1 id="page-title">Connections</h1>
+      <p class="help" id="state-legend">{STATE_LEGEND}</p>
       {message ? <Notice kind={message.kind}>{message.text}</Notice> : null}
       <ErrorBox error={list.error || actionError} />
       <ul class="rows" aria-label="Connections">

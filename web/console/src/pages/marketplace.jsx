@@ -69,6 +69,47 @@ export function SourceBadge({ e }) {
   return <Badge kind="source">{e.source === 'admin' ? 'Added by a superuser' : 'Curated'}</Badge>;
 }
 
+// CATEGORY_LABELS are the words of the catalog's category slugs; any other slug is shown
+// with its dashes as spaces and a capital first letter.
+const CATEGORY_LABELS = {
+  'ai-ml': 'AI & ML',
+  'dev-tools': 'Developer tools',
+  devtools: 'Developer tools',
+  'developer-tools': 'Developer tools',
+  db: 'Databases',
+  api: 'APIs',
+  apis: 'APIs',
+  crm: 'CRM',
+  seo: 'SEO',
+  iot: 'IoT',
+};
+
+export function categoryLabel(slug) {
+  if (!slug) return '';
+  if (CATEGORY_LABELS[slug]) return CATEGORY_LABELS[slug];
+  const words = slug.replace(/[-_]+/g, ' ').trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+// InstalledBadge is an install's badge: green "Installed" only when its connection
+// connected; a failed first connect reads "Installed · not connected" and a later failure
+// "Installed · failing", both red (issue 34: never green after a failure).
+function InstalledBadge({ state }) {
+  if (state === 'never_connected')
+    return (
+      <Badge kind="failed" title="The first connect failed: see Connections for the error">
+        Installed · not connected
+      </Badge>
+    );
+  if (state === 'failing')
+    return (
+      <Badge kind="failed" title="The last connect failed: see Connections for the error">
+        Installed · failing
+      </Badge>
+    );
+  return <Badge kind="installed">Installed</Badge>;
+}
+
 export function Marketplace({ ctx }) {
   const [search, setSearch] = useState('');
   const [query, setQuery] = useState('');
@@ -81,7 +122,12 @@ export function Marketplace({ ctx }) {
   const [uninstalling, setUninstalling] = useState(null);
   // compact: one dense line per entry (no description or metadata) — the full cards are
   // several screens long (issue 25).
-  const [compact, setCompact] = useState(() => sessionStorage.getItem(VIEW_KEY) === 'compact');
+  // Compact is the default on a narrow screen (a phone: the cards are 17 screens tall at
+  // 390 px, issue 34); a choice made with the button is kept for the session.
+  const [compact, setCompact] = useState(() => {
+    const v = sessionStorage.getItem(VIEW_KEY);
+    return v ? v === 'compact' : window.matchMedia('(max-width: 640px)').matches;
+  });
   const timer = useRef(0);
 
   const [list, reload] = useLoad(
@@ -128,7 +174,7 @@ export function Marketplace({ ctx }) {
             <option value="">All categories</option>
             {categories.map((c) => (
               <option value={c.name} key={c.name}>
-                {c.name} ({c.count})
+                {categoryLabel(c.name)} ({c.count})
               </option>
             ))}
           </select>
@@ -168,7 +214,7 @@ export function Marketplace({ ctx }) {
               <h2>{e.name}</h2>
               {e.installed ? (
                 <div class="installed">
-                  <Badge kind="installed">Installed</Badge>
+                  <InstalledBadge state={e.installState} />
                   {ctx.isAdmin ? (
                     <Menu id={'menu-' + e.id} label={'Actions for ' + e.name} items={[{ label: 'Uninstall', danger: true, onSelect: () => setUninstalling(e) }]} />
                   ) : null}
@@ -185,7 +231,11 @@ export function Marketplace({ ctx }) {
                   Deprecated
                 </Badge>
               ) : null}
-              {e.category ? <Badge kind="category">{e.category}</Badge> : null}
+              {e.category ? (
+                <Badge kind="category" title={e.category}>
+                  {categoryLabel(e.category)}
+                </Badge>
+              ) : null}
               {e.isPlaceholder ? <Badge kind="placeholder">Template</Badge> : null}
             </div>
             <dl class="meta">

@@ -228,10 +228,60 @@ export function Content({ c }) {
   }
 }
 
+// urlElicitations returns the URL-mode elicitations an answer asks the user to open: the
+// data.elicitations of a -32042 error (URL elicitation required, MCP 2025-11-25), or the
+// elicitation/create input requests of an InputRequiredResult (2026-07-28). Only http(s)
+// URLs are kept: a link is rendered from them.
+export function urlElicitations(res) {
+  const out = [];
+  const keep = (e) => {
+    if (e && e.mode === 'url' && typeof e.url === 'string' && /^https?:\/\//i.test(e.url)) out.push({ url: e.url, message: e.message || '' });
+  };
+  if (res && res.error && res.error.code === -32042 && res.error.data) (res.error.data.elicitations || []).forEach(keep);
+  const ir = res && res.result && res.result.resultType === 'input_required' ? res.result.inputRequests || {} : {};
+  Object.values(ir).forEach((r) => r && r.method === 'elicitation/create' && keep(r.params));
+  return out;
+}
+
+// Elicitations shows each URL elicitation: its message and an Authorize link (a new tab;
+// call the tool again after consenting).
+function Elicitations({ items }) {
+  if (!items.length) return null;
+  return (
+    <div class="elicitations" id="pg-elicitations">
+      {items.map((e, i) => (
+        <p class="notice notice-warn" data-elicitation-url={e.url} key={i}>
+          {e.message || 'This call needs your authorization.'}{' '}
+          <a class="button primary" href={e.url} target="_blank" rel="noopener noreferrer">
+            Authorize
+          </a>{' '}
+          <span class="muted small">then call the tool again.</span>
+        </p>
+      ))}
+    </div>
+  );
+}
+
 function Result({ res }) {
   if (!res) return null;
-  if (res.error) return <ErrorBox error={{ code: res.error.code !== undefined ? 'JSON-RPC ' + res.error.code : '', message: res.error.message }} id="pg-rpc-error" />;
+  const asks = urlElicitations(res);
+  if (res.error)
+    return (
+      <>
+        <ErrorBox error={{ code: res.error.code !== undefined ? 'JSON-RPC ' + res.error.code : '', message: res.error.message }} id="pg-rpc-error" />
+        <Elicitations items={asks} />
+      </>
+    );
   const r = res.result;
+  if (r.resultType === 'input_required')
+    return (
+      <div class="result" id="pg-result" data-input-required="true" role="status">
+        <p class="result-flag">
+          <strong>The server needs input first</strong> (InputRequiredResult)
+        </p>
+        <Elicitations items={asks} />
+      </div>
+    );
   return (
     <div class={'result' + (r.isError ? ' result-error' : '')} id="pg-result" data-is-error={r.isError ? 'true' : 'false'} role="status">
       {r.isError ? <p class="result-flag"><strong>The tool reported an error</strong> (isError: true)</p> : <p class="result-flag ok-text">Result</p>}
@@ -314,7 +364,7 @@ export function Playground({ ctx }) {
     try {
       setRes({ result: await rpc(url, 'tools/call', { name: tool.name, arguments: args }) });
     } catch (err) {
-      setRes({ error: { code: err.code, message: err.message } });
+      setRes({ error: { code: err.code, message: err.message, data: err.data } });
     } finally {
       setBusy(false);
     }
@@ -423,7 +473,7 @@ function Readables({ url, kind: what }) {
       const r = isRes ? await rpc(url, 'resources/read', { uri: it.uri }) : await rpc(url, 'prompts/get', { name: it.name, arguments: args[it.name] || {} });
       setOut({ name: it.name || it.uri, r });
     } catch (err) {
-      setOut({ name: it.name || it.uri, error: { code: err.code, message: err.message } });
+      setOut({ name: it.name || it.uri, error: { code: err.code, message: err.message, data: err.data } });
     }
   };
   const list = items.data || [];
@@ -465,6 +515,7 @@ function Readables({ url, kind: what }) {
         <div class="result" id="pg-read" role="status">
           <h3>{out.name}</h3>
           {out.error ? <ErrorBox error={{ code: 'JSON-RPC ' + out.error.code, message: out.error.message }} /> : null}
+          <Elicitations items={urlElicitations(out.error ? { error: out.error } : { result: out.r })} />
           {out.r && out.r.contents ? out.r.contents.map((c, i) => <Content key={i} c={{ type: 'resource', resource: c }} />) : null}
           {out.r && out.r.messages
             ? out.r.messages.map((m, i) => (
