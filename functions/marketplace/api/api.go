@@ -39,6 +39,12 @@
 //	GET    /api/mcp-connections/{id}/tools/{name}/override         200 400 401 403 404
 //	PUT    /api/mcp-connections/{id}/tools/{name}/override         200 201 400 401 403 404 409
 //	DELETE /api/mcp-connections/{id}/tools/{name}/override         204 400 401 403 404
+//	GET    /api/policies?workspaceId=                     200 400 401 403 404
+//	PUT    /api/policies                                  200 400 401 403 404 409
+//	POST   /api/policies/validate                         200 400 401 403 404
+//	POST   /api/policies/what-if                          200 400 401 403 404
+//	GET    /api/policies/global                           200 401 403
+//	PUT    /api/policies/global                           200 400 401 403 409
 //	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
 //	GET    /api/openapi.json                              200 (no token)
 //
@@ -120,6 +126,12 @@ var Routes = []Route{
 	{"GET /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideGet }},
 	{"PUT /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideSet }},
 	{"DELETE /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideDelete }},
+	{"GET /api/policies", func(a *API) handlerFunc { return a.policyGet }},
+	{"PUT /api/policies", func(a *API) handlerFunc { return a.policyPut }},
+	{"POST /api/policies/validate", func(a *API) handlerFunc { return a.policyValidate }},
+	{"POST /api/policies/what-if", func(a *API) handlerFunc { return a.policyWhatIf }},
+	{"GET /api/policies/global", func(a *API) handlerFunc { return a.policyGlobalGet }},
+	{"PUT /api/policies/global", func(a *API) handlerFunc { return a.policyGlobalPut }},
 }
 
 // OpenAPIPath is where the OpenAPI description is served, without authentication.

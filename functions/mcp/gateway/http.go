@@ -35,6 +35,8 @@ type requestState struct {
 	// discovery is the tools/list mode the client asked for ("" = the workspace's
 	// threshold decides; discovery.go).
 	discovery string
+	// policyDone: the access policies' call decision was made for this request (policy.go).
+	policyDone bool
 }
 
 type stateKey struct{}
