@@ -76,6 +76,8 @@ var Functions = []FunctionSpec{
 			{"GET", "/api/oauth/{proxy+}"},
 			{"ANY", "/api/rate-limits"},
 			{"ANY", "/api/rate-limits/{proxy+}"},
+			{"ANY", "/api/policies"},
+			{"ANY", "/api/policies/{proxy+}"},
 		},
 	},
 	{
