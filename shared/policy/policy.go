@@ -82,6 +82,8 @@ type Set struct {
 	text string
 	ps   *cedar.PolicySet
 	ids  []cedar.PolicyID
+	// scopes are the policies' scopes in text order, for the pre-filter (scope.go).
+	scopes []scoped
 }
 
 // Len is the number of policies in s.
@@ -133,6 +135,7 @@ func Parse(text string) (*Set, error) {
 			continue
 		}
 		s.ids = append(s.ids, id)
+		s.scopes = append(s.scopes, scopeOf(id, p))
 	}
 	if problems != nil {
 		return nil, &InvalidError{Problems: problems}
@@ -210,7 +213,9 @@ func (e *Engine) Decide(req *Request) Decision {
 		if doc.set.Len() == 0 {
 			continue
 		}
-		ok, diag := doc.set.ps.IsAuthorized(entities, creq)
+		// Only the policies whose scope can match are evaluated (scope.go); Cedar checks the
+		// scopes again, so the answer is what the whole set answers.
+		ok, diag := cedar.Authorize(doc.set.candidates(req), entities, creq)
 		d := Decision{Allowed: ok == cedar.Allow, Document: doc.name}
 		for _, r := range diag.Reasons {
 			d.PolicyIDs = append(d.PolicyIDs, doc.prefix+string(r.PolicyID))
