@@ -78,6 +78,7 @@ var Functions = []FunctionSpec{
 			{"ANY", "/api/rate-limits/{proxy+}"},
 			{"ANY", "/api/policies"},
 			{"ANY", "/api/policies/{proxy+}"},
+			{"GET", "/api/usage"},
 		},
 	},
 	{

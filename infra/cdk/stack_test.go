@@ -117,9 +117,9 @@ func TestRoutes(t *testing.T) {
 	// 14 of the first release, plus /api/chats, /api/events, /admin and /admin/{proxy+}
 	// (issue 13), plus GET /api/oauth/{proxy+} (upstream OAuth callback, issue 12), plus
 	// /api/rate-limits and /api/rate-limits/{proxy+} (issue 24), plus /api/policies and
-	// /api/policies/{proxy+} (issue 33).
-	if want != 23 {
-		t.Errorf("function table has %d routes, want 23", want)
+	// /api/policies/{proxy+} and GET /api/usage (issue 33).
+	if want != 24 {
+		t.Errorf("function table has %d routes, want 24", want)
 	}
 	tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(want)))
 	for _, key := range []string{"ANY /mcp", "ANY /mcp/{workspaceId}", "ANY /mcp/{workspaceId}/servers/{connection}"} {

@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
 )
 
 // AccessPolicy is one stored Cedar policy document (access_policies, docs/POLICIES.md):
@@ -74,4 +76,42 @@ func AccessPolicyPut(ctx context.Context, q Querier, ws *string, text, actor str
 	}
 	return one[AccessPolicy](ctx, q, `INSERT INTO access_policies (workspace_id, policy_text, updated_by)
 		VALUES ($1, $2, $3) RETURNING `+accessPolicyCols, ws, text, actor)
+}
+
+// UsageRow is one group of a workspace's audited calls (UsageByKey).
+type UsageRow struct {
+	Key    string   `db:"key" json:"key"`
+	Calls  int64    `db:"calls" json:"calls"`
+	Errors int64    `db:"errors" json:"errors"`
+	P50MS  *float64 `db:"p50_ms" json:"p50Ms"`
+	P95MS  *float64 `db:"p95_ms" json:"p95Ms"`
+}
+
+// usageKeys are the groupings UsageByKey accepts, as SQL over audit_events.
+var usageKeys = map[string]string{
+	"tool":       `tool`,
+	"connection": `coalesce(connection_id::text, 'builtin')`,
+	"principal":  `principal`,
+}
+
+// UsageByKey aggregates workspace ws's audit rows since since, grouped by by ("tool",
+// "connection": the connection id or "builtin", "principal"): the calls (every row), the
+// errors among them (rows of calls refused by an access policy, kind 'denied'), and the
+// median and 95th percentile of the others' durations (ms; nil when none). At most 500
+// groups, the busiest first. An unknown by is VALIDATION_ERROR.
+func UsageByKey(ctx context.Context, q Querier, ws, by string, since time.Time) ([]UsageRow, error) {
+	key, ok := usageKeys[by]
+	if !ok {
+		return nil, apperr.New(apperr.Validation, "unknown grouping %q (tool, connection or principal)", by).
+			WithDetails(map[string]string{"field": "by"})
+	}
+	if !IsUUID(ws) {
+		return nil, notFound()
+	}
+	return collect[UsageRow](ctx, q, `SELECT `+key+` AS key, count(*) AS calls,
+		count(*) FILTER (WHERE kind = 'denied') AS errors,
+		percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) FILTER (WHERE kind <> 'denied') AS p50_ms,
+		percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) FILTER (WHERE kind <> 'denied') AS p95_ms
+		FROM audit_events WHERE workspace_id = $1 AND occurred_at >= $2
+		GROUP BY 1 ORDER BY calls DESC, key LIMIT 500`, ws, since)
 }

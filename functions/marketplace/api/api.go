@@ -45,6 +45,7 @@
 //	POST   /api/policies/what-if                          200 400 401 403 404
 //	GET    /api/policies/global                           200 401 403
 //	PUT    /api/policies/global                           200 400 401 403 409
+//	GET    /api/usage?workspaceId=&by=&window=&format=    200 400 401 403 404
 //	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
 //	GET    /api/openapi.json                              200 (no token)
 //
@@ -132,6 +133,7 @@ var Routes = []Route{
 	{"POST /api/policies/what-if", func(a *API) handlerFunc { return a.policyWhatIf }},
 	{"GET /api/policies/global", func(a *API) handlerFunc { return a.policyGlobalGet }},
 	{"PUT /api/policies/global", func(a *API) handlerFunc { return a.policyGlobalPut }},
+	{"GET /api/usage", func(a *API) handlerFunc { return a.usageGet }},
 }
 
 // OpenAPIPath is where the OpenAPI description is served, without authentication.

@@ -405,3 +405,67 @@ func TestRegistryImportListedToSuperusersOnly(t *testing.T) {
 		t.Errorf("admin call: %s", res)
 	}
 }
+
+// TestUsage: after 50 proxied calls and 3 denied ones, GET /api/usage counts them per tool
+// and per principal (the denials as errors, with latency percentiles of the others), and as
+// CSV; a bad window is 400 and a member 403.
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	e := newPolicyEnv(t)
+	read := e.tool("read_issue")
+	for range 50 {
+		if res := ways[0].send(t, e, e.admin, read, "read_issue", `{"id":"1"}`, nil); strings.Contains(string(res), `"isError":true`) {
+			t.Fatalf("call: %s", res)
+		}
+	}
+	if status, out := e.putPolicies(t, e.admin, `permit(principal, action, resource);
+@id("no-create") forbid(principal, action == Action::"call", resource == Tool::"`+e.tool("create_issue")+`");`); status != 200 {
+		t.Fatalf("save: %d %s", status, out)
+	}
+	for range 3 {
+		denied(t, "usage", ways[0].send(t, e, e.admin, e.tool("create_issue"), "create_issue", `{}`, nil), "no-create")
+	}
+	type row struct {
+		Key          string
+		Calls        int
+		Errors       int
+		P50Ms, P95Ms *float64
+	}
+	usage := func(by string) map[string]row {
+		t.Helper()
+		status, out := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws+"&by="+by+"&window=24h", e.admin, nil)
+		if status != 200 {
+			t.Fatalf("usage: %d %s", status, out)
+		}
+		var u struct{ Rows []row }
+		_ = json.Unmarshal(out, &u)
+		m := map[string]row{}
+		for _, r := range u.Rows {
+			m[r.Key] = r
+		}
+		return m
+	}
+	tools := usage("tool")
+	if r := tools[read]; r.Calls != 50 || r.Errors != 0 || r.P50Ms == nil || r.P95Ms == nil || *r.P95Ms < *r.P50Ms {
+		t.Errorf("read_issue: %+v", r)
+	}
+	if r := tools[e.tool("create_issue")]; r.Calls != 3 || r.Errors != 3 {
+		t.Errorf("create_issue: %+v", r)
+	}
+	if r := usage("principal")["alice"]; r.Calls != 53 || r.Errors != 3 {
+		t.Errorf("alice: %+v", r)
+	}
+	status, out := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws+"&by=tool&window=7d&format=csv", e.admin, nil)
+	if status != 200 || !strings.HasPrefix(string(out), "tool,calls,errors,p50_ms,p95_ms\n") || !strings.Contains(string(out), read+",50,0,") {
+		t.Errorf("csv: %d %s", status, out)
+	}
+	if status, _ := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws+"&window=1y", e.admin, nil); status != 400 {
+		t.Errorf("bad window: %d", status)
+	}
+	if status, _ := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws+"&by=chat", e.admin, nil); status != 400 {
+		t.Errorf("bad grouping: %d", status)
+	}
+	if status, _ := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws, e.member, nil); status != 403 {
+		t.Errorf("member: %d", status)
+	}
+}
