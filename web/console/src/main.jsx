@@ -16,6 +16,8 @@ import { Playground } from './pages/playground.jsx';
 import { Setup } from './pages/setup.jsx';
 import { Authorizations } from './pages/authorizations.jsx';
 import { Limits } from './pages/limits.jsx';
+import { Policies } from './pages/policies.jsx';
+import { Usage } from './pages/usage.jsx';
 
 const WS_KEY = 'agentpack.console.workspace';
 // RESUME_KEY keeps a consent link (#/consent/…) across the sign-in, which lands on
@@ -28,6 +30,8 @@ const PAGES = [
   ['marketplace', 'Marketplace', 'member'],
   ['connections', 'Connections', 'admin'],
   ['limits', 'Rate limits', 'admin'],
+  ['policies', 'Policies', 'admin'],
+  ['usage', 'Usage', 'admin'],
   ['chats', 'Chats and pins', 'member'],
   ['playground', 'Playground', 'member'],
   ['setup', 'Client setup', 'member'],
@@ -142,6 +146,12 @@ function App({ config, bootError }) {
       break;
     case 'limits':
       page = <Limits ctx={ctx} key={ws} />;
+      break;
+    case 'policies':
+      page = <Policies ctx={ctx} key={ws} />;
+      break;
+    case 'usage':
+      page = <Usage ctx={ctx} key={ws} />;
       break;
     case 'activity':
       page = <Activity ctx={ctx} key={ws} />;
