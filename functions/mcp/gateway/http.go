@@ -109,6 +109,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	st.AcceptsSSE = okSSE
 	st.Relay = &request.Relayed{} // forward/relay.go decides what is relayed on which endpoint
+	st.Listable = g.listable(st)  // the access policies' "list" decision (policy.go)
 	ctx = request.With(context.WithValue(ctx, stateKey{}, st), st.State)
 	rw := &limitedWriter{ResponseWriter: w, limit: maxResponseBytes}
 	g.serveRPC(rw, r.WithContext(ctx), st)

@@ -168,10 +168,19 @@ func (g *Gateway) policyCall(ctx context.Context, st *requestState, it *serverIt
 // result is d as a tools/call result.
 func (d *denial) result() *mcp.CallToolResult { return wire.Seal(d.meta, nil, d.fail) }
 
-// listAllowed reports whether st's caller may see proxied tool t of c (the "list"
-// decision); true when the workspace has no policies.
-func listAllowed(cp *compiledPolicies, st *requestState, c *catalog.Connection, t *catalog.Tool) bool {
-	return cp == nil || cp.decide(st, policy.ActionList, cp.toolResource(c, t), nil).Allowed
+// listable is st's request.State.Listable: nil when the workspace has no policies.
+func (g *Gateway) listable(st *requestState) func(c *catalog.Connection, t *catalog.Tool, builtinName string) bool {
+	cp := policiesOf(st.Snapshot)
+	if cp == nil {
+		return nil
+	}
+	return func(c *catalog.Connection, t *catalog.Tool, builtinName string) bool {
+		if t == nil {
+			b := g.builtins.Lookup(builtinName)
+			return b != nil && cp.decide(st, policy.ActionList, builtinResource(b), nil).Allowed
+		}
+		return cp.decide(st, policy.ActionList, cp.toolResource(c, t), nil).Allowed
+	}
 }
 
 // listedTool is one tools/list entry kept for per-request filtering: its name, definition

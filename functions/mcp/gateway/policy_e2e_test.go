@@ -274,6 +274,12 @@ func TestAccessPoliciesEveryWay(t *testing.T) {
 		if !slices.Contains(member, e.tool("create_issue")) {
 			t.Errorf("member's list lacks a tool only its call is denied: %v", member)
 		}
+		search := func(token string) string {
+			return string(ways[0].send(t, e, token, "agentpack_tools_search", "", `{"query":"read issue"}`, nil))
+		}
+		if m, a := search(e.member), search(e.admin); strings.Contains(m, e.tool("read_issue")) || !strings.Contains(a, e.tool("read_issue")) {
+			t.Errorf("agentpack_tools_search: member %s\nadmin %s", m, a)
+		}
 		single := e.listNames(t, "/mcp/"+e.ws+"/servers/"+e.handle, e.member, nil)
 		if slices.Contains(single, "read_issue") || !slices.Contains(single, "create_issue") {
 			t.Errorf("single-server list for the member: %v", single)

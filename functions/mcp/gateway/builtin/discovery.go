@@ -132,7 +132,8 @@ func paramNames(raw json.RawMessage) []string {
 
 // toolsSearch ranks the tools the caller may call here for the query (BM25, package
 // search): the built-ins it may see with the request's toolsets and the proxied tools of
-// the connections visible to the request (project, chat pins). The index is the
+// the connections visible to the request (project, chat pins), less what the access
+// policies' "list" decision withholds (request.State.Listable). The index is the
 // snapshot's; a query costs what matches it, not the catalog's size.
 type toolsSearchArgs struct {
 	Query string `json:"query"`
@@ -145,9 +146,9 @@ func (s *Set) toolsSearch(_ context.Context, c *Call, in toolsSearchArgs) (any, 
 	nb := len(ti.builtin)
 	keep := func(d int) bool {
 		if d < nb {
-			return CanSee(c.Principal, ti.builtin[d], st.Toolsets)
+			return CanSee(c.Principal, ti.builtin[d], st.Toolsets) && (st.Listable == nil || st.Listable(nil, nil, ti.builtin[d].Name))
 		}
-		return st.Visible(ti.conns[d-nb])
+		return st.Visible(ti.conns[d-nb]) && (st.Listable == nil || st.Listable(ti.conns[d-nb], ti.tools[d-nb], ""))
 	}
 	found, total := ti.ix.Search(in.Query, orDefault(in.Limit, 20), keep)
 	hits := make([]searchHit, 0, len(found))
