@@ -114,6 +114,9 @@ type limitEnv struct {
 	concs                   []int
 	gw                      *proc // the gateway's process, signalled for profiles (-limitprofile); nil: no profile
 	n, warm                 int
+	// catDir is the gateway's catalog directory: the policy rows (policies.go) rebuild the
+	// workspace's catalog there ("" skips them).
+	catDir string
 }
 
 // newEraEcho is the echo tools/call as a 2026-07-28 client sends it: the protocol fields
@@ -194,6 +197,7 @@ func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
 		{"server-everything", e.everythingURL, e.evHandle, []string{"2025-03-26", "2025-11-25"}},
 	}
 	var verdicts []string
+	plain := map[int]result{} // the demo upstream's gateway results without policies
 	for ui, u := range ups {
 		hop, err := hopVersion(ctx, e.dbURL, e.ws, u.handle)
 		if err != nil {
@@ -242,6 +246,9 @@ func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
 			for i, r := range rs {
 				note := fmt.Sprintf("%d requests over loopback HTTP, protocol %s", e.n, cmpOr(legs[i].version, protocolVersion))
 				if legs[i] == gw {
+					if ui == 0 {
+						plain[c] = r
+					}
 					d := r.p50 - base.p50
 					v.dP50[c], v.ratio[c], v.errs[c] = d, r.rps/base.rps, r.errors
 					note = fmt.Sprintf("client at %s; p50 %+.3f ms over the bare proxy at %s, %.2f× its req/s",
@@ -264,6 +271,9 @@ func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
 		for _, line := range v.lines() {
 			verdicts = append(verdicts, fmt.Sprintf("%s, hop at %s: %s", u.what, hop, line))
 		}
+	}
+	if err := runPolicyLeg(ctx, e, plain); err != nil {
+		return nil, err
 	}
 	return verdicts, nil
 }
@@ -323,8 +333,8 @@ func runLimitOnly(ctx context.Context, base, dir string, n, warm int, concs []in
 		return err
 	}
 	defer up.stop()
-	e := limitEnv{demoURL: demoURL, concs: concs, n: n, warm: warm}
 	catDir := filepath.Join(dir, "catalog")
+	e := limitEnv{demoURL: demoURL, concs: concs, n: n, warm: warm, catDir: catDir}
 	benchDB = "agentpack_bench_limit" // a full bench may run meanwhile
 	if e.dbURL, e.ws, e.demoHandle, err = setup(ctx, base, e.demoURL, catDir); err != nil {
 		return err

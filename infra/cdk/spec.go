@@ -83,6 +83,9 @@ var Functions = []FunctionSpec{
 			{"ANY", "/api/rate-limits/{proxy+}"},
 			{"ANY", "/api/workspaces/{proxy+}"},
 			{"ANY", "/auth/{proxy+}"},
+			{"ANY", "/api/policies"},
+			{"ANY", "/api/policies/{proxy+}"},
+			{"GET", "/api/usage"},
 		},
 	},
 	{

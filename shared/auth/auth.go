@@ -31,6 +31,9 @@ type Principal struct {
 	Subject    string
 	Role       string
 	Workspaces []string
+	// Groups are the caller's identity-provider groups (nil when the sign-in carries none);
+	// access policies see them as the principal's Group parents (docs/POLICIES.md).
+	Groups []string
 }
 
 // IsAdmin reports whether p may write (admin or superuser).

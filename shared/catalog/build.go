@@ -17,7 +17,8 @@ import (
 // folded in) ordered by handle (bytewise), each with its active tools ordered by exposed
 // name and the MCP Apps views its upstream listed, and the workspace's tool discovery
 // threshold. Each connection is made by ConnectionPart, as the incremental path makes it, with the
-// workspace's tool overrides applied (ApplyOverrides).
+// workspace's tool overrides applied (ApplyOverrides), and the access policies in force
+// there (the workspace's and the global document, docs/POLICIES.md).
 func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 	conns, err := db.ConnectionListVisible(ctx, q, ws)
 	if err != nil {
@@ -43,8 +44,12 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 	if err != nil && apperr.CodeOf(err) != apperr.NotFound {
 		return nil, err
 	}
+	wsPolicies, globalPolicies, err := db.AccessPolicyTexts(ctx, q, ws)
+	if err != nil {
+		return nil, err
+	}
 	doc := &Document{Version: SchemaVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold,
-		Connections: make([]Connection, 0, len(conns))}
+		Policies: policiesOf(wsPolicies, globalPolicies), Connections: make([]Connection, 0, len(conns))}
 	for i := range conns {
 		doc.Connections = append(doc.Connections, ConnectionPart(ws, &conns[i], byConn[conns[i].ID], views[conns[i].ID], overrides[conns[i].ID]))
 	}
@@ -294,7 +299,12 @@ func updateOne(ctx context.Context, pool *db.Pool, store Store, ws string, ids [
 		if err != nil && apperr.CodeOf(err) != apperr.NotFound {
 			return err
 		}
-		ix := &Index{Version: LayoutVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold}
+		wsPolicies, globalPolicies, err := db.AccessPolicyTexts(ctx, tx, ws)
+		if err != nil {
+			return err
+		}
+		ix := &Index{Version: LayoutVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold,
+			Policies: policiesOf(wsPolicies, globalPolicies)}
 		_, err = writeParts(ctx, store, ws, old, oldTag, ix, conns, false, keep...)
 		return err
 	})

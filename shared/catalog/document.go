@@ -26,8 +26,35 @@ type Document struct {
 	// DiscoveryThreshold is the workspace's setting: above this many visible proxied tools
 	// the gateway's tools/list offers discovery instead of every tool (absent: the
 	// gateway's default, 200).
-	DiscoveryThreshold *int         `json:"discoveryThreshold,omitempty"`
-	Connections        []Connection `json:"connections"`
+	DiscoveryThreshold *int `json:"discoveryThreshold,omitempty"`
+	// Policies are the Cedar access policies in force for the workspace (docs/POLICIES.md):
+	// absent when neither the workspace nor the global document holds any.
+	Policies    *Policies    `json:"policies,omitempty"`
+	Connections []Connection `json:"connections"`
+}
+
+// Policies are the two Cedar policy documents a workspace's calls are decided by, as saved
+// (docs/POLICIES.md): the global one a superuser writes and the workspace's own. They ship
+// in the catalog index so that the gateway decides without a database round trip.
+type Policies struct {
+	Global    string `json:"global,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+}
+
+// policiesOf returns the Policies of the two texts, nil when both are empty.
+func policiesOf(workspace, global string) *Policies {
+	if workspace == "" && global == "" {
+		return nil
+	}
+	return &Policies{Global: global, Workspace: workspace}
+}
+
+// samePolicies reports whether a and b hold the same texts (nil = none).
+func samePolicies(a, b *Policies) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // Connection is one connection as the gateway needs it: identity, scope, where it is and

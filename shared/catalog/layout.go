@@ -38,6 +38,7 @@ type Index struct {
 	WorkspaceID        string    `json:"workspaceId"`
 	GeneratedAt        time.Time `json:"generatedAt"`
 	DiscoveryThreshold *int      `json:"discoveryThreshold,omitempty"`
+	Policies           *Policies `json:"policies,omitempty"`
 	Parts              []PartRef `json:"parts"`
 }
 
@@ -201,7 +202,7 @@ func load(ctx context.Context, store Store, ws string, prev *Snapshot) (*Snapsho
 		}
 	}
 	doc := &Document{Version: SchemaVersion, WorkspaceID: ix.WorkspaceID, GeneratedAt: ix.GeneratedAt,
-		DiscoveryThreshold: ix.DiscoveryThreshold, Connections: make([]Connection, len(ix.Parts))}
+		DiscoveryThreshold: ix.DiscoveryThreshold, Policies: ix.Policies, Connections: make([]Connection, len(ix.Parts))}
 	// The objects to fetch: each standalone part, and each pack once for all the parts
 	// wanted from it.
 	want := map[string][]int{} // object key → indexes into ix.Parts
@@ -326,7 +327,7 @@ func readIndex(ctx context.Context, store Store, ws string) (*Index, string, err
 // docIndex is doc's index without its parts (writeParts fills them).
 func docIndex(doc *Document) *Index {
 	return &Index{Version: LayoutVersion, WorkspaceID: doc.WorkspaceID, GeneratedAt: doc.GeneratedAt,
-		DiscoveryThreshold: doc.DiscoveryThreshold}
+		DiscoveryThreshold: doc.DiscoveryThreshold, Policies: doc.Policies}
 }
 
 // writeParts makes ix (whose Parts it sets) name exactly conns plus keep, then writes:
@@ -442,6 +443,9 @@ func sameIndex(a, b *Index) bool {
 	}
 	if (a.DiscoveryThreshold == nil) != (b.DiscoveryThreshold == nil) ||
 		(a.DiscoveryThreshold != nil && *a.DiscoveryThreshold != *b.DiscoveryThreshold) {
+		return false
+	}
+	if !samePolicies(a.Policies, b.Policies) {
 		return false
 	}
 	return slices.Equal(a.Parts, b.Parts)

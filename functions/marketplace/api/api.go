@@ -40,6 +40,13 @@
 //	GET    /api/mcp-connections/{id}/tools/{name}/override         200 400 401 403 404
 //	PUT    /api/mcp-connections/{id}/tools/{name}/override         200 201 400 401 403 404 409
 //	DELETE /api/mcp-connections/{id}/tools/{name}/override         204 400 401 403 404
+//	GET    /api/policies?workspaceId=                     200 400 401 403 404
+//	PUT    /api/policies                                  200 400 401 403 404 409
+//	POST   /api/policies/validate                         200 400 401 403 404
+//	POST   /api/policies/what-if                          200 400 401 403 404
+//	GET    /api/policies/global                           200 401 403
+//	PUT    /api/policies/global                           200 400 401 403 409
+//	GET    /api/usage?workspaceId=&by=&window=&format=    200 400 401 403 404
 //	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
 //	GET    /api/openapi.json                              200 (no token)
 //
@@ -130,6 +137,13 @@ var Routes = []Route{
 	{"PUT /api/workspaces/{ws}/members/{personId}", func(a *API) handlerFunc { return a.memberSetRole }},
 	{"DELETE /api/workspaces/{ws}/members/{personId}", func(a *API) handlerFunc { return a.memberRemove }},
 	{"DELETE /api/workspaces/{ws}/invitations/{email}", func(a *API) handlerFunc { return a.invitationRevoke }},
+	{"GET /api/policies", func(a *API) handlerFunc { return a.policyGet }},
+	{"PUT /api/policies", func(a *API) handlerFunc { return a.policyPut }},
+	{"POST /api/policies/validate", func(a *API) handlerFunc { return a.policyValidate }},
+	{"POST /api/policies/what-if", func(a *API) handlerFunc { return a.policyWhatIf }},
+	{"GET /api/policies/global", func(a *API) handlerFunc { return a.policyGlobalGet }},
+	{"PUT /api/policies/global", func(a *API) handlerFunc { return a.policyGlobalPut }},
+	{"GET /api/usage", func(a *API) handlerFunc { return a.usageGet }},
 }
 
 // OpenAPIPath is where the OpenAPI description is served, without authentication.

@@ -325,6 +325,15 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 		if json.Unmarshal(p["name"], &name) != nil {
 			return false
 		}
+		// The access policies' "call" decision, before anything else (policy.go).
+		if d, err := g.policyCall(r.Context(), st, it, name, p["arguments"]); d != nil || err != nil {
+			if err != nil {
+				g.reply(w, st, req, nil, err)
+			} else {
+				g.reply(w, st, req, json.RawMessage(wire.SealJSON(d.meta, d.fail)), nil)
+			}
+			return true
+		}
 		if g.serveToolTask(w, r, st, req, it, name) {
 			return true
 		}

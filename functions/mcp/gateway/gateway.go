@@ -78,6 +78,7 @@ type Gateway struct {
 	inflightMu sync.Mutex
 	inflight   map[string][]*context.CancelFunc
 	tasks      *tasks.Service
+	audit      *audit.Trail // the denials of the access policies (policy.go)
 	// cacheMetrics: the caches' counters last written as EMF (caches.go)
 	cacheMetrics cacheMetrics
 }
@@ -110,7 +111,7 @@ func New(o Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{o: o, log: o.Logger, builtins: set, metrics: em, servers: newServerCache(o.ServerCacheBytes),
+	g := &Gateway{o: o, log: o.Logger, builtins: set, metrics: em, audit: auditor, servers: newServerCache(o.ServerCacheBytes),
 		forward: forward.New(forward.Options{Pool: o.Pool, Upstreams: o.Upstreams, Connections: o.Connections,
 			Logger: o.Logger, Metrics: em, Audit: auditor, CallTimeout: o.CallTimeout,
 			Limiter: &ratelimit.Limiter{Pool: o.Pool}, TargetCacheBytes: o.TargetCacheBytes})}

@@ -36,6 +36,8 @@ type requestState struct {
 	// discovery is the tools/list mode the client asked for ("" = the workspace's
 	// threshold decides; discovery.go).
 	discovery string
+	// policyDone: the access policies' call decision was made for this request (policy.go).
+	policyDone bool
 }
 
 type stateKey struct{}
@@ -108,6 +110,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	st.AcceptsSSE = okSSE
 	st.Relay = &request.Relayed{} // forward/relay.go decides what is relayed on which endpoint
+	st.Listable = g.listable(st)  // the access policies' "list" decision (policy.go)
 	ctx = request.With(context.WithValue(ctx, stateKey{}, st), st.State)
 	rw := &limitedWriter{ResponseWriter: w, limit: maxResponseBytes}
 	g.serveRPC(rw, r.WithContext(ctx), st)

@@ -149,6 +149,16 @@ func (g *Gateway) guard(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}()
 		if ctr, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" {
+			if st := stateFrom(ctx); st != nil && st.Single == nil && !st.policyDone && g.builtins.Lookup(ctr.Params.Name) != nil {
+				// A built-in call the edge did not read: the access policies' decision (policy.go).
+				d, err := g.policyCall(ctx, st, g.serverItem(st), ctr.Params.Name, ctr.Params.Arguments)
+				if d != nil || err != nil {
+					if err != nil {
+						return nil, err
+					}
+					return d.result(), nil
+				}
+			}
 			if st := stateFrom(ctx); st != nil && st.Single == nil {
 				if b := g.builtins.Lookup(ctr.Params.Name); b != nil && !builtin.CanSee(st.Principal, b, nil) {
 					return g.builtins.Call(ctx, b, ctr.Params.Arguments)
@@ -196,7 +206,8 @@ type serverItem struct {
 	calls     map[string]forward.Ref // proxied tools by the name the client calls
 
 	listOnce sync.Once
-	pages    [][]byte // the tools/list result pages
+	pages    [][]byte     // the tools/list result pages
+	listed   []listedTool // instead of pages when the workspace has access policies (policy.go)
 
 	appsOnce sync.Once
 	apps     *appTables // MCP Apps views and connections by handle (apps.go)

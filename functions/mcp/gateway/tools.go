@@ -18,6 +18,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/text"
+	"github.com/agentpack/gateway/shared/policy"
 )
 
 // proxiedTools calls add for every proxied tool st may see, under the name the client
@@ -72,20 +73,20 @@ const toolsPageSize = 1000
 // (withAppURIs, docs/ARCHITECTURE.md "MCP Apps"). The
 // result carries ttlMs 0 and cacheScope "private" (as go-sdk's own lists do, in every
 // revision): the list depends on the caller's workspace, role, chat and project, and can
-// change with any install. ok is false for a cursor this list never issued.
+// change with any install. ok is false for a cursor this list never issued. When the
+// workspace has access policies, the list is what their "list" decision permits st's
+// caller (policy.go filteredList).
 func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (result json.RawMessage, ok bool) {
+	cp := policiesOf(st.Snapshot)
 	it.listOnce.Do(func() {
-		type named struct {
-			name string
-			def  []byte
-		}
+		type named = listedTool
 		var all []named
 		if st.Single == nil {
 			for _, b := range g.builtins.All() {
 				if builtin.CanSee(st.Principal, b, st.Toolsets) {
 					def, err := json.Marshal(b.Tool())
 					if err == nil {
-						all = append(all, named{b.Name, tasks.WithExecution(def)})
+						all = append(all, named{b.Name, tasks.WithExecution(def), builtinResource(b)})
 					}
 				}
 			}
@@ -96,13 +97,22 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 					if st.Single == nil {
 						def = withAppURIs(def, c.Handle) // ui:// under the connection's handle (apps.go)
 					}
-					all = append(all, named{name, tasks.WithExecution(def)})
+					var res policy.Resource
+					if cp != nil {
+						res = cp.toolResource(c, t)
+					}
+					all = append(all, named{name, tasks.WithExecution(def), res})
 				} else {
 					g.log.Warn("tool definition unusable", "tool", name, "err", err)
 				}
 			})
 		}
 		slices.SortStableFunc(all, func(a, b named) int { return cmp.Compare(a.name, b.name) })
+		if cp != nil {
+			// The workspace has access policies: the list is filtered per request (policy.go).
+			it.listed = all
+			return
+		}
 		for start := 0; start == 0 || start < len(all); start += toolsPageSize {
 			page := all[start:min(start+toolsPageSize, len(all))]
 			var buf bytes.Buffer
@@ -124,6 +134,9 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 			it.grew(int64(buf.Cap()))
 		}
 	})
+	if cp != nil {
+		return it.filteredList(cp, st, cursor)
+	}
 	n := 0
 	if cursor != "" {
 		var err error

@@ -17,6 +17,8 @@ import { Setup } from './pages/setup.jsx';
 import { Authorizations } from './pages/authorizations.jsx';
 import { Limits } from './pages/limits.jsx';
 import { Members } from './pages/members.jsx';
+import { Policies } from './pages/policies.jsx';
+import { Usage } from './pages/usage.jsx';
 
 const WS_KEY = 'agentpack.console.workspace';
 // RESUME_KEY keeps a consent link (#/consent/…) across the sign-in, which lands on
@@ -32,6 +34,8 @@ const PAGES = [
   ['limits', 'Rate limits', 'admin'],
   ['members', 'Members', 'admin'],
   ['chats', 'Chats', 'member'],
+  ['policies', 'Policies', 'admin'],
+  ['usage', 'Usage', 'admin'],
   ['playground', 'Playground', 'member'],
   ['setup', 'Client setup', 'member'],
   ['authorizations', 'Authorizations', 'member'],
@@ -148,6 +152,12 @@ function App({ config, bootError }) {
       break;
     case 'members':
       page = <Members ctx={ctx} key={ws} />;
+      break;
+    case 'policies':
+      page = <Policies ctx={ctx} key={ws} />;
+      break;
+    case 'usage':
+      page = <Usage ctx={ctx} key={ws} />;
       break;
     case 'activity':
       page = <Activity ctx={ctx} key={ws} />;

@@ -138,7 +138,8 @@ func (s *Set) indexOf(snap *catalog.Snapshot) *toolIndex {
 // handle, case-insensitive; "agentpack" for the built-ins). The index is the snapshot's;
 // a query costs what matches it, not the catalog's size. When nothing matches, the answer
 // lists the servers the caller can search (name, handle, tool count) and a hint; an
-// unknown connection is a validation error that lists them too.
+// unknown connection is a validation error that lists them too. What the access policies'
+// "list" decision withholds (request.State.Listable) is never found.
 type toolsSearchArgs struct {
 	Query      string `json:"query"`
 	Limit      int    `json:"limit"`
@@ -171,16 +172,17 @@ func (s *Set) toolsSearch(_ context.Context, c *Call, in toolsSearchArgs) (any, 
 	}
 	keep := func(d int) bool {
 		if d < nb {
-			return only == nil && CanSee(c.Principal, ti.builtin[d], st.Toolsets)
+			return only == nil && CanSee(c.Principal, ti.builtin[d], st.Toolsets) &&
+				(st.Listable == nil || st.Listable(nil, nil, ti.builtin[d].Name))
 		}
 		if builtinsOnly {
 			return false
 		}
 		conn := ti.conns[d-nb]
-		if only != nil {
-			return conn == only
+		if only != nil && conn != only {
+			return false
 		}
-		return st.Visible(conn)
+		return st.Visible(conn) && (st.Listable == nil || st.Listable(conn, ti.tools[d-nb], ""))
 	}
 	found, total := ti.ix.Search(in.Query, orDefault(in.Limit, 20), keep)
 	hits := make([]searchHit, 0, len(found))

@@ -51,6 +51,10 @@ type Builtin struct {
 	// AdminOnly tools are listed to admins only; a member who calls one by name gets a
 	// FORBIDDEN envelope (checked before its arguments are parsed).
 	AdminOnly bool
+	// SuperuserOnly tools (platform tools such as agentpack_registry_import, which act on
+	// what every workspace shares) are listed to superusers only; anyone else who calls one
+	// by name gets a FORBIDDEN envelope. It implies AdminOnly.
+	SuperuserOnly bool
 	// TakesProject tools get the workspace's default project in "projectId" when the
 	// caller gives none.
 	TakesProject bool

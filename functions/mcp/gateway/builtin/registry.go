@@ -10,15 +10,15 @@ import (
 
 // registryDefinitions declares agentpack_registry_import (superuser): the REST
 // POST /api/mcp-marketplace/registry-import {url} on the MCP side, through the same
-// registry.Importer and the deployment's guarded HTTP client (docs/REGISTRY.md). It is
-// listed to admins (the built-ins' visibility has two classes, admin and member); a caller
-// who is not a superuser gets FORBIDDEN from the importer's catalogentries.RequireWriter.
+// registry.Importer and the deployment's guarded HTTP client (docs/REGISTRY.md). It is a
+// platform tool: listed to superusers only (SuperuserOnly); anyone else calling it by name
+// gets FORBIDDEN from the access check.
 func (s *Set) registryDefinitions() []*Builtin {
 	return []*Builtin{
 		{
-			Name: "agentpack_registry_import", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true,
+			Name: "agentpack_registry_import", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true, SuperuserOnly: true,
 			Title:       "Import an MCP registry",
-			Description: "Import an MCP registry's servers into the shared catalog (superuser only; an admin gets FORBIDDEN) through its v0.1 list API, from its http(s) base URL such as https://registry.modelcontextprotocol.io. Answers the report, document by document; a document refused is in the report, never a failure.",
+			Description: "Import an MCP registry's servers into the shared catalog (superuser only) through its v0.1 list API, from its http(s) base URL such as https://registry.modelcontextprotocol.io. Answers the report, document by document; a document refused is in the report, never a failure.",
 			Input:       `{"type":"object","properties":{"url":{"type":"string","minLength":1,"maxLength":2048}},"required":["url"],"additionalProperties":false}`,
 			Output: `{"type":"object","properties":{"source":{"type":"string"},"documents":{"type":"integer"},"created":{"type":"integer"},"updated":{"type":"integer"},"unchanged":{"type":"integer"},` +
 				`"entries":{"type":["array","null"],"items":{"type":"object"}},"skipped":{"type":["array","null"],"items":{"type":"object"}},"refused":{"type":["array","null"],"items":{"type":"object"}}},` +

@@ -43,6 +43,10 @@ type State struct {
 	// elsewhere).
 	AcceptsSSE bool
 	Relay      *Relayed
+	// Listable, when set (the workspace has access policies, docs/POLICIES.md), reports
+	// whether the policies' "list" decision shows the caller tool t of connection c (or the
+	// built-in named builtin, with c and t nil); nil shows everything the roles allow.
+	Listable func(c *catalog.Connection, t *catalog.Tool, builtin string) bool
 }
 
 type stateKey struct{}

@@ -1,0 +1,128 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/policy"
+)
+
+// policies is the access-policy service over a's pool and the connections' catalog store
+// (docs/POLICIES.md).
+func (a *API) policies() *policy.Service {
+	s := &policy.Service{Pool: a.Pool, Logger: a.Logger}
+	if a.Connections != nil {
+		s.Store, s.OnCatalogChange = a.Connections.Store, a.Connections.OnCatalogChange
+	}
+	return s
+}
+
+// policyInput is the body of PUT /api/policies and POST /api/policies/validate.
+type policyInput struct {
+	WorkspaceID string `json:"workspaceId,omitempty"`
+	Text        string `json:"text"`
+}
+
+// policyGet is GET /api/policies?workspaceId= (admin): the workspace's Cedar document as
+// saved, with its policy ids.
+func (a *API) policyGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	ws := connections.DefaultWorkspace(p, r.URL.Query().Get("workspaceId"))
+	v, err := a.policies().Get(r.Context(), p, ws, false)
+	if err != nil {
+		return err
+	}
+	logx.Annotate(r.Context(), logx.FieldWorkspace, ws)
+	httpapi.JSON(w, http.StatusOK, v)
+	return nil
+}
+
+// policyPut is PUT /api/policies (admin): validates and saves the workspace's document.
+// 400 with details.problems (line, column) when it does not parse or validate, 409 when it
+// would lock every admin out of the policy API; nothing is stored then.
+func (a *API) policyPut(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	var in policyInput
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	ws := connections.DefaultWorkspace(p, in.WorkspaceID)
+	v, err := a.policies().Put(r.Context(), p, ws, false, in.Text)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, v)
+	return nil
+}
+
+// policyValidate is POST /api/policies/validate (admin): the same checks as a save,
+// nothing stored: 200 {"valid": true, "policyIds"} or the save's 400.
+func (a *API) policyValidate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	var in policyInput
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	ws := connections.DefaultWorkspace(p, in.WorkspaceID)
+	set, err := a.policies().Check(r.Context(), p, ws, false, in.Text)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"valid": true, "policyIds": set.IDs()})
+	return nil
+}
+
+// policyWhatIf is POST /api/policies/what-if (admin): the decision for a hypothetical
+// principal, action, tool and arguments, under the saved document or the one given.
+func (a *API) policyWhatIf(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	var in policy.WhatIf
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	in.WorkspaceID = connections.DefaultWorkspace(p, in.WorkspaceID)
+	d, err := a.policies().Decide(r.Context(), p, in)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, d)
+	return nil
+}
+
+// policyGlobalGet is GET /api/policies/global (admin): the global document, which every
+// workspace's calls are decided by first.
+func (a *API) policyGlobalGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	v, err := a.policies().Get(r.Context(), p, "", true)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, v)
+	return nil
+}
+
+// policyGlobalPut is PUT /api/policies/global {"text"} (superuser): validates (types and
+// attributes; names are per workspace) and saves the global document, then republishes
+// every workspace's catalog.
+func (a *API) policyGlobalPut(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	var in policyInput
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	v, err := a.policies().Put(r.Context(), p, "", true, in.Text)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, v)
+	return nil
+}

@@ -1,0 +1,81 @@
+// Usage: the workspace's calls, errors (policy denials) and p50/p95 latency per tool,
+// connection or principal over 24 h or 7 d, from the audit log (admin; docs/POLICIES.md
+// "Usage"). REST: GET /api/usage (format=csv for the export).
+
+import { useEffect, useState } from 'preact/hooks';
+import { api, qs } from '../api.js';
+import { getToken } from '../auth.js';
+import { ErrorBox, Notice, markReady, useLoad } from '../ui.jsx';
+
+const ms = (v) => (v == null ? '—' : v.toFixed(1) + ' ms');
+
+export function Usage({ ctx }) {
+  const [by, setBy] = useState('tool');
+  const [win, setWin] = useState('24h');
+  const [usage, reload] = useLoad(() => api('GET', '/api/usage' + qs({ workspaceId: ctx.ws, by, window: win })), [ctx.ws, by, win]);
+  useEffect(() => {
+    if (!usage.loading) markReady('usage');
+  }, [usage]);
+  const csv = async () => {
+    const r = await fetch('/api/usage' + qs({ workspaceId: ctx.ws, by, window: win, format: 'csv' }), {
+      headers: { Authorization: 'Bearer ' + getToken() },
+    });
+    const blob = await r.blob();
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = `usage-${by}-${win}.csv`;
+    a.click();
+    URL.revokeObjectURL(a.href);
+  };
+  if (usage.error && usage.error.status === 403) {
+    return (
+      <section aria-labelledby="page-title">
+        <h1 id="page-title">Usage</h1>
+        <ErrorBox error={usage.error} />
+        <Notice kind="warn">Usage is visible to workspace admins only.</Notice>
+      </section>
+    );
+  }
+  const rows = usage.data ? usage.data.rows : [];
+  return (
+    <section aria-labelledby="page-title">
+      <h1 id="page-title">Usage</h1>
+      <div class="row" role="group" aria-label="Grouping and window">
+        <label>Per{' '}
+          <select id="usage-by" value={by} onChange={(e) => setBy(e.currentTarget.value)}>
+            <option value="tool">tool</option>
+            <option value="connection">connection</option>
+            <option value="principal">principal</option>
+          </select>
+        </label>
+        <label>Over{' '}
+          <select id="usage-window" value={win} onChange={(e) => setWin(e.currentTarget.value)}>
+            <option value="24h">24 h</option>
+            <option value="7d">7 d</option>
+          </select>
+        </label>
+        <button type="button" onClick={reload} id="usage-refresh">Refresh</button>
+        <button type="button" onClick={csv} id="usage-csv">Export CSV</button>
+      </div>
+      <ErrorBox error={usage.error} />
+      <table class="list" id="usage-table">
+        <thead>
+          <tr><th scope="col">{by}</th><th scope="col">Calls</th><th scope="col">Errors</th><th scope="col">p50</th><th scope="col">p95</th></tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.key} data-key={r.key} data-calls={r.calls}>
+              <th scope="row" data-label={by}>{r.key}</th>
+              <td data-label="Calls">{r.calls}</td>
+              <td data-label="Errors">{r.errors}</td>
+              <td data-label="p50">{ms(r.p50Ms)}</td>
+              <td data-label="p95">{ms(r.p95Ms)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {!usage.loading && !rows.length ? <p class="muted">No audited calls in this window.</p> : null}
+      <p class="muted small">Read from the audit log when the page loads: every audited call is counted at once; errors are calls refused by an access policy.</p>
+    </section>
+  );
+}
