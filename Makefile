@@ -22,7 +22,7 @@ run: ## Start Postgres, migrate, seed, serve every function + the admin console 
 	scripts/run.sh
 
 .PHONY: test
-test: npm-deps ## The whole suite: vet, race tests against real Postgres and real MCP peers, template checks
+test: npm-deps pgbouncer-deps ## The whole suite: vet, race tests against real Postgres and real MCP peers, template checks
 	scripts/test.sh
 
 .PHONY: build

@@ -58,8 +58,18 @@ func openDB(ctx context.Context) (*config.Config, *db.Pool, error) {
 	return cfg, pool, err
 }
 
+// cmdMigrate applies the migrations through DATABASE_MIGRATE_URL (default DATABASE_URL):
+// the database itself, never a transaction pooler, since goose's lock is a session
+// advisory lock (docs/DATABASE.md).
 func cmdMigrate(ctx context.Context) error {
-	_, pool, err := openDB(ctx)
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	if cfg.DatabaseMigrateURL == "" {
+		return errors.New("DATABASE_MIGRATE_URL or DATABASE_URL is not set (make run sets it)")
+	}
+	pool, err := db.Open(ctx, cfg.DatabaseMigrateURL, 2)
 	if err != nil {
 		return err
 	}
