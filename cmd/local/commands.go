@@ -207,7 +207,7 @@ func cmdServe(ctx context.Context) error {
 		<-ctx.Done()
 		progress("stopping: finishing requests in flight and ending upstream sessions")
 	}()
-	err = lambdaapp.Start(ctx, st.Handler, addr, d.Logger, d.EndUpstreamSessions)
+	err = lambdaapp.Start(ctx, st.Handler, addr, d.Logger, d.EndUpstreamSessions, st.Gateway.CloseAudit)
 	if err == nil {
 		// Start returns once the signal ended ctx: "stopping" is printed first (bounded, in
 		// case Start returned for another reason).

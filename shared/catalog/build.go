@@ -43,8 +43,12 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 	if err != nil && apperr.CodeOf(err) != apperr.NotFound {
 		return nil, err
 	}
+	limits, err := db.RateLimitList(ctx, q, ws)
+	if err != nil && apperr.CodeOf(err) != apperr.NotFound {
+		return nil, err
+	}
 	doc := &Document{Version: SchemaVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold,
-		Connections: make([]Connection, 0, len(conns))}
+		RateLimits: rateLimitsOf(limits), Connections: make([]Connection, 0, len(conns))}
 	for i := range conns {
 		doc.Connections = append(doc.Connections, ConnectionPart(ws, &conns[i], byConn[conns[i].ID], views[conns[i].ID], overrides[conns[i].ID]))
 	}
@@ -294,7 +298,12 @@ func updateOne(ctx context.Context, pool *db.Pool, store Store, ws string, ids [
 		if err != nil && apperr.CodeOf(err) != apperr.NotFound {
 			return err
 		}
-		ix := &Index{Version: LayoutVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold}
+		limits, err := db.RateLimitList(ctx, tx, ws)
+		if err != nil && apperr.CodeOf(err) != apperr.NotFound {
+			return err
+		}
+		ix := &Index{Version: LayoutVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold,
+			RateLimits: rateLimitsOf(limits)}
 		_, err = writeParts(ctx, store, ws, old, oldTag, ix, conns, false, keep...)
 		return err
 	})
@@ -314,4 +323,20 @@ func ScopeWorkspaces(ws *string) []string {
 		return nil
 	}
 	return []string{*ws}
+}
+
+// rateLimitsOf are the catalog's rules of the workspace's limit rows (nil: none).
+func rateLimitsOf(rows []db.RateLimit) []RateLimit {
+	var out []RateLimit
+	for _, r := range rows {
+		l := RateLimit{ID: r.ID, Principal: r.Principal, PerMinute: r.PerMinute, PerDay: r.PerDay}
+		if r.ConnectionID != nil {
+			l.ConnectionID = *r.ConnectionID
+		}
+		if r.Tool != nil {
+			l.Tool = *r.Tool
+		}
+		out = append(out, l)
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -34,11 +35,12 @@ const LayoutVersion = 2
 // Index is the small object that names a workspace's parts in document order (by handle,
 // bytewise), with the workspace-level fields of the Document.
 type Index struct {
-	Version            int       `json:"version"`
-	WorkspaceID        string    `json:"workspaceId"`
-	GeneratedAt        time.Time `json:"generatedAt"`
-	DiscoveryThreshold *int      `json:"discoveryThreshold,omitempty"`
-	Parts              []PartRef `json:"parts"`
+	Version            int         `json:"version"`
+	WorkspaceID        string      `json:"workspaceId"`
+	GeneratedAt        time.Time   `json:"generatedAt"`
+	DiscoveryThreshold *int        `json:"discoveryThreshold,omitempty"`
+	RateLimits         []RateLimit `json:"rateLimits,omitempty"`
+	Parts              []PartRef   `json:"parts"`
 }
 
 // PartRef names one connection's part: the connection id, its handle (the sort key) and
@@ -201,7 +203,7 @@ func load(ctx context.Context, store Store, ws string, prev *Snapshot) (*Snapsho
 		}
 	}
 	doc := &Document{Version: SchemaVersion, WorkspaceID: ix.WorkspaceID, GeneratedAt: ix.GeneratedAt,
-		DiscoveryThreshold: ix.DiscoveryThreshold, Connections: make([]Connection, len(ix.Parts))}
+		DiscoveryThreshold: ix.DiscoveryThreshold, RateLimits: ix.RateLimits, Connections: make([]Connection, len(ix.Parts))}
 	// The objects to fetch: each standalone part, and each pack once for all the parts
 	// wanted from it.
 	want := map[string][]int{} // object key → indexes into ix.Parts
@@ -326,7 +328,7 @@ func readIndex(ctx context.Context, store Store, ws string) (*Index, string, err
 // docIndex is doc's index without its parts (writeParts fills them).
 func docIndex(doc *Document) *Index {
 	return &Index{Version: LayoutVersion, WorkspaceID: doc.WorkspaceID, GeneratedAt: doc.GeneratedAt,
-		DiscoveryThreshold: doc.DiscoveryThreshold}
+		DiscoveryThreshold: doc.DiscoveryThreshold, RateLimits: doc.RateLimits}
 }
 
 // writeParts makes ix (whose Parts it sets) name exactly conns plus keep, then writes:
@@ -442,6 +444,9 @@ func sameIndex(a, b *Index) bool {
 	}
 	if (a.DiscoveryThreshold == nil) != (b.DiscoveryThreshold == nil) ||
 		(a.DiscoveryThreshold != nil && *a.DiscoveryThreshold != *b.DiscoveryThreshold) {
+		return false
+	}
+	if !reflect.DeepEqual(a.RateLimits, b.RateLimits) {
 		return false
 	}
 	return slices.Equal(a.Parts, b.Parts)

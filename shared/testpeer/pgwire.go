@@ -29,13 +29,49 @@ type PgWire struct {
 	mu         sync.Mutex
 	statements int
 	violations []string
+	texts      []string // the statements' texts, at most maxTexts
+	down       bool
+	cut        func() // closes every open connection
 }
 
-// Statements returns how many statements (Parse and simple Query messages) went through.
+// Cut makes the database unreachable through the proxy, as a stopped database or a
+// partition would: open connections are closed and new ones are closed at once.
+func (p *PgWire) Cut() {
+	p.mu.Lock()
+	p.down = true
+	cut := p.cut
+	p.mu.Unlock()
+	cut()
+}
+
+// Restore lets connections through again after Cut.
+func (p *PgWire) Restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}
+
+func (p *PgWire) isDown() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.down
+}
+
+// Statements returns how many statements were executed (Bind and simple Query messages).
 func (p *PgWire) Statements() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.statements
+}
+
+// maxTexts bounds the statement texts a PgWire keeps.
+const maxTexts = 100000
+
+// Texts returns the text of every statement executed so far (the first 100,000), in order.
+func (p *PgWire) Texts() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.texts...)
 }
 
 // Violations returns what was recorded, one line each: the rule and the statement (clipped).
@@ -73,11 +109,22 @@ func NewPgWire(t TB, dbURL string) *PgWire {
 			delete(conns, c)
 		}
 	}
+	p.cut = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for c := range conns {
+			c.Close()
+		}
+	}
 	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			if p.isDown() {
+				c.Close()
+				continue
 			}
 			s, err := net.Dial("tcp", target)
 			if err != nil {
@@ -100,11 +147,7 @@ func NewPgWire(t TB, dbURL string) *PgWire {
 	})
 	t.Cleanup(func() {
 		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
+		p.cut()
 		wg.Wait()
 	})
 	return p
@@ -141,6 +184,7 @@ func (p *PgWire) frontend(c, s net.Conn) {
 			break
 		}
 	}
+	parsed := map[string]string{} // statement name ("" = unnamed) → its text
 	for {
 		if _, err := io.ReadFull(c, hdr[:]); err != nil {
 			return
@@ -158,9 +202,15 @@ func (p *PgWire) frontend(c, s net.Conn) {
 			name, rest, _ := bytes.Cut(body, []byte{0})
 			query, _, _ := bytes.Cut(rest, []byte{0})
 			p.check(string(name), string(query))
+			parsed[string(name)] = string(query)
+		case 'B': // Bind: portal\0 statement\0 …: one execution of that statement
+			_, rest, _ := bytes.Cut(body, []byte{0})
+			stmt, _, _ := bytes.Cut(rest, []byte{0})
+			p.executed(parsed[string(stmt)])
 		case 'Q': // Query: query\0
 			query, _, _ := bytes.Cut(body, []byte{0})
 			p.check("", string(query))
+			p.executed(string(query))
 		}
 		if _, err := s.Write(hdr[:]); err != nil {
 			return
@@ -180,11 +230,20 @@ var (
 	localSet = regexp.MustCompile(`(?is)^\s*set\s+(local|transaction|constraints)\b`)
 )
 
+// executed records one execution of statement text query.
+func (p *PgWire) executed(query string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.statements++
+	if len(p.texts) < maxTexts {
+		p.texts = append(p.texts, query)
+	}
+}
+
 // check records a named statement or a statement that sets session state.
 func (p *PgWire) check(name, query string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.statements++
 	clip := strings.Join(strings.Fields(query), " ")
 	if len(clip) > 160 {
 		clip = clip[:160] + "…"

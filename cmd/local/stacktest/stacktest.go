@@ -179,6 +179,18 @@ func (e *Env) Instance(t testing.TB, metrics io.Writer) string {
 	return srv.URL
 }
 
+// FlushAudit waits until the stack's gateway has committed every audit row it queued (they
+// are written after the answer: docs/DESIGN.md "The audit row after the answer"); tests
+// call it before reading audit_events.
+func (e *Env) FlushAudit(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.Stack.Gateway.FlushAudit(ctx); err != nil {
+		t.Fatalf("stacktest: audit rows not flushed: %v", err)
+	}
+}
+
 // Workspace creates a workspace with a default project and a chat and returns its id.
 func (e *Env) Workspace(t testing.TB, name string) (ws, project, chat string) {
 	t.Helper()

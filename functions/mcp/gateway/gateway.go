@@ -78,6 +78,8 @@ type Gateway struct {
 	inflightMu sync.Mutex
 	inflight   map[string][]*context.CancelFunc
 	tasks      *tasks.Service
+	// audit is the audit trail: rows are written after the answer (audit package doc)
+	audit *audit.Trail
 	// cacheMetrics: the caches' counters last written as EMF (caches.go)
 	cacheMetrics cacheMetrics
 }
@@ -104,13 +106,13 @@ func New(o Options) (*Gateway, error) {
 		o.TaskTimeout = 14 * time.Minute
 	}
 	em := metrics.New(o.Metrics)
-	auditor := audit.New(o.Pool)
+	auditor := audit.NewTrail(audit.Options{Pool: o.Pool, Logger: o.Logger})
 	set, err := builtin.New(builtin.Services{Pool: o.Pool, Connections: o.Connections, Logger: o.Logger,
 		Metrics: em, Audit: auditor})
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{o: o, log: o.Logger, builtins: set, metrics: em, servers: newServerCache(o.ServerCacheBytes),
+	g := &Gateway{o: o, log: o.Logger, builtins: set, audit: auditor, metrics: em, servers: newServerCache(o.ServerCacheBytes),
 		forward: forward.New(forward.Options{Pool: o.Pool, Upstreams: o.Upstreams, Connections: o.Connections,
 			Logger: o.Logger, Metrics: em, Audit: auditor, CallTimeout: o.CallTimeout,
 			Limiter: &ratelimit.Limiter{Pool: o.Pool}, TargetCacheBytes: o.TargetCacheBytes})}
