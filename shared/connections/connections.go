@@ -214,7 +214,8 @@ func (s *Service) publish(ctx context.Context, ws *string, ids ...string) (pendi
 // PublishWorkspace rewrites workspace ws's catalog document from Postgres (a change to
 // its settings rather than its connections: its rate limits) and tells OnCatalogChange.
 // Errors are catalog.Rebuild's.
-func (s *Service) PublishWorkspace(ctx context.Context, ws string) error {
+func (s *Service) PublishWorkspace(ctx context.Context, ws string) (err error) {
+	defer derrors.Wrap(&err, "connections: publish %s", ws)
 	return s.rebuild(ctx, &ws)
 }
 
