@@ -26,7 +26,7 @@ first-hour: npm-deps ## Walk a newcomer's first hour (fresh clone, make run, con
 	scripts/first-hour.sh $(ARGS)
 
 .PHONY: test
-test: npm-deps ## The whole suite: vet, race tests against real Postgres and real MCP peers, template checks
+test: npm-deps pgbouncer-deps ## The whole suite: vet, race tests against real Postgres and real MCP peers, template checks
 	scripts/test.sh
 
 .PHONY: build

@@ -483,11 +483,11 @@ func printTable() {
 	}
 }
 
-// goBench runs the in-process benchmarks of the gateway and rate limiter packages (go test
-// -bench -benchmem) and adds their rows.
+// goBench runs the in-process benchmarks of the gateway, rate limiter and db packages (go
+// test -bench -benchmem) and adds their rows.
 func goBench(dbURL, benchtime string) error {
 	cmd := exec.Command("go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, "-count", "1",
-		"./functions/mcp/gateway/", "./shared/ratelimit/", "./shared/policy/")
+		"./functions/mcp/gateway/", "./shared/ratelimit/", "./shared/policy/", "./shared/db/")
 	cmd.Env = append(os.Environ(), "TEST_DATABASE_URL="+dbURL, "REQUIRE_DB=1")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
@@ -528,6 +528,11 @@ func goBench(dbURL, benchtime string) error {
 		if strings.HasPrefix(name, "LimiterTake") {
 			// the rate limiter alone (docs/RATE-LIMITS.md): one statement per proxied call
 			note = "rate limiter per call, one Postgres round trip; " + m["ns/call-per-caller"] + " ns/call per caller"
+		}
+		if strings.HasPrefix(name, "StatementMode") {
+			// the query mode's cost per statement (docs/DATABASE.md): named prepared
+			// statements (pgx's default, pins an RDS Proxy session) against cache-describe
+			note = "one statement of the call path, one connection; cache-describe is db.Open's mode"
 		}
 		if b := m["resp-B"]; b != "" {
 			note += ", response " + b + " B"

@@ -58,8 +58,18 @@ func openDB(ctx context.Context) (*config.Config, *db.Pool, error) {
 	return cfg, pool, err
 }
 
+// cmdMigrate applies the migrations through DATABASE_MIGRATE_URL (default DATABASE_URL):
+// the database itself, never a transaction pooler, since goose's lock is a session
+// advisory lock (docs/DATABASE.md).
 func cmdMigrate(ctx context.Context) error {
-	_, pool, err := openDB(ctx)
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	if cfg.DatabaseMigrateURL == "" {
+		return errors.New("DATABASE_MIGRATE_URL or DATABASE_URL is not set (make run sets it)")
+	}
+	pool, err := db.Open(ctx, cfg.DatabaseMigrateURL, 2)
 	if err != nil {
 		return err
 	}
@@ -219,7 +229,7 @@ func cmdServe(ctx context.Context) error {
 		progress("stopping: finishing requests in flight and ending upstream sessions")
 	}()
 	_ = appLn.Close() // lambdaapp.Start listens again, at once
-	err = lambdaapp.Start(ctx, st.Handler, addr, d.Logger, d.EndUpstreamSessions)
+	err = lambdaapp.Start(ctx, st.Handler, addr, d.Logger, d.EndUpstreamSessions, st.Gateway.CloseAudit)
 	if err == nil {
 		// Start returns once the signal ended ctx: "stopping" is printed first (bounded, in
 		// case Start returned for another reason). scripts/run.sh prints "stopped".

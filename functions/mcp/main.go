@@ -50,10 +50,14 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Audit rows are written after the answer: under Lambda an extension keeps the execution
+	// environment from freezing until each invocation's rows are committed
+	// (lambdaapp.RegisterDrain); on SIGTERM and local shutdown they are flushed.
+	lambdaapp.RegisterDrain(func(ctx context.Context) { _ = g.DrainAudit(ctx) })
 	// Sessions the gateway opened upstream are ended (DELETE) when the process stops; under
 	// Lambda that needs the SIGTERM of a registered extension (see lambdaapp.Start).
 	return lambdaapp.StartWithEvents(ctx, g.Handler(), "127.0.0.1:"+cfg.Port, d.Logger, taskEventKey, runTaskEvent(g),
-		d.EndUpstreamSessions)
+		d.EndUpstreamSessions, g.CloseAudit)
 }
 
 // gatewayOptions wires the gateway to the process's dependencies (this is the function's

@@ -79,6 +79,7 @@ type Options struct {
 type Verifier struct {
 	parser *jwt.Parser
 	keys   jwt.Keyfunc
+	cache  *TokenCache // verified tokens by hash, until expiry (tokencache.go)
 }
 
 // ErrInvalidToken is wrapped by every verification failure.
@@ -114,6 +115,7 @@ func NewVerifier(ctx context.Context, o Options) (*Verifier, error) {
 		popts = append(popts, jwt.WithAudience(o.Audience))
 	}
 	return &Verifier{
+		cache:  NewTokenCache(DefaultTokenCacheSize),
 		parser: jwt.NewParser(popts...),
 		keys: func(t *jwt.Token) (any, error) {
 			if t.Method.Alg() == "HS256" {
@@ -130,27 +132,50 @@ func NewVerifier(ctx context.Context, o Options) (*Verifier, error) {
 	}, nil
 }
 
-// Verify parses and checks token and returns its principal. Every failure is an
-// *apperr.Error with code UNAUTHENTICATED wrapping ErrInvalidToken whose message says
+// Verify parses and checks token and returns its principal. A token verified before is
+// answered from the verifier's TokenCache (by its hash, until it expires). Every failure is
+// an *apperr.Error with code UNAUTHENTICATED wrapping ErrInvalidToken whose message says
 // which (the full reason is in the cause, for logs): "token expired at <RFC 3339 time>"
 // (a valid token past its exp), or "invalid token: <what>" — not a JWT, a signature this
 // gateway does not accept, not valid yet, wrong issuer or audience, no exp — each with a
 // hint saying what to do. The message carries no part of the token; it is what an edge
 // puts in WWW-Authenticate's error_description (RFC 6750 §3).
-func (v *Verifier) Verify(_ context.Context, token string) (*Principal, error) {
+func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error) {
+	if v.cache == nil {
+		p, _, err := v.verify(ctx, token)
+		return p, err
+	}
+	return v.cache.Verify(ctx, token, v.verify)
+}
+
+// verify is Verify without the cache; it also returns the token's expiry.
+func (v *Verifier) verify(_ context.Context, token string) (*Principal, time.Time, error) {
+	p, c, err := v.parseClaims(token)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	var exp time.Time
+	if c.ExpiresAt != nil {
+		exp = c.ExpiresAt.Time
+	}
+	return p, exp, nil
+}
+
+// parseClaims checks token and returns its principal and claims (errors: see Verify).
+func (v *Verifier) parseClaims(token string) (*Principal, *Claims, error) {
 	var c Claims
 	if _, err := v.parser.ParseWithClaims(token, &c, v.keys); err != nil {
-		return nil, tokenError(err, &c)
+		return nil, nil, tokenError(err, &c)
 	}
 	if c.Subject == "" {
-		return nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no subject")
+		return nil, nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no subject")
 	}
 	switch c.Role {
 	case RoleMember, RoleAdmin, RoleSuperuser:
 	default:
-		return nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no valid role")
+		return nil, nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no valid role")
 	}
-	return &Principal{Subject: c.Subject, Role: c.Role, Workspaces: c.Workspaces}, nil
+	return &Principal{Subject: c.Subject, Role: c.Role, Workspaces: c.Workspaces}, &c, nil
 }
 
 // tokenError is Verify's error for a token the parser refused with err (c: the claims as

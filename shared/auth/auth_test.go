@@ -189,3 +189,80 @@ func TestPrincipal(t *testing.T) {
 		t.Error("WithPrincipal/FromContext")
 	}
 }
+
+// TestTokenCache: a verified token is answered from the cache (keyed by its hash) until it
+// expires, then verified again; a failure is never cached; the cache never holds more
+// than its size; a different token is a different entry.
+func TestTokenCache(t *testing.T) {
+	t.Parallel()
+	c := NewTokenCache(2)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c.now = func() time.Time { return now }
+	calls := 0
+	verify := func(exp time.Time, fail bool) func(context.Context, string) (*Principal, time.Time, error) {
+		return func(_ context.Context, tok string) (*Principal, time.Time, error) {
+			calls++
+			if fail {
+				return nil, time.Time{}, errors.New("bad token")
+			}
+			return &Principal{Subject: "s-" + tok, Role: RoleMember}, exp, nil
+		}
+	}
+	ctx := context.Background()
+	exp := now.Add(time.Minute)
+	for range 3 {
+		p, err := c.Verify(ctx, "a", verify(exp, false))
+		if err != nil || p.Subject != "s-a" {
+			t.Fatalf("%+v %v", p, err)
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("verified %d times, want once (cached)", calls)
+	}
+	p, _ := c.Verify(ctx, "a", verify(exp, false))
+	p.Subject = "changed" // the caller's copy
+	if p, _ := c.Verify(ctx, "a", verify(exp, false)); p.Subject != "s-a" {
+		t.Fatalf("a caller's change reached the cache: %+v", p)
+	}
+	now = exp // expired: verified again
+	if _, err := c.Verify(ctx, "a", verify(exp, true)); err == nil || calls != 2 {
+		t.Fatalf("an expired entry answered: %v, %d calls", err, calls)
+	}
+	if _, err := c.Verify(ctx, "a", verify(exp, true)); err == nil || calls != 3 {
+		t.Fatalf("a failure was cached: %v, %d calls", err, calls)
+	}
+	later := now.Add(time.Hour)
+	for _, tok := range []string{"b", "c", "d", "e"} {
+		if _, err := c.Verify(ctx, tok, verify(later, false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.Len(); n > 2 {
+		t.Fatalf("%d entries, bound 2", n)
+	}
+}
+
+// TestVerifierCachesByExpiry: the Verifier's own cache answers a token verified before and
+// keeps refusing a bad one.
+func TestVerifierCachesByExpiry(t *testing.T) {
+	t.Parallel()
+	v, err := NewVerifier(context.Background(), Options{Secret: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := Mint("s", Principal{Subject: "u", Role: RoleAdmin, Workspaces: []string{"w"}}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if p, err := v.Verify(context.Background(), tok); err != nil || p.Subject != "u" || p.Role != RoleAdmin {
+			t.Fatalf("%+v %v", p, err)
+		}
+	}
+	if v.cache.Len() != 1 {
+		t.Fatalf("%d cached, want 1", v.cache.Len())
+	}
+	if _, err := v.Verify(context.Background(), tok+"x"); apperr.CodeOf(err) != apperr.Unauthenticated {
+		t.Fatalf("tampered token: %v", err)
+	}
+}

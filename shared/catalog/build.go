@@ -44,12 +44,16 @@ func Build(ctx context.Context, q db.Querier, ws string) (*Document, error) {
 	if err != nil && apperr.CodeOf(err) != apperr.NotFound {
 		return nil, err
 	}
+	limits, err := db.RateLimitList(ctx, q, ws)
+	if err != nil && apperr.CodeOf(err) != apperr.NotFound {
+		return nil, err
+	}
 	wsPolicies, globalPolicies, err := db.AccessPolicyTexts(ctx, q, ws)
 	if err != nil {
 		return nil, err
 	}
 	doc := &Document{Version: SchemaVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold,
-		Policies: policiesOf(wsPolicies, globalPolicies), Connections: make([]Connection, 0, len(conns))}
+		Policies: policiesOf(wsPolicies, globalPolicies), RateLimits: rateLimitsOf(limits), Connections: make([]Connection, 0, len(conns))}
 	for i := range conns {
 		doc.Connections = append(doc.Connections, ConnectionPart(ws, &conns[i], byConn[conns[i].ID], views[conns[i].ID], overrides[conns[i].ID]))
 	}
@@ -299,12 +303,16 @@ func updateOne(ctx context.Context, pool *db.Pool, store Store, ws string, ids [
 		if err != nil && apperr.CodeOf(err) != apperr.NotFound {
 			return err
 		}
+		limits, err := db.RateLimitList(ctx, tx, ws)
+		if err != nil && apperr.CodeOf(err) != apperr.NotFound {
+			return err
+		}
 		wsPolicies, globalPolicies, err := db.AccessPolicyTexts(ctx, tx, ws)
 		if err != nil {
 			return err
 		}
 		ix := &Index{Version: LayoutVersion, WorkspaceID: ws, GeneratedAt: time.Now().UTC(), DiscoveryThreshold: threshold,
-			Policies: policiesOf(wsPolicies, globalPolicies)}
+			Policies: policiesOf(wsPolicies, globalPolicies), RateLimits: rateLimitsOf(limits)}
 		_, err = writeParts(ctx, store, ws, old, oldTag, ix, conns, false, keep...)
 		return err
 	})
@@ -324,4 +332,20 @@ func ScopeWorkspaces(ws *string) []string {
 		return nil
 	}
 	return []string{*ws}
+}
+
+// rateLimitsOf are the catalog's rules of the workspace's limit rows (nil: none).
+func rateLimitsOf(rows []db.RateLimit) []RateLimit {
+	var out []RateLimit
+	for _, r := range rows {
+		l := RateLimit{ID: r.ID, Principal: r.Principal, PerMinute: r.PerMinute, PerDay: r.PerDay}
+		if r.ConnectionID != nil {
+			l.ConnectionID = *r.ConnectionID
+		}
+		if r.Tool != nil {
+			l.Tool = *r.Tool
+		}
+		out = append(out, l)
+	}
+	return out
 }

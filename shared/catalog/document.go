@@ -29,7 +29,11 @@ type Document struct {
 	DiscoveryThreshold *int `json:"discoveryThreshold,omitempty"`
 	// Policies are the Cedar access policies in force for the workspace (docs/POLICIES.md):
 	// absent when neither the workspace nor the global document holds any.
-	Policies    *Policies    `json:"policies,omitempty"`
+	Policies *Policies `json:"policies,omitempty"`
+	// RateLimits are the workspace's rate limits (docs/RATE-LIMITS.md), so that a proxied
+	// call no limit applies to makes no statement; absent: none. They travel in the index
+	// and are revalidated with it (ETag), so a new limit applies within CATALOG_TTL.
+	RateLimits  []RateLimit  `json:"rateLimits,omitempty"`
 	Connections []Connection `json:"connections"`
 }
 
@@ -55,6 +59,31 @@ func samePolicies(a, b *Policies) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// RateLimit is one limit of the workspace as the gateway needs it to tell whether a call
+// is limited (db.RateLimit's scope and values; the counting stays in Postgres).
+// ConnectionID or Tool ("" = any) narrow it; Principal nil is one bucket for the
+// workspace, "*" a bucket per member, any other value that member only.
+type RateLimit struct {
+	ID           string  `json:"id"`
+	ConnectionID string  `json:"connectionId,omitempty"`
+	Tool         string  `json:"tool,omitempty"`
+	Principal    *string `json:"principal,omitempty"`
+	PerMinute    *int    `json:"perMinute,omitempty"`
+	PerDay       *int    `json:"perDay,omitempty"`
+}
+
+// Limited reports whether any of the document's rate limits applies to a proxied call of
+// exposed tool on connection conn by principal — the same rule as db.RateLimitTake's.
+func (d *Document) Limited(conn, tool, principal string) bool {
+	for _, l := range d.RateLimits {
+		if (l.ConnectionID == "" || l.ConnectionID == conn) && (l.Tool == "" || l.Tool == tool) &&
+			(l.Principal == nil || *l.Principal == "*" || *l.Principal == principal) {
+			return true
+		}
+	}
+	return false
 }
 
 // Connection is one connection as the gateway needs it: identity, scope, where it is and

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -34,12 +35,13 @@ const LayoutVersion = 2
 // Index is the small object that names a workspace's parts in document order (by handle,
 // bytewise), with the workspace-level fields of the Document.
 type Index struct {
-	Version            int       `json:"version"`
-	WorkspaceID        string    `json:"workspaceId"`
-	GeneratedAt        time.Time `json:"generatedAt"`
-	DiscoveryThreshold *int      `json:"discoveryThreshold,omitempty"`
-	Policies           *Policies `json:"policies,omitempty"`
-	Parts              []PartRef `json:"parts"`
+	Version            int         `json:"version"`
+	WorkspaceID        string      `json:"workspaceId"`
+	GeneratedAt        time.Time   `json:"generatedAt"`
+	DiscoveryThreshold *int        `json:"discoveryThreshold,omitempty"`
+	Policies           *Policies   `json:"policies,omitempty"`
+	RateLimits         []RateLimit `json:"rateLimits,omitempty"`
+	Parts              []PartRef   `json:"parts"`
 }
 
 // PartRef names one connection's part: the connection id, its handle (the sort key) and
@@ -202,7 +204,7 @@ func load(ctx context.Context, store Store, ws string, prev *Snapshot) (*Snapsho
 		}
 	}
 	doc := &Document{Version: SchemaVersion, WorkspaceID: ix.WorkspaceID, GeneratedAt: ix.GeneratedAt,
-		DiscoveryThreshold: ix.DiscoveryThreshold, Policies: ix.Policies, Connections: make([]Connection, len(ix.Parts))}
+		DiscoveryThreshold: ix.DiscoveryThreshold, Policies: ix.Policies, RateLimits: ix.RateLimits, Connections: make([]Connection, len(ix.Parts))}
 	// The objects to fetch: each standalone part, and each pack once for all the parts
 	// wanted from it.
 	want := map[string][]int{} // object key → indexes into ix.Parts
@@ -327,7 +329,7 @@ func readIndex(ctx context.Context, store Store, ws string) (*Index, string, err
 // docIndex is doc's index without its parts (writeParts fills them).
 func docIndex(doc *Document) *Index {
 	return &Index{Version: LayoutVersion, WorkspaceID: doc.WorkspaceID, GeneratedAt: doc.GeneratedAt,
-		DiscoveryThreshold: doc.DiscoveryThreshold, Policies: doc.Policies}
+		DiscoveryThreshold: doc.DiscoveryThreshold, Policies: doc.Policies, RateLimits: doc.RateLimits}
 }
 
 // writeParts makes ix (whose Parts it sets) name exactly conns plus keep, then writes:
@@ -446,6 +448,9 @@ func sameIndex(a, b *Index) bool {
 		return false
 	}
 	if !samePolicies(a.Policies, b.Policies) {
+		return false
+	}
+	if !reflect.DeepEqual(a.RateLimits, b.RateLimits) {
 		return false
 	}
 	return slices.Equal(a.Parts, b.Parts)

@@ -1,7 +1,8 @@
 // Package config loads the settings every function shares from the environment.
 //
 // Variables (all optional unless noted): APP_ENV (local|deployed, default local),
-// DATABASE_URL, JWT_SECRET (HS256), JWT_JWKS_URL, JWT_ISSUER, JWT_AUDIENCE,
+// DATABASE_URL, DATABASE_MIGRATE_URL (the database itself, not its pooler, for migrations;
+// default DATABASE_URL), JWT_SECRET (HS256), JWT_JWKS_URL, JWT_ISSUER, JWT_AUDIENCE,
 // AUTH_SERVER_URL, PUBLIC_BASE_URL, CATALOG_BUCKET (S3; empty → disk store in CATALOG_DIR),
 // CATALOG_DIR (default .state/catalog), CATALOG_TTL (Go duration, default 5s),
 // ALLOW_PRIVATE_UPSTREAMS (bool; default true locally, false when deployed),
@@ -25,8 +26,12 @@ import (
 
 // Config is the loaded configuration. Zero values mean "not configured".
 type Config struct {
-	Env                   string // "local" or "deployed"
-	DatabaseURL           string
+	Env         string // "local" or "deployed"
+	DatabaseURL string
+	// DatabaseMigrateURL is DATABASE_MIGRATE_URL: where migrations go, the database itself
+	// rather than a transaction pooler or RDS Proxy (goose holds a session advisory lock for
+	// the run; docs/DATABASE.md). Load sets it to DatabaseURL when unset.
+	DatabaseMigrateURL    string
 	JWTSecret             string
 	JWKSURL               string
 	JWTIssuer             string
@@ -74,18 +79,19 @@ func (c *Config) Deployed() bool { return c.Env == "deployed" }
 // malformed (a bad duration or boolean) or when APP_ENV is neither local nor deployed.
 func Load() (*Config, error) {
 	c := &Config{
-		Env:           env("APP_ENV", "local"),
-		DatabaseURL:   os.Getenv("DATABASE_URL"),
-		JWTSecret:     os.Getenv("JWT_SECRET"),
-		JWKSURL:       os.Getenv("JWT_JWKS_URL"),
-		JWTIssuer:     os.Getenv("JWT_ISSUER"),
-		JWTAudience:   os.Getenv("JWT_AUDIENCE"),
-		AuthServerURL: os.Getenv("AUTH_SERVER_URL"),
-		PublicBaseURL: strings.TrimRight(os.Getenv("PUBLIC_BASE_URL"), "/"),
-		CatalogBucket: os.Getenv("CATALOG_BUCKET"),
-		CatalogDir:    env("CATALOG_DIR", ".state/catalog"),
-		LogLevel:      env("LOG_LEVEL", "info"),
-		Port:          env("PORT", "8080"),
+		Env:                env("APP_ENV", "local"),
+		DatabaseURL:        os.Getenv("DATABASE_URL"),
+		DatabaseMigrateURL: env("DATABASE_MIGRATE_URL", os.Getenv("DATABASE_URL")),
+		JWTSecret:          os.Getenv("JWT_SECRET"),
+		JWKSURL:            os.Getenv("JWT_JWKS_URL"),
+		JWTIssuer:          os.Getenv("JWT_ISSUER"),
+		JWTAudience:        os.Getenv("JWT_AUDIENCE"),
+		AuthServerURL:      os.Getenv("AUTH_SERVER_URL"),
+		PublicBaseURL:      strings.TrimRight(os.Getenv("PUBLIC_BASE_URL"), "/"),
+		CatalogBucket:      os.Getenv("CATALOG_BUCKET"),
+		CatalogDir:         env("CATALOG_DIR", ".state/catalog"),
+		LogLevel:           env("LOG_LEVEL", "info"),
+		Port:               env("PORT", "8080"),
 
 		ConsoleClientID:      os.Getenv("CONSOLE_OAUTH_CLIENT_ID"),
 		ConsoleAuthorizeURL:  os.Getenv("CONSOLE_OAUTH_AUTHORIZE_URL"),

@@ -94,3 +94,18 @@ func TestDatabasePoolSize(t *testing.T) {
 		})
 	}
 }
+
+// TestDatabaseMigrateURL: migrations go to DATABASE_MIGRATE_URL, or to DATABASE_URL when it
+// is unset (no pooler in front).
+func TestDatabaseMigrateURL(t *testing.T) {
+	t.Setenv("APP_ENV", "local")
+	t.Setenv("DATABASE_URL", "postgres://proxy/db")
+	t.Setenv("DATABASE_MIGRATE_URL", "")
+	if c, err := Load(); err != nil || c.DatabaseMigrateURL != "postgres://proxy/db" {
+		t.Fatalf("unset: %+v %v", c, err)
+	}
+	t.Setenv("DATABASE_MIGRATE_URL", "postgres://direct/db")
+	if c, err := Load(); err != nil || c.DatabaseMigrateURL != "postgres://direct/db" || c.DatabaseURL != "postgres://proxy/db" {
+		t.Fatalf("set: %+v %v", c, err)
+	}
+}

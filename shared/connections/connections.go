@@ -211,6 +211,14 @@ func (s *Service) publish(ctx context.Context, ws *string, ids ...string) (pendi
 	return false
 }
 
+// PublishWorkspace rewrites workspace ws's catalog document from Postgres (a change to
+// its settings rather than its connections: its rate limits) and tells OnCatalogChange.
+// Errors are catalog.Rebuild's.
+func (s *Service) PublishWorkspace(ctx context.Context, ws string) (err error) {
+	defer derrors.Wrap(&err, "connections: publish %s", ws)
+	return s.rebuild(ctx, &ws)
+}
+
 // rebuild rewrites the catalog documents a change to connections ids of workspace ws (nil
 // = global) affects, then tells OnCatalogChange.
 func (s *Service) rebuild(ctx context.Context, ws *string, ids ...string) error {

@@ -3,6 +3,7 @@ package db_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
@@ -78,6 +79,28 @@ func TestAuditEventInsert(t *testing.T) {
 	}
 	if n := count(); n != 4 {
 		t.Fatalf("after a batch of 1: %d rows, want 4", n)
+	}
+	// Keyed rows: a retried batch writes nothing twice; the time given is kept.
+	keyed := auditRows(wsA, 2, "proxied")
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i, e := range keyed {
+		e.RowKey = fmt.Sprintf("dddddddd-0000-4000-8000-00000000000%d", i)
+		e.OccurredAt = at
+	}
+	for range 2 {
+		if err := db.AuditEventInsert(ctx, pool, keyed...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(); n != 6 {
+		t.Fatalf("after a keyed batch written twice: %d rows, want 6", n)
+	}
+	if l, _ := db.AuditEventList(ctx, pool, wsA, 200); !l[len(l)-1].OccurredAt.Equal(at) {
+		t.Errorf("oldest row at %v, want the given %v", l[len(l)-1].OccurredAt, at)
+	}
+	keyed[0].RowKey = "not-a-uuid"
+	if err := db.AuditEventInsert(ctx, pool, keyed...); apperr.CodeOf(err) != apperr.Validation {
+		t.Fatalf("a row key that is not a UUID: %v, want VALIDATION_ERROR", err)
 	}
 	// The largest batch fits one statement.
 	if err := db.AuditEventInsert(ctx, pool, auditRows(wsA, db.AuditEventBatchMax, "builtin")...); err != nil {

@@ -50,6 +50,11 @@ type tx struct{ pgx.Tx }
 
 func (tx) inTx() {}
 
+// QueryExecMode is the pgx query mode of every pool Open makes: cache-describe, one
+// Parse/Describe of the unnamed statement per new statement text on a connection, then
+// Parse/Bind/Execute of the unnamed statement — never a named prepared statement.
+const QueryExecMode = pgx.QueryExecModeCacheDescribe
+
 // Open connects a pool to url with at most maxConns connections (Lambda: 1–2 per
 // execution environment; RDS Proxy fans in). It pings once and returns UNAVAILABLE when
 // the database cannot be reached within 5 s.
@@ -62,6 +67,12 @@ func Open(ctx context.Context, url string, maxConns int32) (*Pool, error) {
 		cfg.MaxConns = maxConns
 	}
 	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	// No named prepared statements (docs/DATABASE.md): cache-describe sends each statement
+	// through the unnamed statement, with the parameter and result types described once per
+	// connection and cached. RDS Proxy pins a session for good on a named prepared statement,
+	// and a transaction-mode pooler (PgBouncer) hands the next transaction another server
+	// connection, where a named statement does not exist.
+	cfg.ConnConfig.DefaultQueryExecMode = QueryExecMode
 	if t := telemetry.PgxTracer(); t != nil { // a span per query when tracing is on
 		cfg.ConnConfig.Tracer = t
 	}

@@ -168,6 +168,9 @@ type AuditEvent struct {
 	ConnectionID *string   `db:"connection_id" json:"connectionId"`
 	DurationMS   float64   `db:"duration_ms" json:"durationMs"`
 	ArgsDigest   string    `db:"args_digest" json:"argsDigest"`
+	// RowKey is the writer's key of the row (a UUID; AuditEventInsert skips a key already
+	// written). Not read back.
+	RowKey string `db:"-" json:"-"`
 }
 
 // EventEntityTypes are the entity types the event log records (Event.EntityType), sorted:

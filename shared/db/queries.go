@@ -3,8 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
-	"strconv"
-	"strings"
+	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/jackc/pgx/v5"
@@ -194,15 +193,17 @@ func EventList(ctx context.Context, q Querier, f EventFilter) ([]Event, bool, er
 
 // ---- audit ----
 
-// AuditEventBatchMax is the most rows one AuditEventInsert takes: 9 parameters a row
-// within Postgres's 65,535 parameters of one statement.
-const AuditEventBatchMax = 65535 / 9
+// AuditEventBatchMax is the most rows one AuditEventInsert takes (one statement; the
+// writer batches far fewer).
+const AuditEventBatchMax = 10000
 
-// AuditEventInsert appends gateway audit rows in one statement (a multi-row INSERT; at
-// most AuditEventBatchMax rows — callers batch far fewer). Either every row is written or
-// none (a constraint violation by one row fails the statement). No rows is a no-op.
-// Errors: VALIDATION_ERROR (more than AuditEventBatchMax rows, or a row the table's
-// constraints refuse), else Interpret's.
+// AuditEventInsert appends gateway audit rows in one statement of fixed text (arrays
+// unnested, so the statement is described once per connection whatever the batch size).
+// Either every row is written or none (a constraint violation by one row fails the
+// statement). A row with a RowKey that is already in the table is skipped, so retrying a
+// batch whose commit was not seen writes nothing twice. A zero OccurredAt is now(). No rows
+// is a no-op. Errors: VALIDATION_ERROR (more than AuditEventBatchMax rows, a RowKey that is
+// not a UUID, or a row the table's constraints refuse), else Interpret's.
 func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error {
 	switch {
 	case len(evs) == 0:
@@ -210,28 +211,32 @@ func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error 
 	case len(evs) > AuditEventBatchMax:
 		return apperr.New(apperr.Validation, "%d audit rows in one statement, at most %d", len(evs), AuditEventBatchMax)
 	}
-	var b strings.Builder
-	b.Grow(160 + len(evs)*48)
-	b.WriteString(`INSERT INTO audit_events
-		(request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest) VALUES `)
-	args := make([]any, 0, len(evs)*9)
+	n := len(evs)
+	keys, at := make([]*string, n), make([]*time.Time, n)
+	reqs, principals, tools, versions, kinds, digests := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n)
+	wss, conns := make([]*string, n), make([]*string, n)
+	durs := make([]float64, n)
 	for i, e := range evs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('(')
-		for j := 1; j <= 9; j++ {
-			if j > 1 {
-				b.WriteByte(',')
+		if e.RowKey != "" {
+			if !IsUUID(e.RowKey) {
+				return apperr.New(apperr.Validation, "audit row key %q is not a UUID", e.RowKey)
 			}
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(i*9 + j))
+			keys[i] = &e.RowKey
 		}
-		b.WriteByte(')')
-		args = append(args, e.RequestID, e.Principal, e.WorkspaceID, e.Tool, e.Version, e.Kind, e.ConnectionID,
-			e.DurationMS, e.ArgsDigest)
+		if !e.OccurredAt.IsZero() {
+			at[i] = &e.OccurredAt
+		}
+		reqs[i], principals[i], tools[i], versions[i], kinds[i], digests[i] = e.RequestID, e.Principal, e.Tool, e.Version, e.Kind, e.ArgsDigest
+		wss[i], conns[i], durs[i] = e.WorkspaceID, e.ConnectionID, e.DurationMS
 	}
-	_, err := q.Exec(ctx, b.String(), args...)
+	_, err := q.Exec(ctx, `INSERT INTO audit_events
+		(row_key, occurred_at, request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest)
+		SELECT k, COALESCE(t, now()), r, p, w, tl, v, kd, c, d, g
+		FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::text[], $7::text[],
+			$8::text[], $9::uuid[], $10::float8[], $11::text[]) AS x(k, t, r, p, w, tl, v, kd, c, d, g)
+		ON CONFLICT (row_key) WHERE row_key IS NOT NULL DO NOTHING`,
+		keys, at, reqs, principals, wss, tools, versions, kinds, conns, durs, digests)
 	return Interpret(err)
 }
 

@@ -30,6 +30,7 @@ func StartWithEvents(ctx context.Context, h http.Handler, addr string, logger *s
 	adapter := httpadapter.NewV2(Wrap(h, logger))
 	marker := []byte(`"` + key + `"`)
 	handler := func(ctx context.Context, raw json.RawMessage) (any, error) {
+		defer invocationDone(ctx)
 		if bytes.Contains(raw, marker) {
 			var m map[string]json.RawMessage
 			if json.Unmarshal(raw, &m) == nil && m[key] != nil {
@@ -44,6 +45,7 @@ func StartWithEvents(ctx context.Context, h http.Handler, addr string, logger *s
 		telemetry.Flush(ctx) // before the environment may freeze
 		return resp, err
 	}
+	startDrainExtension(logger)
 	lambda.StartWithOptions(handler, lambdaOptions(ctx, logger, onShutdown)...)
 	return nil
 }

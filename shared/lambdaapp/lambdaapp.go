@@ -55,7 +55,9 @@ func Start(ctx context.Context, h http.Handler, addr string, logger *slog.Logger
 	h = Wrap(h, logger)
 	if InLambda() {
 		adapter := httpadapter.NewV2(h)
+		startDrainExtension(logger)
 		lambda.StartWithOptions(func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			defer invocationDone(ctx)
 			resp, err := adapter.ProxyWithContext(ctx, ev)
 			telemetry.Flush(ctx) // before the environment may freeze
 			return resp, err

@@ -83,6 +83,23 @@ func (in *Input) validate() error {
 type Service struct {
 	Pool   *db.Pool
 	Logger *slog.Logger
+	// Publish, when set, republishes workspace ws's catalog document after a committed
+	// change, so that the limits travelling with it are current (connections.Service
+	// PublishWorkspace): the gateway then counts a call only when a limit applies, and a
+	// new limit applies within CATALOG_TTL. A failed publish is logged; the health check's
+	// reconcile rebuilds the documents later.
+	Publish func(ctx context.Context, ws string) error
+}
+
+// publish runs s.Publish for ws, logging a failure.
+func (s *Service) publish(ctx context.Context, ws string) {
+	if s.Publish == nil {
+		return
+	}
+	if err := s.Publish(context.WithoutCancel(ctx), ws); err != nil && s.Logger != nil {
+		s.Logger.ErrorContext(ctx, "catalog publish failed after a rate limit change; the limit applies after the next rebuild",
+			"workspace_id", ws, "err", err)
+	}
 }
 
 // access checks that p is an admin of ws.
@@ -133,6 +150,7 @@ func (s *Service) Set(ctx context.Context, p *auth.Principal, in Input) (_ *View
 	if err != nil {
 		return nil, false, err
 	}
+	s.publish(ctx, in.WorkspaceID)
 	v := NewView(row, nil)
 	return &v, row.Inserted, nil
 }
@@ -168,7 +186,7 @@ func (s *Service) Delete(ctx context.Context, p *auth.Principal, ws, id string) 
 	if err := access(p, ws); err != nil {
 		return err
 	}
-	return db.InTx(ctx, s.Pool, func(tx db.Tx) error {
+	err = db.InTx(ctx, s.Pool, func(tx db.Tx) error {
 		row, err := db.RateLimitDelete(ctx, tx, ws, id)
 		if apperr.CodeOf(err) == apperr.NotFound {
 			return apperr.New(apperr.NotFound, "rate limit not found")
@@ -179,6 +197,10 @@ func (s *Service) Delete(ctx context.Context, p *auth.Principal, ws, id string) 
 		return db.EventInsert(ctx, tx, &db.Event{EntityType: "rate_limit", EntityID: row.ID, Action: "rate_limit.deleted",
 			Actor: p.Subject, WorkspaceID: &ws, Payload: eventPayload(row)})
 	})
+	if err == nil {
+		s.publish(ctx, ws)
+	}
+	return err
 }
 
 func eventPayload(l *db.RateLimit) map[string]any {

@@ -175,6 +175,7 @@ type searchHits struct {
 // forecast tool.
 func checkForecastAudit(t *testing.T, env *stacktest.Env, ws, forecast string) {
 	t.Helper()
+	env.FlushAudit(t)
 	rows, err := db.AuditEventList(t.Context(), env.Pool, ws, 10)
 	if err != nil {
 		t.Fatal(err)

@@ -90,6 +90,7 @@ func TestIsolationMatrix(t *testing.T) {
 	w := newWorld(t, nil)
 	snapshot := func() string {
 		var s string
+		w.env.FlushAudit(t)
 		if err := w.env.Pool.QueryRow(t.Context(), `SELECT concat_ws('|',
 			(SELECT string_agg(row_to_json(c)::text, ',' ORDER BY id) FROM mcp_connections c),
 			(SELECT string_agg(row_to_json(p)::text, ',' ORDER BY id) FROM chat_mcp_pins p),

@@ -173,6 +173,7 @@ func TestNoSecretsInLogsOrAudit(t *testing.T) {
 	}
 	check("metrics", w.env.Metrics.String())
 	var rows string
+	w.env.FlushAudit(t)
 	if err := w.env.Pool.QueryRow(t.Context(), `SELECT coalesce((SELECT string_agg(row_to_json(a)::text, E'\n') FROM audit_events a), '') || E'\n' ||
 		coalesce((SELECT string_agg(row_to_json(e)::text, E'\n') FROM event_log e), '')`).Scan(&rows); err != nil {
 		t.Fatal(err)

@@ -146,6 +146,9 @@ func toolNames(m map[string]any) []string {
 
 func (w *world) count(t testing.TB, sql string, args ...any) int {
 	t.Helper()
+	if strings.Contains(sql, "audit_events") {
+		w.env.FlushAudit(t)
+	}
 	var n int
 	if err := w.env.Pool.QueryRow(t.Context(), sql, args...).Scan(&n); err != nil {
 		t.Fatalf("%s: %v", sql, err)
@@ -176,6 +179,7 @@ func hasPrefix(names []string, prefix string) bool {
 // always be 0.
 func (w *world) crossRows(t testing.TB) int {
 	t.Helper()
+	w.env.FlushAudit(t)
 	return w.count(t, `SELECT
 	 (SELECT count(*) FROM audit_events a JOIN mcp_connections c ON c.id = a.connection_id
 	   WHERE c.workspace_id IS NOT NULL AND a.workspace_id IS DISTINCT FROM c.workspace_id)

@@ -55,6 +55,11 @@ type Options struct {
 	Store   catalog.Store // default: a disk store in t.TempDir()
 	Stack   *stack.Options
 	Catalog time.Duration // CATALOG_TTL, default 0 (revalidate every request)
+	// DatabaseVia, when set, is given the fresh (migrated) database's URL and returns the
+	// URL the stack uses instead: a pooler or a wire inspector in front of it
+	// (testpeer.PgBouncer, testpeer.NewPgWire). Migrations have gone to the database
+	// directly, as DATABASE_MIGRATE_URL does; the seed and everything after go through it.
+	DatabaseVia func(t testing.TB, direct string) string
 }
 
 // Buffer is a goroutine-safe bytes.Buffer (logs, metrics).
@@ -84,6 +89,14 @@ func New(t testing.TB, o *Options) *Env {
 	}
 	pool, url := dbtest.Fresh(t)
 	ctx := context.Background()
+	if o.DatabaseVia != nil {
+		url = o.DatabaseVia(t, url)
+		var err error
+		if pool, err = db.Open(ctx, url, 8); err != nil {
+			t.Fatalf("stacktest: pool through DatabaseVia: %v", err)
+		}
+		t.Cleanup(pool.Close)
+	}
 	if err := seed.Load(ctx, pool); err != nil {
 		t.Fatalf("stacktest: seed: %v", err)
 	}
@@ -164,6 +177,18 @@ func (e *Env) Instance(t testing.TB, metrics io.Writer) string {
 		pool.Close()
 	})
 	return srv.URL
+}
+
+// FlushAudit waits until the stack's gateway has committed every audit row it queued (they
+// are written after the answer: docs/DESIGN.md "The audit row after the answer"); tests
+// call it before reading audit_events.
+func (e *Env) FlushAudit(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.Stack.Gateway.FlushAudit(ctx); err != nil {
+		t.Fatalf("stacktest: audit rows not flushed: %v", err)
+	}
 }
 
 // Workspace creates a workspace with a default project and a chat and returns its id.

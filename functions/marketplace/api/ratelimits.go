@@ -11,7 +11,13 @@ import (
 )
 
 // limits is the rate-limit service over a's pool (docs/RATE-LIMITS.md).
-func (a *API) limits() *ratelimit.Service { return &ratelimit.Service{Pool: a.Pool, Logger: a.Logger} }
+func (a *API) limits() *ratelimit.Service {
+	s := &ratelimit.Service{Pool: a.Pool, Logger: a.Logger}
+	if a.Connections != nil {
+		s.Publish = a.Connections.PublishWorkspace
+	}
+	return s
+}
 
 // rateLimitList is GET /api/rate-limits?workspaceId= (admin): the workspace's limits, each
 // with its current usage. workspaceId may be left out when the token names one workspace.

@@ -226,6 +226,7 @@ type auditRow struct{ kind, conn, principal, ws, digest string }
 
 func auditRows(t *testing.T, w *demoWorld, tool string) []auditRow {
 	t.Helper()
+	w.env.FlushAudit(t)
 	rows, err := w.env.Pool.Query(context.Background(),
 		`SELECT kind, coalesce(connection_id::text, ''), principal, coalesce(workspace_id::text, ''), args_digest FROM audit_events WHERE tool = $1 ORDER BY id`, tool)
 	if err != nil {

@@ -155,6 +155,9 @@ func TestProgressiveDiscovery(t *testing.T) {
 	if d := cmp.Diff(string(want), string(got)); d != "" {
 		t.Errorf("agentpack_tool_call answer differs from the direct call's (-direct +byName):\n%s", d)
 	}
+	if err := c.g.FlushAudit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	rows, err := db.AuditEventList(context.Background(), c.pool, c.ws, 2)
 	if err != nil {
 		t.Fatal(err)

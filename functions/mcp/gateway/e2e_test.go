@@ -124,6 +124,7 @@ func outputChecker(t *testing.T) *builtin.Set {
 
 func auditCount(t *testing.T, env *stacktest.Env) map[string]int {
 	t.Helper()
+	env.FlushAudit(t)
 	rows, err := env.Pool.Query(context.Background(), `SELECT tool, count(*) FROM audit_events GROUP BY tool`)
 	if err != nil {
 		t.Fatal(err)

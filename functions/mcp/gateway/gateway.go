@@ -78,7 +78,9 @@ type Gateway struct {
 	inflightMu sync.Mutex
 	inflight   map[string][]*context.CancelFunc
 	tasks      *tasks.Service
-	audit      *audit.Trail // the denials of the access policies (policy.go)
+	// audit is the audit trail: rows are written after the answer (audit package doc); the
+	// access policies' denials go there too (policy.go)
+	audit *audit.Trail
 	// cacheMetrics: the caches' counters last written as EMF (caches.go)
 	cacheMetrics cacheMetrics
 }
@@ -105,7 +107,7 @@ func New(o Options) (*Gateway, error) {
 		o.TaskTimeout = 14 * time.Minute
 	}
 	em := metrics.New(o.Metrics)
-	auditor := audit.New(o.Pool)
+	auditor := audit.NewTrail(audit.Options{Pool: o.Pool, Logger: o.Logger})
 	set, err := builtin.New(builtin.Services{Pool: o.Pool, Connections: o.Connections, Logger: o.Logger,
 		Metrics: em, Audit: auditor})
 	if err != nil {

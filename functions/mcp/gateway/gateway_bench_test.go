@@ -44,6 +44,7 @@ type benchEnv struct {
 	store   *catalog.DiskStore
 	cache   *catalog.Cache
 	handler http.Handler
+	g       *gateway.Gateway
 	up      *mcpclient.Pool
 	guard   *urlguard.Guard
 }
@@ -69,7 +70,7 @@ func newBenchEnv(b testing.TB) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e.handler = g.Handler()
+	e.handler, e.g = g.Handler(), g
 	return e
 }
 
@@ -328,6 +329,11 @@ func BenchmarkProxiedEchoRateLimit(b *testing.B) {
 				PerMinute: &perMinute, PerDay: &perDay, CreatedBy: "bench"}); err != nil {
 				b.Fatal(err)
 			}
+			// The limit travels with the catalog document (ratelimit.Service publishes it).
+			if err := svc.PublishWorkspace(context.Background(), ws); err != nil {
+				b.Fatal(err)
+			}
+			e.cache.Invalidate(ws)
 		}
 		body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcp_` + out.Connection.Handle + `_echo","arguments":{"message":"hello"}}}`
 		name := map[bool]string{false: "limit=none", true: "limit=set"}[limited]

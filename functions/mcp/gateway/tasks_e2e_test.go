@@ -124,6 +124,7 @@ func (e *taskEnv) waitStatus(t *testing.T, id, want string, within time.Duration
 func (e *taskEnv) auditRows(t *testing.T, tool string) int {
 	t.Helper()
 	var n int
+	e.env.FlushAudit(t)
 	if err := e.env.Pool.QueryRow(t.Context(), `SELECT count(*) FROM audit_events WHERE tool = $1`, tool).Scan(&n); err != nil {
 		t.Fatal(err)
 	}

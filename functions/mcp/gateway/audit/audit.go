@@ -1,18 +1,29 @@
 // Package audit writes the gateway's audit trail (docs/DESIGN.md §4, the audit rule):
 // every successful write — a proxied tools/call whose result is not isError, a built-in
-// that is not read-only — has its audit_events row committed before the caller is
-// answered. A row holds who, which tool, which connection, how long, and a SHA-256 digest
-// of the arguments, never their values.
+// that is not read-only — has its audit_events row. A row holds who, which tool, which
+// connection, how long, and a SHA-256 digest of the arguments, never their values.
 //
-// Group commit. The rule costs one Postgres round trip per call. Under concurrency the rows
-// of calls that finish while an INSERT is in flight are written together by one multi-row
-// INSERT: the caller that finds no writer running becomes the writer and inserts what is
-// queued (at concurrency 1 that is its own row, inline — no added latency); callers
-// arriving meanwhile queue and wait; when the writer's batch commits it answers that
-// batch and, if rows queued in the meantime, hands the writing on to a new goroutine so
-// that it never waits for rows other than its own batch. Lossless: each caller waits for
-// the commit of the batch that holds its row; a failed batch returns the error to every
-// caller in it (whose requests then fail), and nothing is dropped.
+// The row after the answer (docs/DESIGN.md "The audit row after the answer"). Record
+// queues the row and returns at once; one writer goroutine commits queued rows in batches
+// (one multi-row INSERT of at most maxBatch rows) and exits when the queue is empty. The
+// answer never waits on the database. What keeps a row from being lost:
+//
+//   - each row has a key (a UUID chosen here) and the INSERT skips a key already written,
+//     so a batch whose commit was not seen is retried without writing a row twice;
+//   - a batch that fails for a retryable reason (the database is unreachable) goes back to
+//     the head of the queue and is retried after a backoff (100 ms doubling to 5 s);
+//   - a batch the database refuses (a row its constraints reject) is written row by row,
+//     so that only the refused row is lost;
+//   - under Lambda, Drain runs after every invocation inside a registered extension
+//     (lambdaapp.RegisterDrain), so the execution environment is not frozen before the
+//     invocation's rows are committed; on SIGTERM and on local shutdown Close flushes.
+//
+// The queue is bounded (MaxQueued rows, about 1 KiB each). A row that cannot be written —
+// the queue is full, the database refused it, or the process is stopping with it still
+// queued — is counted (Stats.Lost) and logged at error level by its key with its fields
+// (never the arguments: only their digest is ever kept), so it can be restored from the
+// log. Only a process killed without its shutdown (SIGKILL, a crash) loses queued rows
+// silently.
 package audit
 
 import (
@@ -20,34 +31,79 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/google/uuid"
 )
 
-// maxBatch bounds the rows of one INSERT (9 parameters each, far below Postgres's 65,535).
+// maxBatch bounds the rows of one INSERT.
 const maxBatch = 256
 
-// batchTimeout bounds one batch INSERT.
+// batchTimeout bounds one batch INSERT; a batch that times out is retried.
 const batchTimeout = 10 * time.Second
 
-// Trail is the audit trail: it records rows (batching concurrent ones) and lists them.
-// Use New; the zero value is not usable.
+// DefaultMaxQueued is how many rows a Trail holds in memory at most (Options.MaxQueued).
+const DefaultMaxQueued = 10000
+
+// Retry backoff after a failed batch: RetryMin, doubling up to RetryMax.
+const (
+	RetryMin = 100 * time.Millisecond
+	RetryMax = 5 * time.Second
+)
+
+// Options configure a Trail.
+type Options struct {
+	Pool *db.Pool
+	// Logger receives the lost rows (error level) and retried batches (warn); nil discards.
+	Logger *slog.Logger
+	// MaxQueued bounds the queued rows (default DefaultMaxQueued).
+	MaxQueued int
+}
+
+// Stats are a Trail's counters since it was made.
+type Stats struct {
+	Recorded int64 // rows given to Record
+	Written  int64 // rows committed
+	Retries  int64 // failed batch attempts that were retried
+	Lost     int64 // rows that could not be written (logged by key)
+	Queued   int   // rows waiting or being written now
+}
+
+// Trail is the audit trail: it records rows (queued, written in batches after the
+// answer) and lists them. Use New or NewTrail; the zero value is not usable.
 type Trail struct {
-	pool    *db.Pool
-	mu      sync.Mutex
-	pending []*req
-	running bool
+	pool *db.Pool
+	log  *slog.Logger
+	max  int
+
+	mu       sync.Mutex
+	queue    []*db.AuditEvent
+	inflight int  // rows of the batch being written
+	running  bool // the writer goroutine runs
+	failing  bool // the last attempt failed and was not yet followed by a success
+	closed   bool
+	changed  chan struct{} // closed and replaced on every state change
+	kick     chan struct{} // cuts a retry backoff short (Flush, Close)
+	stats    Stats
 }
 
-type req struct {
-	ev   *db.AuditEvent
-	done chan error
-}
+// New returns a Trail kept in pool's audit_events with the default options.
+func New(pool *db.Pool) *Trail { return NewTrail(Options{Pool: pool}) }
 
-// New returns the Trail kept in pool's audit_events.
-func New(pool *db.Pool) *Trail { return &Trail{pool: pool} }
+// NewTrail returns a Trail with o.
+func NewTrail(o Options) *Trail {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxQueued <= 0 {
+		o.MaxQueued = DefaultMaxQueued
+	}
+	return &Trail{pool: o.Pool, log: o.Logger, max: o.MaxQueued, changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+}
 
 // Entry is one audited call.
 type Entry struct {
@@ -63,12 +119,14 @@ type Entry struct {
 	Arguments []byte
 }
 
-// Record commits e's row and returns once it is committed, or the error ("audit: …") of the
-// batch that held it. It is never cancelled by the caller's context: a row the upstream
-// already acted on must not be lost because the client went away.
+// Record queues e's row (timestamped now) for the writer and returns at once with nil: the
+// caller's answer does not wait on the database. A row that cannot be queued (MaxQueued
+// rows already wait) is counted lost and logged by key. After Close, Record writes the row
+// itself and returns that INSERT's error ("audit: …"), so a late call still has its row.
 func (w *Trail) Record(e Entry) error {
 	sum := sha256.Sum256(e.Arguments)
 	ev := &db.AuditEvent{
+		RowKey: uuid.NewString(), OccurredAt: time.Now().UTC(),
 		RequestID: e.RequestID, Principal: e.Principal, WorkspaceID: &e.WorkspaceID,
 		Tool: e.Tool, Version: e.Version, Kind: e.Kind, DurationMS: float64(e.Duration.Microseconds()) / 1000,
 		ArgsDigest: "sha256:" + hex.EncodeToString(sum[:]),
@@ -76,63 +134,225 @@ func (w *Trail) Record(e Entry) error {
 	if e.ConnectionID != "" {
 		ev.ConnectionID = &e.ConnectionID
 	}
-	if err := w.write(ev); err != nil {
-		return fmt.Errorf("audit: %s %s: %w", e.Kind, e.Tool, err)
+	w.mu.Lock()
+	w.stats.Recorded++
+	if w.closed {
+		w.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+		defer cancel()
+		if err := db.AuditEventInsert(ctx, w.pool, ev); err != nil {
+			w.lose([]*db.AuditEvent{ev}, "write after close failed: "+err.Error())
+			return fmt.Errorf("audit: %s %s: %w", e.Kind, e.Tool, err)
+		}
+		w.mu.Lock()
+		w.stats.Written++
+		w.mu.Unlock()
+		return nil
 	}
+	if len(w.queue)+w.inflight >= w.max {
+		w.mu.Unlock()
+		w.lose([]*db.AuditEvent{ev}, "queue full")
+		return nil
+	}
+	w.queue = append(w.queue, ev)
+	if !w.running {
+		w.running = true
+		go w.run()
+	}
+	w.mu.Unlock()
 	return nil
 }
 
-// write commits ev, in a batch with other concurrent rows, and returns when that batch
-// committed (nil) or failed (the batch's error).
-func (w *Trail) write(ev *db.AuditEvent) error {
-	r := &req{ev: ev, done: make(chan error, 1)}
-	w.mu.Lock()
-	w.pending = append(w.pending, r)
-	lead := !w.running
-	w.running = true
-	w.mu.Unlock()
-	if lead {
-		w.flush()
-	}
-	return <-r.done
+// notify wakes the waiters of Flush and Drain; w.mu is held.
+func (w *Trail) notify() {
+	close(w.changed)
+	w.changed = make(chan struct{})
 }
 
-// flush writes one batch of queued rows and answers its callers; it runs with running set
-// and leaves it cleared or passed on to a new goroutine.
-func (w *Trail) flush() {
-	w.mu.Lock()
-	n := min(len(w.pending), maxBatch)
-	batch := w.pending[:n:n]
-	w.pending = w.pending[n:]
-	if len(w.pending) == 0 {
-		w.pending = nil
+// run is the writer: it writes batches until the queue is empty, retrying failed ones.
+func (w *Trail) run() {
+	backoff := RetryMin
+	for {
+		w.mu.Lock()
+		if len(w.queue) == 0 || (w.closed && w.failing) {
+			// Closed with the database failing: what is left cannot be written.
+			left := w.queue
+			w.queue = nil
+			w.running = false
+			w.notify()
+			w.mu.Unlock()
+			if len(left) > 0 {
+				w.lose(left, "process stopping: the database is unreachable")
+			}
+			return
+		}
+		n := min(len(w.queue), maxBatch)
+		batch := w.queue[:n:n]
+		w.queue = w.queue[n:]
+		if len(w.queue) == 0 {
+			w.queue = nil
+		}
+		w.inflight = n
+		w.mu.Unlock()
+
+		retry, written := w.write(batch)
+
+		w.mu.Lock()
+		w.inflight = 0
+		w.stats.Written += int64(written)
+		if len(retry) > 0 {
+			w.stats.Retries++
+			w.failing = true
+			w.queue = append(retry, w.queue...)
+		} else {
+			w.failing = false
+			backoff = RetryMin
+		}
+		w.notify()
+		closed := w.closed
+		w.mu.Unlock()
+		if len(retry) == 0 {
+			continue
+		}
+		if closed {
+			continue // Close is waiting: no backoff, the loop ends on failing
+		}
+		w.log.Warn("audit batch not written; retrying", "rows", len(retry), "retry_in_ms", backoff.Milliseconds())
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-w.kick:
+			t.Stop()
+		}
+		backoff = min(2*backoff, RetryMax)
 	}
-	w.mu.Unlock()
-	evs := make([]*db.AuditEvent, len(batch))
-	for i, r := range batch {
-		evs[i] = r.ev
-	}
-	// Never the callers' contexts (a caller going away must not cancel the others' rows),
-	// but bounded: a hung connection would otherwise keep running set for good and block
-	// every later audited call of the process. A timed-out batch fails its callers.
+}
+
+// write inserts batch and returns the rows to retry and how many were written. Rows the
+// database refuses are lost (logged); a retryable failure returns every unwritten row.
+func (w *Trail) write(batch []*db.AuditEvent) (retry []*db.AuditEvent, written int) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
-	err := db.AuditEventInsert(ctx, w.pool, evs...)
-	cancel()
-	for _, r := range batch {
-		r.done <- err
+	defer cancel()
+	err := db.AuditEventInsert(ctx, w.pool, batch...)
+	if err == nil {
+		return nil, len(batch)
 	}
+	if apperr.CodeOf(err) != apperr.Validation {
+		return batch, 0
+	}
+	// One refused row fails the statement: write them one at a time, losing only it.
+	for i, ev := range batch {
+		err := db.AuditEventInsert(ctx, w.pool, ev)
+		switch {
+		case err == nil:
+			written++
+		case apperr.CodeOf(err) == apperr.Validation:
+			w.lose([]*db.AuditEvent{ev}, "refused by the database: "+err.Error())
+		default:
+			return batch[i:], written
+		}
+	}
+	return nil, written
+}
+
+// lose counts evs as lost and logs each by its key with its fields (never arguments).
+func (w *Trail) lose(evs []*db.AuditEvent, reason string) {
 	w.mu.Lock()
-	more := len(w.pending) > 0
-	w.running = more
+	w.stats.Lost += int64(len(evs))
 	w.mu.Unlock()
-	if more {
-		go w.flush()
+	for _, ev := range evs {
+		ws, conn := "", ""
+		if ev.WorkspaceID != nil {
+			ws = *ev.WorkspaceID
+		}
+		if ev.ConnectionID != nil {
+			conn = *ev.ConnectionID
+		}
+		w.log.Error("audit row not written", "row_key", ev.RowKey, "reason", reason,
+			"occurred_at", ev.OccurredAt.Format(time.RFC3339Nano), "request_id", ev.RequestID,
+			"principal", ev.Principal, "workspace_id", ws, "tool", ev.Tool, "version", ev.Version,
+			"kind", ev.Kind, "connection_id", conn, "duration_ms", ev.DurationMS, "args_digest", ev.ArgsDigest)
 	}
+}
+
+// Flush waits until every queued row is committed and returns nil, or returns ctx's error
+// when it ends first (the rows stay queued). A writer waiting out a retry backoff is woken
+// to try at once.
+func (w *Trail) Flush(ctx context.Context) error { return w.wait(ctx, false) }
+
+// Drain is Flush for the end of a Lambda invocation: it also returns, with an UNAVAILABLE
+// error, as soon as a batch attempt fails, so that an execution environment is not held
+// while the database is down (the rows stay queued and are retried by the next invocation's
+// writer, and flushed by Close on SIGTERM).
+func (w *Trail) Drain(ctx context.Context) error { return w.wait(ctx, true) }
+
+func (w *Trail) wait(ctx context.Context, stopOnFailure bool) error {
+	w.mu.Lock()
+	backingOff := w.failing && w.inflight == 0 && w.running
+	w.mu.Unlock()
+	if backingOff && !stopOnFailure {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+	for {
+		w.mu.Lock()
+		idle := len(w.queue) == 0 && w.inflight == 0
+		failing := w.failing && w.inflight == 0
+		ch := w.changed
+		w.mu.Unlock()
+		if idle {
+			return nil
+		}
+		if stopOnFailure && failing {
+			return apperr.New(apperr.Unavailable, "audit rows queued: the database is unreachable")
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Close flushes until ctx ends, then counts and logs by key every row still queued (the
+// process is stopping: they cannot be written). Later Records write their row themselves.
+// It returns how many rows were lost here.
+func (w *Trail) Close(ctx context.Context) int {
+	_ = w.Flush(ctx)
+	w.mu.Lock()
+	w.closed = true
+	left := w.queue
+	w.queue = nil
+	w.notify()
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+	if len(left) > 0 {
+		w.lose(left, "process stopping")
+	}
+	return len(left)
+}
+
+// Stats returns the counters now.
+func (w *Trail) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.stats
+	s.Queued = len(w.queue) + w.inflight
+	return s
 }
 
 // List returns workspace ws's newest audit rows, at most limit (1–200; anything else is
-// 50), newest first. Errors: UNAVAILABLE, wrapped with "audit: list <ws>".
+// 50), newest first. The rows this process queued are committed first (at most 2 s), so a
+// caller reads its own writes. Errors: UNAVAILABLE, wrapped with "audit: list <ws>".
 func (w *Trail) List(ctx context.Context, ws string, limit int) ([]db.AuditEvent, error) {
+	fctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	_ = w.Drain(fctx)
+	cancel()
 	evs, err := db.AuditEventList(ctx, w.pool, ws, limit)
 	if err != nil {
 		return nil, fmt.Errorf("audit: list %s: %w", ws, err)

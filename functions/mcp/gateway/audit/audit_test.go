@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -13,102 +14,174 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/google/uuid"
 )
 
-func auditEvent(i int, ws string) *db.AuditEvent {
-	return &db.AuditEvent{RequestID: fmt.Sprint("r", i), Principal: "p", WorkspaceID: &ws, Tool: "t", Kind: "proxied",
-		DurationMS: 1, ArgsDigest: "sha256:x"}
+func entry(i int, ws string) Entry {
+	return Entry{RequestID: fmt.Sprint("r", i), Principal: "p", WorkspaceID: ws, Tool: "t", Kind: "proxied",
+		Duration: time.Millisecond, Arguments: []byte(`{}`)}
 }
 
-// TestAuditGroupCommit: N concurrent writes give exactly N rows (batched: fewer INSERTs
-// than rows is not asserted, the rows are); a failing row fails every caller of its batch
-// and only those, so that rows written == callers answered nil; a database that is gone
-// fails every waiting caller.
-func TestAuditGroupCommit(t *testing.T) {
-	t.Parallel()
-	pool, _ := dbtest.Fresh(t)
+// logBuffer is a goroutine-safe log sink.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// trailOver is a Trail on a pool through a proxy that can cut the database off, with its
+// log and a row counter that reads the database directly.
+func trailOver(t *testing.T, maxQueued int) (*Trail, *testpeer.PgWire, *logBuffer, func() int, string) {
+	t.Helper()
+	direct, u := dbtest.Fresh(t)
 	ctx := context.Background()
 	ws := uuid.NewString()
-	if err := db.WorkspaceUpsert(ctx, pool, ws, "audit"); err != nil {
+	if err := db.WorkspaceUpsert(ctx, direct, ws, "audit"); err != nil {
 		t.Fatal(err)
 	}
+	wire := testpeer.NewPgWire(t, u)
+	pool, err := db.Open(ctx, wire.URL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	logs := &logBuffer{}
+	tr := NewTrail(Options{Pool: pool, Logger: slog.New(slog.NewJSONHandler(logs, nil)), MaxQueued: maxQueued})
 	count := func() (n int) {
-		_ = pool.QueryRow(ctx, `SELECT count(*) FROM audit_events`).Scan(&n)
+		if err := direct.QueryRow(ctx, `SELECT count(*) FROM audit_events`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
 		return n
 	}
-	a := New(pool)
+	return tr, wire, logs, count, ws
+}
 
+// TestAuditAfterAnswer: 200 concurrent Records return at once and, once flushed, are 200
+// distinct rows; a row the database refuses (a bad kind) costs only itself, counted lost
+// and logged by its key.
+func TestAuditAfterAnswer(t *testing.T) {
+	t.Parallel()
+	tr, _, logs, count, ws := trailOver(t, 0)
 	const n = 200
 	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() { errs[i] = a.write(auditEvent(i, ws)) })
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("write %d: %v", i, err)
-		}
-	}
-	if got := count(); got != n {
-		t.Fatalf("%d rows, want %d", got, n)
-	}
-	var distinct int
-	_ = pool.QueryRow(ctx, `SELECT count(DISTINCT request_id) FROM audit_events`).Scan(&distinct)
-	if distinct != n {
-		t.Fatalf("%d distinct rows, want %d", distinct, n)
-	}
-
-	// Some rows violate a constraint (kind): their batches fail as a whole; every caller
-	// answered nil has its row and no failed caller has one.
-	before := count()
-	ok := 0
-	var mu sync.Mutex
 	for i := range n {
 		wg.Go(func() {
-			ev := auditEvent(n+i, ws)
-			if i%37 == 0 {
-				ev.Kind = "bogus"
+			e := entry(i, ws)
+			if i == 77 {
+				e.Kind = "bogus" // CHECK (kind IN ('builtin', 'proxied'))
 			}
-			if a.write(ev) == nil {
-				mu.Lock()
-				ok++
-				mu.Unlock()
+			if err := tr.Record(e); err != nil {
+				t.Errorf("record %d: %v", i, err)
 			}
 		})
 	}
 	wg.Wait()
-	if got := count() - before; got != ok {
-		t.Fatalf("%d rows written, %d callers answered success", got, ok)
+	if err := tr.Flush(t.Context()); err != nil {
+		t.Fatal(err)
 	}
-	if ok == n {
-		t.Fatal("no write failed")
+	if got := count(); got != n-1 {
+		t.Fatalf("%d rows, want %d (all but the refused one)", got, n-1)
 	}
+	st := tr.Stats()
+	if st.Recorded != n || st.Written != n-1 || st.Lost != 1 || st.Queued != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if l := logs.String(); strings.Count(l, `"msg":"audit row not written"`) != 1 || !strings.Contains(l, `"request_id":"r77"`) ||
+		!strings.Contains(l, `"row_key":"`) {
+		t.Fatalf("the refused row is not logged by key: %s", l)
+	}
+}
 
-	// The database is gone: every waiting caller gets the error.
-	pool.Close()
-	for i := range n {
-		wg.Go(func() { errs[i] = a.write(auditEvent(2*n+i, ws)) })
+// TestAuditDatabaseDown: with the database unreachable Record still returns at once, Drain
+// gives up with UNAVAILABLE instead of holding the caller, the rows stay queued and are
+// retried; once the database is back every row is written exactly once, none lost.
+func TestAuditDatabaseDown(t *testing.T) {
+	t.Parallel()
+	tr, wire, logs, count, ws := trailOver(t, 0)
+	if err := tr.Record(entry(0, ws)); err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	for i, err := range errs {
-		if err == nil {
-			t.Fatalf("write %d succeeded on a closed pool", i)
+	if err := tr.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	wire.Cut()
+	for i := 1; i <= 50; i++ {
+		if err := tr.Record(entry(i, ws)); err != nil {
+			t.Fatal(err)
 		}
 	}
-	// The last writer clears running just after answering its batch.
-	for i := 0; ; i++ {
-		a.mu.Lock()
-		running, pending := a.running, len(a.pending)
-		a.mu.Unlock()
-		if !running && pending == 0 {
-			break
+	ctx, cancel := context.WithTimeout(t.Context(), testpeer.Scaled(60*time.Second))
+	defer cancel()
+	if err := tr.Drain(ctx); apperr.CodeOf(err) != apperr.Unavailable {
+		t.Fatalf("Drain with the database down: %v, want UNAVAILABLE", err)
+	}
+	if st := tr.Stats(); st.Queued != 50 || st.Retries == 0 || st.Lost != 0 {
+		t.Fatalf("down: stats %+v, want 50 queued, retried, none lost", st)
+	}
+	wire.Restore()
+	if err := tr.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != 51 {
+		t.Fatalf("%d rows after the database came back, want 51", got)
+	}
+	if st := tr.Stats(); st.Written != 51 || st.Lost != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if strings.Contains(logs.String(), "audit row not written") {
+		t.Fatalf("a row was logged lost: %s", logs)
+	}
+}
+
+// TestAuditBoundedAndClose: the queue never holds more than MaxQueued rows — a row past it
+// is counted lost and logged by key — and Close with the database still down counts and
+// logs every row it could not write; a Record after Close writes its row itself (an error
+// while the database is down). Recorded = written + lost, always.
+func TestAuditBoundedAndClose(t *testing.T) {
+	t.Parallel()
+	tr, wire, logs, count, ws := trailOver(t, 10)
+	wire.Cut()
+	for i := range 15 {
+		if err := tr.Record(entry(i, ws)); err != nil {
+			t.Fatal(err)
 		}
-		if i == 100 {
-			t.Fatalf("writer left running=%v with %d pending", running, pending)
-		}
-		time.Sleep(10 * time.Millisecond)
+	}
+	if st := tr.Stats(); st.Queued != 10 || st.Lost != 5 {
+		t.Fatalf("stats %+v, want 10 queued and 5 lost", st)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if lost := tr.Close(ctx); lost != 10 {
+		t.Fatalf("Close lost %d, want 10", lost)
+	}
+	if err := tr.Record(entry(99, ws)); err == nil {
+		t.Fatal("a Record after Close with the database down succeeded")
+	}
+	wire.Restore()
+	if err := tr.Record(entry(100, ws)); err != nil {
+		t.Fatalf("a Record after Close: %v", err)
+	}
+	st := tr.Stats()
+	if st.Recorded != 17 || st.Lost != 16 || st.Written != 1 || st.Recorded != st.Written+st.Lost {
+		t.Fatalf("stats %+v", st)
+	}
+	if got := count(); got != 1 {
+		t.Fatalf("%d rows, want 1", got)
+	}
+	if n := strings.Count(logs.String(), `"msg":"audit row not written"`); n != 16 {
+		t.Fatalf("%d rows logged lost, want 16", n)
 	}
 }
 
@@ -123,8 +196,12 @@ func TestRecordDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := New(pool)
+	defer w.Close(ctx)
 	if err := w.Record(Entry{RequestID: "r1", Principal: "alice", WorkspaceID: ws, Tool: "mcp_x_echo", Kind: "proxied",
 		Duration: 1500 * time.Microsecond, Arguments: []byte(`{"secret":"hunter2"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	evs, err := db.AuditEventList(ctx, pool, ws, 10)
@@ -139,9 +216,8 @@ func TestRecordDigest(t *testing.T) {
 	if e.Principal != "alice" || e.Tool != "mcp_x_echo" || e.DurationMS != 1.5 || e.ConnectionID != nil {
 		t.Fatalf("row %+v", e)
 	}
-	if err := w.Record(Entry{RequestID: "r2", Principal: "alice", WorkspaceID: ws, Tool: "t", Kind: "bogus"}); err == nil ||
-		!strings.Contains(err.Error(), "audit: bogus t") {
-		t.Fatalf("a refused row: %v", err)
+	if st := w.Stats(); st.Written != 1 || st.Lost != 0 {
+		t.Fatalf("stats %+v", st)
 	}
 }
 

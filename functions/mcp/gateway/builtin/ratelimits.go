@@ -52,7 +52,11 @@ func (s *Set) limitDefinitions() []*Builtin {
 }
 
 func (s *Set) limits() *ratelimit.Service {
-	return &ratelimit.Service{Pool: s.svc.Pool, Logger: s.svc.Logger}
+	l := &ratelimit.Service{Pool: s.svc.Pool, Logger: s.svc.Logger}
+	if s.svc.Connections != nil {
+		l.Publish = s.svc.Connections.PublishWorkspace
+	}
+	return l
 }
 
 func (s *Set) limitsList(ctx context.Context, c *Call, _ NoArgs) (any, error) {

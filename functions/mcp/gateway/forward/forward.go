@@ -225,6 +225,11 @@ func (f *Forwarder) Limit(ctx context.Context, st *request.State, ref Ref, start
 	if f.o.Limiter == nil {
 		return nil
 	}
+	if st.Snapshot != nil && st.Snapshot.Doc != nil && !st.Snapshot.Doc.Limited(ref.Conn.ID, ref.Name, st.Principal.Subject) {
+		// No limit of the workspace's snapshot applies: no statement (docs/RATE-LIMITS.md,
+		// "Limits travel with the catalog").
+		return nil
+	}
 	d, err := f.o.Limiter.Take(ctx, ratelimit.Call{Workspace: st.Workspace, Connection: ref.Conn.ID,
 		Tool: ref.Name, Principal: st.Principal.Subject})
 	meta := wire.EnvelopeMeta{Tool: ref.Name, Version: "upstream"}
