@@ -9,9 +9,13 @@ package auth
 
 import (
 	"context"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
@@ -31,6 +35,10 @@ type Principal struct {
 	Subject    string
 	Role       string
 	Workspaces []string
+	// Grant is the authorization (refresh-token family) an access token issued by the
+	// gateway's own authorization server belongs to (its "sid" claim); "" for every other
+	// token. The gateway refuses the token once the grant is revoked (docs/AUTH.md).
+	Grant string
 }
 
 // IsAdmin reports whether p may write (admin or superuser).
@@ -59,7 +67,18 @@ func (p *Principal) InWorkspace(ws string) bool {
 type Claims struct {
 	Role       string   `json:"role"`
 	Workspaces []string `json:"workspaces"`
+	// Grant ("sid") names the grant of a token the gateway's authorization server issued.
+	Grant string `json:"sid,omitempty"`
 	jwt.RegisteredClaims
+}
+
+// IssuedKey is the public key of the gateway's own authorization server (docs/AUTH.md):
+// tokens whose header kid is KeyID are verified with Key (RS256) and must name their
+// resource in aud (VerifyResource).
+type IssuedKey struct {
+	KeyID  string
+	Key    *rsa.PublicKey
+	Issuer string // checked when non-empty
 }
 
 // Options configure a Verifier. Secret enables HS256; JWKSURL enables RS256/ES256 (keys
@@ -70,12 +89,19 @@ type Options struct {
 	Issuer   string
 	Audience string
 	Leeway   time.Duration
+	// Issued, when set, also accepts the access tokens of the gateway's own authorization
+	// server, through VerifyResource only.
+	Issued *IssuedKey
 }
 
 // Verifier checks tokens.
 type Verifier struct {
 	parser *jwt.Parser
 	keys   jwt.Keyfunc
+	issued *IssuedKey
+	plain  bool // HS256 or a JWKS is configured
+	// issuedParser checks the authorization server's tokens: RS256, exp required.
+	issuedParser *jwt.Parser
 }
 
 // ErrInvalidToken is wrapped by every verification failure.
@@ -99,7 +125,7 @@ func NewVerifier(ctx context.Context, o Options) (*Verifier, error) {
 		}
 		jwksKey = kf.Keyfunc
 	}
-	if len(methods) == 0 {
+	if len(methods) == 0 && o.Issued == nil {
 		return nil, errors.New("auth: no JWT secret or JWKS URL configured")
 	}
 	popts := []jwt.ParserOption{jwt.WithValidMethods(methods), jwt.WithExpirationRequired(),
@@ -110,7 +136,17 @@ func NewVerifier(ctx context.Context, o Options) (*Verifier, error) {
 	if o.Audience != "" {
 		popts = append(popts, jwt.WithAudience(o.Audience))
 	}
+	var issuedParser *jwt.Parser
+	if o.Issued != nil {
+		iopts := []jwt.ParserOption{jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(),
+			jwt.WithLeeway(o.Leeway)}
+		if o.Issued.Issuer != "" {
+			iopts = append(iopts, jwt.WithIssuer(o.Issued.Issuer))
+		}
+		issuedParser = jwt.NewParser(iopts...)
+	}
 	return &Verifier{
+		issued: o.Issued, issuedParser: issuedParser, plain: len(methods) > 0,
 		parser: jwt.NewParser(popts...),
 		keys: func(t *jwt.Token) (any, error) {
 			if t.Method.Alg() == "HS256" {
@@ -130,10 +166,37 @@ func NewVerifier(ctx context.Context, o Options) (*Verifier, error) {
 // Verify parses and checks token and returns its principal. Every failure is an
 // *apperr.Error with code UNAUTHENTICATED wrapping ErrInvalidToken (the reason is in the
 // cause, for logs; the message stays generic).
-func (v *Verifier) Verify(_ context.Context, token string) (*Principal, error) {
+//
+// A token of the gateway's own authorization server is refused here: it is bound to one
+// resource (RFC 8707) and only VerifyResource accepts it.
+func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error) {
+	return v.VerifyResource(ctx, token, "")
+}
+
+// VerifyResource is Verify for a request to resource (an absolute URL such as
+// https://gw.example/mcp): it also accepts an access token of the gateway's own
+// authorization server (Options.Issued) whose aud names resource, and returns it with
+// Principal.Grant set. The caller must still check that grant is not revoked. Such a token
+// for another resource, or with resource "", is refused (UNAUTHENTICATED, "token is for
+// another resource").
+func (v *Verifier) VerifyResource(_ context.Context, token, resource string) (*Principal, error) {
 	var c Claims
-	if _, err := v.parser.ParseWithClaims(token, &c, v.keys); err != nil {
+	if v.issued != nil && v.isIssued(token) {
+		if _, err := v.issuedParser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return v.issued.Key, nil }); err != nil {
+			return nil, apperr.Wrap(fmt.Errorf("%w: %v", ErrInvalidToken, err), apperr.Unauthenticated, "invalid or expired token")
+		}
+		if resource == "" || !slices.Contains(c.Audience, resource) {
+			return nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token is for another resource")
+		}
+		if c.Grant == "" {
+			return nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no grant")
+		}
+	} else if !v.plain {
+		return nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "invalid or expired token")
+	} else if _, err := v.parser.ParseWithClaims(token, &c, v.keys); err != nil {
 		return nil, apperr.Wrap(fmt.Errorf("%w: %v", ErrInvalidToken, err), apperr.Unauthenticated, "invalid or expired token")
+	} else {
+		c.Grant = "" // only the gateway's own tokens name a grant
 	}
 	if c.Subject == "" {
 		return nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no subject")
@@ -143,7 +206,24 @@ func (v *Verifier) Verify(_ context.Context, token string) (*Principal, error) {
 	default:
 		return nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no valid role")
 	}
-	return &Principal{Subject: c.Subject, Role: c.Role, Workspaces: c.Workspaces}, nil
+	return &Principal{Subject: c.Subject, Role: c.Role, Workspaces: c.Workspaces, Grant: c.Grant}, nil
+}
+
+// isIssued reports whether token's header names the authorization server's key id (the
+// header is read without trusting it: the signature check that follows decides).
+func (v *Verifier) isIssued(token string) bool {
+	h, _, ok := strings.Cut(token, ".")
+	if !ok {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(h)
+	if err != nil {
+		return false
+	}
+	var hdr struct {
+		Kid string `json:"kid"`
+	}
+	return json.Unmarshal(b, &hdr) == nil && hdr.Kid == v.issued.KeyID
 }
 
 // Mint signs an HS256 token for p valid for ttl (the dev `make token` command and tests).

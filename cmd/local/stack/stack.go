@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/agentpack/gateway/functions/marketplace/api"
+	"github.com/agentpack/gateway/functions/marketplace/authserver"
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/functions/mcp/gateway"
 	pinsapi "github.com/agentpack/gateway/functions/pins/api"
@@ -36,6 +37,18 @@ type Options struct {
 	// DevSignIn, when set, is mounted at console.DevSignInPath (cmd/local's development
 	// sign-in link; console.DevSignIn refuses to build one when APP_ENV=deployed).
 	DevSignIn http.Handler
+	// Identity, when set (and the deps hold a signing key), turns on the gateway's own
+	// authorization server (functions/marketplace/authserver, docs/AUTH.md): the browser
+	// session and the memberships it relies on.
+	Identity *Identity
+	// AuthServer, when set, edits the authorization server's options before it is built.
+	AuthServer func(*authserver.Options)
+}
+
+// Identity is what the authorization server needs of the identity half.
+type Identity struct {
+	Sessions authserver.Sessions
+	Members  authserver.Members
 }
 
 // New builds the stack on d. Catalog changes made through d.Connections are visible to
@@ -58,6 +71,19 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	if d.Config.UnauthenticatedLocal && !d.Config.Deployed() { // config refuses it deployed, too
 		gopts.UnauthenticatedPrincipal = &auth.Principal{Subject: "local-unauthenticated", Role: auth.RoleAdmin}
 	}
+	var as *authserver.Server
+	if o.Identity != nil && d.SigningKey != nil {
+		ao := authserver.Options{Pool: d.Pool, Key: d.SigningKey, Sessions: o.Identity.Sessions,
+			Members: o.Identity.Members, Guard: d.Guard, PublicBaseURL: d.Config.PublicBaseURL, Logger: d.Logger}
+		if o.AuthServer != nil {
+			o.AuthServer(&ao)
+		}
+		var err error
+		if as, err = authserver.New(ao); err != nil {
+			return nil, err
+		}
+		gopts.OwnAuthServer = true
+	}
 	if o.Gateway != nil {
 		o.Gateway(&gopts)
 	}
@@ -69,8 +95,16 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	}
 	market := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger,
 		Console: &console.Config{OAuth: console.FromConfig(d.Config), DevSignIn: o.DevSignIn != nil}}
+	if as != nil {
+		market.AuthServer = as.Handler()
+	}
 	mux := http.NewServeMux()
 	gh, mh := g.Handler(), market.Handler()
+	if as != nil {
+		for _, p := range api.AuthServerPaths {
+			mux.Handle(p, mh)
+		}
+	}
 	for _, p := range []string{"/mcp", "/mcp/", "/.well-known/", "/health"} {
 		mux.Handle(p, gh)
 	}

@@ -70,7 +70,14 @@ type API struct {
 	// Console, when set, serves the admin console under /admin (functions/marketplace/
 	// console) on the same origin as these routes.
 	Console *console.Config
+	// AuthServer, when set, is the gateway's own authorization server
+	// (functions/marketplace/authserver): served under /oauth/ and its RFC 8414 metadata.
+	AuthServer http.Handler
 }
+
+// AuthServerPaths are the patterns Handler routes to API.AuthServer (template.yaml routes
+// the same paths to this function).
+var AuthServerPaths = []string{"/oauth/", "/.well-known/oauth-authorization-server", "/.well-known/oauth-authorization-server/"}
 
 // handlerFunc is a REST handler that returns its error for the edge to map.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, p *auth.Principal) error
@@ -158,6 +165,11 @@ func (a *API) Handler() http.Handler {
 		mux.Handle("GET "+OAuthCallbackPath, a.Connections.OAuthCallback(a.Verifier))
 		if a.Connections.Auth != nil {
 			mux.Handle("GET "+ClientMetadataPath, a.Connections.Auth.ClientMetadataHandler())
+		}
+	}
+	if a.AuthServer != nil {
+		for _, p := range AuthServerPaths {
+			mux.Handle(p, a.AuthServer)
 		}
 	}
 	if a.Console != nil {

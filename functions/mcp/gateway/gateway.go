@@ -39,8 +39,12 @@ type Options struct {
 	// empty it is derived from the request.
 	PublicBaseURL string
 	// AuthServerURL is the OAuth authorization server named in the protected resource
-	// metadata.
+	// metadata. When empty and OwnAuthServer is set, the metadata names the gateway's own
+	// authorization server (its base URL: functions/marketplace/authserver, docs/AUTH.md).
 	AuthServerURL string
+	// OwnAuthServer says the gateway's own authorization server runs on this origin and
+	// the Verifier accepts its tokens (auth.Options.Issued).
+	OwnAuthServer bool
 	// AllowedOrigins lists browser origins allowed to call /mcp; a request with any other
 	// Origin is refused with 403 (DNS-rebinding / CSRF protection).
 	AllowedOrigins []string
