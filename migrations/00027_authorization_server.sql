@@ -51,13 +51,15 @@ CREATE INDEX as_grants_person_idx ON as_grants(person_id) WHERE revoked_at IS NU
 CREATE INDEX as_grants_workspace_idx ON as_grants(workspace_id) WHERE revoked_at IS NULL;
 
 CREATE TABLE as_tokens (
-    signature   text PRIMARY KEY,
+    signature   text NOT NULL,
     kind        text NOT NULL CHECK (kind IN ('code', 'pkce', 'access', 'refresh')),
     request_id  text NOT NULL,
     active      boolean NOT NULL DEFAULT true,
     request     jsonb NOT NULL,
     expires_at  timestamptz NOT NULL,
-    created_at  timestamptz NOT NULL DEFAULT now()
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    -- a code and its PKCE challenge share the code's signature
+    PRIMARY KEY (kind, signature)
 );
 CREATE INDEX as_tokens_request_idx ON as_tokens(request_id, kind);
 CREATE INDEX as_tokens_expires_idx ON as_tokens(expires_at);

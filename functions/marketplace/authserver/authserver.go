@@ -221,20 +221,20 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 	b := s.base(r)
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	httpapi.JSON(w, http.StatusOK, map[string]any{
-		"issuer":                                b,
-		"authorization_endpoint":                b + AuthorizePath,
-		"token_endpoint":                        b + TokenPath,
-		"registration_endpoint":                 b + RegisterPath,
-		"revocation_endpoint":                   b + RevokePath,
-		"jwks_uri":                              b + JWKSPath,
-		"scopes_supported":                      []string{Scope},
-		"response_types_supported":              []string{"code"},
-		"response_modes_supported":              []string{"query"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
-		"revocation_endpoint_auth_methods_supported": []string{"none"},
-		"code_challenge_methods_supported":           []string{"S256"},
-		"client_id_metadata_document_supported":      true,
+		"issuer":                                         b,
+		"authorization_endpoint":                         b + AuthorizePath,
+		"token_endpoint":                                 b + TokenPath,
+		"registration_endpoint":                          b + RegisterPath,
+		"revocation_endpoint":                            b + RevokePath,
+		"jwks_uri":                                       b + JWKSPath,
+		"scopes_supported":                               []string{Scope},
+		"response_types_supported":                       []string{"code"},
+		"response_modes_supported":                       []string{"query"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"token_endpoint_auth_methods_supported":          []string{"none"},
+		"revocation_endpoint_auth_methods_supported":     []string{"none"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"client_id_metadata_document_supported":          true,
 		"authorization_response_iss_parameter_supported": false,
 	})
 }
@@ -294,6 +294,11 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), err)
 		return
 	}
+	// fosite answers an unknown grant type with invalid_request; RFC 6749 §5.2 names it.
+	if g := r.PostForm.Get("grant_type"); g != "authorization_code" && g != "refresh_token" {
+		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), fosite.ErrUnsupportedGrantType)
+		return
+	}
 	sess := newSession()
 	ar, err := s.provider.NewAccessRequest(ctx, r, sess)
 	if err != nil {
@@ -351,11 +356,15 @@ func (s *Server) accessError(w http.ResponseWriter, r *http.Request, ar fosite.A
 
 // logError logs a server-side failure once (client errors are the client's to read).
 func (s *Server) logError(r *http.Request, err error) {
-	var rfc *fosite.RFC6749Error
-	if errors.As(fosite.ErrorToRFC6749Error(err), &rfc) && rfc.CodeField < 500 {
+	rfc := fosite.ErrorToRFC6749Error(err)
+	if rfc.CodeField < 500 {
 		return
 	}
-	s.o.Logger.ErrorContext(r.Context(), "authserver: request failed", "err", err, "path", r.URL.Path)
+	cause := rfc.DebugField
+	if u := rfc.Unwrap(); u != nil {
+		cause = u.Error()
+	}
+	s.o.Logger.ErrorContext(r.Context(), "authserver: request failed", "err", err, "cause", cause, "path", r.URL.Path)
 }
 
 // revoke handles RFC 7009 revocation: a refresh or access token revokes its whole grant.

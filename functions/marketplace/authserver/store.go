@@ -124,8 +124,10 @@ func tokenType(kind string) fosite.TokenType {
 	return fosite.AccessToken
 }
 
-// get loads the request stored under signature; an inactive token returns the request
-// with errInactive (fosite's reuse and replay detection need both).
+// get loads the request stored under signature, with its own stored session (as fosite's
+// memory store does: the session fosite passes in is not overwritten, since fosite may
+// call this again on a request whose session the caller already edited); an inactive
+// token returns the request with errInactive (fosite's reuse and replay detection need both).
 func (s *store) get(ctx context.Context, kind, signature string, session fosite.Session, errInactive error) (fosite.Requester, error) {
 	t, err := db.ASTokenGet(ctx, s.q(ctx), kind, signature)
 	if apperr.CodeOf(err) == apperr.NotFound {
@@ -144,9 +146,8 @@ func (s *store) get(ctx context.Context, kind, signature string, session fosite.
 	req := &fosite.Request{ID: st.ID, RequestedAt: st.RequestedAt, Client: c,
 		RequestedScope: st.Scopes, GrantedScope: st.GrantedScopes, RequestedAudience: st.Audience,
 		GrantedAudience: st.GrantedAudience, Form: st.Form, Session: st.Session}
-	if js, ok := session.(*oauth2.JWTSession); ok && st.Session != nil {
-		*js = *st.Session
-		req.Session = js
+	if st.Session == nil {
+		req.Session = session
 	}
 	if !t.Active {
 		return req, errInactive
