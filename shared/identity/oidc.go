@@ -1,0 +1,504 @@
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+)
+
+// Sign-in through the organisation's identity provider (docs/AUTH.md "Signing in: the
+// organisation's identity provider"): OpenID Connect authorization code flow with PKCE
+// (S256), state and nonce, as a confidential client (client id + secret). The OIDC client
+// is github.com/coreos/go-oidc/v3 (discovery, JWKS fetching and rotation, ID token
+// signature, issuer, audience and expiry checks) over golang.org/x/oauth2 (the code
+// exchange, PKCE): the two libraries most Go services use against Cognito, Okta, Entra,
+// Google and Keycloak, kept by CoreOS/Red Hat and the Go team. Written here is only what
+// no library does: where the flow's state lives between the two redirects, and the mapping
+// of claims to a Person.
+//
+// The flow's state (state, nonce, PKCE verifier, return path) lives in a cookie sealed
+// like the session (AES-256-GCM), one per flow, named after the state and scoped to the
+// callback's path, for 10 minutes: nothing is stored before the identity provider
+// answers, a callback without its browser's cookie (another browser, a replay after the
+// first use, a forged link) is refused, and a Lambda function needs no table for it.
+
+// OIDCConfig configures the sign-in (the IDP_* settings of docs/AUTH.md).
+type OIDCConfig struct {
+	// Issuer is the identity provider's issuer URL (https; discovery at
+	// Issuer/.well-known/openid-configuration, and the ID token's iss).
+	Issuer string
+	// ClientID and ClientSecret are the gateway's client at the identity provider.
+	ClientID     string
+	ClientSecret string
+	// RedirectURL is the gateway's callback: PUBLIC_BASE_URL + CallbackPath.
+	RedirectURL string
+	// Scopes are asked for; nil means openid, email and profile.
+	Scopes []string
+	// GroupsClaim is the ID token claim holding the person's groups ("groups" at Okta,
+	// Entra and Keycloak, "cognito:groups" at Cognito); "" reads none.
+	GroupsClaim string
+	// TrustEmail treats the email claim as verified when the identity provider sends no
+	// email_verified claim (Entra single-tenant applications; docs/AUTH.md).
+	TrustEmail bool
+	// HTTPClient talks to the identity provider; nil means a client with a 10 s timeout.
+	HTTPClient *http.Client
+}
+
+// SignIn serves the sign-in routes: SignInPath, CallbackPath, SignOutPath, SessionPath and
+// NoMembershipPath. Build it with NewSignIn.
+type SignIn struct {
+	cfg      OIDCConfig
+	sessions *Sessions
+	people   *Service
+	logger   *slog.Logger
+	client   *http.Client
+
+	mu       sync.Mutex // guards the discovery below, done at the first sign-in
+	oauth    *oauth2.Config
+	verifier *oidc.IDTokenVerifier
+}
+
+// Further routes of the sign-in.
+const (
+	// SessionPath answers the signed-in person and memberships as JSON (GET), or 401.
+	SessionPath = "/auth/session"
+	// NoMembershipPath is the page of a signed-in person who is a member of no workspace.
+	NoMembershipPath = "/auth/no-membership"
+)
+
+// flowTTL is how long a started sign-in may take at the identity provider.
+const flowTTL = 10 * time.Minute
+
+// NewSignIn checks cfg and returns the sign-in routes. Discovery (the identity provider's
+// metadata and keys) happens at the first sign-in, not here, so that a cold start of the
+// marketplace function does not wait on the identity provider. Errors: a missing issuer,
+// client id or redirect URL, an issuer or redirect URL that is not an absolute http(s)
+// URL, or a nil sessions or people.
+func NewSignIn(cfg OIDCConfig, sessions *Sessions, people *Service, logger *slog.Logger) (*SignIn, error) {
+	if cfg.Issuer == "" || cfg.ClientID == "" || cfg.RedirectURL == "" {
+		return nil, errors.New("identity: sign-in needs IDP_ISSUER, IDP_CLIENT_ID and the callback URL")
+	}
+	for _, u := range []string{cfg.Issuer, cfg.RedirectURL} {
+		pu, err := url.Parse(u)
+		if err != nil || pu.Host == "" || (pu.Scheme != "https" && pu.Scheme != "http") {
+			return nil, fmt.Errorf("identity: %q is not an absolute http(s) URL", u)
+		}
+	}
+	if sessions == nil || people == nil {
+		return nil, errors.New("identity: sign-in needs the sessions and the people service")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Scopes == nil {
+		cfg.Scopes = []string{oidc.ScopeOpenID, "email", "profile"}
+	}
+	client := cfg.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	return &SignIn{cfg: cfg, sessions: sessions, people: people, logger: logger, client: client}, nil
+}
+
+// discover returns the OAuth configuration and the ID token verifier, discovering the
+// identity provider on first use (a failure is retried at the next sign-in).
+func (s *SignIn) discover(ctx context.Context) (*oauth2.Config, *oidc.IDTokenVerifier, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.oauth != nil {
+		return s.oauth, s.verifier, nil
+	}
+	// The provider keeps this client for its key set (fetched in the background).
+	p, err := oidc.NewProvider(oidc.ClientContext(context.WithoutCancel(ctx), s.client), s.cfg.Issuer)
+	if err != nil {
+		return nil, nil, fmt.Errorf("identity: discovery of %s: %w", s.cfg.Issuer, err)
+	}
+	s.oauth = &oauth2.Config{ClientID: s.cfg.ClientID, ClientSecret: s.cfg.ClientSecret, Endpoint: p.Endpoint(),
+		RedirectURL: s.cfg.RedirectURL, Scopes: s.cfg.Scopes}
+	s.verifier = p.Verifier(&oidc.Config{ClientID: s.cfg.ClientID})
+	return s.oauth, s.verifier, nil
+}
+
+// flow is the sealed state of one sign-in between the two redirects.
+type flow struct {
+	State    string `json:"s"`
+	Nonce    string `json:"n"`
+	Verifier string `json:"v"`
+	ReturnTo string `json:"r"`
+	Exp      int64  `json:"e"`
+}
+
+// flowCookieName is the cookie of the flow with state.
+func flowCookieName(state string) string {
+	h := sha256.Sum256([]byte("signin|" + state))
+	return "agentpack_signin_" + hex.EncodeToString(h[:8])
+}
+
+// Handler serves GET SignInPath?return_to=PATH (starts a sign-in: 302 to the identity
+// provider), GET CallbackPath (the identity provider's answer: 303 to the return path with
+// the session cookie, or to NoMembershipPath), GET|POST SignOutPath (clears the session,
+// 303 to return_to or /), GET SessionPath and GET NoMembershipPath. Every refusal is a
+// page with a precise message and a 4xx status (5xx when the identity provider or the
+// database fails), and stores nothing.
+func (s *SignIn) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+SignInPath, s.start)
+	mux.HandleFunc("GET "+CallbackPath, s.callback)
+	mux.HandleFunc("GET "+SignOutPath, s.signOut)
+	mux.HandleFunc("POST "+SignOutPath, s.signOut)
+	mux.Handle("GET "+SessionPath, SessionHandler(s.sessions, s.people))
+	mux.Handle("GET "+NoMembershipPath, NoMembershipHandler(s.sessions))
+	return noStore(mux)
+}
+
+func noStore(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *SignIn) start(w http.ResponseWriter, r *http.Request) {
+	rt := DefaultReturnTo
+	if v, ok := r.URL.Query()["return_to"]; ok {
+		var safe bool
+		if rt, safe = SafeReturnTo(v[0]); !safe {
+			page(w, http.StatusBadRequest, "Sign-in refused", "return_to must be a path of this site (it starts with a single /).")
+			return
+		}
+	}
+	oc, _, err := s.discover(r.Context())
+	if err != nil {
+		s.logger.ErrorContext(r.Context(), "identity provider discovery failed", "err", err)
+		page(w, http.StatusBadGateway, "Sign-in unavailable", "The identity provider cannot be reached. Try again in a moment.")
+		return
+	}
+	f := flow{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), ReturnTo: rt,
+		Exp: time.Now().Add(flowTTL).Unix()}
+	name := flowCookieName(f.State)
+	v, err := s.sessions.seal(name, f)
+	if err != nil {
+		page(w, http.StatusBadRequest, "Sign-in refused", "The return path is too long.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: name, Value: v, Path: CallbackPath, MaxAge: int(flowTTL.Seconds()),
+		HttpOnly: true, Secure: s.sessions.secure, SameSite: http.SameSiteLaxMode})
+	http.Redirect(w, r, oc.AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier)), http.StatusFound)
+}
+
+// idClaims are the ID token claims a sign-in reads (the groups claim apart).
+type idClaims struct {
+	Email             string          `json:"email"`
+	EmailVerified     json.RawMessage `json:"email_verified"`
+	Name              string          `json:"name"`
+	GivenName         string          `json:"given_name"`
+	FamilyName        string          `json:"family_name"`
+	PreferredUsername string          `json:"preferred_username"`
+}
+
+func (s *SignIn) callback(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	state := q.Get("state")
+	if state == "" || len(state) > 256 {
+		page(w, http.StatusBadRequest, "Sign-in refused", "The identity provider's answer has no state. Start the sign-in again.")
+		return
+	}
+	name := flowCookieName(state)
+	c, err := r.Cookie(name)
+	var f flow
+	if err != nil || !s.sessions.open(name, c.Value, &f) || subtle.ConstantTimeCompare([]byte(f.State), []byte(state)) != 1 ||
+		time.Now().Unix() >= f.Exp {
+		page(w, http.StatusBadRequest, "Sign-in refused",
+			"This sign-in is unknown, expired or already finished (no matching state in this browser). Start the sign-in again.")
+		return
+	}
+	// The flow is used once, whatever happens next.
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: CallbackPath, MaxAge: -1, HttpOnly: true,
+		Secure: s.sessions.secure, SameSite: http.SameSiteLaxMode})
+	if e := q.Get("error"); e != "" {
+		status := http.StatusBadRequest
+		switch e {
+		case "access_denied":
+			status = http.StatusForbidden
+		case "server_error", "temporarily_unavailable":
+			status = http.StatusBadGateway
+		}
+		page(w, status, "Sign-in refused by the identity provider", "The identity provider answered "+oauthErrorCode(e)+".")
+		return
+	}
+	code := q.Get("code")
+	if code == "" || len(code) > 4096 {
+		page(w, http.StatusBadRequest, "Sign-in refused", "The identity provider's answer has no authorization code.")
+		return
+	}
+	oc, verifier, err := s.discover(ctx)
+	if err != nil {
+		s.logger.ErrorContext(ctx, "identity provider discovery failed", "err", err)
+		page(w, http.StatusBadGateway, "Sign-in unavailable", "The identity provider cannot be reached. Try again in a moment.")
+		return
+	}
+	tok, err := oc.Exchange(oidc.ClientContext(ctx, s.client), code, oauth2.VerifierOption(f.Verifier))
+	if err != nil {
+		s.logger.WarnContext(ctx, "identity provider refused the code", "err", exchangeError(err))
+		page(w, http.StatusBadGateway, "Sign-in refused", "The identity provider did not accept the sign-in's code. Start the sign-in again.")
+		return
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	if raw == "" {
+		page(w, http.StatusBadGateway, "Sign-in refused", "The identity provider sent no ID token (is the openid scope allowed for this client?).")
+		return
+	}
+	idt, err := verifier.Verify(oidc.ClientContext(ctx, s.client), raw)
+	if err != nil {
+		s.logger.WarnContext(ctx, "ID token refused", "err", err)
+		page(w, http.StatusBadGateway, "Sign-in refused", "The identity provider's ID token is invalid (signature, issuer, audience or expiry).")
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(f.Nonce)) != 1 {
+		page(w, http.StatusBadRequest, "Sign-in refused", "The ID token's nonce does not match this sign-in.")
+		return
+	}
+	claims, err := s.claims(idt)
+	if err != nil {
+		page(w, http.StatusBadRequest, "Sign-in refused", err.Error())
+		return
+	}
+	p, err := s.people.SignIn(ctx, claims)
+	if err != nil {
+		if e := apperr.As(err); e != nil && e.Code == apperr.Validation {
+			page(w, http.StatusBadRequest, "Sign-in refused", e.Message)
+			return
+		}
+		s.logger.ErrorContext(ctx, "sign-in not recorded", "err", err)
+		page(w, http.StatusServiceUnavailable, "Sign-in failed", "The sign-in could not be recorded. Try again in a moment.")
+		return
+	}
+	finish(w, r, s.sessions, s.people, p, f.ReturnTo, s.logger)
+}
+
+// finish starts p's session and sends the browser to returnTo, or to NoMembershipPath when
+// p is a member of no workspace (and no superuser).
+func finish(w http.ResponseWriter, r *http.Request, sessions *Sessions, people *Service, p Person, returnTo string, logger *slog.Logger) {
+	if err := sessions.Set(w, p); err != nil {
+		logger.ErrorContext(r.Context(), "session not set", "err", err)
+		page(w, http.StatusInternalServerError, "Sign-in failed", "The session could not be started.")
+		return
+	}
+	if _, err := people.Principal(r.Context(), p.ID, ""); errors.Is(err, ErrNoMembership) {
+		returnTo = NoMembershipPath
+	}
+	http.Redirect(w, r, returnTo, http.StatusSeeOther)
+}
+
+// claims maps the verified ID token to Claims: email (verified when email_verified is
+// true or "true" — Cognito sends a string — or, with TrustEmail, absent), name (name, else
+// given and family name, else preferred_username), and the groups claim (a list of
+// strings, or one string).
+func (s *SignIn) claims(idt *oidc.IDToken) (Claims, error) {
+	var c idClaims
+	if err := idt.Claims(&c); err != nil {
+		return Claims{}, errors.New("the ID token's claims cannot be read")
+	}
+	out := Claims{Issuer: idt.Issuer, Subject: idt.Subject, Email: c.Email, Name: c.Name}
+	switch v := strings.Trim(string(c.EmailVerified), `"`); v {
+	case "true":
+		out.EmailVerified = true
+	case "":
+		out.EmailVerified = s.cfg.TrustEmail
+	}
+	if out.Name == "" {
+		out.Name = strings.TrimSpace(c.GivenName + " " + c.FamilyName)
+	}
+	if out.Name == "" {
+		out.Name = c.PreferredUsername
+	}
+	if s.cfg.GroupsClaim != "" {
+		var all map[string]json.RawMessage
+		if err := idt.Claims(&all); err != nil {
+			return Claims{}, errors.New("the ID token's claims cannot be read")
+		}
+		if g, ok := all[s.cfg.GroupsClaim]; ok {
+			var list []string
+			if err := json.Unmarshal(g, &list); err != nil {
+				var one string
+				if err := json.Unmarshal(g, &one); err != nil {
+					return Claims{}, fmt.Errorf("the ID token's %s claim is not a list of group names", s.cfg.GroupsClaim)
+				}
+				list = []string{one}
+			}
+			out.Groups = list
+		}
+	}
+	return out, nil
+}
+
+func (s *SignIn) signOut(w http.ResponseWriter, r *http.Request) {
+	s.sessions.Clear(w)
+	rt, ok := SafeReturnTo(r.URL.Query().Get("return_to"))
+	if !ok {
+		rt = "/"
+	}
+	http.Redirect(w, r, rt, http.StatusSeeOther)
+}
+
+// oauthErrorCode is an OAuth error code fit to show (RFC 6749 §4.1.2.1 restricts it to
+// printable ASCII without quote and backslash); anything else becomes "an error".
+func oauthErrorCode(e string) string {
+	if len(e) > 64 {
+		return "an error"
+	}
+	for _, r := range e {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
+			return "an error"
+		}
+	}
+	return `"` + e + `"`
+}
+
+// exchangeError is what a log may say of a failed code exchange: the OAuth error code,
+// never the response body (which may echo the code or a secret).
+func exchangeError(err error) string {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		if re.ErrorCode != "" {
+			return "token endpoint answered " + oauthErrorCode(re.ErrorCode)
+		}
+		if re.Response != nil {
+			return "token endpoint answered HTTP " + re.Response.Status
+		}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return "token endpoint unreachable: " + ue.Err.Error()
+	}
+	return "token exchange failed"
+}
+
+var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>{{.Title}} · Agentpack</title>
+<style>body{font:16px system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1f2328}
+h1{font-size:1.4rem}a,button{font:inherit}</style></head>
+<body><h1>{{.Title}}</h1><p id="message">{{.Message}}</p>
+{{if .Who}}<p>Signed in as <strong id="who">{{.Who}}</strong>.</p>{{end}}
+<p>{{if .SignOut}}<form method="post" action="{{.SignOut}}"><button type="submit">Sign out</button></form>{{else}}<a href="{{.SignIn}}">Sign in again</a>{{end}}</p>
+</body></html>`))
+
+// page writes a small HTML page with status, title and message (escaped).
+func page(w http.ResponseWriter, status int, title, message string) {
+	writePage(w, status, map[string]string{"Title": title, "Message": message, "SignIn": SignInURL(DefaultReturnTo)})
+}
+
+func writePage(w http.ResponseWriter, status int, data map[string]string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_ = pageTmpl.Execute(w, data)
+}
+
+// NoMembershipHandler serves NoMembershipPath: for a signed-in person, a 403 page that says
+// they are signed in (name and email) but a member of no workspace, whom to ask, and a
+// sign-out button; without a session, a 401 page with the sign-in link.
+func NoMembershipHandler(sessions *Sessions) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := sessions.Person(r)
+		if !ok {
+			writePage(w, http.StatusUnauthorized, map[string]string{"Title": "Not signed in",
+				"Message": "Sign in with your organisation's account.", "SignIn": SignInURL(DefaultReturnTo)})
+			return
+		}
+		who := p.Email
+		if p.Name != "" {
+			who = p.Name + " (" + p.Email + ")"
+		}
+		writePage(w, http.StatusForbidden, map[string]string{"Title": "No workspace yet",
+			"Message": "You are not a member of any workspace yet. Ask an admin of your workspace to add you " +
+				"(by this email) on the console's Members page, then sign in again.",
+			"Who": strings.TrimSuffix(who, " ()"), "SignOut": SignOutPath + "?return_to=" + url.QueryEscape(SignInURL(DefaultReturnTo))})
+	})
+}
+
+// SessionView is the JSON of SessionPath.
+type SessionView struct {
+	Person      PersonView       `json:"person"`
+	Superuser   bool             `json:"superuser"`
+	Memberships []MembershipView `json:"memberships"`
+}
+
+// PersonView is a person as the API shows it (no issuer subject secrets: both are ids).
+type PersonView struct {
+	ID      string `json:"id"`
+	Issuer  string `json:"issuer"`
+	Subject string `json:"subject"`
+	Email   string `json:"email"`
+	Name    string `json:"name"`
+}
+
+// MembershipView is one membership as JSON.
+type MembershipView struct {
+	WorkspaceID string `json:"workspaceId"`
+	Role        string `json:"role"`
+}
+
+// SessionHandler serves SessionPath: 200 with a SessionView of the browser's session
+// (memberships read from Postgres now), 401 {"error":"not signed in"} without one, 503 when
+// the database fails.
+func SessionHandler(sessions *Sessions, people *Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		p, ok := sessions.Person(r)
+		if !ok {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"not signed in","signIn":` + jsonString(SignInURL(DefaultReturnTo)) + `}`))
+			return
+		}
+		row, err := people.Person(r.Context(), p.ID)
+		if apperr.CodeOf(err) == apperr.NotFound { // the person was deleted since
+			sessions.Clear(w)
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"not signed in","signIn":` + jsonString(SignInURL(DefaultReturnTo)) + `}`))
+			return
+		}
+		var ms []Membership
+		if err == nil {
+			ms, err = people.Memberships(r.Context(), p.ID)
+		}
+		if err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":"the memberships cannot be read now"}`))
+			return
+		}
+		v := SessionView{Person: PersonView{ID: p.ID, Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name},
+			Superuser: row.Superuser, Memberships: []MembershipView{}}
+		for _, m := range ms {
+			v.Memberships = append(v.Memberships, MembershipView(m))
+		}
+		_ = json.NewEncoder(w).Encode(v)
+	})
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
