@@ -17,6 +17,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/pins"
 )
@@ -83,6 +84,7 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 			return nil, err
 		}
 		gopts.OwnAuthServer = true
+		gopts.Grants = &grants.Service{Pool: d.Pool}
 	}
 	if o.Gateway != nil {
 		o.Gateway(&gopts)

@@ -35,6 +35,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/identity"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/signing"
 	"github.com/agentpack/gateway/shared/urlguard"
@@ -55,18 +56,11 @@ const (
 	RevokePath    = "/oauth/revoke"
 )
 
-// Person is who is signed in to the browser (the identity half's session rule).
-type Person struct {
-	ID    string
-	Email string
-	Name  string
-}
+// Person is who is signed in to the browser (shared/identity: the one session rule).
+type Person = identity.Person
 
-// Membership is a person's role in one workspace.
-type Membership struct {
-	WorkspaceID string
-	Role        string
-}
+// Membership is a person's role in one workspace (shared/identity).
+type Membership = identity.Membership
 
 // Sessions is the browser session rule the authorize endpoint relies on.
 type Sessions interface {
@@ -76,6 +70,12 @@ type Sessions interface {
 	// path on this origin) afterwards.
 	SignInURL(returnTo string) string
 }
+
+// IdentitySessions is Sessions over shared/identity's session rule and sign-in route.
+type IdentitySessions struct{ *identity.Sessions }
+
+// SignInURL implements Sessions (identity.SignInURL: same-origin return paths only).
+func (s IdentitySessions) SignInURL(returnTo string) string { return identity.SignInURL(returnTo) }
 
 // Members reads memberships: at consent, at every code exchange and at every refresh.
 type Members interface {
