@@ -22,6 +22,8 @@ package authserver
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -103,6 +105,9 @@ type Options struct {
 	RegistrationsPerHour int
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// MetadataRootCAs, when set, are the roots trusted for https metadata documents
+	// (tests serve one with their own certificate); nil: the system's.
+	MetadataRootCAs *x509.CertPool
 }
 
 // Server is the authorization server.
@@ -137,8 +142,13 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	cs := &clients{pool: o.Pool, guard: o.Guard, http: o.Guard.HTTPClient(metadataTimeout), now: o.Now,
-		cache: map[string]cachedDoc{}}
+	hc := o.Guard.HTTPClient(metadataTimeout)
+	if o.MetadataRootCAs != nil {
+		tr := o.Guard.Transport().Clone() // the guard's dialer and its checks stay
+		tr.TLSClientConfig = &tls.Config{RootCAs: o.MetadataRootCAs, MinVersion: tls.VersionTLS12}
+		hc.Transport = tr
+	}
+	cs := &clients{pool: o.Pool, guard: o.Guard, http: hc, now: o.Now, cache: map[string]cachedDoc{}}
 	st := &store{pool: o.Pool, clients: cs}
 	cfg := &fosite.Config{
 		AccessTokenLifespan:   o.AccessTokenLifespan,
