@@ -597,3 +597,55 @@ func TestAuthServerMetadataDocuments(t *testing.T) {
 		})
 	}
 }
+
+// Connected clients: each person lists and revokes their own, an admin every one of their
+// workspace; a revoked client's next call is challenged again.
+func TestConnectedClientsREST(t *testing.T) {
+	w := newASWorld(t, nil)
+	a, b := w.ws["A"], w.ws["B"]
+	client, access, _ := w.signIn(t, "ada")
+	ada := stacktest.Token(t, "ada", auth.RoleMember, a.id)
+	st, m := w.do(t, "GET", "/api/connected-clients", ada, nil)
+	items, _ := m["items"].([]any)
+	if st != 200 || len(items) != 1 {
+		t.Fatalf("ada's connected clients: %d %v", st, m)
+	}
+	g := items[0].(map[string]any)
+	if g["clientId"] != client || g["clientName"] != "Test Client" || g["workspaceId"] != a.id || g["redirectHost"] != "127.0.0.1:9" {
+		t.Fatalf("connected client: %v", g)
+	}
+	id := g["id"].(string)
+	if st, m := w.do(t, "GET", "/api/connected-clients?workspaceId="+a.id, a.admin, nil); st != 200 || len(m["items"].([]any)) != 1 {
+		t.Fatalf("admin of A lists A: %d %v", st, m)
+	}
+	if st, _ := w.do(t, "GET", "/api/connected-clients?workspaceId="+a.id, b.admin, nil); st != http.StatusForbidden {
+		t.Fatalf("admin of B lists A: %d, want 403", st)
+	}
+	if st, _ := w.do(t, "GET", "/api/connected-clients?workspaceId="+a.id, a.member, nil); st != http.StatusForbidden {
+		t.Fatalf("a member lists the workspace: %d, want 403", st)
+	}
+	// Someone else's grant is not found, not forbidden; nothing changes.
+	for _, tok := range []string{a.member, b.admin} {
+		if st, _ := w.do(t, "DELETE", "/api/connected-clients/"+id, tok, nil); st != http.StatusNotFound {
+			t.Fatalf("revoke by another: %d, want 404", st)
+		}
+	}
+	if st, _ := w.rpc(t, "/mcp/"+a.id, access, "tools/list", nil, nil); st != 200 {
+		t.Fatalf("token before revocation: %d", st)
+	}
+	if st, _ := w.do(t, "DELETE", "/api/connected-clients/"+id, ada, nil); st != http.StatusNoContent {
+		t.Fatalf("ada revokes: %d", st)
+	}
+	w.challenged(t, access, "/mcp/"+a.id)
+	if st, _ := w.do(t, "DELETE", "/api/connected-clients/"+id, ada, nil); st != http.StatusNotFound {
+		t.Fatalf("revoke twice: %d, want 404", st)
+	}
+	// An admin revokes a member's client.
+	_, access2, _ := w.signIn(t, "ada")
+	st, m = w.do(t, "GET", "/api/connected-clients?workspaceId="+a.id, a.admin, nil)
+	id2 := m["items"].([]any)[0].(map[string]any)["id"].(string)
+	if st, _ := w.do(t, "DELETE", "/api/connected-clients/"+id2, a.admin, nil); st != http.StatusNoContent {
+		t.Fatalf("admin revokes: %d", st)
+	}
+	w.challenged(t, access2, "/mcp/"+a.id)
+}

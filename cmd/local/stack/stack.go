@@ -98,7 +98,7 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	market := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger,
 		Console: &console.Config{OAuth: console.FromConfig(d.Config), DevSignIn: o.DevSignIn != nil}}
 	if as != nil {
-		market.AuthServer = as.Handler()
+		market.AuthServer, market.Grants = as.Handler(), gopts.Grants
 	}
 	mux := http.NewServeMux()
 	gh, mh := g.Handler(), market.Handler()
@@ -110,7 +110,7 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	for _, p := range []string{"/mcp", "/mcp/", "/.well-known/", "/health"} {
 		mux.Handle(p, gh)
 	}
-	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", console.Prefix, console.Prefix + "/"} {
+	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", "/api/connected-clients", "/api/connected-clients/", console.Prefix, console.Prefix + "/"} {
 		mux.Handle(p, mh)
 	}
 	pinsAPI := &pinsapi.API{Pins: &pins.Service{Pool: d.Pool, Logger: d.Logger}, Catalog: cache,

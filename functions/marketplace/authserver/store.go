@@ -268,7 +268,7 @@ func (s *store) revoke(ctx context.Context, requestID string) error {
 }
 
 // grantOf is the as_grants row of r: person and workspace from its session's claims,
-// name and logo from its client, the redirect host from its form.
+// name, logo and redirect host from its client.
 func grantOf(r fosite.Requester) (*db.ASGrant, error) {
 	sess, ok := r.GetSession().(*oauth2.JWTSession)
 	if !ok || sess.JWTClaims == nil {
@@ -283,7 +283,13 @@ func grantOf(r fosite.Requester) (*db.ASGrant, error) {
 	if c, ok := r.GetClient().(*client); ok {
 		g.ClientName, g.LogoURI = c.Name, c.LogoURI
 	}
-	if u, err := url.Parse(r.GetRequestForm().Get("redirect_uri")); err == nil {
+	// The token request's form is sanitized by then: the host is the client's (first)
+	// registered redirect URI's, the one the consent page showed for a single-URI client.
+	redirect := r.GetRequestForm().Get("redirect_uri")
+	if redirect == "" && len(r.GetClient().GetRedirectURIs()) > 0 {
+		redirect = r.GetClient().GetRedirectURIs()[0]
+	}
+	if u, err := url.Parse(redirect); err == nil {
 		g.RedirectHost = u.Host
 	}
 	if g.Scopes == nil {
