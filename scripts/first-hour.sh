@@ -154,8 +154,8 @@ step_make_run() {
     git clone -q "$repo" "$clone" || fail "git clone $repo"
     info "cloned $repo ($(git -C "$clone" rev-parse --short HEAD)) into $clone"
   fi
-  port=$(free_port); demo_port=$(free_port); oauth_port=$(free_port)
-  local env=(PORT="$port" DEMO_UPSTREAM_PORT="$demo_port" OAUTH_DEMO_PORT="$oauth_port")
+  port=$(free_port); demo_port=$(free_port); oauth_port=$(free_port); idp_port=$(free_port)
+  local env=(PORT="$port" DEMO_UPSTREAM_PORT="$demo_port" OAUTH_DEMO_PORT="$oauth_port" IDP_DEMO_PORT="$idp_port")
   if [ -z "${DATABASE_URL:-}" ]; then
     if [ "$use_here" = 1 ]; then
       info "database: this checkout's local Postgres (.state/pg)"
@@ -166,7 +166,7 @@ step_make_run() {
   else
     info "database: DATABASE_URL"
   fi
-  info "ports: PORT=$port DEMO_UPSTREAM_PORT=$demo_port OAUTH_DEMO_PORT=$oauth_port"
+  info "ports: PORT=$port DEMO_UPSTREAM_PORT=$demo_port OAUTH_DEMO_PORT=$oauth_port IDP_DEMO_PORT=$idp_port"
   # Its own session (process group), so that cleanup stops make, run.sh and the server together;
   # a background job is no group leader, so setsid execs in place and $! is the group id.
   (cd "$clone" && exec env "${env[@]}" setsid make run) >"$work/run.log" 2>&1 &

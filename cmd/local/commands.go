@@ -30,6 +30,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/identity"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/registry"
@@ -143,6 +144,14 @@ func cmdServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	demoIdP := cfg.Identity.Issuer == "" && !cfg.Deployed()
+	if demoIdP {
+		stopIdP, err := startDemoIdP(cfg, env("IDP_DEMO_PORT", "8092"))
+		if err != nil {
+			return err
+		}
+		defer stopIdP()
+	}
 	d, err := deps.Build(ctx, cfg, 8)
 	if err != nil {
 		return err
@@ -167,7 +176,7 @@ func cmdServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	signIn, err := console.DevSignIn(cfg.Env, cfg.JWTSecret, code, 12*time.Hour, devPrincipals())
+	signIn, err := console.DevSignInSession(cfg.Env, cfg.JWTSecret, code, 12*time.Hour, devPrincipals(), devSession(d))
 	if err != nil {
 		return err
 	}
@@ -182,6 +191,11 @@ func cmdServe(ctx context.Context) error {
 	if err := ensureOAuthDemo(ctx, d, protected); err != nil {
 		return fmt.Errorf("OAuth demo entry: %w", err)
 	}
+	if demoIdP {
+		if err := inviteDemoPerson(ctx, d); err != nil {
+			return fmt.Errorf("demo identity provider's person: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:"+cfg.Port)
 	if err != nil {
 		return fmt.Errorf("%w (set PORT to a free port)", err)
@@ -190,6 +204,14 @@ func cmdServe(ctx context.Context) error {
 	addr := "127.0.0.1:" + cfg.Port
 	tok, _ := devTokens()
 	fmt.Print(banner("http://"+addr, demoURL, protected.MCPURL(), code, tok))
+	if cfg.Identity.Issuer != "" {
+		who := ""
+		if demoIdP {
+			who = " (the demo identity provider, mockoidc at " + cfg.Identity.Issuer + ", signs in " + demoIdPEmail +
+				",\n                  invited as an admin of the demo workspace)"
+		}
+		fmt.Printf("  Sign in with the identity provider: http://%s%s%s\n\n", addr, identity.SignInPath, who)
+	}
 	progress("listening on http://" + addr)
 	said := make(chan struct{})
 	go func() {

@@ -30,7 +30,9 @@ const usage = `usage: local COMMAND
   serve           serve every function on 127.0.0.1:$PORT (default 8080) with the demo upstream
                   on 127.0.0.1:$DEMO_UPSTREAM_PORT (default 8090) and the OAuth demo upstream
                   (authorization server + protected MCP server) on 127.0.0.1:$OAUTH_DEMO_PORT
-                  (default 8091); prints the console sign-in link
+                  (default 8091), and unless IDP_ISSUER is set the demo identity provider
+                  (mockoidc) on 127.0.0.1:$IDP_DEMO_PORT (default 8092); prints the console
+                  sign-in link
   healthcheck     run one health-check pass
   import-registry URL|FILE
                   import an MCP registry (v0.1 API base URL) or a file of its server documents
@@ -39,7 +41,8 @@ const usage = `usage: local COMMAND
   help            print this text
 
 Environment: DATABASE_URL (required by all but token, help, demo-upstream), PORT,
-DEMO_UPSTREAM_PORT, OAUTH_DEMO_PORT, JWT_SECRET, APP_ENV; see README.md "Configuration".
+DEMO_UPSTREAM_PORT, OAUTH_DEMO_PORT, IDP_DEMO_PORT, JWT_SECRET, APP_ENV; see README.md "Configuration"
+and docs/AUTH.md.
 `
 
 func main() {

@@ -14,6 +14,7 @@
 // AUTH_SIGNING_KMS_KEY_ID (the KMS RSA key signing the access tokens of the gateway's own
 // authorization server; deployed) and AUTH_SIGNING_KEY_FILE (the local PEM key instead,
 // default .state/auth-signing.key); docs/AUTH.md.
+// The identity provider and the session key: IDP_* and SESSION_KEY* (Identity).
 package config
 
 import (
@@ -68,6 +69,9 @@ type Config struct {
 	ConsoleTokenURL     string
 	ConsoleScope        string
 	ConsoleAudience     string
+	// Identity is the sign-in through the organisation's identity provider and the
+	// browser session (identity.go).
+	Identity Identity
 }
 
 // Deployed reports whether the process runs in deployed (production) mode, which turns
@@ -121,6 +125,9 @@ func Load() (*Config, error) {
 		return nil, fmt.Errorf("config: MCP_UNAUTHENTICATED_LOCAL cannot be enabled when APP_ENV=deployed")
 	}
 	if err := c.checkConsole(); err != nil {
+		return nil, err
+	}
+	if err := c.loadIdentity(); err != nil {
 		return nil, err
 	}
 	if v := os.Getenv("DATABASE_POOL_SIZE"); v != "" {

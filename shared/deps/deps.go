@@ -17,6 +17,7 @@ import (
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/identity"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/signing"
@@ -48,6 +49,12 @@ type Deps struct {
 	// gateway's own authorization server; nil when deployed without
 	// AUTH_SIGNING_KMS_KEY_ID (the server is then off).
 	SigningKey *signing.Key
+	// People are people and memberships (shared/identity); Sessions the browser session
+	// rule (nil deployed without a session key); SignIn the sign-in through the
+	// organisation's identity provider (nil without IDP_ISSUER). buildIdentity.
+	People   *identity.Service
+	Sessions *identity.Sessions
+	SignIn   *identity.SignIn
 }
 
 // Build connects everything cfg describes. maxConns bounds the pool (Lambda: 2).
@@ -96,6 +103,10 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 	d.Connections = &connections.Service{Pool: d.Pool, Store: d.Store, Upstreams: d.Upstreams,
 		Guard: d.Guard, Logger: d.Logger, NewToolsNeedApproval: cfg.NewToolsNeedApproval}
 	if err := d.buildAuth(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := d.buildIdentity(ctx); err != nil {
 		d.Close()
 		return nil, err
 	}

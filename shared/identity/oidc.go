@@ -502,3 +502,29 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// SessionRoutes serves the session's routes where no identity provider is configured
+// (`make run` with only the development sign-in, tests): SessionPath, NoMembershipPath and
+// SignOutPath as SignIn.Handler does, and SignInPath and CallbackPath as a 404 page saying
+// that no identity provider is configured.
+func SessionRoutes(sessions *Sessions, people *Service) http.Handler {
+	mux := http.NewServeMux()
+	none := func(w http.ResponseWriter, r *http.Request) {
+		page(w, http.StatusNotFound, "No identity provider", "This gateway has no identity provider configured (IDP_ISSUER).")
+	}
+	mux.HandleFunc("GET "+SignInPath, none)
+	mux.HandleFunc("GET "+CallbackPath, none)
+	out := func(w http.ResponseWriter, r *http.Request) {
+		sessions.Clear(w)
+		rt, ok := SafeReturnTo(r.URL.Query().Get("return_to"))
+		if !ok {
+			rt = "/"
+		}
+		http.Redirect(w, r, rt, http.StatusSeeOther)
+	}
+	mux.HandleFunc("GET "+SignOutPath, out)
+	mux.HandleFunc("POST "+SignOutPath, out)
+	mux.Handle("GET "+SessionPath, SessionHandler(sessions, people))
+	mux.Handle("GET "+NoMembershipPath, NoMembershipHandler(sessions))
+	return noStore(mux)
+}

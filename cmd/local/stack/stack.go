@@ -40,7 +40,8 @@ type Options struct {
 	DevSignIn http.Handler
 	// Identity, when set (and the deps hold a signing key), turns on the gateway's own
 	// authorization server (functions/marketplace/authserver, docs/AUTH.md): the browser
-	// session and the memberships it relies on.
+	// session and the memberships it relies on. Nil uses the deps' (d.Sessions, d.People)
+	// when they are built.
 	Identity *Identity
 	// AuthServer, when set, edits the authorization server's options before it is built.
 	AuthServer func(*authserver.Options)
@@ -72,10 +73,15 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	if d.Config.UnauthenticatedLocal && !d.Config.Deployed() { // config refuses it deployed, too
 		gopts.UnauthenticatedPrincipal = &auth.Principal{Subject: "local-unauthenticated", Role: auth.RoleAdmin}
 	}
+	id := o.Identity
+	if id == nil && d.Sessions != nil && d.People != nil {
+		// make run: the identity half's session rule and memberships (shared/identity).
+		id = &Identity{Sessions: authserver.IdentitySessions{Sessions: d.Sessions}, Members: d.People}
+	}
 	var as *authserver.Server
-	if o.Identity != nil && d.SigningKey != nil {
-		ao := authserver.Options{Pool: d.Pool, Key: d.SigningKey, Sessions: o.Identity.Sessions,
-			Members: o.Identity.Members, Guard: d.Guard, PublicBaseURL: d.Config.PublicBaseURL, Logger: d.Logger}
+	if id != nil && d.SigningKey != nil {
+		ao := authserver.Options{Pool: d.Pool, Key: d.SigningKey, Sessions: id.Sessions,
+			Members: id.Members, Guard: d.Guard, PublicBaseURL: d.Config.PublicBaseURL, Logger: d.Logger}
 		if o.AuthServer != nil {
 			o.AuthServer(&ao)
 		}
@@ -96,7 +102,8 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 		return nil, err
 	}
 	market := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger,
-		Console: &console.Config{OAuth: console.FromConfig(d.Config), DevSignIn: o.DevSignIn != nil}}
+		Console: &console.Config{OAuth: console.FromConfig(d.Config), DevSignIn: o.DevSignIn != nil},
+		SignIn:  d.IdentityRoutes()}
 	if as != nil {
 		market.AuthServer, market.Grants = as.Handler(), gopts.Grants
 	}
@@ -110,7 +117,7 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	for _, p := range []string{"/mcp", "/mcp/", "/.well-known/", "/health"} {
 		mux.Handle(p, gh)
 	}
-	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", "/api/connected-clients", "/api/connected-clients/", console.Prefix, console.Prefix + "/"} {
+	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", "/api/workspaces/", "/auth/", "/api/connected-clients", "/api/connected-clients/", console.Prefix, console.Prefix + "/"} {
 		mux.Handle(p, mh)
 	}
 	pinsAPI := &pinsapi.API{Pins: &pins.Service{Pool: d.Pool, Logger: d.Logger}, Catalog: cache,

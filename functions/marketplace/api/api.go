@@ -77,6 +77,9 @@ type API struct {
 	// Grants serves the connected clients of that server (/api/connected-clients); nil
 	// answers 404 there.
 	Grants *grants.Service
+	// SignIn, when set, serves the browser sign-in and session routes under /auth/
+	// (shared/identity: deps.Deps.IdentityRoutes).
+	SignIn http.Handler
 }
 
 // AuthServerPaths are the patterns Handler routes to API.AuthServer (template.yaml routes
@@ -133,6 +136,11 @@ var Routes = []Route{
 	{"GET /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideGet }},
 	{"PUT /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideSet }},
 	{"DELETE /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideDelete }},
+	{"GET /api/workspaces/{ws}/members", func(a *API) handlerFunc { return a.memberList }},
+	{"POST /api/workspaces/{ws}/members", func(a *API) handlerFunc { return a.memberAdd }},
+	{"PUT /api/workspaces/{ws}/members/{personId}", func(a *API) handlerFunc { return a.memberSetRole }},
+	{"DELETE /api/workspaces/{ws}/members/{personId}", func(a *API) handlerFunc { return a.memberRemove }},
+	{"DELETE /api/workspaces/{ws}/invitations/{email}", func(a *API) handlerFunc { return a.invitationRevoke }},
 }
 
 // OpenAPIPath is where the OpenAPI description is served, without authentication.
@@ -177,6 +185,9 @@ func (a *API) Handler() http.Handler {
 		for _, p := range AuthServerPaths {
 			mux.Handle(p, a.AuthServer)
 		}
+	}
+	if a.SignIn != nil {
+		mux.Handle("/auth/", a.SignIn)
 	}
 	if a.Console != nil {
 		ch := console.Handler(*a.Console)

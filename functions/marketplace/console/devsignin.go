@@ -26,6 +26,18 @@ var ErrDevSignInDeployed = errors.New("console: the development sign-in cannot b
 // It refuses to exist in deployed mode (appEnv "deployed": ErrDevSignInDeployed), and an
 // empty secret or code is an error too.
 func DevSignIn(appEnv, secret, code string, ttl time.Duration, principals map[string]auth.Principal) (http.Handler, error) {
+	return DevSignInSession(appEnv, secret, code, ttl, principals, nil)
+}
+
+// DevSession starts the browser session of development principal p (cmd/local: a person
+// of identity.DevIssuer with p's memberships, and its session cookie on w), so that the
+// development sign-in and the identity provider's lead to the one session rule
+// (docs/AUTH.md "The session"). An error stops the sign-in with 503.
+type DevSession func(w http.ResponseWriter, r *http.Request, p auth.Principal) error
+
+// DevSignInSession is DevSignIn that also starts the browser session with session (nil: no
+// session, as DevSignIn).
+func DevSignInSession(appEnv, secret, code string, ttl time.Duration, principals map[string]auth.Principal, session DevSession) (http.Handler, error) {
 	if appEnv == "deployed" {
 		return nil, ErrDevSignInDeployed
 	}
@@ -53,6 +65,12 @@ func DevSignIn(appEnv, secret, code string, ttl time.Duration, principals map[st
 		if err != nil {
 			http.Error(w, "cannot mint a token", http.StatusInternalServerError)
 			return
+		}
+		if session != nil {
+			if err := session(w, r, p); err != nil {
+				http.Error(w, "cannot start the browser session (is the database up?)", http.StatusServiceUnavailable)
+				return
+			}
 		}
 		http.Redirect(w, r, Prefix+"/#token="+url.QueryEscape(tok), http.StatusSeeOther)
 	}), nil

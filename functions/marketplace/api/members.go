@@ -1,0 +1,86 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/identity"
+	"github.com/agentpack/gateway/shared/logx"
+)
+
+// Workspace members (docs/AUTH.md "Signing in: the organisation's identity provider"):
+// the admins of a workspace list, add (or invite by email), change and remove its members.
+// The rules (admin of that workspace, the last admin stays) are identity.Service's.
+
+// people is the people service over a's pool.
+func (a *API) people() *identity.Service { return &identity.Service{Pool: a.Pool} }
+
+// memberList is GET /api/workspaces/{ws}/members (admin of ws): {"members": [Member]}.
+func (a *API) memberList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	ws := r.PathValue("ws")
+	out, err := a.people().MemberList(r.Context(), p, ws)
+	if err != nil {
+		return err
+	}
+	logx.Annotate(r.Context(), logx.FieldWorkspace, ws)
+	httpapi.JSON(w, http.StatusOK, map[string]any{"members": out})
+	return nil
+}
+
+// memberInput is the body of POST /api/workspaces/{ws}/members.
+type memberInput struct {
+	Email string `json:"email"`
+	Role  string `json:"role"`
+}
+
+// memberAdd is POST /api/workspaces/{ws}/members {email, role} (admin of ws): 201 with the
+// Member, "active" for a person who has signed in, "invited" otherwise.
+func (a *API) memberAdd(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	var in memberInput
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	m, err := a.people().MemberAdd(r.Context(), p, r.PathValue("ws"), in.Email, in.Role)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusCreated, m)
+	return nil
+}
+
+// memberRoleInput is the body of PUT /api/workspaces/{ws}/members/{personId}.
+type memberRoleInput struct {
+	Role string `json:"role"`
+}
+
+// memberSetRole is PUT /api/workspaces/{ws}/members/{personId} {role} (admin of ws): 204.
+func (a *API) memberSetRole(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	var in memberRoleInput
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	if err := a.people().MemberSetRole(r.Context(), p, r.PathValue("ws"), r.PathValue("personId"), in.Role); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// memberRemove is DELETE /api/workspaces/{ws}/members/{personId} (admin of ws): 204.
+func (a *API) memberRemove(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := a.people().MemberRemove(r.Context(), p, r.PathValue("ws"), r.PathValue("personId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// invitationRevoke is DELETE /api/workspaces/{ws}/invitations/{email} (admin of ws): 204.
+func (a *API) invitationRevoke(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if err := a.people().InvitationRevoke(r.Context(), p, r.PathValue("ws"), r.PathValue("email")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
