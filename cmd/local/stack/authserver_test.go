@@ -649,3 +649,21 @@ func TestConnectedClientsREST(t *testing.T) {
 	}
 	w.challenged(t, access2, "/mcp/"+a.id)
 }
+
+// fosite requires a state of at least 8 characters: a request without one is refused
+// before anything is stored.
+func TestAuthServerStateRequired(t *testing.T) {
+	w := newASWorld(t, nil)
+	redirect := "http://127.0.0.1:9/callback"
+	client := w.register(t, redirect)
+	u, _ := w.authorizeURL(client, redirect, url.Values{"state": {""}})
+	resp, err := w.browser(t, "ada").Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if !isRedirect(resp.StatusCode) || loc.Query().Get("error") != "invalid_state" {
+		t.Fatalf("no state: %d %s, want a redirect with error=invalid_state", resp.StatusCode, loc)
+	}
+}

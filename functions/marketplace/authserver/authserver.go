@@ -164,9 +164,9 @@ func New(o Options) (*Server, error) {
 		// The resource was checked and normalised before fosite sees it (resource()).
 		AudienceMatchingStrategy: func([]string, []string) error { return nil },
 		JWTScopeClaimKey:         jwt.JWTScopeFieldString, // "scope", RFC 9068 §2.2.3
-		// state is optional with PKCE (OAuth 2.1 §4.1.1); fosite asks for 8 characters
-		// unless the bound is below zero.
-		MinParameterEntropy:        -1,
+		// state: fosite requires at least 8 characters (fosite.MinParameterEntropy; no
+		// setting lifts it). OAuth 2.1 makes state optional with PKCE; every MCP client
+		// tried sends one (docs/AUTH.md).
 		SendDebugMessagesToClients: false,
 	}
 	strategy := &compose.CommonStrategy{CoreStrategy: &oauth2.DefaultJWTStrategy{
