@@ -118,12 +118,6 @@ func ASTokenDeactivateRequest(ctx context.Context, q Querier, kind, requestID st
 	return Interpret(err)
 }
 
-// ASTokenSweep deletes tokens that expired before cutoff and returns how many.
-func ASTokenSweep(ctx context.Context, q Querier, cutoff time.Time) (int64, error) {
-	tag, err := q.Exec(ctx, `DELETE FROM as_tokens WHERE expires_at < $1`, cutoff)
-	return tag.RowsAffected(), Interpret(err)
-}
-
 // ASGrant is an authorization a person gave a client in a workspace: one refresh-token
 // family. RevokedAt non-nil means revoked.
 type ASGrant struct {

@@ -643,6 +643,9 @@ func TestConnectedClientsREST(t *testing.T) {
 	// An admin revokes a member's client.
 	_, access2, _ := w.signIn(t, "ada")
 	st, m = w.do(t, "GET", "/api/connected-clients?workspaceId="+a.id, a.admin, nil)
+	if items, _ := m["items"].([]any); st != 200 || len(items) != 1 {
+		t.Fatalf("admin lists after a new sign-in: %d %v", st, m)
+	}
 	id2 := m["items"].([]any)[0].(map[string]any)["id"].(string)
 	if st, _ := w.do(t, "DELETE", "/api/connected-clients/"+id2, a.admin, nil); st != http.StatusNoContent {
 		t.Fatalf("admin revokes: %d", st)
