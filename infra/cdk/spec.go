@@ -31,6 +31,10 @@ type FunctionSpec struct {
 	// UpstreamAuth: the function reads and refreshes upstream OAuth tokens, so it may use
 	// the UpstreamAuthKey (kms:GenerateDataKey, kms:Decrypt; docs/UPSTREAM-AUTH.md).
 	UpstreamAuth bool
+	// Identity: the function serves the sign-in and the browser session (docs/AUTH.md), so
+	// it gets the IDP_* and SESSION_KEY_SECRET_ARN settings and may read the session key
+	// secret and the identity provider's client secret.
+	Identity bool
 	// RegistrySync: the function also runs the optional scheduled registry sync
 	// (REGISTRY_SYNC_URL, the SyncRegistry rule; docs/REGISTRY.md).
 	RegistrySync bool
@@ -64,6 +68,7 @@ var Functions = []FunctionSpec{
 		MemoryMB:       512,
 		CatalogActions: []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
 		UpstreamAuth:   true,
+		Identity:       true,
 		Routes: []Route{
 			{"ANY", "/api/mcp-marketplace"},
 			{"ANY", "/api/mcp-marketplace/{proxy+}"},
@@ -76,6 +81,8 @@ var Functions = []FunctionSpec{
 			{"GET", "/api/oauth/{proxy+}"},
 			{"ANY", "/api/rate-limits"},
 			{"ANY", "/api/rate-limits/{proxy+}"},
+			{"ANY", "/api/workspaces/{proxy+}"},
+			{"ANY", "/auth/{proxy+}"},
 		},
 	},
 	{

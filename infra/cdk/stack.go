@@ -192,6 +192,30 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 	})
 	overrideID(authKey, "UpstreamAuthKey")
 
+	// ------------------------------------------------------------ browser sessions
+	// The key sealing the browser session cookie (docs/AUTH.md "The session"), generated
+	// by the stack as in template.yaml; only the functions with FunctionSpec.Identity read
+	// it, and the identity provider's client secret (IdpClientSecretArn) when one is given.
+	sessionKey := awssecretsmanager.NewSecret(stack, jsii.String("SessionKeySecret"), &awssecretsmanager.SecretProps{
+		Description: jsii.String("Agentpack browser session key (SESSION_KEY_SECRET_ARN)"),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+			PasswordLength: jsii.Number(64), ExcludePunctuation: jsii.Bool(true),
+		},
+	})
+	overrideID(sessionKey, "SessionKeySecret")
+	idpSecretCond := awscdk.NewCfnCondition(stack, jsii.String("HasIdpClientSecret"), &awscdk.CfnConditionProps{
+		Expression: awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(p.idpClientSecretARN.ValueAsString(), jsii.String(""))),
+	})
+	identityEnv := map[string]*string{
+		"IDP_ISSUER":             p.idpIssuer.ValueAsString(),
+		"IDP_CLIENT_ID":          p.idpClientID.ValueAsString(),
+		"IDP_CLIENT_SECRET_ARN":  p.idpClientSecretARN.ValueAsString(),
+		"IDP_SCOPES":             p.idpScopes.ValueAsString(),
+		"IDP_GROUPS_CLAIM":       p.idpGroupsClaim.ValueAsString(),
+		"IDP_TRUST_EMAIL":        p.idpTrustEmail.ValueAsString(),
+		"SESSION_KEY_SECRET_ARN": sessionKey.SecretArn(),
+	}
+
 	// ------------------------------------------------------------ functions
 	env := map[string]*string{
 		"APP_ENV":                 jsii.String("deployed"),
@@ -265,9 +289,14 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 			Tracing:      awslambda.Tracing_ACTIVE,
 			Environment:  &env,
 		}
-		if spec.RegistrySync {
+		if spec.RegistrySync || spec.Identity {
 			fnEnv := maps.Clone(env)
-			fnEnv["REGISTRY_SYNC_URL"] = p.registrySyncURL.ValueAsString()
+			if spec.RegistrySync {
+				fnEnv["REGISTRY_SYNC_URL"] = p.registrySyncURL.ValueAsString()
+			}
+			if spec.Identity {
+				maps.Copy(fnEnv, identityEnv)
+			}
 			fnProps.Environment = &fnEnv
 		}
 		if spec.InvokeSelf {
@@ -310,6 +339,27 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 				Resources:  jsii.Strings(*authKey.KeyArn()),
 				Conditions: &map[string]any{"StringEquals": map[string]any{"kms:EncryptionContext:purpose": "agentpack-upstream-auth"}},
 			}))
+		}
+		if spec.Identity {
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       jsii.String("SessionKeyRead"),
+				Actions:   jsii.Strings("secretsmanager:GetSecretValue"),
+				Resources: jsii.Strings(*sessionKey.SecretArn()),
+			}))
+			// Only when a client secret ARN is given (an empty Resource is no policy), as
+			// template.yaml's !If HasIdpClientSecret.
+			pol := awsiam.NewCfnPolicy(stack, jsii.String(spec.LogicalID+"IdpClientSecretRead"), &awsiam.CfnPolicyProps{
+				PolicyName: jsii.String("IdpClientSecretRead"),
+				Roles:      jsii.Strings(*fn.Role().RoleName()),
+				PolicyDocument: map[string]any{
+					"Version": "2012-10-17",
+					"Statement": []any{map[string]any{
+						"Sid": "IdpClientSecretRead", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue",
+						"Resource": p.idpClientSecretARN.ValueAsString(),
+					}},
+				},
+			})
+			pol.CfnOptions().SetCondition(idpSecretCond)
 		}
 		if spec.InvokeSelf {
 			// As in template.yaml: the function's generated name (a reference to its own ARN
@@ -391,6 +441,7 @@ type params struct {
 	newToolsNeedApproval                                                                 awscdk.CfnParameter
 	consoleClientID, consoleAuthorizeURL, consoleTokenURL, consoleScope, consoleAudience awscdk.CfnParameter
 	registrySyncURL, registrySyncRate                                                    awscdk.CfnParameter
+	idpIssuer, idpClientID, idpClientSecretARN, idpScopes, idpGroupsClaim, idpTrustEmail awscdk.CfnParameter
 }
 
 func newParams(stack awscdk.Stack) params {
@@ -427,6 +478,15 @@ func newParams(stack awscdk.Stack) params {
 		consoleAudience:     str("ConsoleOAuthAudience", "", "Optional audience parameter (CONSOLE_OAUTH_AUDIENCE).", false),
 		registrySyncURL: str("RegistrySyncUrl", "",
 			"Base URL of an MCP registry (v0.1 API) to import on a schedule (REGISTRY_SYNC_URL); empty: no schedule (docs/REGISTRY.md).", false),
+		idpIssuer: str("IdpIssuer", "",
+			"Issuer URL of the organisation's OpenID Connect identity provider, https (IDP_ISSUER; docs/AUTH.md); empty: no sign-in through one.", false),
+		idpClientID: str("IdpClientId", "", "The gateway's confidential client id at the identity provider (IDP_CLIENT_ID).", false),
+		idpClientSecretARN: str("IdpClientSecretArn", "",
+			"ARN of the Secrets Manager secret holding that client's secret (IDP_CLIENT_SECRET_ARN); required with IdpIssuer.", false),
+		idpScopes:      str("IdpScopes", "openid email profile", "Scopes asked of the identity provider (IDP_SCOPES).", false),
+		idpGroupsClaim: str("IdpGroupsClaim", "", "ID token claim listing the person's groups (IDP_GROUPS_CLAIM); empty reads none.", false),
+		idpTrustEmail: str("IdpTrustEmail", "false",
+			"IDP_TRUST_EMAIL; \"true\" counts an email as verified when the provider sends no email_verified claim.", false, "true", "false"),
 		registrySyncRate: str("RegistrySyncRate", "rate(1 day)",
 			"EventBridge schedule expression of the registry sync; used only when RegistrySyncUrl is set.", false),
 	}

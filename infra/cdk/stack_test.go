@@ -116,9 +116,10 @@ func TestRoutes(t *testing.T) {
 	}
 	// 14 of the first release, plus /api/chats, /api/events, /admin and /admin/{proxy+}
 	// (issue 13), plus GET /api/oauth/{proxy+} (upstream OAuth callback, issue 12), plus
-	// /api/rate-limits and /api/rate-limits/{proxy+} (issue 24).
-	if want != 21 {
-		t.Errorf("function table has %d routes, want 21", want)
+	// /api/rate-limits and /api/rate-limits/{proxy+} (issue 24), plus /api/workspaces/{proxy+}
+	// and /auth/{proxy+} (members and the sign-in, docs/AUTH.md).
+	if want != 23 {
+		t.Errorf("function table has %d routes, want 23", want)
 	}
 	tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(want)))
 	for _, key := range []string{"ANY /mcp", "ANY /mcp/{workspaceId}", "ANY /mcp/{workspaceId}/servers/{connection}"} {
@@ -169,7 +170,8 @@ func TestDatabase(t *testing.T) {
 		"EngineFamily": "POSTGRESQL",
 		"RequireTLS":   true,
 	})
-	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(1))
+	// The database's secret and the browser session key (docs/AUTH.md).
+	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(2))
 	tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(1))
 	tpl.HasResourceProperties(jsii.String("AWS::EC2::Route"), map[string]any{
 		"DestinationCidrBlock": "0.0.0.0/0",
@@ -204,9 +206,11 @@ func TestLeastPrivilege(t *testing.T) {
 // TestExternalDatabase: with a database URL (LocalStack) there is no VPC and no RDS.
 func TestExternalDatabase(t *testing.T) {
 	tpl := synth(t, "postgres://u@db:5432/agentpack")
-	for _, typ := range []string{"AWS::EC2::VPC", "AWS::RDS::DBInstance", "AWS::RDS::DBProxy", "AWS::SecretsManager::Secret", "AWS::EC2::NatGateway"} {
+	for _, typ := range []string{"AWS::EC2::VPC", "AWS::RDS::DBInstance", "AWS::RDS::DBProxy", "AWS::EC2::NatGateway"} {
 		tpl.ResourceCountIs(jsii.String(typ), jsii.Number(0))
 	}
+	// Only the browser session key's secret (docs/AUTH.md), no database secret.
+	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(1))
 	tpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"VpcConfig": assertions.Match_Absent(),
 		"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{

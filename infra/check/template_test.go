@@ -32,6 +32,7 @@ var wantRoutes = map[string][]string{
 		"GET /api/events", "GET /admin", "GET /admin/{proxy+}",
 		"GET /api/oauth/{proxy+}",                               // upstream OAuth callback and client metadata document (issue 12)
 		"ANY /api/rate-limits", "ANY /api/rate-limits/{proxy+}", // rate limits (issue 24)
+		"ANY /api/workspaces/{proxy+}", "ANY /auth/{proxy+}", // members and the sign-in (docs/AUTH.md)
 	},
 	"PinsFunction": {
 		"ANY /api/chats", "ANY /api/chats/{chatId}/pins", "ANY /api/chats/{chatId}/pins/{pinId}", "GET /api/chats/{chatId}/tools",

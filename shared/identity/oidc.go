@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
+	"html"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -395,15 +395,18 @@ func exchangeError(err error) string {
 	return "token exchange failed"
 }
 
-var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
+// pageHead and the page's parts are written with html.EscapeString, not html/template:
+// executing a template keeps every exported method of every type in the binary (the
+// linker cannot prune methods a template might call by name), which made the marketplace
+// function 8.7 MB larger (GOOS=linux GOARCH=arm64 go build -trimpath -ldflags="-s -w": 30.1 MB
+// with html/template, 21.9 MB without; 21.4 MB before the sign-in).
+const pageHead = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.Title}} · Agentpack</title>
+<title>%s · Agentpack</title>
 <style>body{font:16px system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1f2328}
 h1{font-size:1.4rem}a,button{font:inherit}</style></head>
-<body><h1>{{.Title}}</h1><p id="message">{{.Message}}</p>
-{{if .Who}}<p>Signed in as <strong id="who">{{.Who}}</strong>.</p>{{end}}
-<p>{{if .SignOut}}<form method="post" action="{{.SignOut}}"><button type="submit">Sign out</button></form>{{else}}<a href="{{.SignIn}}">Sign in again</a>{{end}}</p>
-</body></html>`))
+<body><h1>%s</h1><p id="message">%s</p>
+`
 
 // page writes a small HTML page with status, title and message (escaped).
 func page(w http.ResponseWriter, status int, title, message string) {
@@ -413,7 +416,17 @@ func page(w http.ResponseWriter, status int, title, message string) {
 func writePage(w http.ResponseWriter, status int, data map[string]string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_ = pageTmpl.Execute(w, data)
+	e := html.EscapeString
+	fmt.Fprintf(w, pageHead, e(data["Title"]), e(data["Title"]), e(data["Message"]))
+	if data["Who"] != "" {
+		fmt.Fprintf(w, "<p>Signed in as <strong id=\"who\">%s</strong>.</p>\n", e(data["Who"]))
+	}
+	if data["SignOut"] != "" {
+		fmt.Fprintf(w, "<form method=\"post\" action=\"%s\"><button type=\"submit\">Sign out</button></form>\n", e(data["SignOut"]))
+	} else {
+		fmt.Fprintf(w, "<p><a href=\"%s\">Sign in again</a></p>\n", e(data["SignIn"]))
+	}
+	fmt.Fprint(w, "</body></html>\n")
 }
 
 // NoMembershipHandler serves NoMembershipPath: for a signed-in person, a 403 page that says

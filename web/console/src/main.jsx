@@ -16,6 +16,7 @@ import { Playground } from './pages/playground.jsx';
 import { Setup } from './pages/setup.jsx';
 import { Authorizations } from './pages/authorizations.jsx';
 import { Limits } from './pages/limits.jsx';
+import { Members } from './pages/members.jsx';
 
 const WS_KEY = 'agentpack.console.workspace';
 // RESUME_KEY keeps a consent link (#/consent/…) across the sign-in, which lands on
@@ -28,6 +29,7 @@ const PAGES = [
   ['marketplace', 'Marketplace', 'member'],
   ['connections', 'Connections', 'admin'],
   ['limits', 'Rate limits', 'admin'],
+  ['members', 'Members', 'admin'],
   ['chats', 'Chats and pins', 'member'],
   ['playground', 'Playground', 'member'],
   ['setup', 'Client setup', 'member'],
@@ -142,6 +144,9 @@ function App({ config, bootError }) {
       break;
     case 'limits':
       page = <Limits ctx={ctx} key={ws} />;
+      break;
+    case 'members':
+      page = <Members ctx={ctx} key={ws} />;
       break;
     case 'activity':
       page = <Activity ctx={ctx} key={ws} />;

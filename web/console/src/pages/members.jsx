@@ -1,0 +1,205 @@
+// Members: the workspace's members and invitations; add (an email that has signed in
+// becomes a member at once, any other is invited until its first sign-in), change role,
+// remove, withdraw an invitation (admin; docs/AUTH.md). REST:
+// GET/POST /api/workspaces/{ws}/members, PUT/DELETE /api/workspaces/{ws}/members/{personId},
+// DELETE /api/workspaces/{ws}/invitations/{email}.
+
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { ErrorBox, Field, Notice, describedBy, markReady, useLoad, when } from '../ui.jsx';
+
+const ROLES = [
+  ['member', 'Member'],
+  ['admin', 'Admin'],
+];
+
+export function Members({ ctx }) {
+  const base = `/api/workspaces/${encodeURIComponent(ctx.ws)}`;
+  const [list, reload] = useLoad(() => api('GET', base + '/members'), [ctx.ws]);
+  const [message, setMessage] = useState(null);
+  const [actionError, setActionError] = useState(null);
+  useEffect(() => {
+    if (!list.loading) markReady('members');
+  }, [list]);
+
+  if (list.error && list.error.status === 403) {
+    return (
+      <section aria-labelledby="page-title">
+        <h1 id="page-title">Members</h1>
+        <ErrorBox error={list.error} />
+        <Notice kind="warn">The member list is visible to workspace admins only.</Notice>
+      </section>
+    );
+  }
+  const members = list.data ? list.data.members : [];
+  const act = async (fn, text) => {
+    setActionError(null);
+    setMessage(null);
+    try {
+      await fn();
+      setMessage({ text, kind: 'ok' });
+      reload();
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+  const who = (m) => m.name || m.email;
+  return (
+    <section aria-labelledby="page-title">
+      <h1 id="page-title">Members</h1>
+      <p>
+        Who may use this workspace, with which role. People sign in with your organisation's account; removing a member
+        takes effect at their next token refresh at the latest.
+      </p>
+      {message ? <Notice kind={message.kind}>{message.text}</Notice> : null}
+      <ErrorBox error={list.error || actionError} />
+      <p class="count" aria-live="polite">
+        {list.loading ? 'Loading…' : `${members.length} ${members.length === 1 ? 'entry' : 'entries'}`}
+      </p>
+      {members.length ? (
+        <table class="members stack">
+          <caption class="sr-only">Members and invitations of this workspace</caption>
+          <thead>
+            <tr>
+              <th scope="col">Person</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+              <th scope="col">
+                <span class="sr-only">Action</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {members.map((m) => (
+              <tr key={m.personId || 'invite:' + m.email} data-member={m.email} data-status={m.status}>
+                <td data-label="Person">
+                  {who(m)}
+                  {m.name ? <span class="muted small"> · {m.email}</span> : null}
+                </td>
+                <td data-label="Role">
+                  {m.source === 'direct' ? (
+                    <select
+                      aria-label={'Role of ' + who(m)}
+                      value={m.role}
+                      onChange={(e) =>
+                        act(
+                          () => api('PUT', `${base}/members/${m.personId}`, { role: e.currentTarget.value }),
+                          `${who(m)} is now ${e.currentTarget.value}.`
+                        )
+                      }
+                    >
+                      {ROLES.map(([v, l]) => (
+                        <option key={v} value={v}>
+                          {l}
+                        </option>
+                      ))}
+                    </select>
+                  ) : (
+                    m.role
+                  )}
+                </td>
+                <td data-label="Status">
+                  {m.status === 'invited'
+                    ? 'Invited, not signed in yet'
+                    : m.source === 'group'
+                      ? 'Member by group ' + (m.groups || []).join(', ')
+                      : m.lastSignInAt
+                        ? 'Last sign-in ' + when(m.lastSignInAt)
+                        : 'Active'}
+                </td>
+                <td class="actions">
+                  {m.source === 'direct' ? (
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() => act(() => api('DELETE', `${base}/members/${m.personId}`), `${who(m)} was removed.`)}
+                    >
+                      Remove<span class="sr-only"> {who(m)}</span>
+                    </button>
+                  ) : m.status === 'invited' ? (
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() =>
+                        act(
+                          () => api('DELETE', `${base}/invitations/${encodeURIComponent(m.email)}`),
+                          `The invitation of ${m.email} was withdrawn.`
+                        )
+                      }
+                    >
+                      Withdraw<span class="sr-only"> the invitation of {m.email}</span>
+                    </button>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {list.data ? (
+        <AddMember
+          base={base}
+          onDone={(m) => {
+            setMessage({
+              text: m.status === 'invited' ? `${m.email} was invited.` : `${m.email} is now a member.`,
+              kind: 'ok',
+            });
+            reload();
+          }}
+        />
+      ) : null}
+    </section>
+  );
+}
+
+function AddMember({ base, onDone }) {
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState('member');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    setError(null);
+    if (!/^[^\s@]+@[^\s@]+$/.test(email.trim())) {
+      setError('Enter one email address, such as ada@example.com.');
+      return;
+    }
+    setBusy(true);
+    try {
+      const m = await api('POST', base + '/members', { email: email.trim(), role });
+      setEmail('');
+      onDone(m);
+    } catch (err) {
+      setError((err.code ? err.code + ': ' : '') + err.message + (err.hint ? ' — ' + err.hint : ''));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form id="member-add" onSubmit={submit} noValidate>
+      <h2>Add or invite</h2>
+      <Field id="member-email" label="Email" error={error}>
+        <input
+          id="member-email"
+          type="email"
+          value={email}
+          onInput={(e) => setEmail(e.currentTarget.value)}
+          aria-describedby={describedBy('member-email', error)}
+          aria-invalid={error ? 'true' : undefined}
+        />
+      </Field>
+      <Field id="member-role" label="Role">
+        <select id="member-role" value={role} onChange={(e) => setRole(e.currentTarget.value)}>
+          {ROLES.map(([v, l]) => (
+            <option key={v} value={v}>
+              {l}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <button type="submit" disabled={busy}>
+        Add
+      </button>
+    </form>
+  );
+}
