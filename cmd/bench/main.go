@@ -661,9 +661,15 @@ func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool, 
 		return err
 	}
 	token, _ := auth.Mint(secret, auth.Principal{Subject: "bench", Role: auth.RoleAdmin, Workspaces: []string{ws}}, time.Hour)
+	keyFile := filepath.Join(dir, "auth-signing.key")
 	gwEnv := []string{"DATABASE_URL=" + dbURL, "JWT_SECRET=" + secret, "CATALOG_DIR=" + catDir,
-		"PORT=" + gwPort, "LOG_LEVEL=warn", "APP_ENV=local", "ALLOW_PRIVATE_UPSTREAMS=true"}
+		"PORT=" + gwPort, "LOG_LEVEL=warn", "APP_ENV=local", "ALLOW_PRIVATE_UPSTREAMS=true",
+		"AUTH_SIGNING_KEY_FILE=" + keyFile}
 	gwURL := "http://127.0.0.1:" + gwPort + "/mcp/" + ws
+	issued, err := issuedToken(ctx, dbURL, keyFile, "http://127.0.0.1:"+gwPort, ws)
+	if err != nil {
+		return err
+	}
 	list := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	echo := func(name string) []byte {
 		return []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + name + `","arguments":{"message":"hello"}}}`)
@@ -754,6 +760,11 @@ func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool, 
 			{name: "gateway", url: gwURL, token: token, body: echo("mcp_" + handle + "_echo")}}},
 		{"proxied echo tools/call (server-everything)", []*leg{ev0325, ev1125,
 			{name: "gateway", url: gwURL, token: token, body: echo("mcp_" + evHandle + "_echo")}}},
+		// The same proxied call with today's JWT (HS256 here) and with an access token of the
+		// gateway's own authorization server (RS256 + audience + the grant's revocation read).
+		{"proxied echo tools/call (demo upstream), JWT vs issued token", []*leg{
+			{name: "gateway, HS256 JWT", url: gwURL, token: token, body: echo("mcp_" + handle + "_echo")},
+			{name: "gateway, issued token", url: gwURL, token: issued, body: echo("mcp_" + handle + "_echo")}}},
 		{"tools/list", []*leg{{name: "direct", url: upURL, body: list},
 			{name: "gateway", url: gwURL, token: token, body: list}}},
 	}
@@ -768,7 +779,7 @@ func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool, 
 			for i, r := range rs {
 				note := fmt.Sprintf("%d requests over loopback HTTP, protocol %s", n, cmpOr(pair.legs[i].version, protocolVersion))
 				if pair.legs[i].token != "" {
-					note = fmt.Sprintf("p50 %+.3f ms over the first direct leg, %.2f× its req/s", float64((r.p50-rs[0].p50).Microseconds())/1000, r.rps/rs[0].rps)
+					note = fmt.Sprintf("p50 %+.3f ms over the first leg (%s), %.2f× its req/s", float64((r.p50-rs[0].p50).Microseconds())/1000, rs[0].name, r.rps/rs[0].rps)
 				}
 				if r.errors > 0 {
 					note += fmt.Sprintf("; first error: %.120s", r.firstErr)

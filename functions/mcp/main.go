@@ -11,6 +11,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 )
 
@@ -69,6 +70,11 @@ func gatewayOptions(d *deps.Deps) gateway.Options {
 		Connections: d.Connections, Logger: d.Logger, Metrics: os.Stdout,
 		PublicBaseURL: d.Config.PublicBaseURL, AuthServerURL: d.Config.AuthServerURL,
 		AllowedOrigins: d.Config.AllowedOrigins,
+	}
+	if d.SigningKey != nil {
+		// The marketplace function runs the authorization server on this origin
+		// (docs/AUTH.md); its tokens are accepted while their grant stands.
+		o.OwnAuthServer, o.Grants = true, &grants.Service{Pool: d.Pool}
 	}
 	if d.Config.UnauthenticatedLocal && !d.Config.Deployed() {
 		o.UnauthenticatedPrincipal = &auth.Principal{Subject: "local-unauthenticated", Role: auth.RoleAdmin}

@@ -9,9 +9,13 @@ package auth
 
 import (
 	"context"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
@@ -34,6 +38,10 @@ type Principal struct {
 	// Groups are the caller's identity-provider groups (nil when the sign-in carries none);
 	// access policies see them as the principal's Group parents (docs/POLICIES.md).
 	Groups []string
+	// Grant is the authorization (refresh-token family) an access token issued by the
+	// gateway's own authorization server belongs to (its "sid" claim); "" for every other
+	// token. The gateway refuses the token once the grant is revoked (docs/AUTH.md).
+	Grant string
 }
 
 // IsAdmin reports whether p may write (admin or superuser).
@@ -62,7 +70,18 @@ func (p *Principal) InWorkspace(ws string) bool {
 type Claims struct {
 	Role       string   `json:"role"`
 	Workspaces []string `json:"workspaces"`
+	// Grant ("sid") names the grant of a token the gateway's authorization server issued.
+	Grant string `json:"sid,omitempty"`
 	jwt.RegisteredClaims
+}
+
+// IssuedKey is the public key of the gateway's own authorization server (docs/AUTH.md):
+// tokens whose header kid is KeyID are verified with Key (RS256) and must name their
+// resource in aud (VerifyResource).
+type IssuedKey struct {
+	KeyID  string
+	Key    *rsa.PublicKey
+	Issuer string // checked when non-empty
 }
 
 // Options configure a Verifier. Secret enables HS256; JWKSURL enables RS256/ES256 (keys
@@ -73,6 +92,9 @@ type Options struct {
 	Issuer   string
 	Audience string
 	Leeway   time.Duration
+	// Issued, when set, also accepts the access tokens of the gateway's own authorization
+	// server, through VerifyResource only.
+	Issued *IssuedKey
 }
 
 // Verifier checks tokens.
@@ -80,6 +102,10 @@ type Verifier struct {
 	parser *jwt.Parser
 	keys   jwt.Keyfunc
 	cache  *TokenCache // verified tokens by hash, until expiry (tokencache.go)
+	issued *IssuedKey
+	plain  bool // HS256 or a JWKS is configured
+	// issuedParser checks the authorization server's tokens: RS256, exp required.
+	issuedParser *jwt.Parser
 }
 
 // ErrInvalidToken is wrapped by every verification failure.
@@ -103,7 +129,7 @@ func NewVerifier(ctx context.Context, o Options) (*Verifier, error) {
 		}
 		jwksKey = kf.Keyfunc
 	}
-	if len(methods) == 0 {
+	if len(methods) == 0 && o.Issued == nil {
 		return nil, errors.New("auth: no JWT secret or JWKS URL configured")
 	}
 	popts := []jwt.ParserOption{jwt.WithValidMethods(methods), jwt.WithExpirationRequired(),
@@ -114,8 +140,18 @@ func NewVerifier(ctx context.Context, o Options) (*Verifier, error) {
 	if o.Audience != "" {
 		popts = append(popts, jwt.WithAudience(o.Audience))
 	}
+	var issuedParser *jwt.Parser
+	if o.Issued != nil {
+		iopts := []jwt.ParserOption{jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(),
+			jwt.WithLeeway(o.Leeway)}
+		if o.Issued.Issuer != "" {
+			iopts = append(iopts, jwt.WithIssuer(o.Issued.Issuer))
+		}
+		issuedParser = jwt.NewParser(iopts...)
+	}
 	return &Verifier{
 		cache:  NewTokenCache(DefaultTokenCacheSize),
+		issued: o.Issued, issuedParser: issuedParser, plain: len(methods) > 0,
 		parser: jwt.NewParser(popts...),
 		keys: func(t *jwt.Token) (any, error) {
 			if t.Method.Alg() == "HS256" {
@@ -140,42 +176,64 @@ func NewVerifier(ctx context.Context, o Options) (*Verifier, error) {
 // gateway does not accept, not valid yet, wrong issuer or audience, no exp — each with a
 // hint saying what to do. The message carries no part of the token; it is what an edge
 // puts in WWW-Authenticate's error_description (RFC 6750 §3).
+//
+// A token of the gateway's own authorization server is refused here: it is bound to one
+// resource (RFC 8707) and only VerifyResource accepts it.
 func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error) {
-	if v.cache == nil {
-		p, _, err := v.verify(ctx, token)
-		return p, err
-	}
-	return v.cache.Verify(ctx, token, v.verify)
+	return v.VerifyResource(ctx, token, "")
 }
 
-// verify is Verify without the cache; it also returns the token's expiry.
-func (v *Verifier) verify(_ context.Context, token string) (*Principal, time.Time, error) {
-	p, c, err := v.parseClaims(token)
-	if err != nil {
-		return nil, time.Time{}, err
+// VerifyResource is Verify for a request to resource (an absolute URL such as
+// https://gw.example/mcp): it also accepts an access token of the gateway's own
+// authorization server (Options.Issued) whose aud names resource, and returns it with
+// Principal.Grant set. The caller must still check that grant is not revoked. Such a token
+// for another resource, or with resource "", is refused (UNAUTHENTICATED, "token is for
+// another resource"). The cache is keyed by the token and the resource together, so a
+// token accepted for one resource is never answered from the cache for another.
+func (v *Verifier) VerifyResource(ctx context.Context, token, resource string) (*Principal, error) {
+	verify := func(context.Context, string) (*Principal, time.Time, error) { return v.verify(token, resource) }
+	if v.cache == nil {
+		p, _, err := verify(ctx, token)
+		return p, err
+	}
+	return v.cache.Verify(ctx, resource+"\x00"+token, verify)
+}
+
+// verify is VerifyResource without the cache; it also returns the token's expiry.
+func (v *Verifier) verify(token, resource string) (*Principal, time.Time, error) {
+	var c Claims
+	if v.issued != nil && v.isIssued(token) {
+		if _, err := v.issuedParser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return v.issued.Key, nil }); err != nil {
+			return nil, time.Time{}, tokenError(err, &c)
+		}
+		if resource == "" || !slices.Contains(c.Audience, resource) {
+			return nil, time.Time{}, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token is for another resource").
+				WithHint("this token was issued for another resource; sign in again for " + resource)
+		}
+		if c.Grant == "" {
+			return nil, time.Time{}, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no grant")
+		}
+	} else if !v.plain {
+		return nil, time.Time{}, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "invalid token: no key of this gateway signed it").
+			WithHint("sign in through the gateway's authorization server (its metadata is at /.well-known/oauth-authorization-server)")
+	} else if _, err := v.parser.ParseWithClaims(token, &c, v.keys); err != nil {
+		return nil, time.Time{}, tokenError(err, &c)
+	} else {
+		c.Grant = "" // only the gateway's own tokens name a grant
+	}
+	if c.Subject == "" {
+		return nil, time.Time{}, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no subject")
+	}
+	switch c.Role {
+	case RoleMember, RoleAdmin, RoleSuperuser:
+	default:
+		return nil, time.Time{}, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no valid role")
 	}
 	var exp time.Time
 	if c.ExpiresAt != nil {
 		exp = c.ExpiresAt.Time
 	}
-	return p, exp, nil
-}
-
-// parseClaims checks token and returns its principal and claims (errors: see Verify).
-func (v *Verifier) parseClaims(token string) (*Principal, *Claims, error) {
-	var c Claims
-	if _, err := v.parser.ParseWithClaims(token, &c, v.keys); err != nil {
-		return nil, nil, tokenError(err, &c)
-	}
-	if c.Subject == "" {
-		return nil, nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no subject")
-	}
-	switch c.Role {
-	case RoleMember, RoleAdmin, RoleSuperuser:
-	default:
-		return nil, nil, apperr.Wrap(ErrInvalidToken, apperr.Unauthenticated, "token has no valid role")
-	}
-	return &Principal{Subject: c.Subject, Role: c.Role, Workspaces: c.Workspaces}, &c, nil
+	return &Principal{Subject: c.Subject, Role: c.Role, Workspaces: c.Workspaces, Grant: c.Grant}, exp, nil
 }
 
 // tokenError is Verify's error for a token the parser refused with err (c: the claims as
@@ -203,6 +261,23 @@ func tokenError(err error, c *Claims) *apperr.Error {
 	}
 	return apperr.Wrap(cause, apperr.Unauthenticated, "invalid token: %s", what).
 		WithHint("send a token this gateway issued (locally: make token) as Authorization: Bearer <token>")
+}
+
+// isIssued reports whether token's header names the authorization server's key id (the
+// header is read without trusting it: the signature check that follows decides).
+func (v *Verifier) isIssued(token string) bool {
+	h, _, ok := strings.Cut(token, ".")
+	if !ok {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(h)
+	if err != nil {
+		return false
+	}
+	var hdr struct {
+		Kid string `json:"kid"`
+	}
+	return json.Unmarshal(b, &hdr) == nil && hdr.Kid == v.issued.KeyID
 }
 
 // Mint signs an HS256 token for p valid for ttl (the dev `make token` command and tests).

@@ -12,6 +12,9 @@
 // CONSOLE_OAUTH_TOKEN_URL (https when deployed), CONSOLE_OAUTH_SCOPE, CONSOLE_OAUTH_AUDIENCE.
 // UPSTREAM_AUTH_KMS_KEY_ID (the KMS key sealing upstream OAuth tokens; deployed) and
 // UPSTREAM_AUTH_KEY_FILE (the local key file instead, default .state/upstream-auth.key).
+// AUTH_SIGNING_KMS_KEY_ID (the KMS RSA key signing the access tokens of the gateway's own
+// authorization server; deployed) and AUTH_SIGNING_KEY_FILE (the local PEM key instead,
+// default .state/auth-signing.key); docs/AUTH.md.
 // The identity provider and the session key: IDP_* and SESSION_KEY* (Identity).
 package config
 
@@ -56,6 +59,11 @@ type Config struct {
 	// tokens (docs/UPSTREAM-AUTH.md); "" uses UpstreamAuthKeyFile instead (local only).
 	UpstreamAuthKMSKeyID string
 	UpstreamAuthKeyFile  string
+	// AuthSigningKMSKeyID is the KMS key (RSA, SIGN_VERIFY) that signs the access tokens
+	// of the gateway's own authorization server (docs/AUTH.md); "" uses AuthSigningKeyFile
+	// instead (local only). Deployed without it, the authorization server is off.
+	AuthSigningKMSKeyID string
+	AuthSigningKeyFile  string
 	// UnauthenticatedLocal serves the gateway without a token as a fixed local admin; only
 	// honoured when Env is "local" (conformance runner, which cannot send headers).
 	UnauthenticatedLocal bool
@@ -100,6 +108,8 @@ func Load() (*Config, error) {
 		ConsoleAudience:      os.Getenv("CONSOLE_OAUTH_AUDIENCE"),
 		UpstreamAuthKMSKeyID: os.Getenv("UPSTREAM_AUTH_KMS_KEY_ID"),
 		UpstreamAuthKeyFile:  env("UPSTREAM_AUTH_KEY_FILE", ".state/upstream-auth.key"),
+		AuthSigningKMSKeyID:  os.Getenv("AUTH_SIGNING_KMS_KEY_ID"),
+		AuthSigningKeyFile:   env("AUTH_SIGNING_KEY_FILE", ".state/auth-signing.key"),
 	}
 	if c.Env != "local" && c.Env != "deployed" {
 		return nil, fmt.Errorf("config: APP_ENV must be local or deployed, got %q", c.Env)

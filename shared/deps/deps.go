@@ -20,9 +20,12 @@ import (
 	"github.com/agentpack/gateway/shared/identity"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/signing"
 	"github.com/agentpack/gateway/shared/telemetry"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 )
 
 // Deps are the shared dependencies of a process. Close releases them.
@@ -42,6 +45,10 @@ type Deps struct {
 	telemetryShutdown func(context.Context) error
 	// Auth is upstream authorization (nil when deployed without UPSTREAM_AUTH_KMS_KEY_ID).
 	Auth *upstreamauth.Service
+	// SigningKey signs (marketplace) and verifies (gateway) the access tokens of the
+	// gateway's own authorization server; nil when deployed without
+	// AUTH_SIGNING_KMS_KEY_ID (the server is then off).
+	SigningKey *signing.Key
 	// People are people and memberships (shared/identity); Sessions the browser session
 	// rule (nil deployed without a session key); SignIn the sign-in through the
 	// organisation's identity provider (nil without IDP_ISSUER). buildIdentity.
@@ -81,8 +88,15 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 	d.Guard = urlguard.New(&urlguard.Options{AllowPrivate: cfg.AllowPrivateUpstreams, RequireHTTPS: cfg.Deployed()})
 	d.Upstreams = mcpclient.New(&mcpclient.Options{Logger: d.Logger, Guard: d.Guard,
 		MaxSessionBytes: budget.FromEnv().Sessions})
-	if d.Verifier, err = auth.NewVerifier(ctx, auth.Options{Secret: cfg.JWTSecret, JWKSURL: cfg.JWKSURL,
-		Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience}); err != nil {
+	if d.SigningKey, err = signingKey(ctx, cfg); err != nil {
+		d.Close()
+		return nil, err
+	}
+	vo := auth.Options{Secret: cfg.JWTSecret, JWKSURL: cfg.JWKSURL, Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience}
+	if d.SigningKey != nil {
+		vo.Issued = &auth.IssuedKey{KeyID: d.SigningKey.ID(), Key: d.SigningKey.Public(), Issuer: cfg.PublicBaseURL}
+	}
+	if d.Verifier, err = auth.NewVerifier(ctx, vo); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -97,6 +111,23 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 		return nil, err
 	}
 	return d, nil
+}
+
+// signingKey is the authorization server's key: KMS when AUTH_SIGNING_KMS_KEY_ID is set
+// (kms:GetPublicKey here, kms:Sign per token), else locally the key file (created on first
+// use); deployed without a KMS key, nil.
+func signingKey(ctx context.Context, cfg *config.Config) (*signing.Key, error) {
+	switch {
+	case cfg.AuthSigningKMSKeyID != "":
+		ac, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("deps: aws config: %w", err)
+		}
+		return signing.NewKMS(ctx, kms.NewFromConfig(ac), cfg.AuthSigningKMSKeyID)
+	case cfg.Deployed():
+		return nil, nil
+	}
+	return signing.LoadFile(cfg.AuthSigningKeyFile)
 }
 
 // NewStore returns the catalog store cfg selects: S3 when CATALOG_BUCKET is set, else a

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/agentpack/gateway/functions/marketplace/api"
+	"github.com/agentpack/gateway/functions/marketplace/authserver"
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/functions/mcp/gateway"
 	pinsapi "github.com/agentpack/gateway/functions/pins/api"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/pins"
 )
@@ -36,6 +38,19 @@ type Options struct {
 	// DevSignIn, when set, is mounted at console.DevSignInPath (cmd/local's development
 	// sign-in link; console.DevSignIn refuses to build one when APP_ENV=deployed).
 	DevSignIn http.Handler
+	// Identity, when set (and the deps hold a signing key), turns on the gateway's own
+	// authorization server (functions/marketplace/authserver, docs/AUTH.md): the browser
+	// session and the memberships it relies on. Nil uses the deps' (d.Sessions, d.People)
+	// when they are built.
+	Identity *Identity
+	// AuthServer, when set, edits the authorization server's options before it is built.
+	AuthServer func(*authserver.Options)
+}
+
+// Identity is what the authorization server needs of the identity half.
+type Identity struct {
+	Sessions authserver.Sessions
+	Members  authserver.Members
 }
 
 // New builds the stack on d. Catalog changes made through d.Connections are visible to
@@ -58,6 +73,25 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	if d.Config.UnauthenticatedLocal && !d.Config.Deployed() { // config refuses it deployed, too
 		gopts.UnauthenticatedPrincipal = &auth.Principal{Subject: "local-unauthenticated", Role: auth.RoleAdmin}
 	}
+	id := o.Identity
+	if id == nil && d.Sessions != nil && d.People != nil {
+		// make run: the identity half's session rule and memberships (shared/identity).
+		id = &Identity{Sessions: authserver.IdentitySessions{Sessions: d.Sessions}, Members: d.People}
+	}
+	var as *authserver.Server
+	if id != nil && d.SigningKey != nil {
+		ao := authserver.Options{Pool: d.Pool, Key: d.SigningKey, Sessions: id.Sessions,
+			Members: id.Members, Guard: d.Guard, PublicBaseURL: d.Config.PublicBaseURL, Logger: d.Logger}
+		if o.AuthServer != nil {
+			o.AuthServer(&ao)
+		}
+		var err error
+		if as, err = authserver.New(ao); err != nil {
+			return nil, err
+		}
+		gopts.OwnAuthServer = true
+		gopts.Grants = &grants.Service{Pool: d.Pool}
+	}
 	if o.Gateway != nil {
 		o.Gateway(&gopts)
 	}
@@ -70,12 +104,20 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	market := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger,
 		Console: &console.Config{OAuth: console.FromConfig(d.Config), DevSignIn: o.DevSignIn != nil},
 		SignIn:  d.IdentityRoutes()}
+	if as != nil {
+		market.AuthServer, market.Grants = as.Handler(), gopts.Grants
+	}
 	mux := http.NewServeMux()
 	gh, mh := g.Handler(), market.Handler()
+	if as != nil {
+		for _, p := range api.AuthServerPaths {
+			mux.Handle(p, mh)
+		}
+	}
 	for _, p := range []string{"/mcp", "/mcp/", "/.well-known/", "/health"} {
 		mux.Handle(p, gh)
 	}
-	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", "/api/policies", "/api/policies/", "/api/usage", "/api/workspaces/", "/auth/", console.Prefix, console.Prefix + "/"} {
+	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", "/api/policies", "/api/policies/", "/api/usage", "/api/workspaces/", "/auth/", "/api/connected-clients", "/api/connected-clients/", console.Prefix, console.Prefix + "/"} {
 		mux.Handle(p, mh)
 	}
 	pinsAPI := &pinsapi.API{Pins: &pins.Service{Pool: d.Pool, Logger: d.Logger}, Catalog: cache,

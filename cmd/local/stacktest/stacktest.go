@@ -28,6 +28,7 @@ import (
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/seed"
+	"github.com/agentpack/gateway/shared/signing"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/google/uuid"
@@ -110,16 +111,27 @@ func New(t testing.TB, o *Options) *Env {
 	logger := logx.New(e.Logs, "debug")
 	guard := urlguard.New(&urlguard.Options{AllowPrivate: true})
 	up := mcpclient.New(&mcpclient.Options{Logger: logger, Guard: guard})
-	v, err := auth.NewVerifier(ctx, auth.Options{Secret: Secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Deps = &deps.Deps{Config: cfg, Logger: logger, Pool: pool, Store: store, Guard: guard, Upstreams: up, Verifier: v,
-		Connections: &connections.Service{Pool: pool, Store: store, Upstreams: up, Guard: guard, Logger: logger}}
 	so := o.Stack
 	if so == nil {
 		so = &stack.Options{}
 	}
+	vo := auth.Options{Secret: Secret}
+	var key *signing.Key
+	if so.Identity != nil {
+		// The authorization server's key, as `make run` keeps it (a key file).
+		var err error
+		if key, err = signing.LoadFile(filepath.Join(t.TempDir(), "auth-signing.key")); err != nil {
+			t.Fatal(err)
+		}
+		vo.Issued = &auth.IssuedKey{KeyID: key.ID(), Key: key.Public()}
+	}
+	v, err := auth.NewVerifier(ctx, vo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Deps = &deps.Deps{Config: cfg, Logger: logger, Pool: pool, Store: store, Guard: guard, Upstreams: up, Verifier: v,
+		Connections: &connections.Service{Pool: pool, Store: store, Upstreams: up, Guard: guard, Logger: logger},
+		SigningKey:  key}
 	if so.Metrics == nil {
 		so.Metrics = e.Metrics
 	}

@@ -65,6 +65,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalogentries"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
 )
@@ -78,10 +79,20 @@ type API struct {
 	// Console, when set, serves the admin console under /admin (functions/marketplace/
 	// console) on the same origin as these routes.
 	Console *console.Config
+	// AuthServer, when set, is the gateway's own authorization server
+	// (functions/marketplace/authserver): served under /oauth/ and its RFC 8414 metadata.
+	AuthServer http.Handler
+	// Grants serves the connected clients of that server (/api/connected-clients); nil
+	// answers 404 there.
+	Grants *grants.Service
 	// SignIn, when set, serves the browser sign-in and session routes under /auth/
 	// (shared/identity: deps.Deps.IdentityRoutes).
 	SignIn http.Handler
 }
+
+// AuthServerPaths are the patterns Handler routes to API.AuthServer (template.yaml routes
+// the same paths to this function).
+var AuthServerPaths = []string{"/oauth/", "/.well-known/oauth-authorization-server", "/.well-known/oauth-authorization-server/"}
 
 // handlerFunc is a REST handler that returns its error for the edge to map.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, p *auth.Principal) error
@@ -95,6 +106,8 @@ type Route struct {
 // Routes are the authenticated routes of Handler, in registration order (the OpenAPI test
 // checks them against openapi.json).
 var Routes = []Route{
+	{"GET /api/connected-clients", func(a *API) handlerFunc { return a.connectedClientList }},
+	{"DELETE /api/connected-clients/{id}", func(a *API) handlerFunc { return a.connectedClientRevoke }},
 	{"GET /api/mcp-marketplace", func(a *API) handlerFunc { return a.catalogList }},
 	{"POST /api/mcp-marketplace", func(a *API) handlerFunc { return a.catalogCreate }},
 	{"GET /api/mcp-marketplace/categories", func(a *API) handlerFunc { return a.catalogCategories }},
@@ -184,6 +197,11 @@ func (a *API) Handler() http.Handler {
 			mux.Handle("GET "+ClientMetadataPath, a.Connections.Auth.ClientMetadataHandler())
 		}
 	}
+	if a.AuthServer != nil {
+		for _, p := range AuthServerPaths {
+			mux.Handle(p, a.AuthServer)
+		}
+	}
 	if a.SignIn != nil {
 		mux.Handle("/auth/", a.SignIn)
 	}
@@ -193,6 +211,37 @@ func (a *API) Handler() http.Handler {
 		mux.Handle(console.Prefix+"/", ch)
 	}
 	return httpapi.Recover(logger, httpapi.RequestID(httpapi.Routes(mux)))
+}
+
+// connectedClientList is GET /api/connected-clients[?workspaceId=…] (shared/grants).
+func (a *API) connectedClientList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if a.Grants == nil {
+		return apperr.New(apperr.NotFound, "this gateway's authorization server is not configured")
+	}
+	var items []grants.View
+	var err error
+	if ws := r.URL.Query().Get("workspaceId"); ws != "" {
+		items, err = a.Grants.InWorkspace(r.Context(), p, ws)
+	} else {
+		items, err = a.Grants.Mine(r.Context(), p)
+	}
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, map[string]any{"items": items})
+	return nil
+}
+
+// connectedClientRevoke is DELETE /api/connected-clients/{id} (shared/grants).
+func (a *API) connectedClientRevoke(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if a.Grants == nil {
+		return apperr.New(apperr.NotFound, "this gateway's authorization server is not configured")
+	}
+	if err := a.Grants.Revoke(r.Context(), p, r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // requireCatalogWriter allows catalog writes to superusers only

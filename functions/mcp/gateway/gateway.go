@@ -17,6 +17,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/ratelimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,8 +40,15 @@ type Options struct {
 	// empty it is derived from the request.
 	PublicBaseURL string
 	// AuthServerURL is the OAuth authorization server named in the protected resource
-	// metadata.
+	// metadata. When empty and OwnAuthServer is set, the metadata names the gateway's own
+	// authorization server (its base URL: functions/marketplace/authserver, docs/AUTH.md).
 	AuthServerURL string
+	// OwnAuthServer says the gateway's own authorization server runs on this origin and
+	// the Verifier accepts its tokens (auth.Options.Issued).
+	OwnAuthServer bool
+	// Grants answers whether the grant behind such a token still stands (shared/grants);
+	// nil refuses every token of the gateway's own authorization server.
+	Grants *grants.Service
 	// AllowedOrigins lists browser origins allowed to call /mcp; a request with any other
 	// Origin is refused with 403 (DNS-rebinding / CSRF protection).
 	AllowedOrigins []string

@@ -214,7 +214,23 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request) (*auth.Prin
 		}
 		return nil, apperr.New(apperr.Unauthenticated, "missing bearer token")
 	}
-	return g.o.Verifier.Verify(ctx, tok)
+	p, err := g.o.Verifier.VerifyResource(ctx, tok, g.baseURL(r)+"/mcp")
+	if err != nil || p.Grant == "" {
+		return p, err
+	}
+	// A token of the gateway's own authorization server: its grant must still stand, so
+	// that a revoked client's next call is challenged again (docs/AUTH.md "Revocation").
+	if g.o.Grants == nil {
+		return nil, apperr.New(apperr.Unauthenticated, "tokens of this gateway's authorization server are not accepted here")
+	}
+	ok, err := g.o.Grants.Active(ctx, p.Grant)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, apperr.New(apperr.Unauthenticated, "the authorization behind this token was revoked")
+	}
+	return p, nil
 }
 
 func (g *Gateway) writeResolveError(w http.ResponseWriter, r *http.Request, err error) {
@@ -361,6 +377,9 @@ func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) 
 	}
 	if g.o.AuthServerURL != "" {
 		md["authorization_servers"] = []string{g.o.AuthServerURL}
+	} else if g.o.OwnAuthServer {
+		md["authorization_servers"] = []string{base}
+		md["scopes_supported"] = []string{"mcp"}
 	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	httpapi.JSON(w, http.StatusOK, md)

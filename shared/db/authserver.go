@@ -1,0 +1,216 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The gateway's own authorization server (migrations/00027_authorization_server.sql,
+// docs/AUTH.md): registered clients, grants (refresh-token families), tokens by signature,
+// consents.
+
+// OpenTx is a transaction opened by Begin for a caller that must hand commit and rollback
+// to a library (fosite's storage.Transactional). Everything else uses InTx.
+type OpenTx interface {
+	Tx
+	Commit(ctx context.Context) error
+	Rollback(ctx context.Context) error
+}
+
+type openTx struct{ tx }
+
+func (t openTx) Commit(ctx context.Context) error   { return Interpret(t.Tx.Commit(ctx)) }
+func (t openTx) Rollback(ctx context.Context) error { return Interpret(t.Tx.Rollback(ctx)) }
+
+// Begin opens a transaction on pool; the caller must Commit or Rollback it.
+func Begin(ctx context.Context, pool *Pool) (OpenTx, error) {
+	ptx, err := pool.Begin(ctx)
+	if err != nil {
+		return nil, Interpret(err)
+	}
+	return openTx{tx{ptx}}, nil
+}
+
+// ASClient is a client registered by RFC 7591 dynamic registration. Metadata is the
+// registration response's client metadata as stored (JSON object).
+type ASClient struct {
+	ClientID     string          `db:"client_id"`
+	ClientName   string          `db:"client_name"`
+	LogoURI      string          `db:"logo_uri"`
+	ClientURI    string          `db:"client_uri"`
+	RedirectURIs []string        `db:"redirect_uris"`
+	Metadata     json.RawMessage `db:"metadata"`
+	SourceIP     string          `db:"source_ip"`
+	CreatedAt    time.Time       `db:"created_at"`
+}
+
+// ASClientInsert stores c (client_id must be new: CONFLICT otherwise).
+func ASClientInsert(ctx context.Context, q Querier, c *ASClient) error {
+	_, err := q.Exec(ctx, `INSERT INTO as_clients (client_id, client_name, logo_uri, client_uri,
+		redirect_uris, metadata, source_ip) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		c.ClientID, c.ClientName, c.LogoURI, c.ClientURI, c.RedirectURIs, string(c.Metadata), c.SourceIP)
+	return Interpret(err)
+}
+
+// ASClientGet returns registered client id, or NOT_FOUND.
+func ASClientGet(ctx context.Context, q Querier, id string) (*ASClient, error) {
+	return one[ASClient](ctx, q, `SELECT client_id, client_name, logo_uri, client_uri, redirect_uris,
+		metadata, source_ip, created_at FROM as_clients WHERE client_id = $1`, id)
+}
+
+// ASClientCountSince returns how many clients source registered at or after since.
+func ASClientCountSince(ctx context.Context, q Querier, source string, since time.Time) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT count(*) FROM as_clients WHERE source_ip = $1 AND created_at >= $2`,
+		source, since).Scan(&n)
+	return n, Interpret(err)
+}
+
+// ASToken is a stored token, code or PKCE challenge of the authorization server: Request
+// is the serialized request it was issued for (never the token itself).
+type ASToken struct {
+	Signature string          `db:"signature"`
+	Kind      string          `db:"kind"`
+	RequestID string          `db:"request_id"`
+	Active    bool            `db:"active"`
+	Request   json.RawMessage `db:"request"`
+	ExpiresAt time.Time       `db:"expires_at"`
+}
+
+// ASTokenInsert stores t (a duplicate signature is CONFLICT).
+func ASTokenInsert(ctx context.Context, q Querier, t *ASToken) error {
+	_, err := q.Exec(ctx, `INSERT INTO as_tokens (signature, kind, request_id, active, request, expires_at)
+		VALUES ($1, $2, $3, true, $4, $5)`, t.Signature, t.Kind, t.RequestID, string(t.Request), t.ExpiresAt)
+	return Interpret(err)
+}
+
+// ASTokenGet returns the token of kind with signature, or NOT_FOUND.
+func ASTokenGet(ctx context.Context, q Querier, kind, signature string) (*ASToken, error) {
+	return one[ASToken](ctx, q, `SELECT signature, kind, request_id, active, request, expires_at
+		FROM as_tokens WHERE kind = $1 AND signature = $2`, kind, signature)
+}
+
+// ASTokenDeactivate marks the token of kind with signature used (a redeemed code, a
+// rotated refresh token); NOT_FOUND when there is none.
+func ASTokenDeactivate(ctx context.Context, q Querier, kind, signature string) error {
+	tag, err := q.Exec(ctx, `UPDATE as_tokens SET active = false WHERE kind = $1 AND signature = $2`, kind, signature)
+	if err != nil {
+		return Interpret(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound()
+	}
+	return nil
+}
+
+// ASTokenDelete deletes the token of kind with signature (none is not an error).
+func ASTokenDelete(ctx context.Context, q Querier, kind, signature string) error {
+	_, err := q.Exec(ctx, `DELETE FROM as_tokens WHERE kind = $1 AND signature = $2`, kind, signature)
+	return Interpret(err)
+}
+
+// ASTokenDeactivateRequest marks every token of kind issued for requestID inactive.
+func ASTokenDeactivateRequest(ctx context.Context, q Querier, kind, requestID string) error {
+	_, err := q.Exec(ctx, `UPDATE as_tokens SET active = false WHERE kind = $1 AND request_id = $2`, kind, requestID)
+	return Interpret(err)
+}
+
+// ASGrant is an authorization a person gave a client in a workspace: one refresh-token
+// family. RevokedAt non-nil means revoked.
+type ASGrant struct {
+	ID           string     `db:"id"`
+	ClientID     string     `db:"client_id"`
+	ClientName   string     `db:"client_name"`
+	LogoURI      string     `db:"logo_uri"`
+	RedirectHost string     `db:"redirect_host"`
+	PersonID     string     `db:"person_id"`
+	WorkspaceID  string     `db:"workspace_id"`
+	Scopes       []string   `db:"scopes"`
+	CreatedAt    time.Time  `db:"created_at"`
+	LastUsedAt   time.Time  `db:"last_used_at"`
+	RevokedAt    *time.Time `db:"revoked_at"`
+}
+
+const asGrantCols = `id, client_id, client_name, logo_uri, redirect_host, person_id, workspace_id,
+	scopes, created_at, last_used_at, revoked_at`
+
+// ASGrantTouch creates grant g, or when it exists records its use (last_used_at). A
+// revoked grant stays revoked.
+func ASGrantTouch(ctx context.Context, q Querier, g *ASGrant) error {
+	_, err := q.Exec(ctx, `INSERT INTO as_grants (id, client_id, client_name, logo_uri, redirect_host,
+		person_id, workspace_id, scopes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (id) DO UPDATE SET last_used_at = now()`,
+		g.ID, g.ClientID, g.ClientName, g.LogoURI, g.RedirectHost, g.PersonID, g.WorkspaceID, g.Scopes)
+	return Interpret(err)
+}
+
+// ASGrantGet returns grant id, or NOT_FOUND.
+func ASGrantGet(ctx context.Context, q Querier, id string) (*ASGrant, error) {
+	return one[ASGrant](ctx, q, `SELECT `+asGrantCols+` FROM as_grants WHERE id = $1`, id)
+}
+
+// ASGrantActive reports whether grant id exists and is not revoked: the gateway's check
+// on every call made with an access token the gateway issued.
+func ASGrantActive(ctx context.Context, q Querier, id string) (bool, error) {
+	var ok bool
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM as_grants WHERE id = $1 AND revoked_at IS NULL)`, id).Scan(&ok)
+	return ok, Interpret(err)
+}
+
+// ASGrantRevoke revokes grant id (idempotent), deactivates its refresh tokens, and
+// forgets the consent behind it so that the client asks again. NOT_FOUND when no grant id.
+func ASGrantRevoke(ctx context.Context, q Querier, id string) error {
+	var person, client, ws string
+	err := q.QueryRow(ctx, `UPDATE as_grants SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
+		RETURNING person_id, client_id, workspace_id`, id).Scan(&person, &client, &ws)
+	if err != nil {
+		return Interpret(err)
+	}
+	if _, err := q.Exec(ctx, `UPDATE as_tokens SET active = false WHERE request_id = $1`, id); err != nil {
+		return Interpret(err)
+	}
+	_, err = q.Exec(ctx, `DELETE FROM as_consents WHERE person_id = $1 AND client_id = $2 AND workspace_id = $3`,
+		person, client, ws)
+	return Interpret(err)
+}
+
+// ASGrantListByPerson returns the active grants of person, newest first.
+func ASGrantListByPerson(ctx context.Context, q Querier, person string) ([]ASGrant, error) {
+	return collect[ASGrant](ctx, q, `SELECT `+asGrantCols+` FROM as_grants
+		WHERE person_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id`, person)
+}
+
+// ASGrantListByWorkspace returns the active grants in workspace ws, newest first.
+func ASGrantListByWorkspace(ctx context.Context, q Querier, ws string) ([]ASGrant, error) {
+	if !IsUUID(ws) {
+		return nil, nil
+	}
+	return collect[ASGrant](ctx, q, `SELECT `+asGrantCols+` FROM as_grants
+		WHERE workspace_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id`, ws)
+}
+
+// ASConsentGet reports whether person consented to client in workspace ws for every
+// scope of scopes.
+func ASConsentGet(ctx context.Context, q Querier, person, client, ws string, scopes []string) (bool, error) {
+	if !IsUUID(ws) {
+		return false, nil
+	}
+	var ok bool
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM as_consents WHERE person_id = $1 AND client_id = $2
+		AND workspace_id = $3 AND scopes @> $4)`, person, client, ws, scopes).Scan(&ok)
+	if err == pgx.ErrNoRows {
+		return false, nil
+	}
+	return ok, Interpret(err)
+}
+
+// ASConsentPut records person's consent to client in workspace ws for scopes.
+func ASConsentPut(ctx context.Context, q Querier, person, client, ws string, scopes []string) error {
+	_, err := q.Exec(ctx, `INSERT INTO as_consents (person_id, client_id, workspace_id, scopes)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (person_id, client_id, workspace_id)
+		DO UPDATE SET scopes = EXCLUDED.scopes, granted_at = now()`, person, client, ws, scopes)
+	return Interpret(err)
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// ts-oauth-client.mjs — the official TypeScript SDK client signing in by itself: its
+// StreamableHTTPClientTransport with an OAuthClientProvider, against the gateway's own
+// authorization server (docs/AUTH.md), with no token given. The SDK does the whole MCP
+// authorization discovery: the 401 challenge, RFC 9728 and RFC 8414 metadata, client
+// registration (RFC 7591 dynamic registration, or a Client ID Metadata Document when
+// MCP_CLIENT_METADATA_URL is set and the server supports it), PKCE S256 and `resource`.
+//
+// The browser step is the Go test's: this script prints the authorization URL the SDK
+// asked to open, as one line `AUTHORIZE <url>`, and reads the authorization code the
+// browser was sent back with from one line of stdin. Then it finishes the flow
+// (transport.finishAuth), connects, lists tools, calls one, and prints one line
+// `RESULT <json>`: {"clientId", "tools": [names], "call": CallToolResult | {"error"}}.
+//
+// Inputs: argv[2] the MCP endpoint URL; env MCP_REDIRECT_URL (default
+// http://127.0.0.1:9/callback), MCP_CLIENT_METADATA_URL (optional), MCP_TOOL and
+// MCP_TOOL_ARGS (JSON) for the call.
+import readline from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+
+const url = new URL(process.argv[2]);
+const redirectUrl = process.env.MCP_REDIRECT_URL || 'http://127.0.0.1:9/callback';
+const metadataUrl = process.env.MCP_CLIENT_METADATA_URL || undefined;
+const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+
+let info, tokens, verifier;
+const provider = {
+  get redirectUrl() { return redirectUrl; },
+  get clientMetadata() {
+    return {
+      client_name: 'TypeScript SDK test client', redirect_uris: [redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  },
+  clientMetadataUrl: metadataUrl,
+  state: () => 'st-' + Math.random().toString(36).slice(2, 12),
+  clientInformation: () => info,
+  saveClientInformation: (i) => { info = i; },
+  tokens: () => tokens,
+  saveTokens: (t) => { tokens = t; },
+  redirectToAuthorization: (u) => { process.stdout.write('AUTHORIZE ' + u.toString() + '\n'); },
+  saveCodeVerifier: (v) => { verifier = v; },
+  codeVerifier: () => verifier,
+};
+
+const transport = () => new StreamableHTTPClientTransport(url, { authProvider: provider });
+let client = new Client({ name: 'ts-oauth-client', version: '1.0.0' });
+try {
+  await client.connect(transport());
+} catch (e) {
+  if (!(e instanceof UnauthorizedError)) throw e;
+  const { value: code } = await lines.next();
+  await transport().finishAuth(String(code).trim());
+  client = new Client({ name: 'ts-oauth-client', version: '1.0.0' });
+  await client.connect(transport());
+}
+const out = { clientId: info?.client_id };
+out.tools = (await client.listTools()).tools.map((t) => t.name);
+if (process.env.MCP_TOOL) {
+  try {
+    out.call = await client.callTool({ name: process.env.MCP_TOOL, arguments: JSON.parse(process.env.MCP_TOOL_ARGS || '{}') });
+  } catch (e) {
+    out.call = { error: String(e?.message || e) };
+  }
+}
+process.stdout.write('RESULT ' + JSON.stringify(out) + '\n');
+await client.close();
+process.exit(0);
