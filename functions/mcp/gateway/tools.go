@@ -17,8 +17,8 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/mcpclient"
-	"github.com/agentpack/gateway/shared/text"
 	"github.com/agentpack/gateway/shared/policy"
+	"github.com/agentpack/gateway/shared/text"
 )
 
 // proxiedTools calls add for every proxied tool st may see, under the name the client
