@@ -32,8 +32,8 @@ const Algorithm = "RS256"
 
 // Key is a signing key: its public half, its key id (kid) and a way to sign.
 type Key struct {
-	id   string
-	pub  *rsa.PublicKey
+	id  string
+	pub *rsa.PublicKey
 	// sign returns the RS256 signature of msg (the JWS signing input).
 	sign func(ctx context.Context, msg []byte) ([]byte, error)
 }
