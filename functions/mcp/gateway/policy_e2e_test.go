@@ -163,8 +163,10 @@ func (e *policyEnv) upstreamCalls(name string) int {
 
 // deniedRows counts the denied audit rows of a tool called by its exposed or (on the
 // single-server endpoint) its upstream name: a row names the tool as the client called it.
+// The gateway's queued audit rows are flushed first (they are written after the answer).
 func (e *policyEnv) deniedRows(t *testing.T, exposed, upstream string) int {
 	t.Helper()
+	e.env.FlushAudit(t)
 	var n int
 	if err := e.env.Pool.QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE workspace_id = $1 AND kind = 'denied' AND tool IN ($2, $3)`, e.ws, exposed, upstream).Scan(&n); err != nil {
 		t.Fatal(err)
