@@ -1,7 +1,8 @@
 // Package audit writes the gateway's audit trail (docs/DESIGN.md §4, the audit rule):
 // every successful write — a proxied tools/call whose result is not isError, a built-in
-// that is not read-only — has its audit_events row. A row holds who, which tool, which
-// connection, how long, and a SHA-256 digest of the arguments, never their values.
+// that is not read-only — has its audit_events row, and so has a call refused by an access
+// policy (kind "denied"). A row holds who, which tool, which connection, which chat, how
+// long, and a SHA-256 digest of the arguments, never their values.
 //
 // The row after the answer (docs/DESIGN.md "The audit row after the answer"). Record
 // queues the row and returns at once; one writer goroutine commits queued rows in batches
