@@ -92,17 +92,19 @@ var usageKeys = map[string]string{
 	"tool":       `tool`,
 	"connection": `coalesce(connection_id::text, 'builtin')`,
 	"principal":  `principal`,
+	"chat":       `coalesce(chat_id::text, 'none')`,
 }
 
 // UsageByKey aggregates workspace ws's audit rows since since, grouped by by ("tool",
-// "connection": the connection id or "builtin", "principal"): the calls (every row), the
+// "connection": the connection id or "builtin", "principal", "chat": the chat id or "none"
+// for calls whose request named no chat): the calls (every row), the
 // errors among them (rows of calls refused by an access policy, kind 'denied'), and the
 // median and 95th percentile of the others' durations (ms; nil when none). At most 500
 // groups, the busiest first. An unknown by is VALIDATION_ERROR.
 func UsageByKey(ctx context.Context, q Querier, ws, by string, since time.Time) ([]UsageRow, error) {
 	key, ok := usageKeys[by]
 	if !ok {
-		return nil, apperr.New(apperr.Validation, "unknown grouping %q (tool, connection or principal)", by).
+		return nil, apperr.New(apperr.Validation, "unknown grouping %q (tool, connection, principal or chat)", by).
 			WithDetails(map[string]string{"field": "by"})
 	}
 	if !IsUUID(ws) {

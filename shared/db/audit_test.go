@@ -22,7 +22,7 @@ func auditRows(ws string, n int, kind string) []*db.AuditEvent {
 
 // TestAuditEventInsert: every row of a batch is written with its values; a batch
 // with one bad row writes nothing; an oversized batch is refused; none and one row work;
-// the largest batch fits one statement.
+// the largest batch fits one statement; a row's chat is kept and grouped on by UsageByKey.
 func TestAuditEventInsert(t *testing.T) {
 	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
@@ -102,6 +102,48 @@ func TestAuditEventInsert(t *testing.T) {
 	if err := db.AuditEventInsert(ctx, pool, keyed...); apperr.CodeOf(err) != apperr.Validation {
 		t.Fatalf("a row key that is not a UUID: %v, want VALIDATION_ERROR", err)
 	}
+	// A batch mixing rows with and without a chat keeps each row's chat, and UsageByKey
+	// groups them per chat ("none" for the rows without one); an unknown grouping is refused.
+	wsC := "aaaaaaaa-0000-4000-8000-0000000000c1"
+	if err := db.WorkspaceUpsert(ctx, pool, wsC, "chats"); err != nil {
+		t.Fatal(err)
+	}
+	chat1, chat2 := "cccccccc-0000-4000-8000-000000000001", "cccccccc-0000-4000-8000-000000000002"
+	mixed := auditRows(wsC, 6, "proxied")
+	for i, c := range []*string{&chat1, &chat1, &chat1, &chat2, nil, nil} {
+		mixed[i].ChatID = c
+	}
+	if err := db.AuditEventInsert(ctx, pool, mixed...); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.AuditEventList(ctx, pool, wsC, 200)
+	if err != nil || len(rows) != 6 {
+		t.Fatalf("chat rows: %d, %v", len(rows), err)
+	}
+	for _, e := range rows {
+		var want *string
+		if i := e.RequestID[1] - '0'; i < 4 {
+			want = mixed[i].ChatID
+		}
+		if (e.ChatID == nil) != (want == nil) || (want != nil && *e.ChatID != *want) {
+			t.Errorf("row %s: chat %v, want %v", e.RequestID, e.ChatID, want)
+		}
+	}
+	usage, err := db.UsageByKey(ctx, pool, wsC, "chat", time.Now().Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int64{}
+	for _, u := range usage {
+		per[u.Key] = u.Calls
+	}
+	if len(per) != 3 || per[chat1] != 3 || per[chat2] != 1 || per["none"] != 2 {
+		t.Errorf("usage per chat: %v", per)
+	}
+	if _, err := db.UsageByKey(ctx, pool, wsC, "chats", time.Now().Add(-time.Hour)); apperr.CodeOf(err) != apperr.Validation {
+		t.Errorf("unknown grouping: %v", err)
+	}
+
 	// The largest batch fits one statement.
 	if err := db.AuditEventInsert(ctx, pool, auditRows(wsA, db.AuditEventBatchMax, "builtin")...); err != nil {
 		t.Fatalf("batch of AuditEventBatchMax rows: %v", err)

@@ -168,6 +168,9 @@ type AuditEvent struct {
 	ConnectionID *string   `db:"connection_id" json:"connectionId"`
 	DurationMS   float64   `db:"duration_ms" json:"durationMs"`
 	ArgsDigest   string    `db:"args_digest" json:"argsDigest"`
+	// ChatID is the chat the gateway accepted for the call's request (X-Chat-Id / ?chat=:
+	// a chat of the workspace); nil when the request named none.
+	ChatID *string `db:"chat_id" json:"chatId"`
 	// RowKey is the writer's key of the row (a UUID; AuditEventInsert skips a key already
 	// written). Not read back.
 	RowKey string `db:"-" json:"-"`

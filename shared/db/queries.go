@@ -215,7 +215,7 @@ func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error 
 	keys, at := make([]*string, n), make([]*time.Time, n)
 	reqs, principals, tools, versions, kinds, digests := make([]string, n), make([]string, n), make([]string, n),
 		make([]string, n), make([]string, n), make([]string, n)
-	wss, conns := make([]*string, n), make([]*string, n)
+	wss, conns, chats := make([]*string, n), make([]*string, n), make([]*string, n)
 	durs := make([]float64, n)
 	for i, e := range evs {
 		if e.RowKey != "" {
@@ -228,15 +228,15 @@ func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error 
 			at[i] = &e.OccurredAt
 		}
 		reqs[i], principals[i], tools[i], versions[i], kinds[i], digests[i] = e.RequestID, e.Principal, e.Tool, e.Version, e.Kind, e.ArgsDigest
-		wss[i], conns[i], durs[i] = e.WorkspaceID, e.ConnectionID, e.DurationMS
+		wss[i], conns[i], chats[i], durs[i] = e.WorkspaceID, e.ConnectionID, e.ChatID, e.DurationMS
 	}
 	_, err := q.Exec(ctx, `INSERT INTO audit_events
-		(row_key, occurred_at, request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest)
-		SELECT k, COALESCE(t, now()), r, p, w, tl, v, kd, c, d, g
+		(row_key, occurred_at, request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest, chat_id)
+		SELECT k, COALESCE(t, now()), r, p, w, tl, v, kd, c, d, g, ch
 		FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::text[], $7::text[],
-			$8::text[], $9::uuid[], $10::float8[], $11::text[]) AS x(k, t, r, p, w, tl, v, kd, c, d, g)
+			$8::text[], $9::uuid[], $10::float8[], $11::text[], $12::uuid[]) AS x(k, t, r, p, w, tl, v, kd, c, d, g, ch)
 		ON CONFLICT (row_key) WHERE row_key IS NOT NULL DO NOTHING`,
-		keys, at, reqs, principals, wss, tools, versions, kinds, conns, durs, digests)
+		keys, at, reqs, principals, wss, tools, versions, kinds, conns, durs, digests, chats)
 	return Interpret(err)
 }
 
@@ -246,7 +246,7 @@ func AuditEventList(ctx context.Context, q Querier, ws string, limit int) ([]Aud
 		limit = 50
 	}
 	return collect[AuditEvent](ctx, q, `SELECT id, occurred_at, request_id, principal, workspace_id, tool,
-		version, kind, connection_id, duration_ms, args_digest
+		version, kind, connection_id, duration_ms, args_digest, chat_id
 		FROM audit_events WHERE workspace_id = $1 ORDER BY occurred_at DESC, id DESC LIMIT $2`, ws, limit)
 }
 

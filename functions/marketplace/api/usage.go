@@ -17,7 +17,7 @@ import (
 // usageWindows are the windows GET /api/usage answers for.
 var usageWindows = map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour}
 
-// usageGet is GET /api/usage?workspaceId=&by=tool|connection|principal&window=24h|7d
+// usageGet is GET /api/usage?workspaceId=&by=tool|connection|principal|chat&window=24h|7d
 // [&format=csv] (admin): the workspace's calls, errors and p50/p95 latency per group over
 // the window, read from the audit rows (docs/POLICIES.md "Usage"). The rows are read at
 // request time, so they are as fresh as the audit log (each row is committed before its

@@ -21,7 +21,7 @@ import (
 // problem at its line (the gutter marks line 2) and stores nothing; fixed, it saves. Then a
 // member's call of the tool over the MCP endpoint is denied (FORBIDDEN, the policy's id,
 // nothing upstream) and the admin's allowed; the what-if pad says the same. After 50
-// proxied calls the Usage page shows their count.
+// proxied calls the Usage page shows their count, per tool and per chat.
 func TestPoliciesInBrowser(t *testing.T) {
 	chromium(t)
 	const code = "policies-browser-code-0123456789abcdef"
@@ -31,7 +31,7 @@ func TestPoliciesInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{DevSignIn: signIn}})
-	ws, _, _ := env.Workspace(t, "Policies")
+	ws, _, chat := env.Workspace(t, "Policies")
 	principals["admin"] = auth.Principal{Subject: "web-admin", Role: auth.RoleAdmin, Workspaces: []string{ws}}
 	admin := stacktest.Token(t, "web-admin", auth.RoleAdmin, ws)
 	member := stacktest.Token(t, "web-member", auth.RoleMember, ws)
@@ -113,13 +113,19 @@ func TestPoliciesInBrowser(t *testing.T) {
 	k.waitJS("allowed", `document.querySelector('#wi-decision')?.dataset.allowed === 'true'`)
 	k.shot("policies-whatif-1280")
 
-	// 50 proxied calls, then the Usage page counts them.
+	// 50 proxied calls (the first 5 in a chat), then the Usage page counts them, per tool
+	// and per chat.
 	for i := range 50 {
-		resp, body := env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+report+`","arguments":{"q":"x"}}}`, nil)
+		var hdr map[string]string
+		if i < 5 {
+			hdr = map[string]string{"X-Chat-Id": chat}
+		}
+		resp, body := env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+report+`","arguments":{"q":"x"}}}`, hdr)
 		if resp.StatusCode != http.StatusOK || strings.Contains(string(body), `"isError":true`) {
 			t.Fatalf("call %d: %d %s", i, resp.StatusCode, body)
 		}
 	}
+	env.FlushAudit(t)
 	k.open("#/usage", "usage")
 	k.waitJS("report counted", fmt.Sprintf(`document.querySelector('tr[data-key=%q]')?.dataset.calls === '50'`, report))
 	var errs string
@@ -128,4 +134,9 @@ func TestPoliciesInBrowser(t *testing.T) {
 		t.Fatalf("plain's errors on the Usage page: %q, want the member's denial", errs)
 	}
 	k.shot("usage-1280")
+	k.setValue("#usage-by", "chat")
+	k.waitJS("chat counted", fmt.Sprintf(`document.querySelector('tr[data-key=%q]')?.dataset.calls === '5'`, chat))
+	// The other 47 rows (45 calls, the denial and the admin's call of plain) have no chat.
+	k.waitJS("no chat counted", `document.querySelector('tr[data-key="none"]')?.dataset.calls === '47' &&
+		document.querySelector('tr[data-key="none"] th').textContent === '(no chat)'`)
 }

@@ -147,7 +147,7 @@ func (g *Gateway) policyCall(ctx context.Context, st *requestState, it *serverIt
 	logx.Annotate(ctx, logx.FieldOutcome, "policy_denied")
 	logx.Annotate(ctx, logx.FieldRPCCode, string(apperr.Forbidden))
 	if err := g.audit.Record(audit.Entry{RequestID: st.RequestID, Principal: st.Principal.Subject,
-		WorkspaceID: st.Workspace, Tool: name, Version: why, Kind: "denied", ConnectionID: connID,
+		WorkspaceID: st.Workspace, ChatID: st.ChatID, Tool: name, Version: why, Kind: "denied", ConnectionID: connID,
 		Duration: time.Since(start), Arguments: args}); err != nil {
 		return nil, wire.Internal(ctx, g.log, "tools/call", err, nil)
 	}

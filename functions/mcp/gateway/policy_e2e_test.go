@@ -10,7 +10,9 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/testpeer"
+	"github.com/google/uuid"
 )
 
 // policyToolsList is the upstream of the access-policy tests: a writing tool with task
@@ -161,8 +163,10 @@ func (e *policyEnv) upstreamCalls(name string) int {
 
 // deniedRows counts the denied audit rows of a tool called by its exposed or (on the
 // single-server endpoint) its upstream name: a row names the tool as the client called it.
+// The gateway's queued audit rows are flushed first (they are written after the answer).
 func (e *policyEnv) deniedRows(t *testing.T, exposed, upstream string) int {
 	t.Helper()
+	e.env.FlushAudit(t)
 	var n int
 	if err := e.env.Pool.QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE workspace_id = $1 AND kind = 'denied' AND tool IN ($2, $3)`, e.ws, exposed, upstream).Scan(&n); err != nil {
 		t.Fatal(err)
@@ -431,34 +435,16 @@ func TestUsage(t *testing.T) {
 	for range 3 {
 		denied(t, "usage", ways[0].send(t, e, e.admin, e.tool("create_issue"), "create_issue", `{}`, nil), "no-create")
 	}
-	type row struct {
-		Key          string
-		Calls        int
-		Errors       int
-		P50Ms, P95Ms *float64
-	}
-	usage := func(by string) map[string]row {
-		t.Helper()
-		status, out := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws+"&by="+by+"&window=24h", e.admin, nil)
-		if status != 200 {
-			t.Fatalf("usage: %d %s", status, out)
-		}
-		var u struct{ Rows []row }
-		_ = json.Unmarshal(out, &u)
-		m := map[string]row{}
-		for _, r := range u.Rows {
-			m[r.Key] = r
-		}
-		return m
-	}
-	tools := usage("tool")
+	e.env.FlushAudit(t)
+	usage := e.usage
+	tools := usage(t, "tool")
 	if r := tools[read]; r.Calls != 50 || r.Errors != 0 || r.P50Ms == nil || r.P95Ms == nil || *r.P95Ms < *r.P50Ms {
 		t.Errorf("read_issue: %+v", r)
 	}
 	if r := tools[e.tool("create_issue")]; r.Calls != 3 || r.Errors != 3 {
 		t.Errorf("create_issue: %+v", r)
 	}
-	if r := usage("principal")["alice"]; r.Calls != 53 || r.Errors != 3 {
+	if r := usage(t, "principal")["alice"]; r.Calls != 53 || r.Errors != 3 {
 		t.Errorf("alice: %+v", r)
 	}
 	status, out := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws+"&by=tool&window=7d&format=csv", e.admin, nil)
@@ -468,10 +454,107 @@ func TestUsage(t *testing.T) {
 	if status, _ := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws+"&window=1y", e.admin, nil); status != 400 {
 		t.Errorf("bad window: %d", status)
 	}
-	if status, _ := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws+"&by=chat", e.admin, nil); status != 400 {
-		t.Errorf("bad grouping: %d", status)
+	if status, out := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws+"&by=chats", e.admin, nil); status != 400 || !strings.Contains(string(out), `"by"`) {
+		t.Errorf("bad grouping: %d %s", status, out)
 	}
 	if status, _ := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws, e.member, nil); status != 403 {
 		t.Errorf("member: %d", status)
+	}
+}
+
+// usageRow is one row of GET /api/usage.
+type usageRow struct {
+	Key          string
+	Calls        int
+	Errors       int
+	P50Ms, P95Ms *float64
+}
+
+// usage reads the workspace's usage over 24 h grouped by by, keyed by group.
+func (e *policyEnv) usage(t *testing.T, by string) map[string]usageRow {
+	t.Helper()
+	status, out := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws+"&by="+by+"&window=24h", e.admin, nil)
+	if status != 200 {
+		t.Fatalf("usage: %d %s", status, out)
+	}
+	var u struct{ Rows []usageRow }
+	_ = json.Unmarshal(out, &u)
+	m := map[string]usageRow{}
+	for _, r := range u.Rows {
+		m[r.Key] = r
+	}
+	return m
+}
+
+// TestUsagePerChat: proxied calls made in two chats (X-Chat-Id and ?chat=) and in none are
+// counted per chat by GET /api/usage?by=chat ("none" for the calls without a chat), denials
+// as errors of their chat, and as CSV; a chat the gateway does not accept (unknown, or
+// another workspace's) fails the request and is in no audit row.
+func TestUsagePerChat(t *testing.T) {
+	t.Parallel()
+	e := newPolicyEnv(t)
+	chat2 := uuid.NewString()
+	if err := db.ChatEnsure(t.Context(), e.env.Pool, chat2, e.ws, "second"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, otherChat := e.env.Workspace(t, "Other")
+	read := e.tool("read_issue")
+	call := func(path string, hdr map[string]string) json.RawMessage {
+		t.Helper()
+		return e.post(t, path, e.admin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+read+`","arguments":{"id":"1"}}}`,
+			with(hdr, "Mcp-Protocol-Version", "2025-11-25"))
+	}
+	for range 3 {
+		if res := call("/mcp/"+e.ws, map[string]string{"X-Chat-Id": e.chat}); strings.Contains(string(res), `"isError":true`) {
+			t.Fatalf("chat 1 call: %s", res)
+		}
+	}
+	for range 2 {
+		if res := call("/mcp/"+e.ws+"?chat="+chat2, nil); strings.Contains(string(res), `"isError":true`) {
+			t.Fatalf("chat 2 call: %s", res)
+		}
+	}
+	if res := call("/mcp/"+e.ws, nil); strings.Contains(string(res), `"isError":true`) {
+		t.Fatalf("chatless call: %s", res)
+	}
+	// A denial in chat 2 is one of its errors.
+	if status, out := e.putPolicies(t, e.admin, `permit(principal, action, resource);
+@id("no-create") forbid(principal, action == Action::"call", resource == Tool::"`+e.tool("create_issue")+`");`); status != 200 {
+		t.Fatalf("save: %d %s", status, out)
+	}
+	denied(t, "chat 2", ways[0].send(t, e, e.admin, e.tool("create_issue"), "create_issue", `{}`, map[string]string{"X-Chat-Id": chat2}), "no-create")
+	// Chats the gateway refuses: not a UUID, unknown, another workspace's.
+	before := e.upstreamCalls("read_issue")
+	for _, bad := range []string{"not-a-chat", uuid.NewString(), otherChat} {
+		resp, raw := e.env.RPC(t, "/mcp/"+e.ws, e.admin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+read+`","arguments":{"id":"1"}}}`,
+			map[string]string{"Mcp-Protocol-Version": "2025-11-25", "X-Chat-Id": bad})
+		if resp.StatusCode == http.StatusOK && !strings.Contains(string(raw), `"error"`) {
+			t.Errorf("chat %q accepted: %d %s", bad, resp.StatusCode, raw)
+		}
+	}
+	if n := e.upstreamCalls("read_issue"); n != before {
+		t.Errorf("refused chats reached the upstream: %d calls, want %d", n, before)
+	}
+	e.env.FlushAudit(t)
+
+	per := e.usage(t, "chat")
+	if r := per[e.chat]; r.Calls != 3 || r.Errors != 0 || r.P50Ms == nil {
+		t.Errorf("chat 1: %+v", r)
+	}
+	if r := per[chat2]; r.Calls != 3 || r.Errors != 1 {
+		t.Errorf("chat 2: %+v", r)
+	}
+	if r := per["none"]; r.Calls != 1 || r.Errors != 0 {
+		t.Errorf("no chat: %+v", r)
+	}
+	if len(per) != 3 {
+		t.Errorf("groups: %+v (refused chats must not appear)", per)
+	}
+	if r := e.usage(t, "tool")[read]; r.Calls != 6 {
+		t.Errorf("read_issue: %+v (the refused calls must not count)", r)
+	}
+	status, out := e.env.Do(t, "GET", "/api/usage?workspaceId="+e.ws+"&by=chat&format=csv", e.admin, nil)
+	if status != 200 || !strings.HasPrefix(string(out), "chat,calls,errors,p50_ms,p95_ms\n") || !strings.Contains(string(out), "\n"+e.chat+",3,0,") {
+		t.Errorf("csv: %d %s", status, out)
 	}
 }

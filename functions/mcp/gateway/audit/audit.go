@@ -1,7 +1,8 @@
 // Package audit writes the gateway's audit trail (docs/DESIGN.md §4, the audit rule):
 // every successful write — a proxied tools/call whose result is not isError, a built-in
-// that is not read-only — has its audit_events row. A row holds who, which tool, which
-// connection, how long, and a SHA-256 digest of the arguments, never their values.
+// that is not read-only — has its audit_events row, and so has a call refused by an access
+// policy (kind "denied"). A row holds who, which tool, which connection, which chat, how
+// long, and a SHA-256 digest of the arguments, never their values.
 //
 // The row after the answer (docs/DESIGN.md "The audit row after the answer"). Record
 // queues the row and returns at once; one writer goroutine commits queued rows in batches
@@ -114,7 +115,11 @@ type Entry struct {
 	Version      string // a built-in's version; "" for proxied tools
 	Kind         string // "builtin" or "proxied"
 	ConnectionID string // "" for built-ins
-	Duration     time.Duration
+	// ChatID is the chat the gateway accepted for the request (request.State.ChatID: a chat
+	// of WorkspaceID, checked at the edge); "" when the request named none. Never a raw
+	// header value.
+	ChatID   string
+	Duration time.Duration
 	// Arguments are the call's raw arguments; only their SHA-256 is stored.
 	Arguments []byte
 }
@@ -133,6 +138,9 @@ func (w *Trail) Record(e Entry) error {
 	}
 	if e.ConnectionID != "" {
 		ev.ConnectionID = &e.ConnectionID
+	}
+	if e.ChatID != "" {
+		ev.ChatID = &e.ChatID
 	}
 	w.mu.Lock()
 	w.stats.Recorded++
@@ -261,17 +269,20 @@ func (w *Trail) lose(evs []*db.AuditEvent, reason string) {
 	w.stats.Lost += int64(len(evs))
 	w.mu.Unlock()
 	for _, ev := range evs {
-		ws, conn := "", ""
+		ws, conn, chat := "", "", ""
 		if ev.WorkspaceID != nil {
 			ws = *ev.WorkspaceID
 		}
 		if ev.ConnectionID != nil {
 			conn = *ev.ConnectionID
 		}
+		if ev.ChatID != nil {
+			chat = *ev.ChatID
+		}
 		w.log.Error("audit row not written", "row_key", ev.RowKey, "reason", reason,
 			"occurred_at", ev.OccurredAt.Format(time.RFC3339Nano), "request_id", ev.RequestID,
 			"principal", ev.Principal, "workspace_id", ws, "tool", ev.Tool, "version", ev.Version,
-			"kind", ev.Kind, "connection_id", conn, "duration_ms", ev.DurationMS, "args_digest", ev.ArgsDigest)
+			"kind", ev.Kind, "connection_id", conn, "chat_id", chat, "duration_ms", ev.DurationMS, "args_digest", ev.ArgsDigest)
 	}
 }
 

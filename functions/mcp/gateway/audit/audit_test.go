@@ -185,8 +185,8 @@ func TestAuditBoundedAndClose(t *testing.T) {
 	}
 }
 
-// TestRecordDigest: the row holds a digest of the arguments and the caller's identity,
-// never the argument values.
+// TestRecordDigest: the row holds a digest of the arguments, the caller's identity and the
+// request's chat, never the argument values.
 func TestRecordDigest(t *testing.T) {
 	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
@@ -197,7 +197,8 @@ func TestRecordDigest(t *testing.T) {
 	}
 	w := New(pool)
 	defer w.Close(ctx)
-	if err := w.Record(Entry{RequestID: "r1", Principal: "alice", WorkspaceID: ws, Tool: "mcp_x_echo", Kind: "proxied",
+	chat := uuid.NewString()
+	if err := w.Record(Entry{RequestID: "r1", Principal: "alice", WorkspaceID: ws, ChatID: chat, Tool: "mcp_x_echo", Kind: "proxied",
 		Duration: 1500 * time.Microsecond, Arguments: []byte(`{"secret":"hunter2"}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,8 @@ func TestRecordDigest(t *testing.T) {
 	if e.ArgsDigest != "sha256:"+hex.EncodeToString(sum[:]) {
 		t.Fatalf("digest %q", e.ArgsDigest)
 	}
-	if e.Principal != "alice" || e.Tool != "mcp_x_echo" || e.DurationMS != 1.5 || e.ConnectionID != nil {
+	if e.Principal != "alice" || e.Tool != "mcp_x_echo" || e.DurationMS != 1.5 || e.ConnectionID != nil ||
+		e.ChatID == nil || *e.ChatID != chat {
 		t.Fatalf("row %+v", e)
 	}
 	if st := w.Stats(); st.Written != 1 || st.Lost != 0 {

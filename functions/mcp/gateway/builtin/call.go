@@ -128,7 +128,7 @@ func (s *Set) Call(ctx context.Context, b *Compiled, raw json.RawMessage) (*mcp.
 	s.svc.Metrics.ToolCall("builtin", b.Name, outcome, st.RequestID, d)
 	if !res.IsError && !b.Annotations.ReadOnlyHint {
 		if err := s.svc.Audit.Record(audit.Entry{RequestID: st.RequestID, Principal: st.Principal.Subject,
-			WorkspaceID: st.Workspace, Tool: b.Name, Version: b.Version, Kind: "builtin", Duration: d, Arguments: raw}); err != nil {
+			WorkspaceID: st.Workspace, ChatID: st.ChatID, Tool: b.Name, Version: b.Version, Kind: "builtin", Duration: d, Arguments: raw}); err != nil {
 			return nil, err
 		}
 	}

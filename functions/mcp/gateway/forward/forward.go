@@ -261,7 +261,7 @@ func (f *Forwarder) Limit(ctx context.Context, st *request.State, ref Ref, start
 // caller (audit.Trail.Record).
 func (f *Forwarder) Audit(st *request.State, tool, connID string, d time.Duration, args json.RawMessage) error {
 	return f.o.Audit.Record(audit.Entry{RequestID: st.RequestID, Principal: st.Principal.Subject,
-		WorkspaceID: st.Workspace, Tool: tool, Kind: "proxied", ConnectionID: connID, Duration: d, Arguments: args})
+		WorkspaceID: st.Workspace, ChatID: st.ChatID, Tool: tool, Kind: "proxied", ConnectionID: connID, Duration: d, Arguments: args})
 }
 
 // answer is an authorization answer (upstreamauth.Answer, by revision) as the outcome of

@@ -23,7 +23,9 @@ type State struct {
 	Workspace string
 	ProjectID string   // explicit X-Project-Id / ?project=, "" when none
 	Toolsets  []string // selected toolsets, sorted and deduplicated; nil = all
-	ChatID    string
+	// ChatID is the request's X-Chat-Id / ?chat=, set only once the edge found it to be a
+	// chat of Workspace (else the request fails); "" when none. Audit rows carry it.
+	ChatID string
 	// Allowed holds the connection ids a chat's pins allow (docs/DESIGN.md §7); nil = all.
 	Allowed map[string]bool
 	// Single is the connection of the single-server endpoint; nil on the aggregate one.

@@ -80,7 +80,7 @@ func (s *Service) Create(ctx context.Context, st *request.State, name string, re
 		return nil, nil, s.storeError(ctx, err)
 	}
 	job := Job{TaskID: saved.ID, WorkspaceID: st.Workspace, Principal: st.Principal.Subject,
-		RequestID: st.RequestID, ConnectionID: connID, Tool: name, Params: up}
+		RequestID: st.RequestID, ConnectionID: connID, ChatID: st.ChatID, Tool: name, Params: up}
 	if err := s.start(ctx, job); err != nil {
 		errorID := httpapi.NewID()
 		s.log.ErrorContext(ctx, "task could not be started", "task_id", saved.ID, "error_id", errorID, "err", err)

@@ -57,7 +57,7 @@ func (s *Service) Run(ctx context.Context, job Job) error {
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		_ = json.Unmarshal(job.Params, &args)
-		st := &request.State{Principal: &auth.Principal{Subject: job.Principal}, Workspace: job.WorkspaceID, RequestID: job.RequestID}
+		st := &request.State{Principal: &auth.Principal{Subject: job.Principal}, Workspace: job.WorkspaceID, ChatID: job.ChatID, RequestID: job.RequestID}
 		if aerr := s.o.Forward.Audit(st, job.Tool, job.ConnectionID, d, args.Arguments); aerr != nil {
 			s.log.ErrorContext(ctx, "task audit failed", "task_id", job.TaskID, "err", aerr)
 		}

@@ -35,13 +35,16 @@ const (
 // removed). It travels in the asynchronous invocation's event, so arguments are never
 // stored.
 type Job struct {
-	TaskID       string          `json:"taskId"`
-	WorkspaceID  string          `json:"workspaceId"`
-	Principal    string          `json:"principal"`
-	RequestID    string          `json:"requestId"`
-	ConnectionID string          `json:"connectionId"`
-	Tool         string          `json:"tool"`
-	Params       json.RawMessage `json:"params"`
+	TaskID       string `json:"taskId"`
+	WorkspaceID  string `json:"workspaceId"`
+	Principal    string `json:"principal"`
+	RequestID    string `json:"requestId"`
+	ConnectionID string `json:"connectionId"`
+	// ChatID is the creating request's chat as the edge accepted it (request.State.ChatID),
+	// "" when none: the task's audit row carries it.
+	ChatID string          `json:"chatId,omitempty"`
+	Tool   string          `json:"tool"`
+	Params json.RawMessage `json:"params"`
 }
 
 // Options configure a Service. Pool, Forward and Builtins are required.

@@ -1,5 +1,5 @@
 // Usage: the workspace's calls, errors (policy denials) and p50/p95 latency per tool,
-// connection or principal over 24 h or 7 d, from the audit log (admin; docs/POLICIES.md
+// connection, principal or chat over 24 h or 7 d, from the audit log (admin; docs/POLICIES.md
 // "Usage"). REST: GET /api/usage (format=csv for the export).
 
 import { useEffect, useState } from 'preact/hooks';
@@ -8,6 +8,8 @@ import { getToken } from '../auth.js';
 import { ErrorBox, Notice, markReady, useLoad } from '../ui.jsx';
 
 const ms = (v) => (v == null ? '—' : v.toFixed(1) + ' ms');
+// The API's keys for "no connection" (built-ins) and "no chat" read as words here.
+const label = (by, key) => (by === 'chat' && key === 'none' ? '(no chat)' : by === 'connection' && key === 'builtin' ? '(built-in)' : key);
 
 export function Usage({ ctx }) {
   const [by, setBy] = useState('tool');
@@ -46,6 +48,7 @@ export function Usage({ ctx }) {
             <option value="tool">tool</option>
             <option value="connection">connection</option>
             <option value="principal">principal</option>
+            <option value="chat">chat</option>
           </select>
         </label>
         <label>Over{' '}
@@ -65,7 +68,7 @@ export function Usage({ ctx }) {
         <tbody>
           {rows.map((r) => (
             <tr key={r.key} data-key={r.key} data-calls={r.calls}>
-              <th scope="row" data-label={by}>{r.key}</th>
+              <th scope="row" data-label={by}>{label(by, r.key)}</th>
               <td data-label="Calls">{r.calls}</td>
               <td data-label="Errors">{r.errors}</td>
               <td data-label="p50">{ms(r.p50Ms)}</td>
