@@ -159,7 +159,7 @@ func TestForwardMirrorsParamHeaders(t *testing.T) {
 		t.Errorf("non-ASCII name sent as %q", h)
 	}
 	// Without the schema the headers are missing, and go-sdk's server refuses the call.
-	_, err := p.Forward(t.Context(), tg, "tools/call", json.RawMessage(`{"name":"route","arguments":{"region":"us-west1"}}`), nil)
+	_, err := p.Forward(t.Context(), tg, "tools/call", json.RawMessage(`{"name":"`+testpeer.HeaderToolASCII+`","arguments":{"region":"us-west1"}}`), nil)
 	if rpc := RPCError(err); rpc == nil || rpc.Code != -32020 {
 		t.Errorf("call without Mcp-Param-Region: %v, want the upstream's -32020", err)
 	}

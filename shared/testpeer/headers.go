@@ -25,9 +25,12 @@ const HeaderToolSchema = `{"type":"object","properties":{` +
 	`"query":{"type":"string"}}}`
 
 // HeaderToolASCII and HeaderToolUnicode are HeaderUpstream's tools (same schema): one
-// named in plain ASCII, one whose name needs the Base64 form in Mcp-Name.
+// named in plain ASCII, one whose name needs the Base64 form in Mcp-Name. The ASCII one
+// sorts first: the official conformance suite's custom-header scenario tests the first
+// x-mcp-header tool it lists and sends its name raw in Mcp-Name, which for "météo" a
+// 2026-07-28 server must refuse (the name must travel Base64-encoded).
 const (
-	HeaderToolASCII   = "route"
+	HeaderToolASCII   = "forecast"
 	HeaderToolUnicode = "météo"
 )
 

@@ -94,7 +94,8 @@ func TestMRTRPassThrough(t *testing.T) {
 				t.Run(ep.name, func(t *testing.T) {
 					caps := `{"elicitation":{"form":{}},"sampling":{}}`
 					call := `{"name":"` + ep.tool + `","arguments":{"q": "x"}}`
-					audited := func() int {
+					audited := func() int { // after the queued rows are written (they follow the answer)
+						env.FlushAudit(t)
 						var n int
 						if err := env.Pool.QueryRow(t.Context(), `SELECT count(*) FROM audit_events WHERE connection_id = $1 AND tool = $2`, c.ID, ep.tool).Scan(&n); err != nil {
 							t.Fatal(err)
