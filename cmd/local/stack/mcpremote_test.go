@@ -208,41 +208,7 @@ func TestMCPRemoteSignsInWithChromium(t *testing.T) {
 		t.Fatalf("client_id %q, want one the gateway registered (RFC 7591)", q.Get("client_id"))
 	}
 
-	// The browser step: headless Chromium, the member's session cookie, the consent page.
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.Headless, chromedp.DisableGPU, chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx, chromedp.WithErrorf(func(string, ...any) {}))
-	defer cancelB()
-	ctx, cancel := context.WithTimeout(bctx, testpeer.Scaled(2*time.Minute))
-	defer cancel()
-	gw, _ := url.Parse(w.env.URL)
-	var consentText, landed string
-	err = chromedp.Run(ctx,
-		network.SetCookie(testPersonCookie, "ada").WithDomain(gw.Hostname()).WithPath("/"),
-		chromedp.Navigate(authURL),
-		chromedp.WaitVisible("#allow", chromedp.ByID),
-		chromedp.Text("body", &consentText, chromedp.ByQuery),
-		// Clicked from the page: the form's navigation must not race the click's own answer.
-		chromedp.Evaluate(`setTimeout(() => document.getElementById('allow').click(), 0)`, nil),
-	)
-	if err != nil {
-		t.Fatalf("the browser step: %v", err)
-	}
-	// The allowed decision redirects the browser to mcp-remote's callback server.
-	deadline := time.Now().Add(testpeer.Scaled(30 * time.Second))
-	for !strings.HasPrefix(landed, wantRedirect) {
-		if time.Now().After(deadline) {
-			var text string
-			_ = chromedp.Run(ctx, chromedp.Text("body", &text, chromedp.ByQuery))
-			logs := w.env.Logs.String()
-			t.Fatalf("the browser never reached mcp-remote's callback %s (at %q)\npage:\n%s\nstack log:\n%s",
-				wantRedirect, landed, text, logs[max(0, len(logs)-4000):])
-		}
-		time.Sleep(50 * time.Millisecond)
-		_ = chromedp.Run(ctx, chromedp.Location(&landed))
-	}
+	consentText := allowInChromium(t, w, browser, authURL)
 	// The consent page names the client by the name mcp-remote registered and its redirect host.
 	if !strings.Contains(consentText, "MCP CLI") || !strings.Contains(consentText, "127.0.0.1") {
 		t.Fatalf("the consent page does not name the client and its redirect host:\n%s", consentText)
@@ -272,4 +238,52 @@ func TestMCPRemoteSignsInWithChromium(t *testing.T) {
 	if cr == nil || cr["isError"] == true || !strings.Contains(fmt.Sprint(cr["content"]), "through mcp-remote") {
 		t.Fatalf("tools/call through mcp-remote: %v", call)
 	}
+}
+
+// allowInChromium is a person's browser step of an OAuth client's flow: headless Chromium
+// with ada's session cookie opens authURL (the gateway's authorization endpoint), allows on
+// the consent page, and follows the redirect to the client's redirect URI, where the
+// client's own callback server takes the code. It returns the consent page's text.
+func allowInChromium(t *testing.T, w *asWorld, browser, authURL string) string {
+	t.Helper()
+	u, err := url.Parse(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRedirect := u.Query().Get("redirect_uri")
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
+		chromedp.Headless, chromedp.DisableGPU, chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	bctx, cancelB := chromedp.NewContext(actx, chromedp.WithErrorf(func(string, ...any) {}))
+	defer cancelB()
+	ctx, cancel := context.WithTimeout(bctx, testpeer.Scaled(2*time.Minute))
+	defer cancel()
+	gw, _ := url.Parse(w.env.URL)
+	var consentText, landed string
+	err = chromedp.Run(ctx,
+		network.SetCookie(testPersonCookie, "ada").WithDomain(gw.Hostname()).WithPath("/"),
+		chromedp.Navigate(authURL),
+		chromedp.WaitVisible("#allow", chromedp.ByID),
+		chromedp.Text("body", &consentText, chromedp.ByQuery),
+		// Clicked from the page: the form's navigation must not race the click's own answer.
+		chromedp.Evaluate(`setTimeout(() => document.getElementById('allow').click(), 0)`, nil),
+	)
+	if err != nil {
+		t.Fatalf("the browser step: %v", err)
+	}
+	// The allowed decision redirects the browser to the client's callback server.
+	deadline := time.Now().Add(testpeer.Scaled(30 * time.Second))
+	for landed == "" || !strings.HasPrefix(landed, wantRedirect) {
+		if time.Now().After(deadline) {
+			var text string
+			_ = chromedp.Run(ctx, chromedp.Text("body", &text, chromedp.ByQuery))
+			logs := w.env.Logs.String()
+			t.Fatalf("the browser never reached the client's callback %s (at %q)\npage:\n%s\nstack log:\n%s",
+				wantRedirect, landed, text, logs[max(0, len(logs)-4000):])
+		}
+		time.Sleep(50 * time.Millisecond)
+		_ = chromedp.Run(ctx, chromedp.Location(&landed))
+	}
+	return consentText
 }
