@@ -9,6 +9,8 @@
 
 BENCH_N ?= 2000
 BENCH_TIME ?= 2s
+# BENCH_RATE: the limit leg's fixed offered rate (requests/s) for its open-loop rows.
+BENCH_RATE ?= 200
 # BENCH_SCALE: the connection counts of the scale table (× 20 tools each; docs/CATALOG.md).
 BENCH_SCALE ?= 1,10,100,1000
 # BENCH_WSMEM: the function memory sizes (MiB) of the workspaces leg, one gateway run each.
@@ -16,7 +18,7 @@ BENCH_WSMEM ?= 512,128
 
 .PHONY: bench
 bench: rie-install npm-deps ## Benchmarks: tools/list by catalog size, built-in read, proxied echo vs direct, cold start, RSS, sizes (one table)
-	scripts/with-db.sh $(GO) run ./cmd/bench -n $(BENCH_N) -benchtime $(BENCH_TIME) -scale $(BENCH_SCALE)
+	scripts/with-db.sh $(GO) run ./cmd/bench -n $(BENCH_N) -benchtime $(BENCH_TIME) -scale $(BENCH_SCALE) -rate $(BENCH_RATE)
 
 .PHONY: bench-scale
 bench-scale: rie-install ## The scale table of make bench alone (BENCH_SCALE connection counts × 20 tools; emulator cold starts need aws-lambda-rie)
@@ -24,7 +26,7 @@ bench-scale: rie-install ## The scale table of make bench alone (BENCH_SCALE con
 
 .PHONY: bench-limit
 bench-limit: npm-deps ## The limit leg alone: a bare httputil.ReverseProxy beside the gateway, demo upstream and server-everything
-	scripts/with-db.sh $(GO) run ./cmd/bench -only limit -n $(BENCH_N)
+	scripts/with-db.sh $(GO) run ./cmd/bench -only limit -n $(BENCH_N) -rate $(BENCH_RATE)
 
 .PHONY: bench-health
 bench-health: ## The health leg alone: one health-check pass over 1,000 entries, 10% refusing or hanging

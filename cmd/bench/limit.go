@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,7 +118,22 @@ type limitEnv struct {
 	// catDir is the gateway's catalog directory: the policy rows (policies.go) rebuild the
 	// workspace's catalog there ("" skips them).
 	catDir string
+	// gwPid is the gateway's process, whose CPU time (utime+stime) the leg reads to give
+	// the gateway's CPU per proxied call (0: not shown).
+	gwPid int
+	// rate is the fixed offered rate (requests/s) of the open-loop rows (0: none).
+	rate float64
+	// startGateway starts another gateway process like the first on database URL dbURL
+	// and returns it with its MCP URL for the workspace (nil: no database-delay row).
+	startGateway func(dbURL string) (*proc, string, error)
 }
+
+// limitRate is -rate: the offered rate of the limit leg's open-loop rows.
+var limitRate = flag.Float64("rate", 200, "limit leg: the fixed offered rate (requests/s) of the open-loop rows (0: none)")
+
+// dbDelay is the delay the database-delay row adds to every Postgres round trip of the
+// gateway (delayproxy.go).
+const dbDelay = 500 * time.Microsecond
 
 // newEraEcho is the echo tools/call as a 2026-07-28 client sends it: the protocol fields
 // in _meta (that revision has no initialize) and the Mcp-Method / Mcp-Name headers.
@@ -154,6 +170,11 @@ type limitVerdict struct {
 	dP50     map[int]time.Duration // gateway p50 − bare p50, by concurrency
 	ratio    map[int]float64       // gateway req/s ÷ bare req/s
 	errs     map[int]int64         // gateway errors
+	// open is the open-loop comparison at rate: gateway and bare results (zero: not run).
+	rate              float64
+	openGW, openBare  result
+	delayed, delayRef *result // c=1 with dbDelay on every Postgres round trip, and its bare leg
+	cpu               map[int]time.Duration
 }
 
 // verdictLines renders v against the targets (c=1 p50 delta ≤ 0.3 ms, c=8 ratio ≥ 0.9,
@@ -180,6 +201,28 @@ func (v limitVerdict) lines() []string {
 	for _, c := range []int{8, 32} {
 		if e, ok := v.errs[c]; ok {
 			out = append(out, fmt.Sprintf("c=%d errors %d (target 0): %s", c, e, mark(e == 0)))
+		} else {
+			out = append(out, fmt.Sprintf("c=%d: not run", c))
+		}
+	}
+	if v.rate > 0 {
+		d := v.openGW.p99 - v.openBare.p99
+		held := ""
+		if v.openBare.rps < 0.95*v.rate {
+			held = fmt.Sprintf(" (the bare proxy achieved only %.0f/s: pick a lower -rate)", v.openBare.rps)
+		}
+		out = append(out, fmt.Sprintf("open loop at %.0f req/s: p99 %s vs %s ms, added %+.3f ms (target ≤ +1.000), errors %d: %s%s",
+			v.rate, ms(v.openGW.p99), ms(v.openBare.p99), float64(d.Microseconds())/1000, v.openGW.errors,
+			mark(d <= time.Millisecond && v.openGW.errors == 0), held))
+	}
+	if v.delayed != nil {
+		d := v.delayed.p50 - v.delayRef.p50
+		out = append(out, fmt.Sprintf("c=1 with %s added to every Postgres round trip: p50 %+.3f ms over the bare proxy (target ≤ +0.500), errors %d: %s",
+			dbDelay, float64(d.Microseconds())/1000, v.delayed.errors, mark(d <= 500*time.Microsecond && v.delayed.errors == 0)))
+	}
+	for _, c := range []int{1, 8} {
+		if d, ok := v.cpu[c]; ok {
+			out = append(out, fmt.Sprintf("gateway CPU per proxied call at c=%d: %s ms (no target; the process's utime+stime over the interleaved run ÷ its calls)", c, ms(d)))
 		}
 	}
 	return out
@@ -236,15 +279,22 @@ func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
 			_ = syscall.Kill(e.gw.cmd.Process.Pid, syscall.SIGUSR1)
 		}
 		v := limitVerdict{upstream: u.what, version: hop, dP50: map[int]time.Duration{}, ratio: map[int]float64{}, errs: map[int]int64{}}
+		v.cpu = map[int]time.Duration{}
 		for _, c := range e.concs {
-			rs := make([]result, len(legs))
-			for i, l := range legs {
+			for _, l := range legs {
 				l.load(e.warm, c)
-				rs[i] = l.load(e.n, c)
+			}
+			var cpu0 time.Duration
+			if e.gwPid != 0 {
+				cpu0 = procCPU(e.gwPid)
+			}
+			rs := loadInterleaved(legs, e.n, c)
+			if e.gwPid != 0 {
+				v.cpu[c] = (procCPU(e.gwPid) - cpu0) / time.Duration(max(e.n/limitRounds, c)*limitRounds)
 			}
 			base := rs[ref]
 			for i, r := range rs {
-				note := fmt.Sprintf("%d requests over loopback HTTP, protocol %s", e.n, cmpOr(legs[i].version, protocolVersion))
+				note := fmt.Sprintf("%d requests over loopback HTTP in %d rounds interleaved with the other rows, protocol %s", e.n, limitRounds, cmpOr(legs[i].version, protocolVersion))
 				if legs[i] == gw {
 					if ui == 0 {
 						plain[c] = r
@@ -253,6 +303,9 @@ func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
 					v.dP50[c], v.ratio[c], v.errs[c] = d, r.rps/base.rps, r.errors
 					note = fmt.Sprintf("client at %s; p50 %+.3f ms over the bare proxy at %s, %.2f× its req/s",
 						protocolVersion, float64(d.Microseconds())/1000, hop, r.rps/base.rps)
+					if cpu, ok := v.cpu[c]; ok {
+						note += fmt.Sprintf("; gateway CPU %s ms per call", ms(cpu))
+					}
 				}
 				if r.errors > 0 {
 					note += fmt.Sprintf("; first error: %.120s", r.firstErr)
@@ -260,6 +313,22 @@ func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
 				add(row{what: fmt.Sprintf("limit leg, echo tools/call (%s), %s, concurrency %d", u.what, r.name, c),
 					p50: ms(r.p50) + " ms", p99: ms(r.p99) + " ms", rps: fmt.Sprintf("%.0f", r.rps),
 					note: note + fmt.Sprintf("; errors %d", r.errors)})
+			}
+		}
+		if e.rate > 0 {
+			pair := []*leg{legs[ref], gw}
+			rs := openLoopInterleaved(pair, e.rate, e.n)
+			v.rate, v.openBare, v.openGW = e.rate, rs[0], rs[1]
+			for _, r := range rs {
+				add(row{what: fmt.Sprintf("limit leg, echo tools/call (%s), %s, open loop at %.0f req/s", u.what, r.name, e.rate),
+					p50: ms(r.p50) + " ms", p99: ms(r.p99) + " ms", rps: fmt.Sprintf("%.0f", r.rps),
+					note: fmt.Sprintf("%d requests offered at a fixed rate (latency from each request's due time), %d rounds interleaved; errors %d", e.n, limitRounds, r.errors)})
+			}
+		}
+		if ui == 0 && e.startGateway != nil {
+			if err := delayRows(ctx, e, &v, legs[ref], gw); err != nil {
+				p.stop()
+				return nil, err
 			}
 		}
 		p.stop()
@@ -272,9 +341,11 @@ func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
 			verdicts = append(verdicts, fmt.Sprintf("%s, hop at %s: %s", u.what, hop, line))
 		}
 	}
-	if err := runPolicyLeg(ctx, e, plain); err != nil {
+	lines, err := runPolicyLeg(ctx, e, plain)
+	if err != nil {
 		return nil, err
 	}
+	verdicts = append(verdicts, lines...)
 	return verdicts, nil
 }
 
@@ -352,6 +423,9 @@ func runLimitOnly(ctx context.Context, base, dir string, n, warm int, concs []in
 		return err
 	}
 	defer gw.stop()
+	e.gwPid, e.rate = gw.cmd.Process.Pid, *limitRate
+	e.startGateway = gatewayStarter(gwBin, e.ws, []string{"JWT_SECRET=" + secret, "CATALOG_DIR=" + catDir,
+		"LOG_LEVEL=warn", "APP_ENV=local", "ALLOW_PRIVATE_UPSTREAMS=true"})
 	if *limitProfile != "" {
 		e.gw = gw
 	}
@@ -367,6 +441,23 @@ func runLimitOnly(ctx context.Context, base, dir string, n, warm int, concs []in
 	printTable()
 	printVerdicts(verdicts)
 	return nil
+}
+
+// gatewayStarter returns a limitEnv.startGateway: gwBin on a free port with env and the
+// given DATABASE_URL, once it listens (10 s), and its MCP URL for workspace ws.
+func gatewayStarter(gwBin, ws string, env []string) func(string) (*proc, string, error) {
+	return func(dbURL string) (*proc, string, error) {
+		port := freePort()
+		g, err := start(gwBin, append(slices.Clone(env), "DATABASE_URL="+dbURL, "PORT="+port))
+		if err != nil {
+			return nil, "", err
+		}
+		if err := waitHTTP("127.0.0.1:"+port, 10*time.Second); err != nil {
+			g.stop()
+			return nil, "", err
+		}
+		return g, "http://127.0.0.1:" + port + "/mcp/" + ws, nil
+	}
 }
 
 // parseConcs is the -c list: positive integers, others skipped.

@@ -793,7 +793,10 @@ func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool, 
 		}
 	}
 	verdicts, err := runLimitLeg(ctx, limitEnv{dbURL: dbURL, ws: ws, gwURL: gwURL, token: token, demoURL: upURL,
-		demoHandle: handle, everythingURL: evURL, evHandle: evHandle, concs: concs, n: n, warm: warm, catDir: catDir})
+		demoHandle: handle, everythingURL: evURL, evHandle: evHandle, concs: concs, n: n, warm: warm, catDir: catDir,
+		gwPid: gw.cmd.Process.Pid, rate: *limitRate,
+		startGateway: gatewayStarter(gwBin, ws, []string{"JWT_SECRET=" + secret, "CATALOG_DIR=" + catDir,
+			"LOG_LEVEL=warn", "APP_ENV=local", "ALLOW_PRIVATE_UPSTREAMS=true", "AUTH_SIGNING_KEY_FILE=" + keyFile})})
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,8 @@ func expression(id, expr, label string) *awscloudwatch.CfnAlarm_MetricDataQueryP
 // addMonitoring defines the alarm topic (and its optional e-mail subscription), the
 // dashboard and the alarms of docs/OPERATIONS.md, with the logical ids and properties of
 // template.yaml. fns maps function logical ids to functions; proxyName is the RDS
-// Proxy's name token, nil without RDS (no proxy widget data, no proxy alarm).
+// Proxy's name token, nil without RDS (no proxy widget data, no proxy alarms: saturation
+// and pinned sessions).
 func addMonitoring(stack awscdk.Stack, m *monitoring, env string, api awscdk.CfnResource, fns map[string]awslambda.Function, proxy awscdk.CfnResource) {
 	topic := awssns.NewCfnTopic(stack, jsii.String("AlarmTopic"), &awssns.CfnTopicProps{
 		DisplayName: jsii.String(fmt.Sprintf("Agentpack %s alarms", env)),
@@ -192,6 +193,13 @@ func addMonitoring(stack awscdk.Stack, m *monitoring, env string, api awscdk.Cfn
 				metricStat("borrowed", "AWS/RDS", "DatabaseConnectionsCurrentlyBorrowed", "Maximum", pd...),
 				metricStat("max", "AWS/RDS", "MaxDatabaseConnectionsAllowed", "Maximum", pd...),
 			},
+		})
+		// The functions' queries never pin a session (cache-describe query mode, no session
+		// state; docs/DATABASE.md): any pinned session is a regression, or another client.
+		alarm("DbProxyPinnedSessionsAlarm", "RDS Proxy pinned a client session to a database connection in 2 consecutive 5-minute periods (the functions' queries never pin one: docs/DATABASE.md)", &awscloudwatch.CfnAlarmProps{
+			Namespace: jsii.String("AWS/RDS"), MetricName: jsii.String("DatabaseConnectionsCurrentlySessionPinned"), Dimensions: &pd,
+			Statistic: jsii.String("Maximum"), Period: jsii.Number(300), EvaluationPeriods: jsii.Number(2),
+			Threshold: jsii.Number(1), ComparisonOperator: jsii.String("GreaterThanOrEqualToThreshold"),
 		})
 	}
 

@@ -9,7 +9,8 @@ import (
 
 // TestMonitoring (issue 17): the alarm topic with an optional e-mail subscription, the
 // dashboard, an alarm for each signal of docs/OPERATIONS.md notifying the topic, and the
-// tracing parameters on every function. Without RDS there is no proxy alarm.
+// tracing parameters on every function. Without RDS there is no proxy alarm (saturation,
+// pinned sessions: issue 31).
 func TestMonitoring(t *testing.T) {
 	tpl := synth(t, "")
 	tpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(1))
@@ -18,7 +19,7 @@ func TestMonitoring(t *testing.T) {
 		"Properties": map[string]any{"Protocol": "email", "Endpoint": map[string]any{"Ref": "AlarmEmail"}},
 	})
 	tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Dashboard"), jsii.Number(1))
-	tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(15))
+	tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(16))
 	tpl.AllResourcesProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 		"AlarmActions":     []any{map[string]any{"Ref": "AlarmTopic"}},
 		"OKActions":        []any{map[string]any{"Ref": "AlarmTopic"}},
@@ -33,6 +34,8 @@ func TestMonitoring(t *testing.T) {
 		"DbProxySaturationAlarm": {"Threshold": 80, "Metrics": assertions.Match_ArrayWith(&[]any{
 			assertions.Match_ObjectLike(&map[string]any{"Id": "saturation"})})},
 		"UpstreamFailureRateAlarm": {"Threshold": 20},
+		"DbProxyPinnedSessionsAlarm": {"Namespace": "AWS/RDS", "MetricName": "DatabaseConnectionsCurrentlySessionPinned",
+			"Statistic": "Maximum", "Threshold": 1, "EvaluationPeriods": 2},
 	} {
 		found := tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
 			"Properties": assertions.Match_ObjectLike(&props)})
@@ -49,5 +52,5 @@ func TestMonitoring(t *testing.T) {
 		})},
 	})
 	ext := synth(t, "postgres://u@db:5432/agentpack")
-	ext.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(14))
+	ext.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(14)) // no proxy: neither proxy alarm
 }

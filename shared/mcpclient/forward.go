@@ -89,6 +89,9 @@ func (p *Pool) Forward(ctx context.Context, t Target, method string, params json
 		if err == nil && method == "tools/call" {
 			p.observeCall(t.ConnectionID, s, time.Since(start))
 		}
+		if err == nil && t.ConnectionID != "" {
+			s.trackTask(method, params, res)
+		}
 		return err
 	})
 	return out, err

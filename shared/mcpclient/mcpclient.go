@@ -165,6 +165,10 @@ type session struct {
 	retired     atomic.Bool  // replaced while calls ran: closed when the last one ends
 	closeOnce   sync.Once
 	logOnce     sync.Once // logging/setLevel sent for a relaying call (relay.go)
+	// tasks are the upstream's own tasks created on this session and not yet seen to end
+	// (tasks.go): upstream task id → until when it keeps the session from eviction.
+	tasksMu sync.Mutex
+	tasks   map[string]time.Time
 }
 
 // retire closes s once no call runs on it (now, if none does): a session replaced by the
@@ -481,11 +485,13 @@ func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 	e.sess = s
 	e.lastKey, e.last = key, s.info
 	s.begin()
-	victim := p.overBudgetLocked(s)
+	victims := p.overBudgetLocked(s)
 	p.mu.Unlock()
-	if victim != nil {
-		p.evictions.Add(1)
-		go victim.retire()
+	if len(victims) > 0 {
+		p.evictions.Add(int64(len(victims)))
+		for _, v := range victims {
+			go v.retire()
+		}
 	}
 	return s, nil
 }
@@ -496,34 +502,43 @@ func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 const SessionBytes = 16 << 10
 
 // overBudgetLocked returns, when the cached sessions (kept among them) weigh more than
-// MaxSessionBytes, the least recently used session without calls in flight, forgotten
-// from its entry; nil otherwise. It visits every entry: it runs after a connect only,
-// whose handshake costs far more. p.mu is held.
-func (p *Pool) overBudgetLocked(kept *session) *session {
+// MaxSessionBytes, as many of the least recently used evictable sessions as it takes to
+// get back under it (or every evictable one, when that is not enough), each forgotten from
+// its entry; nil otherwise. Evictable: not kept, no call in flight, and no live upstream
+// task tied to it (tasks.go) — so the pool can stay above the bound while calls or tasks
+// hold its sessions, and the first connect after they end brings it back under, closing
+// as many idle sessions as that takes, not just one. It visits every entry and sorts the
+// candidates: it runs after a connect only, whose handshake costs far more. p.mu is held.
+func (p *Pool) overBudgetLocked(kept *session) []*session {
 	if p.opts.MaxSessionBytes <= 0 {
 		return nil
 	}
 	live := 0
-	var victim *entry
 	for _, e := range p.conns {
-		s := e.sess
-		if s == nil {
-			continue
-		}
-		live++
-		if s == kept || s.inflight.Load() > 0 {
-			continue
-		}
-		if victim == nil || s.lastUsed.Load() < victim.sess.lastUsed.Load() {
-			victim = e
+		if e.sess != nil {
+			live++
 		}
 	}
-	if int64(live)*SessionBytes <= p.opts.MaxSessionBytes || victim == nil {
+	over := live - int(p.opts.MaxSessionBytes/SessionBytes)
+	if over <= 0 {
 		return nil
 	}
-	s := victim.sess
-	victim.sess = nil
-	return s
+	now := time.Now()
+	var cand []*entry
+	for _, e := range p.conns {
+		s := e.sess
+		if s == nil || s == kept || s.inflight.Load() > 0 || s.holdsTask(now) {
+			continue
+		}
+		cand = append(cand, e)
+	}
+	slices.SortFunc(cand, func(a, b *entry) int { return cmp.Compare(a.sess.lastUsed.Load(), b.sess.lastUsed.Load()) })
+	victims := make([]*session, 0, min(over, len(cand)))
+	for _, e := range cand[:min(over, len(cand))] {
+		victims = append(victims, e.sess)
+		e.sess = nil
+	}
+	return victims
 }
 
 // SessionStats reports the cached live sessions, the bytes they are estimated at

@@ -56,6 +56,7 @@ import (
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/cenkalti/backoff/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -489,11 +490,29 @@ func (r *recorder) flush(batch []recordReq) {
 		wctx, cancel = context.WithDeadline(wctx, dl)
 		defer cancel()
 	}
+	r.write(wctx, batch)
+}
+
+// write writes batch in one db.HealthRecordBatch and answers each check. When Postgres
+// refuses the batch's statements (a *pgconn.PgError other than the database being
+// unavailable: a value it will not store, say) and the batch has more than one write,
+// each half is written on its own, recursively: the one write it refuses fails alone
+// (SkipWriteFailed), after ≈ 2·log2(recordBatch) more transactions, instead of taking up to
+// recordBatch−1 good outcomes down with it. A database that is down or unreachable fails
+// the batch whole, at once (its halves would fail the same way); every half shares the
+// flush's deadline.
+func (r *recorder) write(ctx context.Context, batch []recordReq) {
 	ws := make([]db.HealthWrite, len(batch))
 	for i, q := range batch {
 		ws[i] = q.w
 	}
-	out, err := db.HealthRecordBatch(wctx, r.pool, ws)
+	out, err := db.HealthRecordBatch(ctx, r.pool, ws)
+	if err != nil && len(batch) > 1 && ctx.Err() == nil && refusedStatement(err) {
+		h := len(batch) / 2
+		r.write(ctx, batch[:h])
+		r.write(ctx, batch[h:])
+		return
+	}
 	for i, q := range batch {
 		switch {
 		case err != nil:
@@ -504,6 +523,18 @@ func (r *recorder) flush(batch []recordReq) {
 			q.reply <- recordRes{st: out[i]}
 		}
 	}
+}
+
+// refusedStatement reports whether err is Postgres refusing a statement (a *pgconn.PgError)
+// rather than the database being unreachable, shutting down or out of connections
+// (SQLSTATE classes 08, 53, 57).
+func refusedStatement(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	class := pgErr.Code[:min(2, len(pgErr.Code))]
+	return class != "08" && class != "53" && class != "57"
 }
 
 // record writes w with the next batch and returns the entry's new state.
