@@ -176,3 +176,17 @@ func Interpret(err error) error {
 func isClosedPool(err error) bool {
 	return errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, net.ErrClosed)
 }
+
+// RefusedStatement reports whether err is Postgres refusing a statement (a *pgconn.PgError:
+// a value it will not store, a constraint) rather than the database being unreachable,
+// shutting down or out of connections (SQLSTATE classes 08, 53 and 57, or no Postgres
+// error at all). A caller may retry a refused batch in parts; an unavailable database
+// would refuse the parts the same way.
+func RefusedStatement(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	class := pgErr.Code[:min(2, len(pgErr.Code))]
+	return class != "08" && class != "53" && class != "57"
+}

@@ -56,7 +56,6 @@ import (
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/cenkalti/backoff/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -494,8 +493,8 @@ func (r *recorder) flush(batch []recordReq) {
 }
 
 // write writes batch in one db.HealthRecordBatch and answers each check. When Postgres
-// refuses the batch's statements (a *pgconn.PgError other than the database being
-// unavailable: a value it will not store, say) and the batch has more than one write,
+// refuses the batch's statements (db.RefusedStatement: not the database being
+// unavailable, but a value it will not store, say) and the batch has more than one write,
 // each half is written on its own, recursively: the one write it refuses fails alone
 // (SkipWriteFailed), after ≈ 2·log2(recordBatch) more transactions, instead of taking up to
 // recordBatch−1 good outcomes down with it. A database that is down or unreachable fails
@@ -507,7 +506,7 @@ func (r *recorder) write(ctx context.Context, batch []recordReq) {
 		ws[i] = q.w
 	}
 	out, err := db.HealthRecordBatch(ctx, r.pool, ws)
-	if err != nil && len(batch) > 1 && ctx.Err() == nil && refusedStatement(err) {
+	if err != nil && len(batch) > 1 && ctx.Err() == nil && db.RefusedStatement(err) {
 		h := len(batch) / 2
 		r.write(ctx, batch[:h])
 		r.write(ctx, batch[h:])
@@ -523,18 +522,6 @@ func (r *recorder) write(ctx context.Context, batch []recordReq) {
 			q.reply <- recordRes{st: out[i]}
 		}
 	}
-}
-
-// refusedStatement reports whether err is Postgres refusing a statement (a *pgconn.PgError)
-// rather than the database being unreachable, shutting down or out of connections
-// (SQLSTATE classes 08, 53, 57).
-func refusedStatement(err error) bool {
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
-		return false
-	}
-	class := pgErr.Code[:min(2, len(pgErr.Code))]
-	return class != "08" && class != "53" && class != "57"
 }
 
 // record writes w with the next batch and returns the entry's new state.

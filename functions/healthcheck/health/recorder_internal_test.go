@@ -85,7 +85,7 @@ func TestRecorderIsolatesARefusedWrite(t *testing.T) {
 				t.Errorf("a write to an unreachable database succeeded")
 			}
 		}
-		if refusedStatement(fmt.Errorf("dial: %w", context.DeadlineExceeded)) {
+		if db.RefusedStatement(fmt.Errorf("dial: %w", context.DeadlineExceeded)) {
 			t.Error("a dial error counts as a refused statement")
 		}
 	}
