@@ -130,8 +130,9 @@ func New(t testing.TB, o *Options) *Env {
 		t.Fatal(err)
 	}
 	e.Deps = &deps.Deps{Config: cfg, Logger: logger, Pool: pool, Store: store, Guard: guard, Upstreams: up, Verifier: v,
-		Connections: &connections.Service{Pool: pool, Store: store, Upstreams: up, Guard: guard, Logger: logger},
-		SigningKey:  key}
+		Services: deps.NewServices(pool, &connections.Service{Pool: pool, Store: store, Upstreams: up, Guard: guard, Logger: logger},
+			guard, logger),
+		SigningKey: key}
 	if so.Metrics == nil {
 		so.Metrics = e.Metrics
 	}
@@ -177,7 +178,8 @@ func (e *Env) Instance(t testing.TB, metrics io.Writer) string {
 	up := mcpclient.New(&mcpclient.Options{Logger: logger, Guard: e.Deps.Guard})
 	d := &deps.Deps{Config: e.Deps.Config, Logger: logger, Pool: pool, Store: e.Deps.Store, Guard: e.Deps.Guard,
 		Upstreams: up, Verifier: e.Deps.Verifier,
-		Connections: &connections.Service{Pool: pool, Store: e.Deps.Store, Upstreams: up, Guard: e.Deps.Guard, Logger: logger}}
+		Services: deps.NewServices(pool, &connections.Service{Pool: pool, Store: e.Deps.Store, Upstreams: up,
+			Guard: e.Deps.Guard, Logger: logger}, e.Deps.Guard, logger)}
 	st, err := stack.New(ctx, d, &stack.Options{Metrics: metrics})
 	if err != nil {
 		t.Fatal(err)
