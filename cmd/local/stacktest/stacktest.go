@@ -226,6 +226,26 @@ func (e *Env) Workspace(t testing.TB, name string) (ws, project, chat string) {
 	return ws, project, chat
 }
 
+// Connection creates a connection as p through the stack's connection service, the way
+// POST /api/mcp-connections does without the REST layer: for tests whose subject is the
+// gateway, not the REST API. The upstream is listed and the catalog published before it
+// returns (the gateway's cache is invalidated); a refused create fails t. in.WorkspaceID
+// nil is a global connection (p must be a superuser).
+func (e *Env) Connection(t testing.TB, p *auth.Principal, in connections.CreateInput) *connections.Outcome {
+	t.Helper()
+	out, err := e.Deps.Connections.Create(context.Background(), p, in)
+	if err != nil {
+		t.Fatalf("stacktest: create connection %q: %v", in.Name, err)
+	}
+	return out
+}
+
+// Admin is an admin of workspaces named subject (the principal Token mints for the same
+// arguments).
+func Admin(subject string, workspaces ...string) *auth.Principal {
+	return &auth.Principal{Subject: subject, Role: auth.RoleAdmin, Workspaces: workspaces}
+}
+
 // Token mints a token for subject with role in workspaces.
 func Token(t testing.TB, subject, role string, workspaces ...string) string {
 	t.Helper()
