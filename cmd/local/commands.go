@@ -504,7 +504,7 @@ func cmdImportRegistry(ctx context.Context, args []string) error {
 		return err
 	}
 	defer d.Close()
-	im := &registry.Importer{Pool: d.Pool, HTTPClient: d.Guard.HTTPClient(60 * time.Second), Logger: d.Logger}
+	im := d.Registry
 	su := &auth.Principal{Subject: "local-import", Role: auth.RoleSuperuser}
 	var rep *registry.Report
 	if src := args[0]; strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {

@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"os"
-	"time"
 
 	"github.com/agentpack/gateway/functions/healthcheck/health"
 	"github.com/agentpack/gateway/functions/healthcheck/registrysync"
@@ -19,7 +18,6 @@ import (
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 	"github.com/agentpack/gateway/shared/mcpclient"
-	"github.com/agentpack/gateway/shared/registry"
 )
 
 func main() {
@@ -40,7 +38,7 @@ func main() {
 			Reconcile: func(ctx context.Context) error { return catalog.Rebuild(ctx, d.Pool, d.Store, nil) },
 		})
 		sync := &registrysync.Syncer{URL: os.Getenv("REGISTRY_SYNC_URL"), Logger: d.Logger,
-			Importer: &registry.Importer{Pool: d.Pool, HTTPClient: d.Guard.HTTPClient(60 * time.Second), Logger: d.Logger}}
+			Importer: d.Registry}
 		if lambdaapp.InLambda() {
 			lambdaapp.StartEvent("healthcheck pass", registrysync.Handler(sync, c.Handle))
 			return nil

@@ -5,20 +5,20 @@ package main
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/agentpack/gateway/functions/marketplace/api"
 	"github.com/agentpack/gateway/functions/marketplace/authserver"
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/deps"
-	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 )
 
 func main() {
 	deps.Main("marketplace", func(ctx context.Context, d *deps.Deps) error {
-		a := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger,
-			Console: &console.Config{OAuth: console.FromConfig(d.Config)}, SignIn: d.IdentityRoutes()}
-		if d.SigningKey != nil && d.Sessions != nil && d.People != nil {
+		a := &api.API{Pool: d.Pool, Services: d.Services, Verifier: d.Verifier, Logger: d.Logger,
+			SignIn: d.IdentityRoutes()}
+		if d.SigningKey != nil && d.Sessions != nil {
 			// The gateway's own authorization server (docs/AUTH.md): on with a signing key
 			// (AUTH_SIGNING_KMS_KEY_ID) and the browser session (SESSION_KEY).
 			as, err := authserver.New(authserver.Options{Pool: d.Pool, Key: d.SigningKey,
@@ -27,9 +27,13 @@ func main() {
 			if err != nil {
 				return err
 			}
-			a.AuthServer, a.Grants = as.Handler(), &grants.Service{Pool: d.Pool}
+			a.AuthServer = as.Handler()
 		}
+		// The admin console beside the REST API, on the same origin.
+		mux := http.NewServeMux()
+		console.Mount(mux, console.Config{OAuth: console.FromConfig(d.Config)})
+		mux.Handle("/", a.Handler())
 		// Test and refresh keep upstream sessions: end them (DELETE) when the process stops.
-		return lambdaapp.Start(ctx, a.Handler(), "127.0.0.1:"+d.Config.Port, d.Logger, d.EndUpstreamSessions)
+		return lambdaapp.Start(ctx, mux, "127.0.0.1:"+d.Config.Port, d.Logger, d.EndUpstreamSessions)
 	})
 }

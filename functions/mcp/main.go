@@ -11,7 +11,6 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/deps"
-	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 )
 
@@ -67,14 +66,14 @@ func run(ctx context.Context) error {
 func gatewayOptions(d *deps.Deps) gateway.Options {
 	o := gateway.Options{
 		Pool: d.Pool, Catalog: d.CatalogCache(), Upstreams: d.Upstreams, Verifier: d.Verifier,
-		Connections: d.Connections, Logger: d.Logger, Metrics: os.Stdout,
+		Services: d.Services, Logger: d.Logger, Metrics: os.Stdout,
 		PublicBaseURL: d.Config.PublicBaseURL, AuthServerURL: d.Config.AuthServerURL,
 		AllowedOrigins: d.Config.AllowedOrigins,
 	}
 	if d.SigningKey != nil {
 		// The marketplace function runs the authorization server on this origin
-		// (docs/AUTH.md); its tokens are accepted while their grant stands.
-		o.OwnAuthServer, o.Grants = true, &grants.Service{Pool: d.Pool}
+		// (docs/AUTH.md); its tokens are accepted while their grant stands (d.Grants).
+		o.OwnAuthServer = true
 	}
 	if d.Config.UnauthenticatedLocal && !d.Config.Deployed() {
 		o.UnauthenticatedPrincipal = &auth.Principal{Subject: "local-unauthenticated", Role: auth.RoleAdmin}

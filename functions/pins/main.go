@@ -8,12 +8,11 @@ import (
 	"github.com/agentpack/gateway/functions/pins/api"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/lambdaapp"
-	"github.com/agentpack/gateway/shared/pins"
 )
 
 func main() {
 	deps.Main("pins", func(ctx context.Context, d *deps.Deps) error {
-		a := &api.API{Pins: &pins.Service{Pool: d.Pool, Logger: d.Logger},
+		a := &api.API{Pins: d.Pins,
 			Catalog: d.CatalogCache(), Verifier: d.Verifier, Logger: d.Logger}
 		return lambdaapp.Start(ctx, a.Handler(), "127.0.0.1:"+d.Config.Port, d.Logger)
 	})

@@ -19,14 +19,8 @@ func TestCacheBuildsMissingDocument(t *testing.T) {
 	ctx := context.Background()
 	store := &catalog.DiskStore{Dir: t.TempDir()}
 	const wsA, wsB = "aaaaaaaa-0000-4000-8000-00000000000a", "bbbbbbbb-0000-4000-8000-00000000000b"
-	if err := db.WorkspaceUpsert(ctx, pool, wsA, "A"); err != nil {
-		t.Fatal(err)
-	}
-	global, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: "Global", URL: "https://g.example.com/mcp",
-		TransportType: "streamable-http", Source: "manual", Enabled: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: wsA, Name: "A"})
+	global := dbtest.Connection(t, pool, dbtest.ConnectionOpts{Name: "Global", URL: "https://g.example.com/mcp"})
 	if _, err := db.ConnectionToolsSync(ctx, pool, global.ID, global.Handle,
 		[]db.ToolDef{{Name: "search", InputSchema: json.RawMessage(`{"type":"object"}`)}}, false); err != nil {
 		t.Fatal(err)
@@ -34,9 +28,7 @@ func TestCacheBuildsMissingDocument(t *testing.T) {
 	if err := catalog.Rebuild(ctx, pool, store, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.WorkspaceUpsert(ctx, pool, wsB, "B (created later)"); err != nil {
-		t.Fatal(err)
-	}
+	dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: wsB, Name: "B (created later)"})
 
 	plain := catalog.NewCache(store, 0, nil)
 	if s, err := plain.Get(ctx, wsB); err != nil || len(s.Doc.Connections) != 0 {

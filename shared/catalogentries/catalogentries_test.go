@@ -111,18 +111,14 @@ func TestDeleteInstalledEntry(t *testing.T) {
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	s := &catalogentries.Service{Pool: pool}
-	if err := db.WorkspaceUpsert(ctx, pool, ws, "ws"); err != nil {
-		t.Fatal(err)
-	}
+	dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: ws, Name: "ws"})
 	e, err := s.Create(ctx, super, &db.CatalogEntryInput{Name: ptr("Installed"), URL: ptr("https://i.example/mcp")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := ws
-	if _, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: "Installed", URL: e.URL, TransportType: e.TransportType,
-		Source: "marketplace", CatalogEntryID: &e.ID, WorkspaceID: &w, Enabled: true}); err != nil {
-		t.Fatal(err)
-	}
+	dbtest.Connection(t, pool, dbtest.ConnectionOpts{Name: "Installed", URL: e.URL, TransportType: e.TransportType,
+		CatalogEntryID: &e.ID, WorkspaceID: &w})
 	err = s.Delete(ctx, super, e.ID)
 	pub := apperr.Public(err)
 	if pub.Code != apperr.Conflict || pub.Code.HTTPStatus() != http.StatusConflict || pub.Message != "Installed is installed in 1 workspace(s)" {

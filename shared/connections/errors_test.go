@@ -8,7 +8,6 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/connections"
-	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
 	"github.com/google/uuid"
 )
@@ -20,10 +19,7 @@ func TestServiceErrorsNameTheOperation(t *testing.T) {
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	s := &connections.Service{Pool: pool}
-	ws := uuid.NewString()
-	if err := db.WorkspaceUpsert(ctx, pool, ws, "ws"); err != nil {
-		t.Fatal(err)
-	}
+	ws := dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{})
 	admin := &auth.Principal{Subject: "adm", Role: auth.RoleAdmin, Workspaces: []string{ws}}
 	member := &auth.Principal{Subject: "mem", Role: auth.RoleMember, Workspaces: []string{ws}}
 	id, entry := uuid.NewString(), uuid.NewString()

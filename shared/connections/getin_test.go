@@ -6,7 +6,6 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/connections"
-	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
 	"github.com/google/uuid"
 )
@@ -23,16 +22,9 @@ func TestGetInWorkspace(t *testing.T) {
 	mk := func(name string, ws *string) string {
 		t.Helper()
 		if ws != nil {
-			if err := db.WorkspaceUpsert(ctx, pool, *ws, name); err != nil {
-				t.Fatal(err)
-			}
+			dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: *ws, Name: name})
 		}
-		c, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: name, URL: "https://" + name + ".example/mcp",
-			TransportType: "streamable-http", Enabled: true, Source: "manual", WorkspaceID: ws, CreatedBy: "t"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c.ID
+		return dbtest.Connection(t, pool, dbtest.ConnectionOpts{Name: name, URL: "https://" + name + ".example/mcp", WorkspaceID: ws}).ID
 	}
 	inA, inB, global := mk("a", &a), mk("b", &b), mk("global", nil)
 	both := &auth.Principal{Subject: "p", Role: auth.RoleAdmin, Workspaces: []string{a, b}}

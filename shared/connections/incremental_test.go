@@ -48,16 +48,10 @@ func (s *writeLog) take() []string {
 func TestInstallWritesOnePart(t *testing.T) {
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
-	ws := "cccccccc-0000-4000-8000-0000000000c1"
-	if err := db.WorkspaceUpsert(ctx, pool, ws, "ws"); err != nil {
-		t.Fatal(err)
-	}
+	ws := dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: "cccccccc-0000-4000-8000-0000000000c1", Name: "ws"})
 	for i := range 50 {
-		c, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: fmt.Sprintf("Seed %d", i), URL: "https://seed.example.com/mcp",
-			TransportType: mcpclient.TransportStreamable, Enabled: true, Source: "manual", WorkspaceID: &ws})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := dbtest.Connection(t, pool, dbtest.ConnectionOpts{Name: fmt.Sprintf("Seed %d", i), URL: "https://seed.example.com/mcp",
+			WorkspaceID: &ws})
 		if _, err := db.ConnectionToolsSync(ctx, pool, c.ID, c.Handle,
 			[]db.ToolDef{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}}, false); err != nil {
 			t.Fatal(err)

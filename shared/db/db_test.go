@@ -80,16 +80,11 @@ func TestInterpretErrors(t *testing.T) {
 
 func TestConnectionHandlesAreUnique(t *testing.T) {
 	t.Parallel()
-	pool, _ := dbtest.Fresh(t)
-	ctx := t.Context()
-	mustWorkspace(t, pool, wsA)
-	ws := wsA
+	q := dbtest.Tx(t)
+	ws := dbtest.Workspace(t, q, dbtest.WorkspaceOpts{})
 	seen := map[string]bool{}
 	for i := 0; i < 3; i++ {
-		c, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: "GitHub Copilot!", URL: "http://x", TransportType: "streamable-http", Source: "manual", WorkspaceID: &ws})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := dbtest.Connection(t, q, dbtest.ConnectionOpts{Name: "GitHub Copilot!", URL: "http://x", WorkspaceID: &ws})
 		if seen[c.Handle] {
 			t.Fatalf("handle %q reused", c.Handle)
 		}
@@ -102,14 +97,10 @@ func TestConnectionHandlesAreUnique(t *testing.T) {
 
 func TestConnectionToolsSyncFreezesNamesAndDetectsDrift(t *testing.T) {
 	t.Parallel()
-	pool, _ := dbtest.Fresh(t)
+	pool := dbtest.Tx(t)
 	ctx := t.Context()
-	mustWorkspace(t, pool, wsA)
-	ws := wsA
-	c, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: "Demo", URL: "http://x", TransportType: "streamable-http", Source: "manual", Enabled: true, WorkspaceID: &ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{})
+	c := dbtest.Connection(t, pool, dbtest.ConnectionOpts{Name: "Demo", URL: "http://x", WorkspaceID: &ws})
 	schema := json.RawMessage(`{"type":"object"}`)
 	defs := []db.ToolDef{{Name: "echo", Description: "Echo", InputSchema: schema}, {Name: "add", Description: "Add", InputSchema: schema}}
 	res, err := db.ConnectionToolsSync(ctx, pool, c.ID, c.Handle, defs, false)
@@ -125,7 +116,7 @@ func TestConnectionToolsSyncFreezesNamesAndDetectsDrift(t *testing.T) {
 	if res, err = db.ConnectionToolsSync(ctx, pool, c.ID, "renamed", defs, false); err != nil || len(res.Drifted) != 1 {
 		t.Fatalf("drift: %+v, %v", res, err)
 	}
-	visible, _ := db.ConnectionToolsVisible(ctx, pool, wsA)
+	visible, _ := db.ConnectionToolsVisible(ctx, pool, ws)
 	if len(visible) != 1 || visible[0].UpstreamName != "add" {
 		t.Fatalf("visible after drift = %+v, want only add", visible)
 	}
@@ -135,7 +126,7 @@ func TestConnectionToolsSyncFreezesNamesAndDetectsDrift(t *testing.T) {
 	if _, err := db.ConnectionToolApprove(ctx, pool, c.ID, "echo"); err != nil {
 		t.Fatal(err)
 	}
-	visible, _ = db.ConnectionToolsVisible(ctx, pool, wsA)
+	visible, _ = db.ConnectionToolsVisible(ctx, pool, ws)
 	if len(visible) != 2 {
 		t.Fatalf("visible after approval = %d, want 2", len(visible))
 	}

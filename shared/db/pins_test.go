@@ -20,20 +20,10 @@ func TestChatPins(t *testing.T) {
 	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
-	mustWorkspace(t, pool, wsPins)
-	chat, err := db.ChatCreate(ctx, pool, wsPins, "pins")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := wsPins
-	global, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: "Global", URL: "http://g", TransportType: "streamable-http", Source: "manual", Enabled: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	local, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: "Local", URL: "http://l", TransportType: "streamable-http", Source: "manual", Enabled: false, WorkspaceID: &ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: wsPins})
+	chat := dbtest.Chat(t, pool, dbtest.ChatOpts{WorkspaceID: ws, Title: "pins"})
+	global := dbtest.Connection(t, pool, dbtest.ConnectionOpts{Name: "Global", URL: "http://g"})
+	local := dbtest.Connection(t, pool, dbtest.ConnectionOpts{Name: "Local", URL: "http://l", Disabled: true, WorkspaceID: &ws})
 
 	if l, err := db.ChatPinList(ctx, pool, chat.ID); err != nil || l == nil || len(l) != 0 {
 		t.Fatalf("list without pins = %#v, %v; want an empty non-nil list", l, err)
@@ -100,12 +90,9 @@ func TestChatPins(t *testing.T) {
 // an unknown name is NOT_FOUND.
 func TestConnectionNameByExposedTool(t *testing.T) {
 	t.Parallel()
-	pool, _ := dbtest.Fresh(t)
+	pool := dbtest.Tx(t)
 	ctx := t.Context()
-	c, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: "Echoer", URL: "http://e", TransportType: "streamable-http", Source: "manual", Enabled: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dbtest.Connection(t, pool, dbtest.ConnectionOpts{Name: "Echoer", URL: "http://e"})
 	defs := []db.ToolDef{{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}
 	if _, err := db.ConnectionToolsSync(ctx, pool, c.ID, c.Handle, defs, false); err != nil {
 		t.Fatal(err)

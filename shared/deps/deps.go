@@ -1,7 +1,11 @@
 // Package deps builds, from a config.Config, the dependencies every function wires the
 // same way: logger, Postgres pool, catalog store, URL guard, upstream client pool, JWT
-// verifier and the connection service. Each function's main.go calls Build and hands
-// what it needs to its own package; the local entry point builds once and serves all.
+// verifier, and every domain service once (Services: connections, catalog entries,
+// overrides, rate limits, policies, the registry importer, workspaces, pins, people,
+// grants). Each function's main.go calls Build and hands what it needs to its own
+// package; the local entry point builds once and serves all. Handlers and built-ins
+// receive the services; only this package, cmd/ and the functions' main.go files
+// construct one (test/rules/services_test.go).
 package deps
 
 import (
@@ -30,14 +34,15 @@ import (
 
 // Deps are the shared dependencies of a process. Close releases them.
 type Deps struct {
-	Config      *config.Config
-	Logger      *slog.Logger
-	Pool        *db.Pool
-	Store       catalog.Store
-	Guard       *urlguard.Guard
-	Upstreams   *mcpclient.Pool
-	Verifier    *auth.Verifier
-	Connections *connections.Service
+	Config    *config.Config
+	Logger    *slog.Logger
+	Pool      *db.Pool
+	Store     catalog.Store
+	Guard     *urlguard.Guard
+	Upstreams *mcpclient.Pool
+	Verifier  *auth.Verifier
+	// Services are the domain services, built once by Build (NewServices).
+	Services
 	// Metrics receives shared EMF lines (catalog revalidation failures): os.Stdout from
 	// Build, nil (discarded) when a test builds Deps itself.
 	Metrics io.Writer
@@ -49,10 +54,9 @@ type Deps struct {
 	// gateway's own authorization server; nil when deployed without
 	// AUTH_SIGNING_KMS_KEY_ID (the server is then off).
 	SigningKey *signing.Key
-	// People are people and memberships (shared/identity); Sessions the browser session
-	// rule (nil deployed without a session key); SignIn the sign-in through the
-	// organisation's identity provider (nil without IDP_ISSUER). buildIdentity.
-	People   *identity.Service
+	// Sessions is the browser session rule (nil deployed without a session key); SignIn
+	// the sign-in through the organisation's identity provider (nil without IDP_ISSUER).
+	// buildIdentity. People (the memberships they rely on) is one of the Services.
 	Sessions *identity.Sessions
 	SignIn   *identity.SignIn
 }
@@ -100,8 +104,8 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 		d.Close()
 		return nil, err
 	}
-	d.Connections = &connections.Service{Pool: d.Pool, Store: d.Store, Upstreams: d.Upstreams,
-		Guard: d.Guard, Logger: d.Logger, NewToolsNeedApproval: cfg.NewToolsNeedApproval}
+	d.Services = NewServices(d.Pool, &connections.Service{Pool: d.Pool, Store: d.Store, Upstreams: d.Upstreams,
+		Guard: d.Guard, Logger: d.Logger, NewToolsNeedApproval: cfg.NewToolsNeedApproval}, d.Guard, d.Logger)
 	if err := d.buildAuth(ctx); err != nil {
 		d.Close()
 		return nil, err

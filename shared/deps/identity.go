@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
 
-// buildIdentity builds d.People always, and d.Sessions and d.SignIn from cfg.Identity
+// buildIdentity builds d.Sessions and d.SignIn from cfg.Identity
 // (docs/AUTH.md "Signing in: the organisation's identity provider"): the session key from
 // SESSION_KEY, else the Secrets Manager secret SESSION_KEY_SECRET_ARN, else locally the key
 // file (created on first use); deployed without a session key there are no browser
@@ -26,7 +26,6 @@ import (
 // client secret comes from IDP_CLIENT_SECRET or the secret IDP_CLIENT_SECRET_ARN, read
 // here, once per cold start. Errors name the setting, never a secret's value.
 func (d *Deps) buildIdentity(ctx context.Context) error {
-	d.People = &identity.Service{Pool: d.Pool}
 	idc := d.Config.Identity
 	var sm SecretGetter
 	secret := func(arn, what string) (string, error) {

@@ -31,9 +31,9 @@ func setup(t *testing.T) *world {
 	w := &world{pool: pool, svc: &pins.Service{Pool: pool}}
 	w.wsA, w.wsB, w.projA = uuid.NewString(), uuid.NewString(), uuid.NewString()
 	w.chatA, w.chatB = uuid.NewString(), uuid.NewString()
+	dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: w.wsA, Name: "A"})
+	dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: w.wsB, Name: "B"})
 	for _, err := range []error{
-		db.WorkspaceUpsert(ctx, pool, w.wsA, "A"),
-		db.WorkspaceUpsert(ctx, pool, w.wsB, "B"),
 		db.ProjectEnsure(ctx, pool, w.projA, w.wsA, "p"),
 		db.ChatEnsure(ctx, pool, w.chatA, w.wsA, ""),
 		db.ChatEnsure(ctx, pool, w.chatB, w.wsB, ""),
@@ -43,11 +43,7 @@ func setup(t *testing.T) *world {
 		}
 	}
 	mk := func(name string, enabled bool, ws, proj *string) string {
-		c, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: name, URL: "http://127.0.0.1:1/mcp",
-			TransportType: "streamable-http", Enabled: enabled, Source: "manual", WorkspaceID: ws, ProjectID: proj})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := dbtest.Connection(t, pool, dbtest.ConnectionOpts{Name: name, Disabled: !enabled, WorkspaceID: ws, ProjectID: proj})
 		if _, err := db.ConnectionToolsSync(ctx, pool, c.ID, c.Handle, []db.ToolDef{
 			{Name: "echo", Description: name + " echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		}, false); err != nil {

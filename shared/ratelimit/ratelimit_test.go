@@ -17,11 +17,7 @@ import (
 // workspace creates a workspace and returns its id.
 func workspace(t testing.TB, pool *db.Pool) string {
 	t.Helper()
-	ws := uuid.NewString()
-	if err := db.WorkspaceUpsert(context.Background(), pool, ws, "w"); err != nil {
-		t.Fatal(err)
-	}
-	return ws
+	return dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{Name: "w"})
 }
 
 func limit(t testing.TB, pool *db.Pool, l *db.RateLimit) *db.RateLimit {

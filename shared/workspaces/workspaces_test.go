@@ -22,9 +22,7 @@ func TestProject(t *testing.T) {
 	ws, bare, other := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	def, second, foreign := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	for _, w := range []string{ws, bare, other} {
-		if err := db.WorkspaceUpsert(ctx, pool, w, "w"); err != nil {
-			t.Fatal(err)
-		}
+		dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: w, Name: "w"})
 	}
 	for _, p := range [][2]string{{def, ws}, {second, ws}, {foreign, other}} {
 		if err := db.ProjectEnsure(ctx, pool, p[0], p[1], "p"); err != nil {

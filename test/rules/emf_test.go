@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -28,26 +26,7 @@ func emfWriters(files map[string]string) []string {
 // TestOneEMFWriter: EMF lines are written by shared/emf alone, so their shape is right in
 // one place (three hand-written copies existed before it).
 func TestOneEMFWriter(t *testing.T) {
-	files := map[string]string{}
-	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git" || d.Name() == ".state" || d.Name() == "cdk.out") {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".go") {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			files[filepath.ToSlash(strings.TrimPrefix(path, "../../"))] = string(b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := goFiles(t)
 	if _, ok := files[emfOwner+"emf.go"]; !ok {
 		t.Fatalf("%semf.go not found from the test's folder; did it move?", emfOwner)
 	}

@@ -17,9 +17,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
-	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/httpapi"
-	"github.com/agentpack/gateway/shared/pins"
 )
 
 // Stack is the composed application.
@@ -66,7 +64,7 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	}
 	gopts := gateway.Options{
 		Pool: d.Pool, Catalog: d.CatalogCache(), Upstreams: d.Upstreams, Verifier: d.Verifier,
-		Connections: d.Connections, Logger: d.Logger, Metrics: metrics,
+		Services: d.Services, Logger: d.Logger, Metrics: metrics,
 		PublicBaseURL: d.Config.PublicBaseURL, AuthServerURL: d.Config.AuthServerURL,
 		AllowedOrigins: d.Config.AllowedOrigins,
 	}
@@ -90,24 +88,25 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 			return nil, err
 		}
 		gopts.OwnAuthServer = true
-		gopts.Grants = &grants.Service{Pool: d.Pool}
 	}
 	if o.Gateway != nil {
 		o.Gateway(&gopts)
 	}
 	cache := gopts.Catalog
-	d.Connections.OnCatalogChange = func(ws []string) { invalidate(ctx, d.Pool, cache, ws) }
+	// Every service that rebuilds documents (connections, overrides, policies) invalidates
+	// the in-process gateway cache.
+	d.SetOnCatalogChange(func(ws []string) { invalidate(ctx, d.Pool, cache, ws) })
 	g, err := gateway.New(gopts)
 	if err != nil {
 		return nil, err
 	}
-	market := &api.API{Pool: d.Pool, Connections: d.Connections, Verifier: d.Verifier, Logger: d.Logger,
-		Console: &console.Config{OAuth: console.FromConfig(d.Config), DevSignIn: o.DevSignIn != nil},
-		SignIn:  d.IdentityRoutes()}
+	market := &api.API{Pool: d.Pool, Services: d.Services, Verifier: d.Verifier, Logger: d.Logger,
+		SignIn: d.IdentityRoutes()}
 	if as != nil {
-		market.AuthServer, market.Grants = as.Handler(), gopts.Grants
+		market.AuthServer = as.Handler()
 	}
 	mux := http.NewServeMux()
+	console.Mount(mux, console.Config{OAuth: console.FromConfig(d.Config), DevSignIn: o.DevSignIn != nil})
 	gh, mh := g.Handler(), market.Handler()
 	if as != nil {
 		for _, p := range api.AuthServerPaths {
@@ -117,10 +116,10 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	for _, p := range []string{"/mcp", "/mcp/", "/.well-known/", "/health"} {
 		mux.Handle(p, gh)
 	}
-	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", "/api/policies", "/api/policies/", "/api/usage", "/api/workspaces/", "/auth/", "/api/connected-clients", "/api/connected-clients/", console.Prefix, console.Prefix + "/"} {
+	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", "/api/policies", "/api/policies/", "/api/usage", "/api/workspaces/", "/auth/", "/api/connected-clients", "/api/connected-clients/"} {
 		mux.Handle(p, mh)
 	}
-	pinsAPI := &pinsapi.API{Pins: &pins.Service{Pool: d.Pool, Logger: d.Logger}, Catalog: cache,
+	pinsAPI := &pinsapi.API{Pins: d.Pins, Catalog: cache,
 		Verifier: d.Verifier, Logger: d.Logger}
 	if o.DevSignIn != nil {
 		mux.Handle(console.DevSignInPath, o.DevSignIn)

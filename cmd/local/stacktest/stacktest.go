@@ -130,8 +130,9 @@ func New(t testing.TB, o *Options) *Env {
 		t.Fatal(err)
 	}
 	e.Deps = &deps.Deps{Config: cfg, Logger: logger, Pool: pool, Store: store, Guard: guard, Upstreams: up, Verifier: v,
-		Connections: &connections.Service{Pool: pool, Store: store, Upstreams: up, Guard: guard, Logger: logger},
-		SigningKey:  key}
+		Services: deps.NewServices(pool, &connections.Service{Pool: pool, Store: store, Upstreams: up, Guard: guard, Logger: logger},
+			guard, logger),
+		SigningKey: key}
 	if so.Metrics == nil {
 		so.Metrics = e.Metrics
 	}
@@ -177,7 +178,8 @@ func (e *Env) Instance(t testing.TB, metrics io.Writer) string {
 	up := mcpclient.New(&mcpclient.Options{Logger: logger, Guard: e.Deps.Guard})
 	d := &deps.Deps{Config: e.Deps.Config, Logger: logger, Pool: pool, Store: e.Deps.Store, Guard: e.Deps.Guard,
 		Upstreams: up, Verifier: e.Deps.Verifier,
-		Connections: &connections.Service{Pool: pool, Store: e.Deps.Store, Upstreams: up, Guard: e.Deps.Guard, Logger: logger}}
+		Services: deps.NewServices(pool, &connections.Service{Pool: pool, Store: e.Deps.Store, Upstreams: up,
+			Guard: e.Deps.Guard, Logger: logger}, e.Deps.Guard, logger)}
 	st, err := stack.New(ctx, d, &stack.Options{Metrics: metrics})
 	if err != nil {
 		t.Fatal(err)
@@ -222,6 +224,26 @@ func (e *Env) Workspace(t testing.TB, name string) (ws, project, chat string) {
 		t.Fatalf("stacktest: workspace: %v", err)
 	}
 	return ws, project, chat
+}
+
+// Connection creates a connection as p through the stack's connection service, the way
+// POST /api/mcp-connections does without the REST layer: for tests whose subject is the
+// gateway, not the REST API. The upstream is listed and the catalog published before it
+// returns (the gateway's cache is invalidated); a refused create fails t. in.WorkspaceID
+// nil is a global connection (p must be a superuser).
+func (e *Env) Connection(t testing.TB, p *auth.Principal, in connections.CreateInput) *connections.Outcome {
+	t.Helper()
+	out, err := e.Deps.Connections.Create(context.Background(), p, in)
+	if err != nil {
+		t.Fatalf("stacktest: create connection %q: %v", in.Name, err)
+	}
+	return out
+}
+
+// Admin is an admin of workspaces named subject (the principal Token mints for the same
+// arguments).
+func Admin(subject string, workspaces ...string) *auth.Principal {
+	return &auth.Principal{Subject: subject, Role: auth.RoleAdmin, Workspaces: workspaces}
 }
 
 // Token mints a token for subject with role in workspaces.

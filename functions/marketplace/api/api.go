@@ -59,32 +59,31 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalogentries"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
 )
 
-// API serves the marketplace routes. Pool, Connections and Verifier are required.
+// API serves the marketplace routes. Pool, Verifier and the Services (deps.NewServices:
+// built once per process, never per request) are required; Services.Connections may be
+// nil only where no connection route is called (the OpenAPI test).
 type API struct {
-	Pool        *db.Pool
-	Connections *connections.Service
-	Verifier    *auth.Verifier
-	Logger      *slog.Logger
-	// Console, when set, serves the admin console under /admin (functions/marketplace/
-	// console) on the same origin as these routes.
-	Console *console.Config
+	Pool     *db.Pool
+	Verifier *auth.Verifier
+	Logger   *slog.Logger
+	// Services are what the handlers act through (a.Connections, a.Overrides, …).
+	deps.Services
 	// AuthServer, when set, is the gateway's own authorization server
-	// (functions/marketplace/authserver): served under /oauth/ and its RFC 8414 metadata.
+	// (functions/marketplace/authserver): served under /oauth/ and its RFC 8414 metadata,
+	// with its connected clients at /api/connected-clients (Services.Grants); nil answers
+	// 404 there.
 	AuthServer http.Handler
-	// Grants serves the connected clients of that server (/api/connected-clients); nil
-	// answers 404 there.
-	Grants *grants.Service
 	// SignIn, when set, serves the browser sign-in and session routes under /auth/
 	// (shared/identity: deps.Deps.IdentityRoutes).
 	SignIn http.Handler
@@ -205,17 +204,12 @@ func (a *API) Handler() http.Handler {
 	if a.SignIn != nil {
 		mux.Handle("/auth/", a.SignIn)
 	}
-	if a.Console != nil {
-		ch := console.Handler(*a.Console)
-		mux.Handle(console.Prefix, ch)
-		mux.Handle(console.Prefix+"/", ch)
-	}
 	return httpapi.Recover(logger, httpapi.RequestID(httpapi.Routes(mux)))
 }
 
 // connectedClientList is GET /api/connected-clients[?workspaceId=…] (shared/grants).
 func (a *API) connectedClientList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if a.Grants == nil {
+	if a.AuthServer == nil {
 		return apperr.New(apperr.NotFound, "this gateway's authorization server is not configured")
 	}
 	var items []grants.View
@@ -234,7 +228,7 @@ func (a *API) connectedClientList(w http.ResponseWriter, r *http.Request, p *aut
 
 // connectedClientRevoke is DELETE /api/connected-clients/{id} (shared/grants).
 func (a *API) connectedClientRevoke(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if a.Grants == nil {
+	if a.AuthServer == nil {
 		return apperr.New(apperr.NotFound, "this gateway's authorization server is not configured")
 	}
 	if err := a.Grants.Revoke(r.Context(), p, r.PathValue("id")); err != nil {

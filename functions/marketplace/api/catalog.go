@@ -9,7 +9,6 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/catalogentries"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/headers"
 	"github.com/agentpack/gateway/shared/httpapi"
@@ -160,11 +159,6 @@ func (b *CatalogEntryBody) input() *db.CatalogEntryInput {
 		IsPlaceholder: b.IsPlaceholder, LastCommitDate: b.LastCommitDate}
 }
 
-// entries is the catalog entry write service over a's pool.
-func (a *API) entries() *catalogentries.Service {
-	return &catalogentries.Service{Pool: a.Pool, Logger: a.Logger}
-}
-
 // catalogCreate is POST /api/mcp-marketplace (superuser): 201
 // with the entry (tier unverified), 409 when the name is taken.
 func (a *API) catalogCreate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
@@ -178,7 +172,7 @@ func (a *API) catalogCreate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err := a.validateEntry(&b, true); err != nil {
 		return err
 	}
-	e, err := a.entries().Create(r.Context(), p, b.input())
+	e, err := a.Entries.Create(r.Context(), p, b.input())
 	if err != nil {
 		return err
 	}
@@ -199,7 +193,7 @@ func (a *API) catalogUpdate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err := a.validateEntry(&b, false); err != nil {
 		return err
 	}
-	e, err := a.entries().Update(r.Context(), p, r.PathValue("id"), b.input())
+	e, err := a.Entries.Update(r.Context(), p, r.PathValue("id"), b.input())
 	if err != nil {
 		return err
 	}
@@ -211,7 +205,7 @@ func (a *API) catalogUpdate(w http.ResponseWriter, r *http.Request, p *auth.Prin
 // has it installed (uninstall first), because an install without its entry could no
 // longer be told apart or uninstalled by entry.
 func (a *API) catalogDelete(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := a.entries().Delete(r.Context(), p, r.PathValue("id")); err != nil {
+	if err := a.Entries.Delete(r.Context(), p, r.PathValue("id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/httpapi"
-	"github.com/agentpack/gateway/shared/identity"
 	"github.com/agentpack/gateway/shared/logx"
 )
 
@@ -13,13 +12,10 @@ import (
 // the admins of a workspace list, add (or invite by email), change and remove its members.
 // The rules (admin of that workspace, the last admin stays) are identity.Service's.
 
-// people is the people service over a's pool.
-func (a *API) people() *identity.Service { return &identity.Service{Pool: a.Pool} }
-
 // memberList is GET /api/workspaces/{ws}/members (admin of ws): {"members": [Member]}.
 func (a *API) memberList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	ws := r.PathValue("ws")
-	out, err := a.people().MemberList(r.Context(), p, ws)
+	out, err := a.People.MemberList(r.Context(), p, ws)
 	if err != nil {
 		return err
 	}
@@ -41,7 +37,7 @@ func (a *API) memberAdd(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
-	m, err := a.people().MemberAdd(r.Context(), p, r.PathValue("ws"), in.Email, in.Role)
+	m, err := a.People.MemberAdd(r.Context(), p, r.PathValue("ws"), in.Email, in.Role)
 	if err != nil {
 		return err
 	}
@@ -60,7 +56,7 @@ func (a *API) memberSetRole(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
-	if err := a.people().MemberSetRole(r.Context(), p, r.PathValue("ws"), r.PathValue("personId"), in.Role); err != nil {
+	if err := a.People.MemberSetRole(r.Context(), p, r.PathValue("ws"), r.PathValue("personId"), in.Role); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -69,7 +65,7 @@ func (a *API) memberSetRole(w http.ResponseWriter, r *http.Request, p *auth.Prin
 
 // memberRemove is DELETE /api/workspaces/{ws}/members/{personId} (admin of ws): 204.
 func (a *API) memberRemove(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := a.people().MemberRemove(r.Context(), p, r.PathValue("ws"), r.PathValue("personId")); err != nil {
+	if err := a.People.MemberRemove(r.Context(), p, r.PathValue("ws"), r.PathValue("personId")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -78,7 +74,7 @@ func (a *API) memberRemove(w http.ResponseWriter, r *http.Request, p *auth.Princ
 
 // invitationRevoke is DELETE /api/workspaces/{ws}/invitations/{email} (admin of ws): 204.
 func (a *API) invitationRevoke(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := a.people().InvitationRevoke(r.Context(), p, r.PathValue("ws"), r.PathValue("email")); err != nil {
+	if err := a.People.InvitationRevoke(r.Context(), p, r.PathValue("ws"), r.PathValue("email")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

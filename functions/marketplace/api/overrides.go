@@ -9,16 +9,6 @@ import (
 	"github.com/agentpack/gateway/shared/overrides"
 )
 
-// overrides is the tool-override service over a's pool and the connections' catalog
-// store (docs/OVERRIDES.md).
-func (a *API) overrides() *overrides.Service {
-	s := &overrides.Service{Pool: a.Pool, Logger: a.Logger}
-	if a.Connections != nil {
-		s.Store, s.OnCatalogChange = a.Connections.Store, a.Connections.OnCatalogChange
-	}
-	return s
-}
-
 // toolOverrideGet is GET /api/mcp-connections/{id}/tools/{name}/override?workspaceId=
 // (admin): the workspace's override of the upstream tool {name}, with the upstream's
 // original (null when dormant).
@@ -26,7 +16,7 @@ func (a *API) toolOverrideGet(w http.ResponseWriter, r *http.Request, p *auth.Pr
 	if err := requireAdmin(p); err != nil {
 		return err
 	}
-	svc, conn := a.overrides(), r.PathValue("id")
+	svc, conn := a.Overrides, r.PathValue("id")
 	ws := svc.Workspace(r.Context(), p, r.URL.Query().Get("workspaceId"), conn)
 	v, err := svc.Get(r.Context(), p, ws, conn, r.PathValue("name"))
 	if err != nil {
@@ -47,7 +37,7 @@ func (a *API) toolOverrideSet(w http.ResponseWriter, r *http.Request, p *auth.Pr
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
-	svc := a.overrides()
+	svc := a.Overrides
 	in.ConnectionID, in.Tool = r.PathValue("id"), r.PathValue("name")
 	in.WorkspaceID = svc.Workspace(r.Context(), p, in.WorkspaceID, in.ConnectionID)
 	v, created, err := svc.Set(r.Context(), p, in)
@@ -64,7 +54,7 @@ func (a *API) toolOverrideDelete(w http.ResponseWriter, r *http.Request, p *auth
 	if err := requireAdmin(p); err != nil {
 		return err
 	}
-	svc, conn := a.overrides(), r.PathValue("id")
+	svc, conn := a.Overrides, r.PathValue("id")
 	ws := svc.Workspace(r.Context(), p, r.URL.Query().Get("workspaceId"), conn)
 	if _, err := svc.Delete(r.Context(), p, ws, conn, r.PathValue("name")); err != nil {
 		return err
@@ -79,7 +69,7 @@ func (a *API) toolOverrideList(w http.ResponseWriter, r *http.Request, p *auth.P
 	if err := requireAdmin(p); err != nil {
 		return err
 	}
-	svc, conn := a.overrides(), r.PathValue("id")
+	svc, conn := a.Overrides, r.PathValue("id")
 	ws := svc.Workspace(r.Context(), p, r.URL.Query().Get("workspaceId"), conn)
 	out, err := svc.List(r.Context(), p, ws, conn)
 	if err != nil {

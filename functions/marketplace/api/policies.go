@@ -10,16 +10,6 @@ import (
 	"github.com/agentpack/gateway/shared/policy"
 )
 
-// policies is the access-policy service over a's pool and the connections' catalog store
-// (docs/POLICIES.md).
-func (a *API) policies() *policy.Service {
-	s := &policy.Service{Pool: a.Pool, Logger: a.Logger}
-	if a.Connections != nil {
-		s.Store, s.OnCatalogChange = a.Connections.Store, a.Connections.OnCatalogChange
-	}
-	return s
-}
-
 // policyInput is the body of PUT /api/policies and POST /api/policies/validate.
 type policyInput struct {
 	WorkspaceID string `json:"workspaceId,omitempty"`
@@ -30,7 +20,7 @@ type policyInput struct {
 // saved, with its policy ids.
 func (a *API) policyGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	ws := connections.DefaultWorkspace(p, r.URL.Query().Get("workspaceId"))
-	v, err := a.policies().Get(r.Context(), p, ws, false)
+	v, err := a.Policies.Get(r.Context(), p, ws, false)
 	if err != nil {
 		return err
 	}
@@ -51,7 +41,7 @@ func (a *API) policyPut(w http.ResponseWriter, r *http.Request, p *auth.Principa
 		return err
 	}
 	ws := connections.DefaultWorkspace(p, in.WorkspaceID)
-	v, err := a.policies().Put(r.Context(), p, ws, false, in.Text)
+	v, err := a.Policies.Put(r.Context(), p, ws, false, in.Text)
 	if err != nil {
 		return err
 	}
@@ -70,7 +60,7 @@ func (a *API) policyValidate(w http.ResponseWriter, r *http.Request, p *auth.Pri
 		return err
 	}
 	ws := connections.DefaultWorkspace(p, in.WorkspaceID)
-	set, err := a.policies().Check(r.Context(), p, ws, false, in.Text)
+	set, err := a.Policies.Check(r.Context(), p, ws, false, in.Text)
 	if err != nil {
 		return err
 	}
@@ -89,7 +79,7 @@ func (a *API) policyWhatIf(w http.ResponseWriter, r *http.Request, p *auth.Princ
 		return err
 	}
 	in.WorkspaceID = connections.DefaultWorkspace(p, in.WorkspaceID)
-	d, err := a.policies().Decide(r.Context(), p, in)
+	d, err := a.Policies.Decide(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -100,7 +90,7 @@ func (a *API) policyWhatIf(w http.ResponseWriter, r *http.Request, p *auth.Princ
 // policyGlobalGet is GET /api/policies/global (admin): the global document, which every
 // workspace's calls are decided by first.
 func (a *API) policyGlobalGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	v, err := a.policies().Get(r.Context(), p, "", true)
+	v, err := a.Policies.Get(r.Context(), p, "", true)
 	if err != nil {
 		return err
 	}
@@ -119,7 +109,7 @@ func (a *API) policyGlobalPut(w http.ResponseWriter, r *http.Request, p *auth.Pr
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
-	v, err := a.policies().Put(r.Context(), p, "", true, in.Text)
+	v, err := a.Policies.Put(r.Context(), p, "", true, in.Text)
 	if err != nil {
 		return err
 	}

@@ -10,15 +10,6 @@ import (
 	"github.com/agentpack/gateway/shared/ratelimit"
 )
 
-// limits is the rate-limit service over a's pool (docs/RATE-LIMITS.md).
-func (a *API) limits() *ratelimit.Service {
-	s := &ratelimit.Service{Pool: a.Pool, Logger: a.Logger}
-	if a.Connections != nil {
-		s.Publish = a.Connections.PublishWorkspace
-	}
-	return s
-}
-
 // rateLimitList is GET /api/rate-limits?workspaceId= (admin): the workspace's limits, each
 // with its current usage. workspaceId may be left out when the token names one workspace.
 func (a *API) rateLimitList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
@@ -26,7 +17,7 @@ func (a *API) rateLimitList(w http.ResponseWriter, r *http.Request, p *auth.Prin
 		return err
 	}
 	ws := connections.DefaultWorkspace(p, r.URL.Query().Get("workspaceId"))
-	out, err := a.limits().List(r.Context(), p, ws)
+	out, err := a.RateLimits.List(r.Context(), p, ws)
 	if err != nil {
 		return err
 	}
@@ -46,7 +37,7 @@ func (a *API) rateLimitSet(w http.ResponseWriter, r *http.Request, p *auth.Princ
 		return err
 	}
 	in.WorkspaceID = connections.DefaultWorkspace(p, in.WorkspaceID)
-	v, created, err := a.limits().Set(r.Context(), p, in)
+	v, created, err := a.RateLimits.Set(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -60,7 +51,7 @@ func (a *API) rateLimitDelete(w http.ResponseWriter, r *http.Request, p *auth.Pr
 		return err
 	}
 	ws := connections.DefaultWorkspace(p, r.URL.Query().Get("workspaceId"))
-	if err := a.limits().Delete(r.Context(), p, ws, r.PathValue("id")); err != nil {
+	if err := a.RateLimits.Delete(r.Context(), p, ws, r.PathValue("id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

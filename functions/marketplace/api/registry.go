@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
@@ -12,16 +11,6 @@ import (
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/registry"
 )
-
-// importer is the registry importer over a's pool: the registry is fetched through the
-// deployment's guarded HTTP client (docs/REGISTRY.md).
-func (a *API) importer() *registry.Importer {
-	im := &registry.Importer{Pool: a.Pool, Logger: a.Logger}
-	if a.Connections != nil && a.Connections.Guard != nil {
-		im.HTTPClient = a.Connections.Guard.HTTPClient(60 * time.Second)
-	}
-	return im
-}
 
 // catalogRegistryImport is POST /api/mcp-marketplace/registry-import (superuser):
 // {url} imports a registry through its v0.1 list API, {documents, name?} the documents of
@@ -44,7 +33,7 @@ func (a *API) catalogRegistryImport(w http.ResponseWriter, r *http.Request, p *a
 	case (in.URL == "") == (len(in.Documents) == 0):
 		return apperr.New(apperr.Validation, "give url or documents, one of them").WithDetails(map[string]string{"field": "url"})
 	case in.URL != "":
-		rep, err = a.importer().FromURL(r.Context(), p, in.URL)
+		rep, err = a.Registry.FromURL(r.Context(), p, in.URL)
 	default:
 		name := strings.TrimSpace(in.Name)
 		if name == "" {
@@ -53,7 +42,7 @@ func (a *API) catalogRegistryImport(w http.ResponseWriter, r *http.Request, p *a
 		if len(name) > 200 {
 			return apperr.New(apperr.Validation, "name is longer than 200 bytes").WithDetails(map[string]string{"field": "name"})
 		}
-		rep, err = a.importer().FromFile(r.Context(), p, "file:"+name, in.Documents)
+		rep, err = a.Registry.FromFile(r.Context(), p, "file:"+name, in.Documents)
 	}
 	if err != nil {
 		return err
@@ -80,7 +69,7 @@ func (a *API) catalogEntryTier(w http.ResponseWriter, r *http.Request, p *auth.P
 		return apperr.New(apperr.Validation, "verificationTier must be official, verified_community or unverified").
 			WithDetails(map[string]string{"field": "verificationTier"})
 	}
-	e, err := a.entries().SetTier(r.Context(), p, r.PathValue("id"), in.VerificationTier)
+	e, err := a.Entries.SetTier(r.Context(), p, r.PathValue("id"), in.VerificationTier)
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,15 @@ type asset struct {
 	etag        string
 }
 
+// Mount serves the console on mux under Prefix (Prefix and Prefix+"/", Handler(c)): the
+// marketplace function's main and the local stack mount it beside the REST API, which
+// does not know the console.
+func Mount(mux *http.ServeMux, c Config) {
+	h := Handler(c)
+	mux.Handle(Prefix, h)
+	mux.Handle(Prefix+"/", h)
+}
+
 // Handler serves the console: GET /admin, /admin/ (the page), /admin/assets/* and
 // /admin/config.json; anything else under /admin is 404. It panics if the embedded
 // bundle is missing (a build error, caught by the package's tests).

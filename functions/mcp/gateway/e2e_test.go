@@ -115,7 +115,7 @@ func envelopeOf(t *testing.T, r *mcp.CallToolResult) map[string]any {
 // outputChecker is a built-in set used only for its compiled output schemas.
 func outputChecker(t *testing.T) *builtin.Set {
 	t.Helper()
-	s, err := builtin.New(builtin.Services{})
+	s, err := builtin.New(builtin.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

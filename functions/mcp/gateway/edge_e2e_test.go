@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -31,12 +32,7 @@ func newEdgeEnv(t *testing.T) *edgeEnv {
 	ws, _, _ := env.Workspace(t, "Edge")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewFixture(t, &testpeer.FixtureOptions{Mode: testpeer.ModeStateful})
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Edge", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID, Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Edge", URL: up.URL, WorkspaceID: &ws}).Connection
 	return &edgeEnv{env: env, ws: ws, admin: admin, connID: c.ID, handle: c.Handle, up: up}
 }
 

@@ -15,9 +15,8 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/budget"
 	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
-	"github.com/agentpack/gateway/shared/grants"
+	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/ratelimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,12 +27,15 @@ const Version = "0.1.0"
 
 // Options configure a Gateway. Pool, Catalog, Upstreams and Verifier are required.
 type Options struct {
-	Pool        *db.Pool
-	Catalog     *catalog.Cache
-	Upstreams   *mcpclient.Pool
-	Verifier    *auth.Verifier
-	Connections *connections.Service // install/uninstall/toggle/test built-ins
-	Logger      *slog.Logger
+	Pool      *db.Pool
+	Catalog   *catalog.Cache
+	Upstreams *mcpclient.Pool
+	Verifier  *auth.Verifier
+	// Services are what the built-ins and the forwarder act through (deps.NewServices, built
+	// once per process); a nil Services.Connections leaves the connection built-ins
+	// UNAVAILABLE.
+	deps.Services
+	Logger *slog.Logger
 	// Metrics receives one EMF line per tool call (os.Stdout in Lambda); nil disables.
 	Metrics io.Writer
 	// PublicBaseURL is the gateway's external base URL (for RFC 9728 metadata); when
@@ -44,11 +46,10 @@ type Options struct {
 	// authorization server (its base URL: functions/marketplace/authserver, docs/AUTH.md).
 	AuthServerURL string
 	// OwnAuthServer says the gateway's own authorization server runs on this origin and
-	// the Verifier accepts its tokens (auth.Options.Issued).
+	// the Verifier accepts its tokens (auth.Options.Issued); Services.Grants then answers
+	// whether the grant behind such a token still stands. Off, every token of that server
+	// is refused.
 	OwnAuthServer bool
-	// Grants answers whether the grant behind such a token still stands (shared/grants);
-	// nil refuses every token of the gateway's own authorization server.
-	Grants *grants.Service
 	// AllowedOrigins lists browser origins allowed to call /mcp; a request with any other
 	// Origin is refused with 403 (DNS-rebinding / CSRF protection).
 	AllowedOrigins []string
@@ -116,7 +117,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	em := metrics.New(o.Metrics)
 	auditor := audit.NewTrail(audit.Options{Pool: o.Pool, Logger: o.Logger})
-	set, err := builtin.New(builtin.Services{Pool: o.Pool, Connections: o.Connections, Logger: o.Logger,
+	set, err := builtin.New(builtin.Options{Services: o.Services, Pool: o.Pool, Logger: o.Logger,
 		Metrics: em, Audit: auditor})
 	if err != nil {
 		return nil, err

@@ -220,7 +220,7 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request) (*auth.Prin
 	}
 	// A token of the gateway's own authorization server: its grant must still stand, so
 	// that a revoked client's next call is challenged again (docs/AUTH.md "Revocation").
-	if g.o.Grants == nil {
+	if !g.o.OwnAuthServer || g.o.Grants == nil {
 		return nil, apperr.New(apperr.Unauthenticated, "tokens of this gateway's authorization server are not accepted here")
 	}
 	ok, err := g.o.Grants.Active(ctx, p.Grant)

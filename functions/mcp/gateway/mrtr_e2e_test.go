@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -80,13 +81,7 @@ func TestMRTRPassThrough(t *testing.T) {
 	}{{"json", false}, {"sse", true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			up := testpeer.NewRawUpstream(t, mode.sse).WithRevision20260728()
-			status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
-				"name": "Stateless " + mode.name, "url": up.URL, "workspaceId": ws})
-			if status != http.StatusCreated {
-				t.Fatalf("create: %d %s", status, out)
-			}
-			var c struct{ ID, Handle string }
-			_ = json.Unmarshal(out, &c)
+			c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Stateless " + mode.name, URL: up.URL, WorkspaceID: &ws}).Connection
 			for _, ep := range []struct{ name, path, tool string }{
 				{"aggregate", "/mcp/" + ws, "mcp_" + c.Handle + "_needs_input"},
 				{"single", "/mcp/" + ws + "/servers/" + c.ID, "needs_input"},
@@ -156,12 +151,7 @@ func TestMRTRGoSDKClient(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "MRTRClient")
 	token := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewRawUpstream(t, false).WithRevision20260728()
-	status, out := env.Do(t, "POST", "/api/mcp-connections", token, map[string]any{"name": "Stateless", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID, Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Stateless", URL: up.URL, WorkspaceID: &ws}).Connection
 	for _, ep := range []struct{ name, path, tool string }{
 		{"aggregate", "/mcp/" + ws, "mcp_" + c.Handle + "_needs_input"},
 		{"single", "/mcp/" + ws + "/servers/" + c.ID, "needs_input"},
@@ -232,12 +222,7 @@ func TestResourceNotFoundByRevision(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "NotFound")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewRawUpstream(t, false)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Raw", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Raw", URL: up.URL, WorkspaceID: &ws}).Connection
 	single := "/mcp/" + ws + "/servers/" + c.ID
 	read := `{"uri":"` + testpeer.RawMissingURI + `"}`
 	for version, want := range map[string]int64{"2026-07-28": -32602, "2025-11-25": -32002} {
@@ -262,12 +247,7 @@ func TestOlderUpstreamGetsNoCallerCapabilities(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "Older")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewRawUpstream(t, false)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Older", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Older", URL: up.URL, WorkspaceID: &ws}).Connection
 	tool := "mcp_" + c.Handle + "_plain"
 	a := newEraRPC(t, env, "/mcp/"+ws, admin, "2026-07-28", "tools/call", tool,
 		`{"name":"`+tool+`","arguments":{"q": 1}}`, `{"elicitation":{"url":{}}}`)
@@ -298,12 +278,7 @@ func TestUpstreamURLElicitationByRevision(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "Elicit")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewRawUpstream(t, false)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Elicit", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Elicit", URL: up.URL, WorkspaceID: &ws}).Connection
 	tool := "mcp_" + c.Handle + "_plain"
 	call := `{"name":"` + tool + `","arguments":{"elicit":true}}`
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/overrides"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
@@ -26,12 +27,9 @@ func TestToolOverridesThroughTheGateway(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "Overrides")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewRawUpstream(t, false)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Raw", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID, Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Raw", URL: up.URL, WorkspaceID: &ws}).Connection
+	var status int
+	var out []byte
 	base := "/api/mcp-connections/" + c.ID + "/tools/"
 	if status, out = env.Do(t, "PUT", base+"report/override", admin, map[string]any{
 		"name": "quarterly_report", "description": "Ours.", "annotations": map[string]any{"readOnlyHint": false, "futureHint": nil}}); status != http.StatusBadRequest {
@@ -158,12 +156,7 @@ func TestToolOverrideREST(t *testing.T) {
 	member := stacktest.Token(t, "bob", auth.RoleMember, ws)
 	alien := stacktest.Token(t, "eve", auth.RoleAdmin, other)
 	up := testpeer.NewRawUpstream(t, false)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Raw", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID, Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Raw", URL: up.URL, WorkspaceID: &ws}).Connection
 	path := "/api/mcp-connections/" + c.ID + "/tools/report/override"
 	for _, tc := range []struct {
 		name, token, method, path string
@@ -215,12 +208,7 @@ func TestToolOverrideBuiltins(t *testing.T) {
 	member := stacktest.Token(t, "bob", auth.RoleMember, ws)
 	alien := stacktest.Token(t, "eve", auth.RoleAdmin, other)
 	up := testpeer.NewRawUpstream(t, false)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Raw", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID, Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Raw", URL: up.URL, WorkspaceID: &ws}).Connection
 	checker := outputChecker(t)
 	call := func(token, path, tool, args string) map[string]any {
 		t.Helper()
@@ -329,12 +317,9 @@ func TestToolOverrideSurvivesDriftApprovalOverREST(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "Drift")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	fx := testpeer.NewFixture(t, nil)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Fx", "url": fx.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Fx", URL: fx.URL, WorkspaceID: &ws}).Connection
+	var status int
+	var out []byte
 	conn := "/api/mcp-connections/" + c.ID
 	if status, out = env.Do(t, "PUT", conn+"/tools/echo/override", admin, map[string]any{"name": "say_back", "description": "Ours."}); status != http.StatusCreated {
 		t.Fatalf("override: %d %s", status, out)

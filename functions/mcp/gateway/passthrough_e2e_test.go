@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
@@ -108,13 +109,7 @@ func TestPassThroughIntact(t *testing.T) {
 	}{{"json", false}, {"sse", true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			up := testpeer.NewRawUpstream(t, mode.sse)
-			status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
-				"name": "Raw " + mode.name, "url": up.URL, "workspaceId": ws})
-			if status != http.StatusCreated {
-				t.Fatalf("create: %d %s", status, out)
-			}
-			var c struct{ ID, Handle string }
-			_ = json.Unmarshal(out, &c)
+			c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Raw " + mode.name, URL: up.URL, WorkspaceID: &ws}).Connection
 			agg, single := "/mcp/"+ws, "/mcp/"+ws+"/servers/"+c.ID
 			for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
 				t.Run(version, func(t *testing.T) {
@@ -234,13 +229,7 @@ func TestMCPAppsThroughGateway(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "Apps")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewRawUpstream(t, false)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
-		"name": "Apps", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID, Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Apps", URL: up.URL, WorkspaceID: &ws}).Connection
 	for _, ep := range []struct{ path, tool, uri string }{
 		{"/mcp/" + ws, "mcp_" + c.Handle + "_report", "ui://" + c.Handle + "/report/view.html"},
 		{"/mcp/" + ws + "/servers/" + c.ID, "report", "ui://report/view.html"},
@@ -289,12 +278,7 @@ func TestSingleServerCapabilitiesAreHonest(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "Caps")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewRawUpstream(t, false) // declares {"tools":{},"resources":{}}
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Caps", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Caps", URL: up.URL, WorkspaceID: &ws}).Connection
 	single := "/mcp/" + ws + "/servers/" + c.ID
 	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
 	resp, body := env.RPC(t, single, admin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, hdr)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/google/uuid"
@@ -42,14 +43,9 @@ func newPolicyEnv(t *testing.T) *policyEnv {
 		super:  stacktest.Token(t, "root", auth.RoleSuperuser),
 		up:     testpeer.NewRawUpstream(t, false)}
 	e.up.ToolsList = policyToolsList
-	status, out := env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Tracker", "url": e.up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID, Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Tracker", URL: e.up.URL, WorkspaceID: &ws}).Connection
 	e.handle = c.Handle
-	status, out = env.Do(t, "PUT", "/api/mcp-connections/"+c.ID+"/tools/delete_issue/override", e.admin,
+	status, out := env.Do(t, "PUT", "/api/mcp-connections/"+c.ID+"/tools/delete_issue/override", e.admin,
 		map[string]any{"workspaceId": ws, "name": "drop_issue"})
 	if status != http.StatusCreated {
 		t.Fatalf("override: %d %s", status, out)

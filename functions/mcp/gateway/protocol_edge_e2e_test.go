@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
@@ -188,12 +189,7 @@ func TestSingleServerSetLevel(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "Level")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewRawUpstream(t, false) // declares {"tools":{},"resources":{}}
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Level", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Level", URL: up.URL, WorkspaceID: &ws}).Connection
 	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
 	body := `{"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"debug"}}`
 	before := len(up.Received(""))
@@ -263,12 +259,7 @@ func TestSessionKeepsAnswering404(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "Forgetful")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := newForgetfulUpstream(t)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Forgetful Server", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Forgetful Server", URL: up.URL, WorkspaceID: &ws}).Connection
 	call := `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"mcp_` + c.Handle + `_echo","arguments":{"message":"m"}}}`
 	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
 	resp, b := env.RPC(t, "/mcp/"+ws, admin, call, hdr)
@@ -319,12 +310,7 @@ func TestRoutingHeaders(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "Headers")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewHeaderUpstream(t)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Headers", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Headers", URL: up.URL, WorkspaceID: &ws}).Connection
 	path := "/mcp/" + ws
 	tool := "mcp_" + c.Handle + "_" + testpeer.HeaderToolASCII
 	b64 := func(s string) string { return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?=" }
@@ -398,12 +384,7 @@ func TestRawNonASCIIMcpName(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "Raw names")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewHeaderUpstream(t)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Headers", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID, Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Headers", URL: up.URL, WorkspaceID: &ws}).Connection
 	// The aggregate endpoint's name of the tool, as its tools/list shows it.
 	resp, b := env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":`+metaParams("2026-07-28", "")+`}`,
 		newEraHeaders("2026-07-28", "tools/list", ""))

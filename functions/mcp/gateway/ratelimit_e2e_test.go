@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -31,12 +32,7 @@ func newLimitEnv(t *testing.T) *limitEnv {
 	ws, _, _ := env.Workspace(t, "Limits")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewFixture(t, nil)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Limited", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID, Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Limited", URL: up.URL, WorkspaceID: &ws}).Connection
 	return &limitEnv{env: env, ws: ws, admin: admin, connID: c.ID, echo: "mcp_" + c.Handle + "_echo", add: "mcp_" + c.Handle + "_add", up: up}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway"
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
@@ -47,12 +48,7 @@ func newTaskEnv(t *testing.T, callTimeout time.Duration) *taskEnv {
 		other:  stacktest.Token(t, "oscar", auth.RoleAdmin, ws2),
 		up:     testpeer.NewRawUpstream(t, false),
 		hdr:    map[string]string{"Mcp-Protocol-Version": "2025-11-25"}}
-	status, out := env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Long", "url": e.up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID, Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Long", URL: e.up.URL, WorkspaceID: &ws}).Connection
 	e.tool, e.connID = "mcp_"+c.Handle+"_report", c.ID
 	return e
 }
@@ -198,12 +194,7 @@ func TestTasks(t *testing.T) {
 	})
 	t.Run("failing upstream", func(t *testing.T) {
 		dead := testpeer.NewRawUpstream(t, false)
-		status, out := e.env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Dead", "url": dead.URL, "workspaceId": e.ws})
-		if status != http.StatusCreated {
-			t.Fatalf("create: %d %s", status, out)
-		}
-		var c struct{ Handle string }
-		_ = json.Unmarshal(out, &c)
+		c := e.env.Connection(t, stacktest.Admin("alice", e.ws), connections.CreateInput{Name: "Dead", URL: dead.URL, WorkspaceID: &e.ws}).Connection
 		dead.Server.Close()
 		tk := e.create(t, e.admin, "mcp_"+c.Handle+"_report", `{}`, 60000)
 		w := e.waitStatus(t, tk.TaskID, "failed", 15*time.Second)
@@ -217,12 +208,7 @@ func TestTasks(t *testing.T) {
 	})
 	t.Run("upstream runs tasks itself", func(t *testing.T) {
 		native := testpeer.NewRawUpstream(t, false).WithTasks()
-		status, out := e.env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Native", "url": native.URL, "workspaceId": e.ws})
-		if status != http.StatusCreated {
-			t.Fatalf("create: %d %s", status, out)
-		}
-		var c struct{ Handle string }
-		_ = json.Unmarshal(out, &c)
+		c := e.env.Connection(t, stacktest.Admin("alice", e.ws), connections.CreateInput{Name: "Native", URL: native.URL, WorkspaceID: &e.ws}).Connection
 		tool := "mcp_" + c.Handle + "_report"
 		tk := e.create(t, e.admin, tool, `{"delayMs":1500}`, 60000)
 		calls := native.Received("tools/call")
@@ -255,12 +241,7 @@ func TestTasks(t *testing.T) {
 		// the upstream's null, not a number; the row still expires (the gateway's bound).
 		native := testpeer.NewRawUpstream(t, false).WithTasks()
 		native.TaskTTLNull = true
-		status, out := e.env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Forever", "url": native.URL, "workspaceId": e.ws})
-		if status != http.StatusCreated {
-			t.Fatalf("create: %d %s", status, out)
-		}
-		var c struct{ Handle string }
-		_ = json.Unmarshal(out, &c)
+		c := e.env.Connection(t, stacktest.Admin("alice", e.ws), connections.CreateInput{Name: "Forever", URL: native.URL, WorkspaceID: &e.ws}).Connection
 		tool := "mcp_" + c.Handle + "_report"
 		res, code := e.rpc(t, e.admin, "tools/call", `{"name":"`+tool+`","arguments":{"delayMs":30000},"task":{"ttl":60000}}`)
 		var ct struct {
@@ -340,12 +321,7 @@ func TestTasks(t *testing.T) {
 	})
 	t.Run("no task before 2025-11-25", func(t *testing.T) {
 		native := testpeer.NewRawUpstream(t, false).WithTasks()
-		status, out := e.env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Old", "url": native.URL, "workspaceId": e.ws})
-		if status != http.StatusCreated {
-			t.Fatalf("create: %d %s", status, out)
-		}
-		var c struct{ Handle string }
-		_ = json.Unmarshal(out, &c)
+		c := e.env.Connection(t, stacktest.Admin("alice", e.ws), connections.CreateInput{Name: "Old", URL: native.URL, WorkspaceID: &e.ws}).Connection
 		resp, body := e.env.RPC(t, "/mcp/"+e.ws, e.admin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp_`+c.Handle+`_report","arguments":{},"task":{}}}`,
 			map[string]string{"Mcp-Protocol-Version": "2025-06-18"})
 		if string(resultOf(t, resp, body)) != testpeer.RawCallResult {
@@ -403,12 +379,7 @@ func TestTaskStartFails(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "NoStart")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewRawUpstream(t, false)
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Up", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Up", URL: up.URL, WorkspaceID: &ws}).Connection
 	resp, body := env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp_`+c.Handle+`_report","arguments":{},"task":{}}}`,
 		map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
 	var ct struct{ Task wireTask }

@@ -3,13 +3,13 @@ package gateway_test
 import (
 	"encoding/base64"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -62,12 +62,7 @@ func newExtEnv(t *testing.T) *extEnv {
 // install creates a workspace connection to up and returns its tools' name prefix.
 func (e *extEnv) install(t *testing.T, name string, up *testpeer.RawUpstream) string {
 	t.Helper()
-	status, out := e.env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": name, "url": up.URL, "workspaceId": e.ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := e.env.Connection(t, stacktest.Admin("alice", e.ws), connections.CreateInput{Name: name, URL: up.URL, WorkspaceID: &e.ws}).Connection
 	return "mcp_" + c.Handle + "_"
 }
 
@@ -461,12 +456,7 @@ func TestTasksLegacyFormUnchanged(t *testing.T) {
 	}
 	native := testpeer.NewRawUpstream(t, false).WithTasks()
 	native.TaskTTL, native.TaskPollInterval = 90000, 2500
-	status, out := e.env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Native", "url": native.URL, "workspaceId": e.ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := e.env.Connection(t, stacktest.Admin("alice", e.ws), connections.CreateInput{Name: "Native", URL: native.URL, WorkspaceID: &e.ws}).Connection
 	up := e.create(t, e.admin, "mcp_"+c.Handle+"_report", `{"delayMs":20000}`, 60000)
 	if up.TTL != 90000 || up.PollInterval != 2500 {
 		t.Errorf("routed task created %+v, want the upstream's ttl 90000 and pollInterval 2500", up)

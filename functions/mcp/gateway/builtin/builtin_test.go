@@ -23,7 +23,7 @@ import (
 
 func testSet(t *testing.T) *Set {
 	t.Helper()
-	s, err := New(Services{})
+	s, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

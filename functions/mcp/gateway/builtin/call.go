@@ -11,50 +11,44 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/metrics"
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
-	"github.com/agentpack/gateway/shared/catalogentries"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
-	"github.com/agentpack/gateway/shared/pins"
 	"github.com/agentpack/gateway/shared/telemetry"
-	"github.com/agentpack/gateway/shared/workspaces"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// Services are what the built-ins act through; the built-ins never query the database
-// themselves. Pool backs the services built here (catalog entries, pins, workspaces).
-// Audit is required for any call of a write built-in (and agentpack_audit_list).
-// Connections may be nil: the connection built-ins (list, install, uninstall, toggle,
-// test) then answer UNAVAILABLE.
-type Services struct {
-	Pool        *db.Pool
-	Connections *connections.Service
-	Logger      *slog.Logger
-	Metrics     *metrics.EMF
-	Audit       *audit.Trail
+// Options are what the built-ins act through. The Services (deps.NewServices, built once
+// per process) are required for any call that reaches one; the built-ins never build a
+// service themselves. Services.Connections may be nil: the connection built-ins (list,
+// install, uninstall, toggle, test) then answer UNAVAILABLE. Pool backs the few reads
+// done in place (a chat's pins). Audit is required for any call of a write built-in (and
+// agentpack_audit_list).
+type Options struct {
+	deps.Services
+	Pool    *db.Pool
+	Logger  *slog.Logger
+	Metrics *metrics.EMF
+	Audit   *audit.Trail
 }
 
 // Set is the process's built-in tools, compiled once.
 type Set struct {
-	svc        Services
-	pins       *pins.Service
-	entries    *catalogentries.Service
-	workspaces *workspaces.Service
-	all        []*Compiled
-	byName     map[string]*Compiled
-	toolsets   []Toolset
+	svc      Options
+	all      []*Compiled
+	byName   map[string]*Compiled
+	toolsets []Toolset
 }
 
 // New compiles every built-in declaration; an invalid one is a programming error returned
 // here.
-func New(svc Services) (*Set, error) {
+func New(svc Options) (*Set, error) {
 	if svc.Logger == nil {
 		svc.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Set{svc: svc, byName: map[string]*Compiled{}, pins: &pins.Service{Pool: svc.Pool, Logger: svc.Logger},
-		entries: &catalogentries.Service{Pool: svc.Pool, Logger: svc.Logger}, workspaces: &workspaces.Service{Pool: svc.Pool}}
+	s := &Set{svc: svc, byName: map[string]*Compiled{}}
 	for _, b := range s.definitions() {
 		cb, err := compile(b)
 		if err != nil {
@@ -160,7 +154,7 @@ func (s *Set) defaultProject(ctx context.Context, st *request.State, args json.R
 		ProjectID string `json:"projectId"`
 	}
 	_ = json.Unmarshal(args, &p)
-	pid, err := s.workspaces.Project(ctx, st.Workspace, p.ProjectID, st.ProjectID)
+	pid, err := s.svc.Workspaces.Project(ctx, st.Workspace, p.ProjectID, st.ProjectID)
 	if err != nil || pid == "" {
 		return "", err
 	}

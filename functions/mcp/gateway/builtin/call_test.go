@@ -18,6 +18,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
+	"github.com/agentpack/gateway/shared/deps"
 	"github.com/google/uuid"
 )
 
@@ -38,7 +39,7 @@ func TestSetCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines bytes.Buffer
-	s, err := New(Services{Pool: pool, Audit: audit.New(pool), Metrics: metrics.New(&lines)})
+	s, err := New(Options{Pool: pool, Services: deps.NewServices(pool, nil, nil, nil), Audit: audit.New(pool), Metrics: metrics.New(&lines)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestIntegerArguments(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := New(Services{Pool: pool, Audit: audit.New(pool)})
+	s, err := New(Options{Pool: pool, Services: deps.NewServices(pool, nil, nil, nil), Audit: audit.New(pool)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestIntegerArguments(t *testing.T) {
 // the property's JSON type decodes into; a misspelt tag (the way an argument gets silently
 // ignored) or a property without a field fails here.
 func TestArgumentStructsMatchSchemas(t *testing.T) {
-	s, err := New(Services{})
+	s, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

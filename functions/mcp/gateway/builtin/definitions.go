@@ -161,7 +161,7 @@ type catalogListArgs struct {
 }
 
 func (s *Set) catalogList(ctx context.Context, c *Call, in catalogListArgs) (any, error) {
-	out, total, err := s.entries.List(ctx, db.CatalogFilter{Search: in.Search, Category: in.Category}, orDefault(in.Limit, 50))
+	out, total, err := s.svc.Entries.List(ctx, db.CatalogFilter{Search: in.Search, Category: in.Category}, orDefault(in.Limit, 50))
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ type catalogGetArgs struct {
 }
 
 func (s *Set) catalogGet(ctx context.Context, c *Call, in catalogGetArgs) (any, error) {
-	e, err := s.entries.Get(ctx, in.EntryID, in.Name)
+	e, err := s.svc.Entries.Get(ctx, in.EntryID, in.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +356,7 @@ func visibleURL(p *auth.Principal, raw string) string {
 // CatalogJSON is the agentpack://catalog resource: every catalog entry as the built-ins
 // show it ({"entries": [catalog.EntryView…]}, header values and URL secrets redacted).
 func (s *Set) CatalogJSON(ctx context.Context) ([]byte, error) {
-	views, _, err := s.entries.List(ctx, db.CatalogFilter{}, 0)
+	views, _, err := s.svc.Entries.List(ctx, db.CatalogFilter{}, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -62,22 +62,12 @@ func (s *Set) overrideDefinitions() []*Builtin {
 	}
 }
 
-// overrides is the override service over the built-ins' pool and the connections'
-// catalog store (nil Connections: writes commit and answer catalogPending).
-func (s *Set) overrides() *overrides.Service {
-	o := &overrides.Service{Pool: s.svc.Pool, Logger: s.svc.Logger}
-	if c := s.svc.Connections; c != nil {
-		o.Store, o.OnCatalogChange = c.Store, c.OnCatalogChange
-	}
-	return o
-}
-
 type overridesListArgs struct {
 	ConnectionID string `json:"connectionId"`
 }
 
 func (s *Set) overridesList(ctx context.Context, c *Call, in overridesListArgs) (any, error) {
-	out, err := s.overrides().List(ctx, c.Principal, c.Workspace, in.ConnectionID)
+	out, err := s.svc.Overrides.List(ctx, c.Principal, c.Workspace, in.ConnectionID)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +89,7 @@ type overrideSetArgs struct {
 func (s *Set) overrideSet(ctx context.Context, c *Call, a overrideSetArgs) (any, error) {
 	in := overrides.Input{WorkspaceID: c.Workspace, ConnectionID: a.ConnectionID, Tool: a.Tool,
 		Name: a.Name, Title: a.Title, Description: a.Description, Hidden: a.Hidden, Annotations: a.Annotations}
-	v, created, err := s.overrides().Set(ctx, c.Principal, in)
+	v, created, err := s.svc.Overrides.Set(ctx, c.Principal, in)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +102,7 @@ type overrideTargetArgs struct {
 }
 
 func (s *Set) overrideDelete(ctx context.Context, c *Call, in overrideTargetArgs) (any, error) {
-	if _, err := s.overrides().Delete(ctx, c.Principal, c.Workspace, in.ConnectionID, in.Tool); err != nil {
+	if _, err := s.svc.Overrides.Delete(ctx, c.Principal, c.Workspace, in.ConnectionID, in.Tool); err != nil {
 		return nil, err
 	}
 	return map[string]any{"deleted": map[string]string{"connectionId": in.ConnectionID, "tool": in.Tool}}, nil

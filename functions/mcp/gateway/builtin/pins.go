@@ -62,7 +62,7 @@ func (s *Set) pinChat(ctx context.Context, c *Call, id string) (*db.Chat, error)
 		return nil, apperr.New(apperr.Validation, "chatId is required").
 			WithHint("pass chatId, or open the session with the X-Chat-Id header")
 	}
-	chat, err := s.pins.Chat(ctx, c.Principal, id)
+	chat, err := s.svc.Pins.Chat(ctx, c.Principal, id)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (s *Set) pinsList(ctx context.Context, c *Call, in chatArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := s.pins.List(ctx, c.Principal, chat.ID)
+	list, err := s.svc.Pins.List(ctx, c.Principal, chat.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (s *Set) pinAdd(ctx context.Context, c *Call, in pinAddArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	pin, err := s.pins.Add(ctx, c.Principal, chat.ID, in.ConnectionID)
+	pin, err := s.svc.Pins.Add(ctx, c.Principal, chat.ID, in.ConnectionID)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (s *Set) pinRemove(ctx context.Context, c *Call, in pinRemoveArgs) (any, er
 	if err != nil {
 		return nil, err
 	}
-	pin, err := s.pins.Remove(ctx, c.Principal, chat.ID, in.PinID)
+	pin, err := s.svc.Pins.Remove(ctx, c.Principal, chat.ID, in.PinID)
 	if err != nil {
 		return nil, err
 	}

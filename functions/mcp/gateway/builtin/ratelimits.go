@@ -51,16 +51,8 @@ func (s *Set) limitDefinitions() []*Builtin {
 	}
 }
 
-func (s *Set) limits() *ratelimit.Service {
-	l := &ratelimit.Service{Pool: s.svc.Pool, Logger: s.svc.Logger}
-	if s.svc.Connections != nil {
-		l.Publish = s.svc.Connections.PublishWorkspace
-	}
-	return l
-}
-
 func (s *Set) limitsList(ctx context.Context, c *Call, _ NoArgs) (any, error) {
-	out, err := s.limits().List(ctx, c.Principal, c.Workspace)
+	out, err := s.svc.RateLimits.List(ctx, c.Principal, c.Workspace)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +70,7 @@ type limitSetArgs struct {
 func (s *Set) limitSet(ctx context.Context, c *Call, a limitSetArgs) (any, error) {
 	in := ratelimit.Input{WorkspaceID: c.Workspace, ConnectionID: a.ConnectionID, Tool: a.Tool,
 		Principal: a.Principal, PerMinute: a.PerMinute, PerDay: a.PerDay}
-	v, created, err := s.limits().Set(ctx, c.Principal, in)
+	v, created, err := s.svc.RateLimits.Set(ctx, c.Principal, in)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +83,7 @@ type limitDeleteArgs struct {
 
 func (s *Set) limitDelete(ctx context.Context, c *Call, in limitDeleteArgs) (any, error) {
 	id := in.LimitID
-	if err := s.limits().Delete(ctx, c.Principal, c.Workspace, id); err != nil {
+	if err := s.svc.RateLimits.Delete(ctx, c.Principal, c.Workspace, id); err != nil {
 		return nil, err
 	}
 	return map[string]any{"deleted": id}, nil

@@ -2,9 +2,7 @@ package builtin
 
 import (
 	"context"
-	"time"
 
-	"github.com/agentpack/gateway/shared/registry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,11 +32,7 @@ type registryImportArgs struct {
 }
 
 func (s *Set) registryImport(ctx context.Context, c *Call, a registryImportArgs) (any, error) {
-	im := &registry.Importer{Pool: s.svc.Pool, Logger: s.svc.Logger}
-	if s.svc.Connections != nil && s.svc.Connections.Guard != nil {
-		im.HTTPClient = s.svc.Connections.Guard.HTTPClient(60 * time.Second)
-	}
-	rep, err := im.FromURL(ctx, c.Principal, a.URL)
+	rep, err := s.svc.Registry.FromURL(ctx, c.Principal, a.URL)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
+	"github.com/agentpack/gateway/shared/deps"
 	"github.com/google/uuid"
 )
 
@@ -43,7 +44,7 @@ func TestConnectionsListAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Services{Pool: pool, Connections: &connections.Service{Pool: pool}})
+	s, err := New(Options{Pool: pool, Services: deps.NewServices(pool, &connections.Service{Pool: pool}, nil, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
