@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -30,11 +29,7 @@ func (a *API) catalogRegistryImport(w http.ResponseWriter, r *http.Request, p *a
 	if err := requireCatalogWriter(p); err != nil {
 		return err
 	}
-	var in struct {
-		URL       string          `json:"url"`
-		Documents json.RawMessage `json:"documents"`
-		Name      string          `json:"name"`
-	}
+	var in registryImportInput
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
@@ -68,9 +63,7 @@ func (a *API) catalogEntryTier(w http.ResponseWriter, r *http.Request, p *auth.P
 	if err := requireCatalogWriter(p); err != nil {
 		return err
 	}
-	var in struct {
-		VerificationTier string `json:"verificationTier"`
-	}
+	var in tierInput
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
