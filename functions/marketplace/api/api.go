@@ -3,7 +3,8 @@
 // admins), install and uninstall, and connections CRUD under /api/mcp-connections
 // (admin), plus the OpenAPI 3.1 description of every REST route at /api/openapi.json.
 //
-// Routes (Routes lists them; openapi.json describes them):
+// Routes (Routes in routes.go lists them with their operations; openapi.json is generated
+// from that table):
 //
 //	GET    /api/mcp-marketplace                           200 400 401 404
 //	POST   /api/mcp-marketplace                           201 400 401 403 409
