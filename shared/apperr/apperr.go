@@ -33,6 +33,11 @@ const (
 	Internal            Code = "INTERNAL_ERROR"
 )
 
+// Codes are every code, in the order of their declaration (the OpenAPI document's enum
+// of error.code).
+var Codes = []Code{Validation, Unauthenticated, Forbidden, NotFound, Conflict, InvalidReference, Unavailable,
+	UpstreamUnavailable, UpstreamTimeout, UpstreamError, RateLimited, PayloadTooLarge, Internal}
+
 // HTTPStatus is the REST status for code c: 400, 401, 403, 404, 409, 422, 503, 502, 504,
 // 429, 413 or 500.
 func (c Code) HTTPStatus() int {

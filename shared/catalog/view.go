@@ -17,19 +17,19 @@ import (
 // tools (agentpack_catalog_list, agentpack_catalog_get) and the agentpack://catalog
 // resource show the same view.
 type EntryView struct {
-	ID            string            `json:"id"`
+	ID            string            `json:"id" format:"uuid"`
 	Name          string            `json:"name"`
-	URL           string            `json:"url"`
-	TransportType string            `json:"transportType"`
-	Headers       map[string]string `json:"headers"`
+	URL           string            `json:"url" doc:"Query values, userinfo and fragment show as \"[REDACTED]\" except to a superuser reading one entry or writing it."`
+	TransportType string            `json:"transportType" enum:"streamable-http,sse"`
+	Headers       map[string]string `json:"headers" doc:"Header templates the install should provide (values redacted)."`
 	// HeaderNames are the header templates' names, sorted: what an install must provide.
-	HeaderNames         []string   `json:"headerNames"`
+	HeaderNames         []string   `json:"headerNames" doc:"The header templates' names, sorted."`
 	Description         string     `json:"description"`
 	Category            string     `json:"category"`
 	Version             string     `json:"version"`
 	Author              string     `json:"author"`
-	VerificationTier    string     `json:"verificationTier"`
-	HealthStatus        *string    `json:"healthStatus"`
+	VerificationTier    string     `json:"verificationTier" enum:"official,verified_community,unverified"`
+	HealthStatus        *string    `json:"healthStatus" enum:"healthy,stale,down"`
 	LastHealthCheck     *time.Time `json:"lastHealthCheck"`
 	LastHealthError     *string    `json:"lastHealthError"`
 	LastCommitDate      *time.Time `json:"lastCommitDate"`
@@ -38,28 +38,28 @@ type EntryView struct {
 	IsPlaceholder       bool       `json:"isPlaceholder"`
 	CreatedAt           time.Time  `json:"createdAt"`
 	UpdatedAt           time.Time  `json:"updatedAt"`
-	Installed           *bool      `json:"installed,omitempty"`
-	ConnectionID        *string    `json:"connectionId,omitempty"`
+	Installed           *bool      `json:"installed,omitempty" doc:"Only with ?workspaceId."`
+	ConnectionID        *string    `json:"connectionId,omitempty" format:"uuid" doc:"The install's connection, when installed."`
 	// InstallState is the install's connect state (db.Install.State: connected, failing,
 	// never_connected), with Installed true: a failed first connect is not shown as a
 	// plain "Installed".
-	InstallState *string `json:"installState,omitempty"`
+	InstallState *string `json:"installState,omitempty" enum:"connected,failing,never_connected" doc:"The install's connect state, when installed: never_connected after a failed first connect, failing when the last connect failed after an earlier success."`
 	// Source is "curated", "admin" or "registry" (docs/REGISTRY.md); a registry entry also
 	// names its registry, its server name there and the registry's status (Deprecated
 	// flags "deprecated"; "deleted" entries are not listed).
-	Source         string  `json:"source"`
-	RegistryURL    *string `json:"registryUrl"`
-	RegistryName   *string `json:"registryName"`
-	RegistryStatus *string `json:"registryStatus"`
+	Source         string  `json:"source" enum:"curated,admin,registry" doc:"Where the entry comes from: the curated seed, a superuser's REST write, or an MCP registry import (docs/REGISTRY.md)."`
+	RegistryURL    *string `json:"registryUrl" doc:"The registry an imported entry came from (its base URL, or file:NAME)."`
+	RegistryName   *string `json:"registryName" doc:"The server's name in its registry (e.g. io.github.owner/server)."`
+	RegistryStatus *string `json:"registryStatus" enum:"active,deprecated,deleted"`
 	// RegistryRemote is which of the server's remotes this entry is (0-based);
 	// RegistryPublishedAt when the registry published this version.
-	RegistryRemote      *int       `json:"registryRemote"`
+	RegistryRemote      *int       `json:"registryRemote" doc:"Which of the server's remotes this entry is (0-based)."`
 	RegistryPublishedAt *time.Time `json:"registryPublishedAt"`
-	Deprecated          bool       `json:"deprecated"`
+	Deprecated          bool       `json:"deprecated" doc:"The registry marked this server deprecated: installs still work; prefer another."`
 	// URLVariables are the install-time fields of a templated URL ({name} in url).
-	URLVariables []db.URLVariable `json:"urlVariables"`
+	URLVariables []db.URLVariable `json:"urlVariables" doc:"Install-time fields of a templated url ({name}): pass them as InstallInput.variables."`
 	// DeclaredHeaders are the headers the server declares, with their secret flag.
-	DeclaredHeaders []db.DeclaredHeader `json:"declaredHeaders"`
+	DeclaredHeaders []db.DeclaredHeader `json:"declaredHeaders" doc:"Headers the server declares (isSecret: a credential)."`
 }
 
 // NewEntryView is the view of row e: fullURL false redacts the URL (headers.RedactURL);

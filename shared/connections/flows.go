@@ -26,20 +26,20 @@ func ToolDefs(tools []mcpclient.Tool) []db.ToolDef {
 
 // CreateInput is the body of POST /api/mcp-connections.
 type CreateInput struct {
-	Name          string            `json:"name"`
-	URL           string            `json:"url"`
-	TransportType string            `json:"transportType,omitempty"` // default streamable-http
-	Headers       map[string]string `json:"headers,omitempty"`
+	Name          string            `json:"name" minLength:"1" maxLength:"100"`
+	URL           string            `json:"url" maxLength:"2048" doc:"http(s) only; when deployed https and no loopback, private, link-local or metadata target (checked again when dialling). A URL containing \"[REDACTED]\" (read from a redacted view) is refused."`
+	TransportType string            `json:"transportType,omitempty" enum:"streamable-http,sse"` // default streamable-http
+	Headers       map[string]string `json:"headers,omitempty" doc:"Header name → value. Names are HTTP tokens; hop-by-hop and gateway-owned names (Host, Connection, Transfer-Encoding, Content-*, Mcp-*, Proxy-*, X-Forwarded-*, ...) are refused; values have no CR, LF or NUL; at most 32 headers, 8 KiB per value, 32 KiB in all. Values are secrets: answers show \"[REDACTED]\"."`
 	Enabled       *bool             `json:"enabled,omitempty"` // default true
-	WorkspaceID   *string           `json:"workspaceId,omitempty"`
-	ProjectID     *string           `json:"projectId,omitempty"`
+	WorkspaceID   *string           `json:"workspaceId,omitempty" format:"uuid" doc:"Omit for a global connection (superuser)."`
+	ProjectID     *string           `json:"projectId,omitempty" format:"uuid"`
 	// CatalogEntryID optionally links a manual connection to a catalog entry (a
 	// manual connection with the same catalogEntryId does not block an install).
-	CatalogEntryID *string `json:"catalogEntryId,omitempty"`
+	CatalogEntryID *string `json:"catalogEntryId,omitempty" format:"uuid" doc:"Optionally link a manual connection to a catalog entry (it does not count as an install)."`
 	// AuthMode is how the connection authorizes upstream (default headers; oauth.go).
-	AuthMode string `json:"authMode,omitempty"`
+	AuthMode string `json:"authMode,omitempty" enum:"none,headers,oauth,oauth_per_user,client_credentials" doc:"How the connection authorizes upstream (default headers). oauth and oauth_per_user answer an authorization to complete."`
 	// ReturnTo is linked from the page the OAuth callback shows ("" for none).
-	ReturnTo string `json:"returnTo,omitempty"`
+	ReturnTo string `json:"returnTo,omitempty" format:"uri" doc:"Linked from the page GET /api/oauth/callback shows."`
 }
 
 // Outcome is a written connection with the result of its first connect.

@@ -18,19 +18,19 @@ import (
 // {workspaceId, name?, headers?}, plus url for template entries.
 // WorkspaceID may be empty when the principal names exactly one workspace.
 type InstallInput struct {
-	WorkspaceID string            `json:"workspaceId"`
-	Name        string            `json:"name,omitempty"`
-	Headers     map[string]string `json:"headers,omitempty"`
+	WorkspaceID string            `json:"workspaceId" format:"uuid" doc:"May be left out when the token names exactly one workspace."`
+	Name        string            `json:"name,omitempty" maxLength:"100" doc:"Defaults to the entry's name."`
+	Headers     map[string]string `json:"headers,omitempty" doc:"Header name → value. Names are HTTP tokens; hop-by-hop and gateway-owned names (Host, Connection, Transfer-Encoding, Content-*, Mcp-*, Proxy-*, X-Forwarded-*, ...) are refused; values have no CR, LF or NUL; at most 32 headers, 8 KiB per value, 32 KiB in all. Values are secrets: answers show \"[REDACTED]\"."`
 	// AuthMode overrides the catalog entry's default auth mode ("" keeps it).
-	AuthMode string `json:"authMode,omitempty"`
+	AuthMode string `json:"authMode,omitempty" enum:"none,headers,oauth,oauth_per_user,client_credentials" doc:"How the connection authorizes upstream; defaults to the catalog entry's auth mode. oauth and oauth_per_user answer an authorization to complete (docs/UPSTREAM-AUTH.md)."`
 	// ReturnTo is linked from the page the OAuth callback shows ("" for none).
-	ReturnTo string `json:"returnTo,omitempty"`
+	ReturnTo string `json:"returnTo,omitempty" format:"uri" doc:"Linked from the page GET /api/oauth/callback shows when the consent is done."`
 	// URL replaces the URL of a template (placeholder) entry, such as
 	// https://YOUR-HOST/mcp; it is required for those and refused for any other entry.
-	URL string `json:"url,omitempty"`
+	URL string `json:"url,omitempty" format:"uri" doc:"Required for a template entry (isPlaceholder, or a URL with YOUR-HOST): your server's MCP endpoint, checked like a manual connection's URL. Refused (400) for any other entry."`
 	// Variables fill the {name} templates of an imported entry's URL (its urlVariables,
 	// docs/REGISTRY.md; catalog.FillURL checks them).
-	Variables map[string]string `json:"variables,omitempty"`
+	Variables map[string]string `json:"variables,omitempty" doc:"Values of the entry's urlVariables (required ones without a default must be given; choices are enforced; a value is 1 to 200 of A-Z a-z 0-9 . _ - ~). Refused (400) for a variable the entry does not declare."`
 }
 
 // IsPlaceholderURL reports whether u still holds a template host (YOUR-HOST) that nobody

@@ -29,17 +29,17 @@ const HealthCheckActor = "healthcheck"
 // Authorization is what a client that started (or asked about) an authorization sees.
 type Authorization struct {
 	// Status: authorized | authorization_required | failed.
-	Status string `json:"status"`
+	Status string `json:"status" enum:"authorized,authorization_required,failed"`
 	// AuthorizationURL is where the caller consents (status authorization_required).
-	AuthorizationURL string `json:"authorizationUrl,omitempty"`
+	AuthorizationURL string `json:"authorizationUrl,omitempty" format:"uri" doc:"Open in a browser to consent at the upstream's authorization server; single use, valid 10 minutes. The browser returns to GET /api/oauth/callback."`
 	// Reason says why it is not authorized (never a token or secret).
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty" doc:"Why it is not authorized. Never contains a token."`
 }
 
 // AuthorizationState is a connection's authorization as its status shows it: authorized,
 // required or expired, who authorized it and when (no token).
 type AuthorizationState struct {
-	Mode string `json:"mode"`
+	Mode string `json:"mode" enum:"none,headers,oauth,oauth_per_user,client_credentials"`
 	upstreamauth.Status
 }
 
@@ -264,8 +264,8 @@ func (s *Service) revokeGrants(ctx context.Context, c *db.Connection) {
 // EntryAuthInput is the body of PUT /api/mcp-marketplace/{id}/auth: a catalog entry's
 // default auth mode and, optionally, its pre-registered OAuth client.
 type EntryAuthInput struct {
-	AuthMode string       `json:"authMode"`
-	Client   *EntryClient `json:"client,omitempty"`
+	AuthMode string       `json:"authMode" enum:"none,headers,oauth,oauth_per_user,client_credentials" doc:"Default auth mode of new installs of this entry."`
+	Client   *EntryClient `json:"client,omitempty" doc:"A client pre-registered with the upstream's authorization server. clientSecret / privateKeyPem are stored encrypted and never returned (hasSecret says whether one is stored)."`
 	// OAuth, when set, replaces the entry's OAuth settings (expected issuer or metadata URL,
 	// scopes, extra authorization parameters), the default of its connections.
 	OAuth *OAuthSettings `json:"oauth,omitempty"`

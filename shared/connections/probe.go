@@ -18,17 +18,7 @@ const DefaultTestTimeout = 10 * time.Second
 // where it failed: stage (dns, connect, tls, http, protocol), httpStatus when the upstream
 // answered, and a hint (mcpclient.Failure).
 func (r RefreshResult) MarshalJSON() ([]byte, error) {
-	v := struct {
-		Success    bool           `json:"success"`
-		ToolCount  *int           `json:"toolCount,omitempty"`
-		Error      string         `json:"error,omitempty"`
-		Stage      string         `json:"stage,omitempty"`
-		HTTPStatus int            `json:"httpStatus,omitempty"`
-		Hint       string         `json:"hint,omitempty"`
-		Transport  string         `json:"transport,omitempty"`
-		Changes    *db.SyncResult `json:"changes,omitempty"`
-		Dropped    []droppedView  `json:"droppedTools,omitempty"`
-	}{Success: r.OK, Error: r.Error}
+	v := TestAnswer{Success: r.OK, Error: r.Error}
 	if !r.OK && r.Failure != nil {
 		v.Stage, v.HTTPStatus, v.Hint = r.Failure.Stage, r.Failure.HTTPStatus, r.Failure.Hint
 	}
@@ -44,6 +34,20 @@ func (r RefreshResult) MarshalJSON() ([]byte, error) {
 		v.Dropped = append(v.Dropped, droppedView{Name: d.Name, Reason: d.Reason})
 	}
 	return json.Marshal(v)
+}
+
+// TestAnswer is RefreshResult on the wire (its MarshalJSON; the OpenAPI document's
+// TestResult).
+type TestAnswer struct {
+	Success    bool           `json:"success"`
+	ToolCount  *int           `json:"toolCount,omitempty" doc:"On success."`
+	Error      string         `json:"error,omitempty" doc:"On failure; never contains header values, the URL's query, or raw network error text."`
+	Stage      string         `json:"stage,omitempty" enum:"dns,connect,tls,http,protocol" doc:"On failure: where the connect failed. dns: the host name did not resolve; connect: no TCP connection (refused, unreachable, blocked address); tls: the TLS handshake failed (certificate, or not TLS at all); http: the upstream answered with a non-success status (httpStatus), or not at all; protocol: HTTP worked but the MCP exchange did not."`
+	HTTPStatus int            `json:"httpStatus,omitempty" doc:"On failure, when the upstream answered: its HTTP status. A redirect (3xx) is reported, not followed; the error names its target without the query."`
+	Hint       string         `json:"hint,omitempty" doc:"On failure, when there is one: what to try (e.g. a 404 on a URL without /mcp suggests the /mcp URL)."`
+	Transport  string         `json:"transport,omitempty" enum:"streamable-http,sse"`
+	Changes    *db.SyncResult `json:"changes,omitempty" doc:"The tool-list changes of this listing, when there are any."`
+	Dropped    []droppedView  `json:"droppedTools,omitempty" doc:"Tools the listing dropped, with why."`
 }
 
 type droppedView struct {

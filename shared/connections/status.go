@@ -14,14 +14,14 @@ import (
 // process's session cache (a Lambda container sees only the sessions it made), the rest
 // is the last state recorded in Postgres.
 type Status struct {
-	ConnectionID        string         `json:"connectionId"`
+	ConnectionID        string         `json:"connectionId" format:"uuid"`
 	Name                string         `json:"name"`
 	Handle              string         `json:"handle"`
 	Source              string         `json:"source"`
 	Enabled             bool           `json:"enabled"`
-	WorkspaceID         *string        `json:"workspaceId"`
+	WorkspaceID         *string        `json:"workspaceId" format:"uuid"`
 	Live                bool           `json:"live"`
-	LiveTransport       string         `json:"liveTransport,omitempty"`
+	LiveTransport       string         `json:"liveTransport,omitempty" enum:"streamable-http,sse"`
 	LiveProtocolVersion string         `json:"liveProtocolVersion,omitempty"`
 	ConnectedAt         *time.Time     `json:"connectedAt,omitempty"`
 	LastUsedAt          *time.Time     `json:"lastUsedAt,omitempty"`
@@ -85,13 +85,13 @@ func (s *Service) Statuses(ctx context.Context, p *auth.Principal, ws string) (_
 // the caller may start the consent (POST …/{id}/authorize: anyone for their own
 // oauth_per_user grant, an admin for a shared grant; docs/UPSTREAM-AUTH.md).
 type MyAuthorization struct {
-	ConnectionID string  `json:"connectionId"`
+	ConnectionID string  `json:"connectionId" format:"uuid"`
 	Name         string  `json:"name"`
-	Handle       string  `json:"handle"`
-	WorkspaceID  *string `json:"workspaceId"`
+	Handle       string  `json:"handle" doc:"The connection handle (tool prefix mcp_<handle>_)."`
+	WorkspaceID  *string `json:"workspaceId" format:"uuid" doc:"null for a global connection."`
 	Enabled      bool    `json:"enabled"`
 	// CanAuthorize: the caller may start (or redo) this authorization.
-	CanAuthorize  bool               `json:"canAuthorize"`
+	CanAuthorize  bool               `json:"canAuthorize" doc:"The caller may start (or redo) this authorization: POST /api/mcp-connections/{id}/authorize answers their own consent link."`
 	Authorization AuthorizationState `json:"authorization"`
 }
 

@@ -24,10 +24,10 @@ func lockConnection(ctx context.Context, tx db.Tx, id string) error {
 // value equal to headers.RedactedValue ("[REDACTED]") keeps the stored value of that name,
 // so a client can send back what GET returned. Scope and source cannot change.
 type UpdateInput struct {
-	Name          *string           `json:"name,omitempty"`
-	URL           *string           `json:"url,omitempty"`
-	TransportType *string           `json:"transportType,omitempty"`
-	Headers       map[string]string `json:"headers,omitempty"`
+	Name          *string           `json:"name,omitempty" minLength:"1" maxLength:"100"`
+	URL           *string           `json:"url,omitempty" maxLength:"2048"`
+	TransportType *string           `json:"transportType,omitempty" enum:"streamable-http,sse"`
+	Headers       map[string]string `json:"headers,omitempty" doc:"Header name → value. Names are HTTP tokens; hop-by-hop and gateway-owned names (Host, Connection, Transfer-Encoding, Content-*, Mcp-*, Proxy-*, X-Forwarded-*, ...) are refused; values have no CR, LF or NUL; at most 32 headers, 8 KiB per value, 32 KiB in all. Values are secrets: answers show \"[REDACTED]\"."`
 	Enabled       *bool             `json:"enabled,omitempty"`
 }
 

@@ -15,25 +15,25 @@ import (
 // routes and the gateway's built-in tools (agentpack_connections_list, the answers of
 // agentpack_catalog_install and agentpack_connection_toggle) show this view.
 type View struct {
-	ID               string            `json:"id"`
+	ID               string            `json:"id" format:"uuid"`
 	Name             string            `json:"name"`
-	Handle           string            `json:"handle"`
-	URL              string            `json:"url"`
-	TransportType    string            `json:"transportType"`
-	WorkingTransport *string           `json:"workingTransport"`
+	Handle           string            `json:"handle" pattern:"^[a-z0-9]{1,16}$" doc:"The short name used in exposed tool names mcp_<handle>_<tool>."`
+	URL              string            `json:"url" doc:"The upstream MCP endpoint. Shown whole only by the connection detail (GET /api/mcp-connections/{id}) and the answers to writes; the list shows query values, userinfo and fragment as \"[REDACTED]\" (some servers take an API key in the query), and so do logs, errors, events and the MCP built-ins."`
+	TransportType    string            `json:"transportType" enum:"streamable-http,sse"`
+	WorkingTransport *string           `json:"workingTransport" enum:"streamable-http,sse" doc:"The transport that last worked; later connects go straight to it."`
 	Headers          map[string]string `json:"headers"`
 	Enabled          bool              `json:"enabled"`
-	Source           string            `json:"source"`
-	CatalogEntryID   *string           `json:"catalogEntryId"`
-	WorkspaceID      *string           `json:"workspaceId"`
-	ProjectID        *string           `json:"projectId"`
-	Scope            string            `json:"scope"`
+	Source           string            `json:"source" enum:"manual,marketplace"`
+	CatalogEntryID   *string           `json:"catalogEntryId" format:"uuid"`
+	WorkspaceID      *string           `json:"workspaceId" format:"uuid"`
+	ProjectID        *string           `json:"projectId" format:"uuid"`
+	Scope            string            `json:"scope" enum:"global,workspace,project"`
 	LastConnectedAt  *time.Time        `json:"lastConnectedAt"`
 	LastError        *string           `json:"lastError"`
 	CreatedBy        string            `json:"createdBy"`
 	CreatedAt        time.Time         `json:"createdAt"`
 	UpdatedAt        time.Time         `json:"updatedAt"`
-	AuthMode         string            `json:"authMode"`
+	AuthMode         string            `json:"authMode" enum:"none,headers,oauth,oauth_per_user,client_credentials"`
 }
 
 // NewView is the view of row c: fullURL false redacts the URL's query values, userinfo
@@ -69,9 +69,9 @@ type DetailView struct {
 type OutcomeView struct {
 	View
 	Connect        *RefreshResult `json:"connect,omitempty"`
-	CatalogPending bool           `json:"catalogPending,omitempty"`
-	Authorization  *Authorization `json:"authorization,omitempty"`
-	Warnings       []string       `json:"warnings,omitempty"`
+	CatalogPending bool           `json:"catalogPending,omitempty" doc:"Present and true when the change was committed but the gateway's catalog document could not be rewritten yet; it converges on the next rebuild (at the latest the health check's reconcile pass)."`
+	Authorization  *Authorization `json:"authorization,omitempty" doc:"For oauth and oauth_per_user installs: the consent to complete (no tools are listed until it is done)."`
+	Warnings       []string       `json:"warnings,omitempty" doc:"Notes on a write that succeeded, e.g. an install without a header its catalog entry declares."`
 }
 
 // NewOutcomeView is the view of out, whose Connection must be set (every Service write

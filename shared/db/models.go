@@ -130,9 +130,9 @@ func (c *Connection) Scope() string {
 
 // ConnectionTool is one upstream tool as last listed (mcp_connection_tools).
 type ConnectionTool struct {
-	ConnectionID string          `db:"connection_id" json:"connectionId"`
+	ConnectionID string          `db:"connection_id" json:"connectionId" format:"uuid"`
 	UpstreamName string          `db:"upstream_name" json:"upstreamName"`
-	ExposedName  string          `db:"exposed_name" json:"exposedName"`
+	ExposedName  string          `db:"exposed_name" json:"exposedName" pattern:"^[A-Za-z0-9_-]{1,64}$"`
 	Title        string          `db:"title" json:"title,omitempty"`
 	Description  string          `db:"description" json:"description"`
 	InputSchema  json.RawMessage `db:"input_schema" json:"inputSchema"`
@@ -143,7 +143,7 @@ type ConnectionTool struct {
 	Definition       json.RawMessage `db:"definition" json:"definition,omitempty"`
 	DefinitionDigest string          `db:"definition_digest" json:"definitionDigest"`
 	ApprovedDigest   string          `db:"approved_digest" json:"approvedDigest"`
-	Status           string          `db:"status" json:"status"`
+	Status           string          `db:"status" json:"status" enum:"active,drifted,pending"`
 	FirstListedAt    time.Time       `db:"first_listed_at" json:"firstListedAt"`
 	ListedAt         time.Time       `db:"listed_at" json:"listedAt"`
 }
@@ -182,12 +182,12 @@ var EventEntityTypes = []string{"chat", "mcp_catalog_entry", "mcp_connection", "
 
 // Event is one marketplace mutation (event_log).
 type Event struct {
-	ID          int64          `db:"id" json:"id"`
+	ID          int64          `db:"id" json:"id" doc:"Increasing event id; pass the last one as before to page."`
 	OccurredAt  time.Time      `db:"occurred_at" json:"occurredAt"`
-	EntityType  string         `db:"entity_type" json:"entityType"`
+	EntityType  string         `db:"entity_type" json:"entityType" doc:"e.g. mcp_connection, mcp_catalog_entry, chat"`
 	EntityID    string         `db:"entity_id" json:"entityId"`
-	Action      string         `db:"action" json:"action"`
-	Actor       string         `db:"actor" json:"actor"`
-	WorkspaceID *string        `db:"workspace_id" json:"workspaceId"`
-	Payload     map[string]any `db:"payload" json:"payload"`
+	Action      string         `db:"action" json:"action" doc:"e.g. mcp.installed, mcp.pinned, chat.created"`
+	Actor       string         `db:"actor" json:"actor" doc:"The token subject that acted."`
+	WorkspaceID *string        `db:"workspace_id" json:"workspaceId" format:"uuid"`
+	Payload     map[string]any `db:"payload" json:"payload" doc:"Event details, redacted when written (no header values)."`
 }

@@ -23,16 +23,16 @@ type Service struct {
 
 // View is a connected client as the REST API shows it: never a token.
 type View struct {
-	ID           string    `json:"id"`
-	ClientID     string    `json:"clientId"`
-	ClientName   string    `json:"clientName"`
-	LogoURI      string    `json:"logoUri,omitempty"`
-	RedirectHost string    `json:"redirectHost"`
-	PersonID     string    `json:"personId"`
-	WorkspaceID  string    `json:"workspaceId"`
+	ID           string    `json:"id" doc:"Grant id."`
+	ClientID     string    `json:"clientId" doc:"The client's client_id: a registered id, or its metadata document's URL."`
+	ClientName   string    `json:"clientName" doc:"client_name from its registration or metadata document (may be empty)."`
+	LogoURI      string    `json:"logoUri,omitempty" doc:"logo_uri from its registration or metadata document."`
+	RedirectHost string    `json:"redirectHost" doc:"Host of the redirect URI the client was sent back to."`
+	PersonID     string    `json:"personId" doc:"The person who authorized it."`
+	WorkspaceID  string    `json:"workspaceId" format:"uuid"`
 	Scopes       []string  `json:"scopes"`
 	CreatedAt    time.Time `json:"createdAt"`
-	LastUsedAt   time.Time `json:"lastUsedAt"`
+	LastUsedAt   time.Time `json:"lastUsedAt" doc:"Last token issued (code exchange or refresh)."`
 }
 
 func viewOf(g *db.ASGrant) View {

@@ -17,13 +17,13 @@ import (
 // provider or in the group roles), or an invitation waiting for a first sign-in (Status
 // "invited", Source "invitation", no PersonID).
 type Member struct {
-	PersonID     string     `json:"personId,omitempty"`
+	PersonID     string     `json:"personId,omitempty" format:"uuid" doc:"The person; absent for an invitation."`
 	Email        string     `json:"email"`
 	Name         string     `json:"name,omitempty"`
-	Role         string     `json:"role"`
-	Status       string     `json:"status"`
-	Source       string     `json:"source"`
-	Groups       []string   `json:"groups,omitempty"`
+	Role         string     `json:"role" enum:"member,admin"`
+	Status       string     `json:"status" enum:"active,invited"`
+	Source       string     `json:"source" enum:"direct,group,invitation" doc:"direct: a membership; group: a group role matched by the person's groups claim; invitation: waiting for a first sign-in."`
+	Groups       []string   `json:"groups,omitempty" doc:"For source group: the matching groups."`
 	LastSignInAt *time.Time `json:"lastSignInAt,omitempty"`
 	CreatedAt    time.Time  `json:"createdAt"`
 }

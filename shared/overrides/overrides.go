@@ -51,12 +51,12 @@ var annotationKinds = map[string]string{"title": "string", "readOnlyHint": "bool
 // member removing one) when absent; Hidden withholds the tool. At least one must change
 // something.
 type Input struct {
-	WorkspaceID  string          `json:"workspaceId,omitempty"`
+	WorkspaceID  string          `json:"workspaceId,omitempty" format:"uuid" doc:"May be left out when the token names exactly one workspace, or for a workspace's own connection."`
 	ConnectionID string          `json:"-"`
 	Tool         string          `json:"-"`
-	Name         *string         `json:"name,omitempty"`
-	Title        *string         `json:"title,omitempty"`
-	Description  *string         `json:"description,omitempty"`
+	Name         *string         `json:"name,omitempty" pattern:"^[A-Za-z0-9_-]{1,64}$"`
+	Title        *string         `json:"title,omitempty" maxLength:"200"`
+	Description  *string         `json:"description,omitempty" maxLength:"8192"`
 	Hidden       bool            `json:"hidden,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 }

@@ -13,24 +13,24 @@ import (
 // dormant without a name), whether it is Dormant (the upstream no longer lists the tool),
 // and Upstream, the upstream's original as listed (nil when dormant).
 type View struct {
-	WorkspaceID  string          `json:"workspaceId"`
-	ConnectionID string          `json:"connectionId"`
-	Tool         string          `json:"tool"`
-	ExposedName  string          `json:"exposedName"`
-	Name         *string         `json:"name"`
-	Title        *string         `json:"title"`
-	Description  *string         `json:"description"`
+	WorkspaceID  string          `json:"workspaceId" format:"uuid"`
+	ConnectionID string          `json:"connectionId" format:"uuid"`
+	Tool         string          `json:"tool" doc:"The upstream's own tool name."`
+	ExposedName  string          `json:"exposedName" doc:"The name clients call: name, else the generated one (\"\" when dormant without a name)."`
+	Name         *string         `json:"name" doc:"The override's exposed name; null: not renamed."`
+	Title        *string         `json:"title" doc:"null: not overridden."`
+	Description  *string         `json:"description" doc:"null: not overridden."`
 	Hidden       bool            `json:"hidden"`
-	Annotations  json.RawMessage `json:"annotations"`
-	Dormant      bool            `json:"dormant"`
-	Upstream     *Original       `json:"upstream"`
+	Annotations  json.RawMessage `json:"annotations" doc:"Merged into the upstream's annotations member by member; a null member removes one."`
+	Dormant      bool            `json:"dormant" doc:"The upstream no longer lists the tool; the override applies again when it returns."`
+	Upstream     *Original       `json:"upstream" doc:"The upstream's original as listed; null when dormant."`
 	CreatedBy    string          `json:"createdBy"`
 	UpdatedBy    string          `json:"updatedBy"`
 	CreatedAt    time.Time       `json:"createdAt"`
 	UpdatedAt    time.Time       `json:"updatedAt"`
 	// CatalogPending is true when the write is committed but the catalog rebuild failed
 	// (the gateway catches up on the next rebuild).
-	CatalogPending bool `json:"catalogPending,omitempty"`
+	CatalogPending bool `json:"catalogPending,omitempty" doc:"Present and true when the write is committed but the catalog rebuild failed."`
 }
 
 // Original is the upstream's tool as listed: its generated exposed name, title,

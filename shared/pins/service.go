@@ -221,8 +221,8 @@ type ConnectionRef struct {
 
 // ToolSet is a chat's resolved tool set (docs/DESIGN.md §7).
 type ToolSet struct {
-	ChatID      string          `json:"chatId"`
-	WorkspaceID string          `json:"workspaceId"`
+	ChatID      string          `json:"chatId" format:"uuid"`
+	WorkspaceID string          `json:"workspaceId" format:"uuid"`
 	Pinned      bool            `json:"pinned"`   // the chat has usable pins
 	FellBack    bool            `json:"fellBack"` // pins exist but none is usable
 	Connections []ConnectionRef `json:"connections"`

@@ -14,11 +14,11 @@ import (
 // (agentpack_pins_list, agentpack_pin_add, agentpack_pin_remove) show this view; Service
 // and the Pin* functions answer it.
 type PinView struct {
-	ID             string    `json:"id"`
-	ChatID         string    `json:"chatId"`
-	ConnectionID   string    `json:"connectionId"`
+	ID             string    `json:"id" format:"uuid"`
+	ChatID         string    `json:"chatId" format:"uuid"`
+	ConnectionID   string    `json:"connectionId" format:"uuid"`
 	ConnectionName string    `json:"connectionName"`
-	Scope          string    `json:"scope"`
+	Scope          string    `json:"scope" enum:"global,workspace,project"`
 	Enabled        bool      `json:"enabled"`
 	Usable         bool      `json:"usable"`
 	CreatedBy      string    `json:"createdBy"`
@@ -38,9 +38,9 @@ func NewPinView(r *db.ChatPin) PinView {
 // #/components/schemas/Chat): id, workspace, title (may be empty) and, when the query
 // that read the chat read it, the creation time (RFC 3339; omitted otherwise).
 type ChatView struct {
-	ID          string     `json:"id"`
-	WorkspaceID string     `json:"workspaceId"`
-	Title       string     `json:"title"`
+	ID          string     `json:"id" format:"uuid"`
+	WorkspaceID string     `json:"workspaceId" format:"uuid"`
+	Title       string     `json:"title" maxLength:"200"`
 	CreatedAt   *time.Time `json:"createdAt,omitempty"`
 }
 

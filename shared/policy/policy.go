@@ -182,10 +182,10 @@ type Request struct {
 // Reason "no_permit" (the document that denied has no permit for the request).
 type Decision struct {
 	Allowed   bool     `json:"allowed"`
-	PolicyIDs []string `json:"policyIds,omitempty"`
-	Reason    string   `json:"reason,omitempty"` // "forbid" | "no_permit" when denied; "permit" | "no_policies" when allowed
+	PolicyIDs []string `json:"policyIds,omitempty" doc:"The forbid policies that denied, or the permits that allowed (global ones prefixed global/)."`
+	Reason    string   `json:"reason,omitempty" enum:"forbid,no_permit,permit,no_policies"` // "forbid" | "no_permit" when denied; "permit" | "no_policies" when allowed
 	// Document is the document that decided: "global" or "workspace" ("" with no policies).
-	Document string `json:"document,omitempty"`
+	Document string `json:"document,omitempty" enum:"global,workspace"`
 }
 
 // Engine is the two documents in force for a workspace (either may be nil).

@@ -34,14 +34,14 @@ type Service struct {
 
 // View is a stored policy document as the API shows it (to admins: members are refused).
 type View struct {
-	WorkspaceID *string    `json:"workspaceId"` // null: the global document
+	WorkspaceID *string    `json:"workspaceId" doc:"null: the global document."` // null: the global document
 	Text        string     `json:"text"`
 	PolicyIDs   []string   `json:"policyIds"`
 	UpdatedBy   string     `json:"updatedBy,omitempty"`
 	UpdatedAt   *time.Time `json:"updatedAt,omitempty"`
 	// CatalogPending: saved, but the catalog documents could not be rebuilt yet (the
 	// gateway decides with the previous policies until the next rebuild).
-	CatalogPending bool `json:"catalogPending,omitempty"`
+	CatalogPending bool `json:"catalogPending,omitempty" doc:"Saved, but the catalog could not be republished yet: the gateway decides with the previous policies until the next rebuild."`
 }
 
 func viewOf(ws *string, row *db.AccessPolicy) *View {
@@ -259,12 +259,12 @@ func (s *Service) publish(ctx context.Context, workspaces []string) (pending boo
 // action, a tool (exposed name, or a built-in's name) and arguments; Text, when set, is
 // the editor's unsaved workspace document (validated first), else the saved one.
 type WhatIf struct {
-	WorkspaceID string          `json:"workspaceId,omitempty"`
-	Text        *string         `json:"text,omitempty"`
+	WorkspaceID string          `json:"workspaceId,omitempty" format:"uuid"`
+	Text        *string         `json:"text,omitempty" doc:"An unsaved workspace document to decide with (validated first)."`
 	Subject     string          `json:"subject"`
-	Role        string          `json:"role"`
+	Role        string          `json:"role" enum:"member,admin,superuser"`
 	Groups      []string        `json:"groups,omitempty"`
-	Action      string          `json:"action"`
+	Action      string          `json:"action" enum:"list,call"`
 	Tool        string          `json:"tool"`
 	Arguments   json.RawMessage `json:"arguments,omitempty"`
 	Chat        string          `json:"chat,omitempty"`

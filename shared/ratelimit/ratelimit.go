@@ -36,12 +36,12 @@ const (
 // workspace, "*" for each member, or one member's token subject) and the values, at least
 // one of PerMinute and PerDay.
 type Input struct {
-	WorkspaceID  string `json:"workspaceId"`
-	ConnectionID string `json:"connectionId,omitempty"`
-	Tool         string `json:"tool,omitempty"`
-	Principal    string `json:"principal,omitempty"`
-	PerMinute    *int   `json:"perMinute,omitempty"`
-	PerDay       *int   `json:"perDay,omitempty"`
+	WorkspaceID  string `json:"workspaceId" format:"uuid"`
+	ConnectionID string `json:"connectionId,omitempty" format:"uuid" doc:"Limit the calls to this connection's tools (not with tool)."`
+	Tool         string `json:"tool,omitempty" pattern:"^[A-Za-z0-9_-]{1,64}$" doc:"Limit the calls of this exposed tool name (not with connectionId)."`
+	Principal    string `json:"principal,omitempty" maxLength:"256" doc:"\"\" (default): one bucket for the whole workspace; \"*\": a bucket per member; else that member's token subject only."`
+	PerMinute    *int   `json:"perMinute,omitempty" minimum:"1" maximum:"1000000"`
+	PerDay       *int   `json:"perDay,omitempty" minimum:"1" maximum:"100000000"`
 }
 
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

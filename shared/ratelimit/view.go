@@ -11,8 +11,8 @@ import (
 // count per window and subject (one row per member who called, for a per-member limit;
 // subject "" for a shared bucket), with the limit and when the window ends (RFC 3339).
 type View struct {
-	ID           string    `json:"id"`
-	WorkspaceID  string    `json:"workspaceId"`
+	ID           string    `json:"id" format:"uuid"`
+	WorkspaceID  string    `json:"workspaceId" format:"uuid"`
 	ConnectionID *string   `json:"connectionId"`
 	Tool         *string   `json:"tool"`
 	Principal    string    `json:"principal"`

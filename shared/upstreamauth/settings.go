@@ -16,16 +16,16 @@ type Settings struct {
 	// Issuer is the authorization server's expected issuer (RFC 8414 §2): discovery refuses
 	// any other, naming both. Without MetadataURL it is also the server whose metadata is
 	// read when the resource publishes no protected resource metadata.
-	Issuer string `json:"issuer,omitempty"`
+	Issuer string `json:"issuer,omitempty" format:"uri" maxLength:"2048" doc:"The authorization server's expected issuer (RFC 8414 §2); discovery refuses any other, naming both."`
 	// MetadataURL is the authorization server metadata document to read (RFC 8414 or
 	// OpenID Connect discovery), instead of the well-known URLs under the issuer.
-	MetadataURL string `json:"metadataUrl,omitempty"`
+	MetadataURL string `json:"metadataUrl,omitempty" format:"uri" maxLength:"2048" doc:"The authorization server metadata document to read instead of the well-known URLs."`
 	// Scopes are requested in every authorization, with those the upstream's challenge or
 	// scopes_supported name.
-	Scopes []string `json:"scopes,omitempty"`
+	Scopes []string `json:"scopes,omitempty" doc:"Requested in every authorization, with those the upstream asks for."`
 	// AuthorizationParams are extra authorization request parameters (audience, prompt, …;
 	// RFC 6749 §3.1 allows extensions). The protocol's own parameters cannot be overridden.
-	AuthorizationParams map[string]string `json:"authorizationParams,omitempty"`
+	AuthorizationParams map[string]string `json:"authorizationParams,omitempty" doc:"Extra authorization request parameters, e.g. audience, prompt. Names [A-Za-z0-9_.-]{1,64}; the flow's own parameters (response_type, client_id, redirect_uri, scope, state, code_challenge, code_challenge_method, resource, request, request_uri) are refused."`
 }
 
 // reservedParams are the authorization request parameters the flow itself sets (RFC 6749

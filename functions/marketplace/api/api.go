@@ -3,7 +3,8 @@
 // admins), install and uninstall, and connections CRUD under /api/mcp-connections
 // (admin), plus the OpenAPI 3.1 description of every REST route at /api/openapi.json.
 //
-// Routes (Routes lists them; openapi.json describes them):
+// Routes (Routes in routes.go lists them with their operations; openapi.json is generated
+// from that table):
 //
 //	GET    /api/mcp-marketplace                           200 400 401 404
 //	POST   /api/mcp-marketplace                           201 400 401 403 409
@@ -96,68 +97,6 @@ var AuthServerPaths = []string{"/oauth/", "/.well-known/oauth-authorization-serv
 // handlerFunc is a REST handler that returns its error for the edge to map.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, p *auth.Principal) error
 
-// Route is one authenticated REST route: an http.ServeMux pattern ("METHOD /path").
-type Route struct {
-	Pattern string
-	handler func(a *API) handlerFunc
-}
-
-// Routes are the authenticated routes of Handler, in registration order (the OpenAPI test
-// checks them against openapi.json).
-var Routes = []Route{
-	{"GET /api/connected-clients", func(a *API) handlerFunc { return a.connectedClientList }},
-	{"DELETE /api/connected-clients/{id}", func(a *API) handlerFunc { return a.connectedClientRevoke }},
-	{"GET /api/mcp-marketplace", func(a *API) handlerFunc { return a.catalogList }},
-	{"POST /api/mcp-marketplace", func(a *API) handlerFunc { return a.catalogCreate }},
-	{"GET /api/mcp-marketplace/categories", func(a *API) handlerFunc { return a.catalogCategories }},
-	{"GET /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogGet }},
-	{"PUT /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogUpdate }},
-	{"DELETE /api/mcp-marketplace/{id}", func(a *API) handlerFunc { return a.catalogDelete }},
-	{"POST /api/mcp-marketplace/{id}/install", func(a *API) handlerFunc { return a.install }},
-	{"DELETE /api/mcp-marketplace/{id}/install", func(a *API) handlerFunc { return a.uninstall }},
-	{"GET /api/mcp-marketplace/{id}/auth", func(a *API) handlerFunc { return a.catalogEntryAuthGet }},
-	{"PUT /api/mcp-marketplace/{id}/auth", func(a *API) handlerFunc { return a.catalogEntryAuth }},
-	{"GET /api/mcp-connections", func(a *API) handlerFunc { return a.connectionList }},
-	{"POST /api/mcp-connections", func(a *API) handlerFunc { return a.connectionCreate }},
-	{"GET /api/mcp-connections/statuses", func(a *API) handlerFunc { return a.connectionStatuses }},
-	{"GET /api/mcp-connections/authorizations", func(a *API) handlerFunc { return a.myAuthorizations }},
-	{"GET /api/mcp-connections/{id}", func(a *API) handlerFunc { return a.connectionGet }},
-	{"PUT /api/mcp-connections/{id}", func(a *API) handlerFunc { return a.connectionUpdate }},
-	{"DELETE /api/mcp-connections/{id}", func(a *API) handlerFunc { return a.connectionDelete }},
-	{"POST /api/mcp-connections/{id}/toggle", func(a *API) handlerFunc { return a.connectionToggle }},
-	{"POST /api/mcp-connections/{id}/test", func(a *API) handlerFunc { return a.connectionTest }},
-	{"POST /api/mcp-connections/{id}/refresh", func(a *API) handlerFunc { return a.connectionRefresh }},
-	{"GET /api/mcp-connections/{id}/tools", func(a *API) handlerFunc { return a.connectionTools }},
-	{"GET /api/mcp-connections/{id}/skills", func(a *API) handlerFunc { return a.connectionSkills }},
-	{"POST /api/mcp-connections/{id}/tools/{name}/approve", func(a *API) handlerFunc { return a.toolApprove }},
-	{"GET /api/events", func(a *API) handlerFunc { return a.eventList }},
-	{"POST /api/mcp-connections/{id}/authorize", func(a *API) handlerFunc { return a.connectionAuthorize }},
-	{"GET /api/mcp-connections/{id}/oauth-settings", func(a *API) handlerFunc { return a.connectionOAuthSettings }},
-	{"PUT /api/mcp-connections/{id}/oauth-settings", func(a *API) handlerFunc { return a.connectionOAuthSettingsSet }},
-	{"POST " + OAuthConsentPath, func(a *API) handlerFunc { return a.oauthConsent }},
-	{"POST /api/mcp-marketplace/registry-import", func(a *API) handlerFunc { return a.catalogRegistryImport }},
-	{"PUT /api/mcp-marketplace/{id}/tier", func(a *API) handlerFunc { return a.catalogEntryTier }},
-	{"GET /api/rate-limits", func(a *API) handlerFunc { return a.rateLimitList }},
-	{"POST /api/rate-limits", func(a *API) handlerFunc { return a.rateLimitSet }},
-	{"DELETE /api/rate-limits/{id}", func(a *API) handlerFunc { return a.rateLimitDelete }},
-	{"GET /api/mcp-connections/{id}/overrides", func(a *API) handlerFunc { return a.toolOverrideList }},
-	{"GET /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideGet }},
-	{"PUT /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideSet }},
-	{"DELETE /api/mcp-connections/{id}/tools/{name}/override", func(a *API) handlerFunc { return a.toolOverrideDelete }},
-	{"GET /api/workspaces/{ws}/members", func(a *API) handlerFunc { return a.memberList }},
-	{"POST /api/workspaces/{ws}/members", func(a *API) handlerFunc { return a.memberAdd }},
-	{"PUT /api/workspaces/{ws}/members/{personId}", func(a *API) handlerFunc { return a.memberSetRole }},
-	{"DELETE /api/workspaces/{ws}/members/{personId}", func(a *API) handlerFunc { return a.memberRemove }},
-	{"DELETE /api/workspaces/{ws}/invitations/{email}", func(a *API) handlerFunc { return a.invitationRevoke }},
-	{"GET /api/policies", func(a *API) handlerFunc { return a.policyGet }},
-	{"PUT /api/policies", func(a *API) handlerFunc { return a.policyPut }},
-	{"POST /api/policies/validate", func(a *API) handlerFunc { return a.policyValidate }},
-	{"POST /api/policies/what-if", func(a *API) handlerFunc { return a.policyWhatIf }},
-	{"GET /api/policies/global", func(a *API) handlerFunc { return a.policyGlobalGet }},
-	{"PUT /api/policies/global", func(a *API) handlerFunc { return a.policyGlobalPut }},
-	{"GET /api/usage", func(a *API) handlerFunc { return a.usageGet }},
-}
-
 // OpenAPIPath is where the OpenAPI description is served, without authentication.
 const OpenAPIPath = "/api/openapi.json"
 
@@ -222,7 +161,7 @@ func (a *API) connectedClientList(w http.ResponseWriter, r *http.Request, p *aut
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"items": items})
+	httpapi.JSON(w, http.StatusOK, connectedClientList{Items: items})
 	return nil
 }
 
@@ -295,7 +234,7 @@ func (a *API) connectionList(w http.ResponseWriter, r *http.Request, p *auth.Pri
 	for i := range rows {
 		out = append(out, connections.NewView(&rows[i], false))
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"connections": out})
+	httpapi.JSON(w, http.StatusOK, connectionList{Connections: out})
 	return nil
 }
 
@@ -304,7 +243,7 @@ func (a *API) connectionStatuses(w http.ResponseWriter, r *http.Request, p *auth
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"statuses": st})
+	httpapi.JSON(w, http.StatusOK, statusList{Statuses: st})
 	return nil
 }
 
@@ -315,7 +254,7 @@ func (a *API) myAuthorizations(w http.ResponseWriter, r *http.Request, p *auth.P
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"authorizations": out})
+	httpapi.JSON(w, http.StatusOK, authorizationList{Authorizations: out})
 	return nil
 }
 
@@ -386,9 +325,7 @@ func (a *API) catalogEntryAuth(w http.ResponseWriter, r *http.Request, p *auth.P
 // connectionAuthorize is POST /api/mcp-connections/{id}/authorize {returnTo?}: (re-)start
 // the upstream consent; answers {status, authorizationUrl?, reason?}.
 func (a *API) connectionAuthorize(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	var in struct {
-		ReturnTo string `json:"returnTo,omitempty"`
-	}
+	var in authorizeInput
 	if r.ContentLength != 0 {
 		if err := httpapi.Decode(w, r, &in); err != nil {
 			return err
@@ -407,9 +344,7 @@ func (a *API) connectionAuthorize(w http.ResponseWriter, r *http.Request, p *aut
 // {authorizationUrl} with the HttpOnly binding cookie the callback requires; another user,
 // another workspace or a member for a shared grant is 403 and nothing is stored.
 func (a *API) oauthConsent(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	var in struct {
-		Link string `json:"link"`
-	}
+	var in consentInput
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
@@ -422,7 +357,7 @@ func (a *API) oauthConsent(w http.ResponseWriter, r *http.Request, p *auth.Princ
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.SetCookie(w, start.Cookie)
-	httpapi.JSON(w, http.StatusOK, map[string]any{"authorizationUrl": start.AuthURL, "connectionId": start.Key.ConnectionID})
+	httpapi.JSON(w, http.StatusOK, consentAnswer{AuthorizationURL: start.AuthURL, ConnectionID: start.Key.ConnectionID})
 	return nil
 }
 
@@ -433,7 +368,7 @@ func (a *API) connectionOAuthSettings(w http.ResponseWriter, r *http.Request, p 
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"oauth": own, "effective": eff})
+	httpapi.JSON(w, http.StatusOK, oauthSettingsAnswer{OAuth: own, Effective: eff})
 	return nil
 }
 
@@ -451,7 +386,7 @@ func (a *API) connectionOAuthSettingsSet(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"oauth": own, "effective": eff})
+	httpapi.JSON(w, http.StatusOK, oauthSettingsAnswer{OAuth: own, Effective: eff})
 	return nil
 }
 
@@ -518,7 +453,7 @@ func (a *API) connectionTools(w http.ResponseWriter, r *http.Request, p *auth.Pr
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"tools": tools, "schemaNotes": notes})
+	httpapi.JSON(w, http.StatusOK, toolList{Tools: tools, SchemaNotes: notes})
 	return nil
 }
 
@@ -529,7 +464,7 @@ func (a *API) connectionSkills(w http.ResponseWriter, r *http.Request, p *auth.P
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"skills": skills})
+	httpapi.JSON(w, http.StatusOK, skillList{Skills: skills})
 	return nil
 }
 

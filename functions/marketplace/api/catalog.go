@@ -68,9 +68,9 @@ func (a *API) catalogList(w http.ResponseWriter, r *http.Request, p *auth.Princi
 		}
 		out = append(out, v)
 	}
-	resp := map[string]any{"entries": out, "total": total}
+	resp := catalogPage{Entries: out, Total: total}
 	if next := f.Offset + len(out); f.Limit > 0 && next < total {
-		resp["nextOffset"] = next
+		resp.NextOffset = next
 	}
 	httpapi.JSON(w, http.StatusOK, resp)
 	return nil
@@ -86,7 +86,7 @@ func (a *API) catalogCategories(w http.ResponseWriter, r *http.Request, _ *auth.
 	if cats == nil {
 		cats = []db.Category{}
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"categories": cats})
+	httpapi.JSON(w, http.StatusOK, categoryList{Categories: cats})
 	return nil
 }
 
@@ -104,14 +104,14 @@ func (a *API) catalogGet(w http.ResponseWriter, r *http.Request, p *auth.Princip
 // runtime fields (installCount, health) are never written here: such fields are refused
 // as unknown.
 type CatalogEntryBody struct {
-	Name           *string           `json:"name"`
-	URL            *string           `json:"url"`
-	TransportType  *string           `json:"transportType"`
-	Headers        map[string]string `json:"headers"`
-	Description    *string           `json:"description"`
-	Category       *string           `json:"category"`
-	Version        *string           `json:"version"`
-	Author         *string           `json:"author"`
+	Name           *string           `json:"name" minLength:"1" maxLength:"100"`
+	URL            *string           `json:"url" maxLength:"2048"`
+	TransportType  *string           `json:"transportType" enum:"streamable-http,sse"`
+	Headers        map[string]string `json:"headers" doc:"Header name → value. Names are HTTP tokens; hop-by-hop and gateway-owned names (Host, Connection, Transfer-Encoding, Content-*, Mcp-*, Proxy-*, X-Forwarded-*, ...) are refused; values have no CR, LF or NUL; at most 32 headers, 8 KiB per value, 32 KiB in all. Values are secrets: answers show \"[REDACTED]\"."`
+	Description    *string           `json:"description" maxLength:"2000"`
+	Category       *string           `json:"category" maxLength:"100"`
+	Version        *string           `json:"version" maxLength:"100"`
+	Author         *string           `json:"author" maxLength:"200"`
 	IsPlaceholder  *bool             `json:"isPlaceholder"`
 	LastCommitDate *time.Time        `json:"lastCommitDate"`
 }

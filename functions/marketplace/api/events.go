@@ -59,9 +59,9 @@ func (a *API) eventList(w http.ResponseWriter, r *http.Request, p *auth.Principa
 	if events == nil {
 		events = []db.Event{}
 	}
-	out := map[string]any{"events": events, "hasMore": more}
+	out := eventPage{Events: events, HasMore: more}
 	if more {
-		out["nextBefore"] = events[len(events)-1].ID
+		out.NextBefore = events[len(events)-1].ID
 	}
 	httpapi.JSON(w, http.StatusOK, out)
 	return nil

@@ -20,14 +20,14 @@ func (a *API) memberList(w http.ResponseWriter, r *http.Request, p *auth.Princip
 		return err
 	}
 	logx.Annotate(r.Context(), logx.FieldWorkspace, ws)
-	httpapi.JSON(w, http.StatusOK, map[string]any{"members": out})
+	httpapi.JSON(w, http.StatusOK, memberList{Members: out})
 	return nil
 }
 
 // memberInput is the body of POST /api/workspaces/{ws}/members.
 type memberInput struct {
-	Email string `json:"email"`
-	Role  string `json:"role"`
+	Email string `json:"email" maxLength:"320"`
+	Role  string `json:"role" enum:"member,admin"`
 }
 
 // memberAdd is POST /api/workspaces/{ws}/members {email, role} (admin of ws): 201 with the
@@ -47,7 +47,7 @@ func (a *API) memberAdd(w http.ResponseWriter, r *http.Request, p *auth.Principa
 
 // memberRoleInput is the body of PUT /api/workspaces/{ws}/members/{personId}.
 type memberRoleInput struct {
-	Role string `json:"role"`
+	Role string `json:"role" enum:"member,admin"`
 }
 
 // memberSetRole is PUT /api/workspaces/{ws}/members/{personId} {role} (admin of ws): 204.

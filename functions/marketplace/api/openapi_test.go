@@ -156,3 +156,17 @@ func TestOpenAPI(t *testing.T) {
 		t.Error("openapi.json refers to components/responses, which it does not define")
 	}
 }
+
+// TestOpenAPIGenerated: the committed openapi.json is what BuildOpenAPI makes of the route
+// tables and their types today; after changing either, run `go generate
+// ./functions/marketplace/api`.
+func TestOpenAPIGenerated(t *testing.T) {
+	t.Parallel()
+	want, err := api.BuildOpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := api.OpenAPIDocument(); string(got) != string(want) {
+		t.Fatalf("openapi.json is not the generated document (%d bytes committed, %d generated): run go generate ./functions/marketplace/api", len(got), len(want))
+	}
+}

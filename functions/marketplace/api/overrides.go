@@ -76,6 +76,6 @@ func (a *API) toolOverrideList(w http.ResponseWriter, r *http.Request, p *auth.P
 		return err
 	}
 	logx.Annotate(r.Context(), logx.FieldWorkspace, ws) // checked by List
-	httpapi.JSON(w, http.StatusOK, map[string]any{"overrides": out})
+	httpapi.JSON(w, http.StatusOK, overrideList{Overrides: out})
 	return nil
 }

@@ -12,41 +12,57 @@ import (
 
 // policyInput is the body of PUT /api/policies and POST /api/policies/validate.
 type policyInput struct {
-	WorkspaceID string `json:"workspaceId,omitempty"`
-	Text        string `json:"text"`
+	WorkspaceID string `json:"workspaceId,omitempty" format:"uuid" doc:"May be left out when the token names exactly one workspace (ignored by the global document)."`
+	Text        string `json:"text" maxLength:"65536" doc:"Cedar policies; a policy's id is its @id(\"…\") annotation, else policy<N>."`
 }
 
 // policyGet is GET /api/policies?workspaceId= (admin): the workspace's Cedar document as
-// saved, with its policy ids.
-func (a *API) policyGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	ws := connections.DefaultWorkspace(p, r.URL.Query().Get("workspaceId"))
-	v, err := a.Policies.Get(r.Context(), p, ws, false)
-	if err != nil {
-		return err
+// saved, with its policy ids; with global, GET /api/policies/global (admin): the global
+// document, which every workspace's calls are decided by first.
+func (a *API) policyGet(global bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+		ws := ""
+		if !global {
+			ws = connections.DefaultWorkspace(p, r.URL.Query().Get("workspaceId"))
+		}
+		v, err := a.Policies.Get(r.Context(), p, ws, global)
+		if err != nil {
+			return err
+		}
+		if !global {
+			logx.Annotate(r.Context(), logx.FieldWorkspace, ws)
+		}
+		httpapi.JSON(w, http.StatusOK, v)
+		return nil
 	}
-	logx.Annotate(r.Context(), logx.FieldWorkspace, ws)
-	httpapi.JSON(w, http.StatusOK, v)
-	return nil
 }
 
 // policyPut is PUT /api/policies (admin): validates and saves the workspace's document.
 // 400 with details.problems (line, column) when it does not parse or validate, 409 when it
-// would lock every admin out of the policy API; nothing is stored then.
-func (a *API) policyPut(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := requireAdmin(p); err != nil {
-		return err
+// would lock every admin out of the policy API; nothing is stored then. With global, PUT
+// /api/policies/global {"text"} (superuser): validates (types and attributes; names are
+// per workspace) and saves the global document, then republishes every workspace's
+// catalog (a workspaceId in the body is ignored).
+func (a *API) policyPut(global bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+		if err := requireAdmin(p); err != nil {
+			return err
+		}
+		var in policyInput
+		if err := httpapi.Decode(w, r, &in); err != nil {
+			return err
+		}
+		ws := ""
+		if !global {
+			ws = connections.DefaultWorkspace(p, in.WorkspaceID)
+		}
+		v, err := a.Policies.Put(r.Context(), p, ws, global, in.Text)
+		if err != nil {
+			return err
+		}
+		httpapi.JSON(w, http.StatusOK, v)
+		return nil
 	}
-	var in policyInput
-	if err := httpapi.Decode(w, r, &in); err != nil {
-		return err
-	}
-	ws := connections.DefaultWorkspace(p, in.WorkspaceID)
-	v, err := a.Policies.Put(r.Context(), p, ws, false, in.Text)
-	if err != nil {
-		return err
-	}
-	httpapi.JSON(w, http.StatusOK, v)
-	return nil
 }
 
 // policyValidate is POST /api/policies/validate (admin): the same checks as a save,
@@ -64,7 +80,7 @@ func (a *API) policyValidate(w http.ResponseWriter, r *http.Request, p *auth.Pri
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"valid": true, "policyIds": set.IDs()})
+	httpapi.JSON(w, http.StatusOK, policyValidity{Valid: true, PolicyIDs: set.IDs()})
 	return nil
 }
 
@@ -84,35 +100,5 @@ func (a *API) policyWhatIf(w http.ResponseWriter, r *http.Request, p *auth.Princ
 		return err
 	}
 	httpapi.JSON(w, http.StatusOK, d)
-	return nil
-}
-
-// policyGlobalGet is GET /api/policies/global (admin): the global document, which every
-// workspace's calls are decided by first.
-func (a *API) policyGlobalGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	v, err := a.Policies.Get(r.Context(), p, "", true)
-	if err != nil {
-		return err
-	}
-	httpapi.JSON(w, http.StatusOK, v)
-	return nil
-}
-
-// policyGlobalPut is PUT /api/policies/global {"text"} (superuser): validates (types and
-// attributes; names are per workspace) and saves the global document, then republishes
-// every workspace's catalog.
-func (a *API) policyGlobalPut(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if err := requireAdmin(p); err != nil {
-		return err
-	}
-	var in policyInput
-	if err := httpapi.Decode(w, r, &in); err != nil {
-		return err
-	}
-	v, err := a.Policies.Put(r.Context(), p, "", true, in.Text)
-	if err != nil {
-		return err
-	}
-	httpapi.JSON(w, http.StatusOK, v)
 	return nil
 }

@@ -22,7 +22,7 @@ func (a *API) rateLimitList(w http.ResponseWriter, r *http.Request, p *auth.Prin
 		return err
 	}
 	logx.Annotate(r.Context(), logx.FieldWorkspace, ws) // checked by List
-	httpapi.JSON(w, http.StatusOK, map[string]any{"limits": out})
+	httpapi.JSON(w, http.StatusOK, rateLimitList{Limits: out})
 	return nil
 }
 

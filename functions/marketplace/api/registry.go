@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -19,11 +18,7 @@ func (a *API) catalogRegistryImport(w http.ResponseWriter, r *http.Request, p *a
 	if err := requireCatalogWriter(p); err != nil {
 		return err
 	}
-	var in struct {
-		URL       string          `json:"url"`
-		Documents json.RawMessage `json:"documents"`
-		Name      string          `json:"name"`
-	}
+	var in registryImportInput
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
@@ -57,9 +52,7 @@ func (a *API) catalogEntryTier(w http.ResponseWriter, r *http.Request, p *auth.P
 	if err := requireCatalogWriter(p); err != nil {
 		return err
 	}
-	var in struct {
-		VerificationTier string `json:"verificationTier"`
-	}
+	var in tierInput
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}

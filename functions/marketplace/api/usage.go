@@ -75,6 +75,6 @@ func (a *API) usageGet(w http.ResponseWriter, r *http.Request, p *auth.Principal
 		cw.Flush()
 		return nil
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"by": by, "window": window, "since": now.Add(-d), "asOf": now, "rows": rows})
+	httpapi.JSON(w, http.StatusOK, usageAnswer{By: by, Window: window, Since: now.Add(-d), AsOf: now, Rows: rows})
 	return nil
 }

@@ -46,19 +46,14 @@ func (a *API) Handler() http.Handler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	mux := http.NewServeMux()
-	route := func(pattern string, h handlerFunc) {
-		mux.Handle(pattern, httpapi.Authenticate(a.Verifier, log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	for _, rt := range routes {
+		h := rt.handler(a)
+		mux.Handle(rt.Op.Pattern, httpapi.Authenticate(a.Verifier, log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if err := h(w, r, auth.FromContext(r.Context())); err != nil {
 				httpapi.Error(w, r, log, err)
 			}
 		})))
 	}
-	route("GET /api/chats", a.chatList)
-	route("POST /api/chats", a.chatCreate)
-	route("GET /api/chats/{chatId}/pins", a.list)
-	route("POST /api/chats/{chatId}/pins", a.add)
-	route("DELETE /api/chats/{chatId}/pins/{pinId}", a.remove)
-	route("GET /api/chats/{chatId}/tools", a.tools)
 	return httpapi.Recover(log, httpapi.RequestID(httpapi.Routes(mux)))
 }
 
@@ -80,7 +75,7 @@ func (a *API) chatList(w http.ResponseWriter, r *http.Request, p *auth.Principal
 	for i := range chats {
 		views = append(views, pins.NewChatView(&chats[i]))
 	}
-	out := map[string]any{"chats": views, "hasMore": more}
+	out := chatPage{Chats: views, HasMore: more}
 	// The workspace itself (id and name), so that the console names it. Chats
 	// has checked that p may read it; the id is the one it listed.
 	ws := q.Get("workspaceId")
@@ -88,7 +83,7 @@ func (a *API) chatList(w http.ResponseWriter, r *http.Request, p *auth.Principal
 		ws = p.Workspaces[0]
 	}
 	if wsRow, err := db.WorkspaceGet(r.Context(), a.Pins.Pool, ws); err == nil {
-		out["workspace"] = map[string]string{"id": wsRow.ID, "name": wsRow.Name}
+		out.Workspace = &workspaceRef{ID: wsRow.ID, Name: wsRow.Name}
 	}
 	httpapi.JSON(w, http.StatusOK, out)
 	return nil
@@ -98,8 +93,8 @@ func (a *API) chatList(w http.ResponseWriter, r *http.Request, p *auth.Principal
 // Title, when present, must not be empty or blank (a client that sent "" meant to name
 // the chat and lost the name); leave it out for an untitled chat.
 type chatInput struct {
-	WorkspaceID string  `json:"workspaceId"`
-	Title       *string `json:"title"`
+	WorkspaceID string  `json:"workspaceId" optional:"true" format:"uuid" doc:"May be left out when the token names exactly one workspace."`
+	Title       *string `json:"title" optional:"true" minLength:"1" maxLength:"200" pattern:"\\S" doc:"Leave it out for an untitled chat; an empty or blank title is refused (400)."`
 }
 
 func (a *API) chatCreate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
@@ -127,13 +122,13 @@ func (a *API) list(w http.ResponseWriter, r *http.Request, p *auth.Principal) er
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, map[string]any{"pins": ps})
+	httpapi.JSON(w, http.StatusOK, pinList{Pins: ps})
 	return nil
 }
 
 // addInput is the body of POST /api/chats/{chatId}/pins.
 type addInput struct {
-	ConnectionID string `json:"connectionId"`
+	ConnectionID string `json:"connectionId" format:"uuid"`
 }
 
 func (a *API) add(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
@@ -182,8 +177,6 @@ func (a *API) tools(w http.ResponseWriter, r *http.Request, p *auth.Principal) e
 		return err
 	}
 	ts := pins.ProxiedTools(snap, chat, res)
-	httpapi.JSON(w, http.StatusOK, map[string]any{"chatId": ts.ChatID, "workspaceId": ts.WorkspaceID,
-		"pinned": ts.Pinned, "fellBack": ts.FellBack, "connections": ts.Connections, "tools": ts.Tools,
-		"builtinsIncluded": true})
+	httpapi.JSON(w, http.StatusOK, chatToolSet{ToolSet: ts, BuiltinsIncluded: true})
 	return nil
 }
