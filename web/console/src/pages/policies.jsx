@@ -3,7 +3,7 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { policies } from '../api.js';
-import { ErrorBox, Notice, markReady, useLoad } from '../ui.jsx';
+import { AdminOnly, ErrorBox, Notice, markReady, useLoad } from '../ui.jsx';
 
 const BASE = '@id("base") permit(principal, action, resource);\n';
 
@@ -121,11 +121,9 @@ export function Policies({ ctx }) {
   }, [doc]);
   if (doc.error) {
     return (
-      <section aria-labelledby="page-title">
-        <h1 id="page-title">Access policies</h1>
-        <ErrorBox error={doc.error} />
-        <Notice kind="warn">Access policies are visible to workspace admins only.</Notice>
-      </section>
+      <AdminOnly title="Access policies" error={doc.error}>
+        Access policies are visible to workspace admins only.
+      </AdminOnly>
     );
   }
   const current = text === null ? '' : text;
