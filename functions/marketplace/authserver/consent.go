@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -223,12 +224,35 @@ func (s *Server) consentPage(ctx context.Context, w http.ResponseWriter, r *http
 	s.page(w, http.StatusOK, d)
 }
 
+// formAction is the consent page's CSP form-action: this origin, where the form posts, and
+// the client's redirect origin, where the answer redirects the browser (browsers apply
+// form-action to the redirects after a form submission: Chromium blocks the redirect to
+// the client otherwise; TestConnectedClientsInBrowser). A redirect of another scheme than
+// http(s) (a desktop client's own, e.g. vscode:) is allowed by its scheme; anything not
+// plainly a scheme and host is left out.
+func formAction(redirect string) string {
+	u, err := url.Parse(redirect)
+	switch {
+	case redirect == "" || err != nil || !cspSource.MatchString(redirect):
+		return "'self'"
+	case u.Scheme == "http" || u.Scheme == "https":
+		return "'self' " + redirect
+	}
+	return "'self' " + u.Scheme + ":"
+}
+
+var cspSource = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*://[A-Za-z0-9.:\[\]-]*$`)
+
 func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; img-src https:; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; img-src https:; style-src 'unsafe-inline'; form-action "+
+		formAction(d.Redirect)+"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with
+	// the consent form's POST, which the cross-origin check above refuses (Chromium does;
+	// TestConnectedClientsInBrowser). Other origins still get no referrer.
+	h.Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	_ = pageTmpl.Execute(w, d)
 }
