@@ -1,22 +1,32 @@
 package authserver
 
-import "testing"
+import (
+	"net/url"
+	"testing"
+)
 
-// TestFormAction: the consent page's form-action allows this origin and the client's
-// redirect origin (an http(s) origin as is, another scheme by its scheme), and nothing that
-// is not plainly a scheme and a host.
-func TestFormAction(t *testing.T) {
+// The consent page's form-action names the redirect URI's origin or custom scheme, and
+// nothing a redirect URI could smuggle into the policy.
+func TestCSPSource(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                                  "'self'",
-		"https://claude.ai":                 "'self' https://claude.ai",
-		"http://127.0.0.1:33525":            "'self' http://127.0.0.1:33525",
-		"http://[::1]:8080":                 "'self' http://[::1]:8080",
-		"vscode://vscode.github-auth":       "'self' vscode:",
-		"https://a.example; script-src *":   "'self'",
-		"https://a.example 'unsafe-inline'": "'self'",
+		"http://127.0.0.1:45583/oauth/callback":  "http://127.0.0.1:45583",
+		"HTTPS://Client.Example/cb?x=1":          "https://Client.Example",
+		"http://[::1]:8080/cb":                   "http://[::1]:8080",
+		"cursor://anysphere.cursor-mcp/oauth/cb": "cursor:",
+		"com.example.app:/oauth2redirect":        "com.example.app:",
+		"http://a.example;script-src%20*/cb":     "",
+		"http://a%20b.example/cb":                "",
+		"https:///no-host":                       "",
 	} {
-		if got := formAction(in); got != want {
-			t.Errorf("formAction(%q) = %q, want %q", in, got, want)
+		u, err := url.Parse(in)
+		if err != nil {
+			if want != "" {
+				t.Fatalf("%s: %v", in, err)
+			}
+			continue
+		}
+		if got := cspSource(u); got != want {
+			t.Errorf("cspSource(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
