@@ -1,6 +1,6 @@
 // Package clientsetup writes the ready-to-copy configuration of each MCP client for one
 // gateway endpoint and bearer token: what the `make run` banner prints and what the
-// console's Client setup shows (web/console/src/pages/setup.jsx builds the same text; the
+// console's Client setup shows (web/console/src/components/clientconfigs.jsx builds the same text; the
 // console's browser test compares the two). Formats follow each client's documentation:
 // Claude Code `claude mcp add --transport http … --header`, Claude Desktop's
 // claude_desktop_config.json through mcp-remote (which bridges stdio to a remote server;

@@ -89,25 +89,37 @@ func TargetOf(c *db.Connection) mcpclient.Target {
 // name resolves to now (checkResolved). The same checks run again at connect time.
 func (s *Service) validateTarget(ctx context.Context, url, transport string, h map[string]string) error {
 	if err := s.Guard.CheckURL(url); err != nil {
-		return err
+		return onField(err, "url")
 	}
 	if err := headers.CheckURLNotRedacted(url); err != nil {
-		return err
+		return onField(err, "url")
 	}
 	if transport != TransportStreamable && transport != TransportSSE {
-		return apperr.New(apperr.Validation, "transportType must be %q or %q", TransportStreamable, TransportSSE)
+		return apperr.New(apperr.Validation, "transportType must be %q or %q", TransportStreamable, TransportSSE).
+			WithDetails(map[string]string{"field": "transportType"})
 	}
 	if err := headers.Validate(h); err != nil {
-		return err
+		return err // details name the header ({"header": name, "headers": [...]})
 	}
-	return s.checkResolved(ctx, url)
+	return onField(s.checkResolved(ctx, url), "url")
 }
 
 func validateName(name string) error {
 	if n := len(strings.TrimSpace(name)); n == 0 || n > 100 {
-		return apperr.New(apperr.Validation, "name must be 1 to 100 characters")
+		return apperr.New(apperr.Validation, "name must be 1 to 100 characters").WithDetails(map[string]string{"field": "name"})
 	}
 	return nil
+}
+
+// onField names the request field a validation error is about, as the REST error body's
+// details {"field": field} (the console places the message on that field): err's first
+// *apperr.Error gets those details when it has none. nil stays nil; other errors are
+// returned as they are.
+func onField(err error, field string) error {
+	if e := apperr.As(err); e != nil && e.Code == apperr.Validation && e.Details == nil {
+		e.Details = map[string]string{"field": field}
+	}
+	return err
 }
 
 // ---- authorization ----

@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/seed"
@@ -100,16 +98,9 @@ func kit(t *testing.T, base string) (*pgKit, func()) {
 // and back on Authorizations the state reads authorized by them; the grant is theirs in
 // Postgres. The page is saved at 1280 and 390 px without sideways scroll.
 func TestMemberConsentInBrowser(t *testing.T) {
-	chromium(t)
-	const code = "authz-browser-code-0123456789abcdef"
-	principals := map[string]auth.Principal{}
-	signIn, err := console.DevSignIn("local", stacktest.Secret, code, time.Hour, principals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{DevSignIn: signIn}})
+	env, dev := devStack(t, nil)
 	ws, _, _ := env.Workspace(t, "Authorizations")
-	principals["member"] = auth.Principal{Subject: "web-member", Role: auth.RoleMember, Workspaces: []string{ws}}
+	dev.as("member", "web-member", auth.RoleMember, ws)
 	p, err := demoupstream.StartProtected("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -128,8 +119,7 @@ func TestMemberConsentInBrowser(t *testing.T) {
 
 	k, stop := kit(t, env.URL)
 	defer stop()
-	k.do("sign in as member", chromedp.Navigate(env.URL+console.DevSignInPath+"?code="+code+"&as=member"),
-		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	k.signIn(dev, "member")
 	var nav []string
 	k.eval("member navigation", `[...document.querySelectorAll('header nav a')].map(a => a.textContent)`, &nav)
 	if !strings.Contains(strings.Join(nav, ","), "Authorizations") {
@@ -206,16 +196,9 @@ func TestMemberConsentInBrowser(t *testing.T) {
 // the stored values with an empty secret field; saving again without a secret keeps the
 // stored one.
 func TestCatalogAuthEditorInBrowser(t *testing.T) {
-	chromium(t)
-	const code = "catalog-auth-browser-code-0123456789"
-	principals := map[string]auth.Principal{}
-	signIn, err := console.DevSignIn("local", stacktest.Secret, code, time.Hour, principals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{DevSignIn: signIn}})
+	env, dev := devStack(t, nil)
 	ws, _, _ := env.Workspace(t, "Catalog")
-	principals["superuser"] = auth.Principal{Subject: "web-root", Role: auth.RoleSuperuser, Workspaces: []string{ws}}
+	dev.as("superuser", "web-root", auth.RoleSuperuser, ws)
 	su := stacktest.Token(t, "root", auth.RoleSuperuser)
 	st, b := env.Do(t, "POST", "/api/mcp-marketplace", su, map[string]any{"name": "Auth Editor", "url": "http://127.0.0.1:9/mcp", "category": "Testing"})
 	if st != http.StatusCreated {
@@ -237,8 +220,7 @@ func TestCatalogAuthEditorInBrowser(t *testing.T) {
 
 	k, stop := kit(t, env.URL)
 	defer stop()
-	k.do("sign in", chromedp.Navigate(env.URL+console.DevSignInPath+"?code="+code+"&as=superuser"),
-		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	k.signIn(dev, "superuser")
 	k.open("#/catalog", "catalog")
 	edit := func() {
 		t.Helper()

@@ -778,7 +778,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	eval("member view", `({Nav: [...document.querySelectorAll('header nav a')].map(a => a.textContent),
 		Install: document.querySelectorAll('.cards button.primary').length, Menus: document.querySelectorAll('.menu').length})`, &adminUI)
-	if strings.Join(adminUI.Nav, ",") != "Marketplace,Chats,Playground,Client setup,Authorizations" || adminUI.Install != 0 || adminUI.Menus != 0 {
+	if strings.Join(adminUI.Nav, ",") != "Marketplace,Chats,Playground,Client setup,Clients,Authorizations" || adminUI.Install != 0 || adminUI.Menus != 0 {
 		t.Fatalf("member sees admin actions: %+v", adminUI)
 	}
 	open("#/chats", "chats")

@@ -164,16 +164,18 @@ func Handler(c Config) http.Handler {
 	})
 }
 
-// CSP is the console's Content-Security-Policy: scripts, styles, images and fonts from
-// the same origin only, no inline script or style, no plugins, no framing, forms and
-// <base> locked; fetch to the same origin and, when set, to tokenURL's origin (the
-// identity provider's token endpoint, for the PKCE code exchange).
+// CSP is the console's Content-Security-Policy: scripts, styles and fonts from the same
+// origin only, images from it and from https (the logos of connected clients, which the
+// authorization server accepts as https URLs only; the page sends them no referrer), no
+// inline script or style, no plugins, no framing, forms and <base> locked; fetch to the
+// same origin and, when set, to tokenURL's origin (the identity provider's token
+// endpoint, for the PKCE code exchange).
 func CSP(tokenURL string) string {
 	connect := "'self'"
 	if u, err := url.Parse(tokenURL); err == nil && u.Scheme != "" && u.Host != "" {
 		connect += " " + u.Scheme + "://" + u.Host
 	}
-	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
+	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; font-src 'self'; " +
 		"connect-src " + connect + "; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
 }
 

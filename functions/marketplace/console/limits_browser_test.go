@@ -7,11 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/registry/registrytest"
 	"github.com/agentpack/gateway/shared/testpeer"
@@ -26,17 +23,10 @@ import (
 // endpoint with the admin's token move the usage (after Refresh usage); Delete removes it.
 // The page is saved at 1280 and 390 px without sideways scroll.
 func TestRateLimitsInBrowser(t *testing.T) {
-	chromium(t)
-	const code = "ratelimit-browser-code-0123456789abcdef"
-	principals := map[string]auth.Principal{}
-	signIn, err := console.DevSignIn("local", stacktest.Secret, code, time.Hour, principals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{DevSignIn: signIn}})
+	env, dev := devStack(t, nil)
 	ws, _, _ := env.Workspace(t, "Limits")
-	principals["admin"] = auth.Principal{Subject: "web-admin", Role: auth.RoleAdmin, Workspaces: []string{ws}}
-	principals["member"] = auth.Principal{Subject: "web-member", Role: auth.RoleMember, Workspaces: []string{ws}}
+	dev.as("admin", "web-admin", auth.RoleAdmin, ws)
+	dev.as("member", "web-member", auth.RoleMember, ws)
 	admin := stacktest.Token(t, "web-admin", auth.RoleAdmin, ws)
 	up := testpeer.NewRawUpstream(t, false)
 	st, b := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Raw", "url": up.URL, "workspaceId": ws})
@@ -59,8 +49,7 @@ func TestRateLimitsInBrowser(t *testing.T) {
 		return strings.Join(n, ",")
 	}
 	// A member: not in the navigation, and the page by hand shows the API's refusal.
-	k.do("sign in as member", chromedp.Navigate(env.URL+console.DevSignInPath+"?code="+code+"&as=member"),
-		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	k.signIn(dev, "member")
 	if n := nav(); strings.Contains(n, "Rate limits") {
 		t.Fatalf("member navigation %s has Rate limits", n)
 	}
@@ -73,8 +62,7 @@ func TestRateLimitsInBrowser(t *testing.T) {
 	}
 	k.problems.allow403 = false
 
-	k.do("sign in as admin", chromedp.Navigate(env.URL+console.DevSignInPath+"?code="+code+"&as=admin"),
-		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	k.signIn(dev, "admin")
 	if n := nav(); !strings.Contains(n, "Connections,Rate limits") {
 		t.Fatalf("admin navigation %s lacks Rate limits", n)
 	}
@@ -166,17 +154,10 @@ func TestRateLimitsInBrowser(t *testing.T) {
 // and 390 px, filtered to the registry, without sideways scroll. An admin's Install dialog
 // has a field for the URL's template variable, required before anything is sent.
 func TestRegistryEntriesInBrowser(t *testing.T) {
-	chromium(t)
-	const code = "registry-browser-code-0123456789abcdef"
-	principals := map[string]auth.Principal{}
-	signIn, err := console.DevSignIn("local", stacktest.Secret, code, time.Hour, principals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{DevSignIn: signIn}})
+	env, dev := devStack(t, nil)
 	ws, _, _ := env.Workspace(t, "Registry")
-	principals["member"] = auth.Principal{Subject: "web-member", Role: auth.RoleMember, Workspaces: []string{ws}}
-	principals["admin"] = auth.Principal{Subject: "web-admin", Role: auth.RoleAdmin, Workspaces: []string{ws}}
+	dev.as("member", "web-member", auth.RoleMember, ws)
+	dev.as("admin", "web-admin", auth.RoleAdmin, ws)
 	su := stacktest.Token(t, "root", auth.RoleSuperuser)
 
 	pick := map[string]bool{"com.aradia.sovereign-hardware.json": true, "io.github.user.remote-weather.json": true,
@@ -216,8 +197,7 @@ func TestRegistryEntriesInBrowser(t *testing.T) {
 
 	k, stop := kit(t, env.URL)
 	defer stop()
-	k.do("sign in as member", chromedp.Navigate(env.URL+console.DevSignInPath+"?code="+code+"&as=member"),
-		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	k.signIn(dev, "member")
 	type card struct {
 		Name, Source, Deprecated, Text string
 	}
@@ -278,8 +258,7 @@ func TestRegistryEntriesInBrowser(t *testing.T) {
 
 	// An admin's Install dialog asks for the URL's template variable; left empty, the page
 	// refuses it under the field and nothing is installed.
-	k.do("sign in as admin", chromedp.Navigate(env.URL+console.DevSignInPath+"?code="+code+"&as=admin"),
-		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	k.signIn(dev, "admin")
 	acme := `li.card[data-entry="com.example/acme-analytics"]`
 	k.do("install", chromedp.WaitVisible(acme+` button.primary`, chromedp.ByQuery), chromedp.Click(acme+` button.primary`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#install-dialog #var-0`, chromedp.ByQuery))

@@ -4,11 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/agentpack/gateway/cmd/local/stack"
-	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/identity"
 	"github.com/chromedp/chromedp"
@@ -22,34 +18,25 @@ import (
 // memberships, the source of truth of every token refresh, follow each step. A bad email
 // is refused in the page and writes nothing.
 func TestMembersInBrowser(t *testing.T) {
-	chromium(t)
-	const code = "members-browser-code-0123456789abcdef"
-	principals := map[string]auth.Principal{}
 	var people *identity.Service
 	sessions, err := identity.NewSessions([]byte(strings.Repeat("s", 32)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	signIn, err := console.DevSignInSession("local", stacktest.Secret, code, time.Hour, principals,
-		func(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-			person, err := people.DevSignIn(r.Context(), p)
-			if err != nil {
-				return err
-			}
-			return sessions.Set(w, person)
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{DevSignIn: signIn}})
+	env, dev := devStack(t, func(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+		person, err := people.DevSignIn(r.Context(), p)
+		if err != nil {
+			return err
+		}
+		return sessions.Set(w, person)
+	})
 	people = &identity.Service{Pool: env.Pool}
 	ws, _, _ := env.Workspace(t, "Members")
-	principals["admin"] = auth.Principal{Subject: "web-admin", Role: auth.RoleAdmin, Workspaces: []string{ws}}
+	dev.as("admin", "web-admin", auth.RoleAdmin, ws)
 
 	k, stop := kit(t, env.URL)
 	defer stop()
-	k.do("sign in as admin", chromedp.Navigate(env.URL+console.DevSignInPath+"?code="+code+"&as=admin"),
-		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	k.signIn(dev, "admin")
 	var nav string
 	k.eval("navigation", `[...document.querySelectorAll('header nav a')].map(a => a.textContent).join(',')`, &nav)
 	if !strings.Contains(nav, "Members") {

@@ -6,11 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/chromedp/chromedp"
@@ -23,16 +20,9 @@ import (
 // nothing upstream) and the admin's allowed; the what-if pad says the same. After 50
 // proxied calls the Usage page shows their count, per tool and per chat.
 func TestPoliciesInBrowser(t *testing.T) {
-	chromium(t)
-	const code = "policies-browser-code-0123456789abcdef"
-	principals := map[string]auth.Principal{}
-	signIn, err := console.DevSignIn("local", stacktest.Secret, code, time.Hour, principals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{DevSignIn: signIn}})
+	env, dev := devStack(t, nil)
 	ws, _, chat := env.Workspace(t, "Policies")
-	principals["admin"] = auth.Principal{Subject: "web-admin", Role: auth.RoleAdmin, Workspaces: []string{ws}}
+	dev.as("admin", "web-admin", auth.RoleAdmin, ws)
 	admin := stacktest.Token(t, "web-admin", auth.RoleAdmin, ws)
 	member := stacktest.Token(t, "web-member", auth.RoleMember, ws)
 	up := testpeer.NewRawUpstream(t, false)
@@ -50,8 +40,7 @@ func TestPoliciesInBrowser(t *testing.T) {
 
 	k, stop := kit(t, env.URL)
 	defer stop()
-	k.do("sign in as admin", chromedp.Navigate(env.URL+console.DevSignInPath+"?code="+code+"&as=admin"),
-		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	k.signIn(dev, "admin")
 	k.open("#/policies", "policies")
 
 	// A typo in the tool's name: the problem at line 2, the gutter marks it, nothing stored.

@@ -5,11 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/chromedp/chromedp"
@@ -20,16 +17,9 @@ import (
 // skill's name, description and SKILL.md URI. A card of a server without skills shows
 // none. Saved at 1280 and 390 px without sideways scroll.
 func TestSkillsInBrowser(t *testing.T) {
-	chromium(t)
-	const code = "skills-browser-code-0123456789abcdef"
-	principals := map[string]auth.Principal{}
-	signIn, err := console.DevSignIn("local", stacktest.Secret, code, time.Hour, principals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{DevSignIn: signIn}})
+	env, dev := devStack(t, nil)
 	ws, _, _ := env.Workspace(t, "Skills")
-	principals["admin"] = auth.Principal{Subject: "web-admin", Role: auth.RoleAdmin, Workspaces: []string{ws}}
+	dev.as("admin", "web-admin", auth.RoleAdmin, ws)
 	admin := stacktest.Token(t, "web-admin", auth.RoleAdmin, ws)
 	su := stacktest.Token(t, "root", auth.RoleSuperuser)
 	up := testpeer.NewSkillsUpstream(t, "delta")
@@ -48,8 +38,7 @@ func TestSkillsInBrowser(t *testing.T) {
 
 	k, stop := kit(t, env.URL)
 	defer stop()
-	k.do("sign in as admin", chromedp.Navigate(env.URL+console.DevSignInPath+"?code="+code+"&as=admin"),
-		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	k.signIn(dev, "admin")
 	skilled := `li.card[data-entry="Skilled server"]`
 	k.waitJS("skills shown", `!!document.querySelector('`+skilled+` details.skills')`)
 	k.do("open skills", chromedp.Click(skilled+` details.skills summary`, chromedp.ByQuery))

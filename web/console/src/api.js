@@ -1,5 +1,8 @@
-// The REST client: same origin, bearer token, JSON in and out. Errors become ApiError
-// with the API's {code, message, hint, details} and the HTTP status.
+// The REST client: every path of the REST API the console calls is written here, once,
+// grouped by resource (functions/marketplace/api/api.go has the routes; openapi.json the
+// shapes). Same origin, bearer token, JSON in and out. Errors become ApiError with the
+// API's {code, message, hint, details} and the HTTP status; pages map details.field onto
+// their fields with ui.jsx's apiFieldErrors.
 
 import { getToken } from './auth.js';
 
@@ -19,7 +22,10 @@ export function setUnauthenticatedHandler(f) {
   onUnauthenticated = f;
 }
 
-export async function api(method, path, body) {
+// request is the transport every call below goes through: method, a same-origin path,
+// an optional JSON body; it answers the parsed JSON (null for an empty body) or throws
+// ApiError. A 401 also calls the unauthenticated handler (the frame signs out).
+async function request(method, path, body) {
   const headers = { Accept: 'application/json', Authorization: 'Bearer ' + getToken() };
   const init = { method, headers };
   if (body !== undefined) {
@@ -66,3 +72,101 @@ export function openAuthorization(u) {
   }
   location.assign(u);
 }
+
+const enc = encodeURIComponent;
+const ws = (workspaceId) => qs({ workspaceId });
+
+// Marketplace: the catalog (GET for everyone, writes for superusers) and installs.
+export const marketplace = {
+  list: (params = {}) => request('GET', '/api/mcp-marketplace' + qs(params)),
+  categories: () => request('GET', '/api/mcp-marketplace/categories'),
+  install: (id, body) => request('POST', `/api/mcp-marketplace/${id}/install`, body),
+  uninstall: (id, workspaceId) => request('DELETE', `/api/mcp-marketplace/${id}/install` + ws(workspaceId)),
+  create: (body) => request('POST', '/api/mcp-marketplace', body),
+  update: (id, body) => request('PUT', `/api/mcp-marketplace/${id}`, body),
+  remove: (id) => request('DELETE', `/api/mcp-marketplace/${id}`),
+  auth: (id) => request('GET', `/api/mcp-marketplace/${id}/auth`),
+  setAuth: (id, body) => request('PUT', `/api/mcp-marketplace/${id}/auth`, body),
+};
+
+// Connections of a workspace, their tools, overrides, skills and upstream authorization.
+export const connections = {
+  list: (workspaceId) => request('GET', '/api/mcp-connections' + ws(workspaceId)),
+  statuses: (workspaceId) => request('GET', '/api/mcp-connections/statuses' + ws(workspaceId)),
+  authorizations: (workspaceId) => request('GET', '/api/mcp-connections/authorizations' + ws(workspaceId)),
+  create: (body) => request('POST', '/api/mcp-connections', body),
+  update: (id, body) => request('PUT', `/api/mcp-connections/${id}`, body),
+  remove: (id) => request('DELETE', `/api/mcp-connections/${id}`),
+  test: (id) => request('POST', `/api/mcp-connections/${id}/test`),
+  toggle: (id) => request('POST', `/api/mcp-connections/${id}/toggle`),
+  authorize: (id, returnTo) => request('POST', `/api/mcp-connections/${id}/authorize`, { returnTo }),
+  tools: (id) => request('GET', `/api/mcp-connections/${id}/tools`),
+  approve: (id, tool) => request('POST', `/api/mcp-connections/${id}/tools/${enc(tool)}/approve`),
+  overrides: (id, workspaceId) => request('GET', `/api/mcp-connections/${id}/overrides` + ws(workspaceId)),
+  putOverride: (id, tool, body) => request('PUT', `/api/mcp-connections/${id}/tools/${enc(tool)}/override`, body),
+  deleteOverride: (id, tool, workspaceId) =>
+    request('DELETE', `/api/mcp-connections/${id}/tools/${enc(tool)}/override` + ws(workspaceId)),
+  skills: (id) => request('GET', `/api/mcp-connections/${id}/skills`),
+};
+
+// Chats and their pins (the pins function's API).
+export const chats = {
+  list: (params) => request('GET', '/api/chats' + qs(params)),
+  create: (body) => request('POST', '/api/chats', body),
+  pins: (id) => request('GET', `/api/chats/${id}/pins`),
+  tools: (id) => request('GET', `/api/chats/${id}/tools`),
+  pin: (id, connectionId) => request('POST', `/api/chats/${id}/pins`, { connectionId }),
+  unpin: (id, pinId) => request('DELETE', `/api/chats/${id}/pins/${pinId}`),
+};
+
+// Members and invitations of a workspace (admin).
+export const members = {
+  list: (workspaceId) => request('GET', `/api/workspaces/${enc(workspaceId)}/members`),
+  add: (workspaceId, body) => request('POST', `/api/workspaces/${enc(workspaceId)}/members`, body),
+  setRole: (workspaceId, personId, role) => request('PUT', `/api/workspaces/${enc(workspaceId)}/members/${personId}`, { role }),
+  remove: (workspaceId, personId) => request('DELETE', `/api/workspaces/${enc(workspaceId)}/members/${personId}`),
+  withdraw: (workspaceId, email) => request('DELETE', `/api/workspaces/${enc(workspaceId)}/invitations/${enc(email)}`),
+};
+
+// Rate limits (admin).
+export const rateLimits = {
+  list: (workspaceId) => request('GET', '/api/rate-limits' + ws(workspaceId)),
+  put: (body) => request('POST', '/api/rate-limits', body),
+  remove: (id, workspaceId) => request('DELETE', `/api/rate-limits/${id}` + ws(workspaceId)),
+};
+
+// Access policies (admin).
+export const policies = {
+  get: (workspaceId) => request('GET', '/api/policies' + ws(workspaceId)),
+  put: (workspaceId, text) => request('PUT', '/api/policies', { workspaceId, text }),
+  whatIf: (body) => request('POST', '/api/policies/what-if', body),
+};
+
+// Usage from the audit log (admin); csv answers the export as a Blob.
+export const usage = {
+  get: (params) => request('GET', '/api/usage' + qs(params)),
+  csv: async (params) => {
+    const r = await fetch('/api/usage' + qs({ ...params, format: 'csv' }), { headers: { Authorization: 'Bearer ' + getToken() } });
+    if (!r.ok) throw new ApiError(r.status, null);
+    return r.blob();
+  },
+};
+
+// The activity log (admin).
+export const events = {
+  list: (params) => request('GET', '/api/events' + qs(params)),
+};
+
+// An upstream OAuth consent link (docs/UPSTREAM-AUTH.md "Consent bound to its user").
+export const oauthConsent = {
+  start: (link) => request('POST', '/api/oauth/consent', { link }),
+};
+
+// Connected clients: the MCP clients people authorized at the gateway's own authorization
+// server (shared/grants, docs/AUTH.md). mine: the caller's own; inWorkspace: every client
+// of a workspace (admin).
+export const connectedClients = {
+  mine: () => request('GET', '/api/connected-clients'),
+  inWorkspace: (workspaceId) => request('GET', '/api/connected-clients' + ws(workspaceId)),
+  revoke: (id) => request('DELETE', `/api/connected-clients/${enc(id)}`),
+};

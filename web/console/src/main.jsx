@@ -3,50 +3,20 @@
 
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, qs, setUnauthenticatedHandler } from './api.js';
+import { chats, setUnauthenticatedHandler } from './api.js';
 import { claims as readClaims, finishOAuth, getToken, signOut, startOAuth, takeTokenFromHash } from './auth.js';
 import { ErrorBox } from './ui.jsx';
-import { Marketplace } from './pages/marketplace.jsx';
-import { Connections } from './pages/connections.jsx';
-import { Chats } from './pages/chats.jsx';
-import { Activity } from './pages/activity.jsx';
-import { Catalog } from './pages/catalog.jsx';
-import { Consent } from './pages/consent.jsx';
-import { Playground } from './pages/playground.jsx';
-import { Setup } from './pages/setup.jsx';
-import { Authorizations } from './pages/authorizations.jsx';
-import { Limits } from './pages/limits.jsx';
-import { Members } from './pages/members.jsx';
-import { Policies } from './pages/policies.jsx';
-import { Usage } from './pages/usage.jsx';
+import { PAGES } from './pages/index.js';
 
 const WS_KEY = 'agentpack.console.workspace';
 // RESUME_KEY keeps a consent link (#/consent/…) across the sign-in, which lands on
 // #/marketplace.
 const RESUME_KEY = 'agentpack.console.resume';
 
-// PAGES: [route, label, who sees it in the navigation]; labels are short so that a
-// superuser's header is one line at 1280 px (issue 34). Every route still answers any
-// signed-in user; the API refuses what the role may not read.
-const PAGES = [
-  ['marketplace', 'Marketplace', 'member'],
-  ['connections', 'Connections', 'admin'],
-  ['limits', 'Rate limits', 'admin'],
-  ['members', 'Members', 'admin'],
-  ['chats', 'Chats', 'member'],
-  ['policies', 'Policies', 'admin'],
-  ['usage', 'Usage', 'admin'],
-  ['playground', 'Playground', 'member'],
-  ['setup', 'Client setup', 'member'],
-  ['authorizations', 'Authorizations', 'member'],
-  ['activity', 'Activity', 'admin'],
-  ['catalog', 'Catalog', 'superuser'],
-];
-
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/');
   if (parts[0] === 'consent' && parts[1]) return { page: 'consent', arg: parts[1] };
-  const page = PAGES.some(([p]) => p === parts[0]) ? parts[0] : 'marketplace';
+  const page = PAGES.some((p) => p.route === parts[0] && p.who !== 'none') ? parts[0] : 'marketplace';
   return { page, arg: parts[1] || '' };
 }
 
@@ -93,7 +63,7 @@ function App({ config, bootError }) {
     // After the page's own requests (they decide when it is interactive).
     const t = setTimeout(() => {
       for (const w of c.workspaces.length ? c.workspaces : ws ? [ws] : []) {
-        api('GET', '/api/chats' + qs({ workspaceId: w, limit: 1 })).then(
+        chats.list({ workspaceId: w, limit: 1 }).then(
           (r) => r.workspace && setNames((n) => ({ ...n, [w]: r.workspace.name })),
           () => {}
         );
@@ -130,7 +100,7 @@ function App({ config, bootError }) {
 
   if (!token || !c) return <SignIn config={config} error={bootError || expired} />;
 
-  const ctx = { ws, claims: c, isAdmin: c.role === 'admin' || c.role === 'superuser', isSuper: c.role === 'superuser' };
+  const ctx = { ws, claims: c, isAdmin: c.role === 'admin' || c.role === 'superuser', isSuper: c.role === 'superuser', wsName };
   const chooseWs = (v) => {
     setWs(v);
     sessionStorage.setItem(WS_KEY, v);
@@ -138,48 +108,10 @@ function App({ config, bootError }) {
   const go = (h) => {
     location.hash = h;
   };
-  const pages = PAGES.filter(([, , who]) => who === 'member' || (who === 'admin' && ctx.isAdmin) || ctx.isSuper);
-  let page;
-  switch (route.page) {
-    case 'connections':
-      page = <Connections ctx={ctx} key={ws} />;
-      break;
-    case 'chats':
-      page = <Chats ctx={ctx} chatId={route.arg} go={go} key={ws} />;
-      break;
-    case 'limits':
-      page = <Limits ctx={ctx} key={ws} />;
-      break;
-    case 'members':
-      page = <Members ctx={ctx} key={ws} />;
-      break;
-    case 'policies':
-      page = <Policies ctx={ctx} key={ws} />;
-      break;
-    case 'usage':
-      page = <Usage ctx={ctx} key={ws} />;
-      break;
-    case 'activity':
-      page = <Activity ctx={ctx} key={ws} />;
-      break;
-    case 'catalog':
-      page = <Catalog ctx={ctx} />;
-      break;
-    case 'consent':
-      page = <Consent ctx={ctx} link={route.arg} key={route.arg} />;
-      break;
-    case 'playground':
-      page = <Playground ctx={ctx} key={ws} />;
-      break;
-    case 'setup':
-      page = <Setup ctx={ctx} key={ws} />;
-      break;
-    case 'authorizations':
-      page = <Authorizations ctx={ctx} key={ws} />;
-      break;
-    default:
-      page = <Marketplace ctx={ctx} key={ws} />;
-  }
+  const seen = { member: true, admin: ctx.isAdmin, superuser: ctx.isSuper, none: false };
+  const pages = PAGES.filter((p) => seen[p.who]);
+  const { Page, perWorkspace } = PAGES.find((p) => p.route === route.page);
+  const page = <Page ctx={ctx} arg={route.arg} go={go} key={perWorkspace ? ws : route.arg} />;
   return (
     <>
       <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main').focus(); }}>
@@ -189,10 +121,10 @@ function App({ config, bootError }) {
         <span class="brand">Agentpack</span>
         <nav aria-label="Console">
           <ul>
-            {pages.map(([p, label]) => (
-              <li key={p}>
-                <a href={'#/' + p} aria-current={route.page === p ? 'page' : undefined}>
-                  {label}
+            {pages.map((p) => (
+              <li key={p.route}>
+                <a href={'#/' + p.route} aria-current={route.page === p.route ? 'page' : undefined}>
+                  {p.label}
                 </a>
               </li>
             ))}

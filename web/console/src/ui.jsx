@@ -1,5 +1,10 @@
-// Small accessible building blocks shared by the pages.
+// The console's shared building blocks: every page builds on these (docs/CONSOLE.md "Adding
+// a page"). Data: useLoad, markReady. Messages: ErrorBox, Notice, outcomeNotice, AdminOnly.
+// Dialogs: Dialog, ConfirmDialog. Forms: Field, describedBy, fieldErrorOf, FormError. Other:
+// Badge, Menu, when. Components tied to one domain live in components/; pages never
+// import each other.
 
+import { cloneElement, isValidElement } from 'preact';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 // useLoad runs load() now and whenever deps change; reload() runs it again. The request
@@ -117,12 +122,21 @@ export function Dialog({ title, onClose, children, id }) {
   );
 }
 
-// Field is a labelled control with its validation message announced with it.
+// Field is a labelled control with its validation message announced with it: a single
+// control child gets aria-invalid and aria-describedby (help, then error) unless it sets
+// them itself.
 export function Field({ id, label, error, help, children }) {
+  let control = children;
+  if (isValidElement(children) && typeof children.type === 'string') {
+    const extra = {};
+    if (children.props['aria-describedby'] === undefined) extra['aria-describedby'] = describedBy(id, error, help);
+    if (children.props['aria-invalid'] === undefined && error) extra['aria-invalid'] = 'true';
+    control = cloneElement(children, extra);
+  }
   return (
     <div class={'field' + (error ? ' invalid' : '')}>
       <label for={id}>{label}</label>
-      {children}
+      {control}
       {help ? (
         <small id={id + '-help'} class="help">
           {help}
@@ -139,6 +153,91 @@ export function Field({ id, label, error, help, children }) {
 
 export function describedBy(id, error, help) {
   return [help ? id + '-help' : '', error ? id + '-error' : ''].filter(Boolean).join(' ') || undefined;
+}
+
+// fieldErrorOf places an API error on a form's field by the field the API names in the
+// error envelope's details.field (shared/apperr; e.g. {"field": "url"}): fields maps the
+// API's field name to the form's key, or is a function (apiField, err) → key for computed
+// names such as "variables.region". It answers {key: message (— hint)}, or null when the
+// error names no field the form has (show it whole with FormError or ErrorBox).
+export function fieldErrorOf(err, fields) {
+  const f = (err && err.details && err.details.field) || '';
+  const key = typeof fields === 'function' ? fields(f, err) : f ? fields[f] : undefined;
+  if (!key) return null;
+  return { [key]: err.message + (err.hint ? ' — ' + err.hint : '') };
+}
+
+// errorText is an error as one line: "CODE: message — hint" (an ApiError), or the string.
+export function errorText(err) {
+  if (!err) return '';
+  if (typeof err === 'string') return err;
+  return (err.code ? err.code + ': ' : '') + err.message + (err.hint ? ' — ' + err.hint : '');
+}
+
+// FormError is a form's own error (not a field's): a string or an ApiError, announced.
+export function FormError({ error, id }) {
+  if (!error) return null;
+  return (
+    <p class="field-error" role="alert" id={id}>
+      {errorText(error)}
+    </p>
+  );
+}
+
+// ConfirmDialog asks before a destructive action: children say what happens; Cancel
+// closes it; the danger button (label confirm) closes it and runs onConfirm.
+export function ConfirmDialog({ id, title, confirm, onCancel, onConfirm, children }) {
+  return (
+    <Dialog id={id} title={title} onClose={onCancel}>
+      {children}
+      <div class="actions">
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          class="danger"
+          onClick={() => {
+            onCancel();
+            onConfirm();
+          }}
+        >
+          {confirm}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+// AdminOnly is what a page shows when the API refused its list (403): the refusal and what
+// the page would show to whom. The page asks, the API decides.
+export function AdminOnly({ title, error, children }) {
+  return (
+    <section aria-labelledby="page-title">
+      <h1 id="page-title">{title}</h1>
+      <ErrorBox error={error} />
+      <Notice kind="warn">{children}</Notice>
+    </section>
+  );
+}
+
+// useAction runs writes for a page: it clears the last outcome, runs f, shows okText (when
+// given) as a success Notice and calls after (a reload); a failure is kept as the error.
+// It answers [run, message, error, setMessage].
+export function useAction(after) {
+  const [state, setState] = useState({ message: null, error: null });
+  const run = async (f, okText) => {
+    setState({ message: null, error: null });
+    try {
+      await f();
+      if (okText) setState({ message: { text: okText, kind: 'ok' }, error: null });
+      if (after) after();
+    } catch (error) {
+      setState({ message: null, error });
+    }
+  };
+  const setMessage = (message) => setState({ message, error: null });
+  return [run, state.message, state.error, setMessage];
 }
 
 // Menu is a button that opens a list of actions (ARIA menu button pattern).

@@ -1,7 +1,7 @@
 // Activity: the workspace's event_log, filterable by entity and action (admin).
 
 import { useEffect, useState } from 'preact/hooks';
-import { api, qs } from '../api.js';
+import { events as eventLog } from '../api.js';
 import { ErrorBox, Field, Notice, markReady, useLoad, when } from '../ui.jsx';
 
 const ENTITIES = [
@@ -18,7 +18,7 @@ export function Activity({ ctx }) {
   const [more, setMore] = useState([]);
   const [moreErr, setMoreErr] = useState(null);
   const [page, reload] = useLoad(
-    () => api('GET', '/api/events' + qs({ workspaceId: ctx.ws, entityType, action: applied })),
+    () => eventLog.list({ workspaceId: ctx.ws, entityType, action: applied }),
     [ctx.ws, entityType, applied]
   );
   useEffect(() => {
@@ -39,7 +39,7 @@ export function Activity({ ctx }) {
   const last = pages[pages.length - 1];
   const loadMore = async () => {
     try {
-      const next = await api('GET', '/api/events' + qs({ workspaceId: ctx.ws, entityType, action: applied, before: last.nextBefore }));
+      const next = await eventLog.list({ workspaceId: ctx.ws, entityType, action: applied, before: last.nextBefore });
       setMore([...more, next]);
     } catch (err) {
       setMoreErr(err);

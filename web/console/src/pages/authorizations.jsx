@@ -1,11 +1,11 @@
 // Authorizations: the signed-in user's own upstream authorization of each OAuth connection
-// of the workspace (GET /api/mcp-connections/authorizations; docs/UPSTREAM-AUTH.md). Any
+// of the workspace (api.js connections.authorizations; docs/UPSTREAM-AUTH.md). Any
 // role: for an oauth_per_user connection each member consents with their own account;
 // Authorize asks the API for the member's consent link (POST …/{id}/authorize), which is
 // bound to them, and opens it; the callback page links back here.
 
 import { useEffect, useState } from 'preact/hooks';
-import { api, qs, openAuthorization } from '../api.js';
+import { connections, openAuthorization } from '../api.js';
 import { Badge, ErrorBox, Notice, markReady, useLoad, when } from '../ui.jsx';
 
 const LABEL = { authorized: 'Authorized', required: 'Authorization required', expired: 'Authorization expired' };
@@ -19,7 +19,7 @@ export function Authorizations({ ctx }) {
   const [message, setMessage] = useState(null);
   const [busy, setBusy] = useState('');
   const [list] = useLoad(async () => {
-    const r = await api('GET', '/api/mcp-connections/authorizations' + qs({ workspaceId: ctx.ws }));
+    const r = await connections.authorizations(ctx.ws);
     return r.authorizations;
   }, [ctx.ws]);
   useEffect(() => {
@@ -30,9 +30,7 @@ export function Authorizations({ ctx }) {
     setBusy(a.connectionId);
     setMessage(null);
     try {
-      const r = await api('POST', `/api/mcp-connections/${a.connectionId}/authorize`, {
-        returnTo: location.origin + '/admin/#/authorizations',
-      });
+      const r = await connections.authorize(a.connectionId, location.origin + '/admin/#/authorizations');
       if (r.status === 'authorization_required' && r.authorizationUrl) {
         openAuthorization(r.authorizationUrl);
         return;

@@ -3,9 +3,9 @@
 // PUT /api/mcp-marketplace/{id}/auth; docs/UPSTREAM-AUTH.md).
 
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api.js';
-import { Dialog, ErrorBox, Field, Notice, describedBy, markReady, useLoad } from '../ui.jsx';
-import { TierBadge } from './marketplace.jsx';
+import { marketplace } from '../api.js';
+import { TierBadge } from '../components/entry.jsx';
+import { ConfirmDialog, Dialog, ErrorBox, Field, Notice, describedBy, markReady, useLoad } from '../ui.jsx';
 
 const FIELDS = [
   ['name', 'Name', 'text'],
@@ -17,7 +17,7 @@ const FIELDS = [
 ];
 
 export function Catalog({ ctx }) {
-  const [list, reload] = useLoad(() => api('GET', '/api/mcp-marketplace'), []);
+  const [list, reload] = useLoad(() => marketplace.list(), []);
   const [editing, setEditing] = useState(null);
   const [deleting, setDeleting] = useState(null);
   const [message, setMessage] = useState('');
@@ -38,7 +38,7 @@ export function Catalog({ ctx }) {
     setDeleting(null);
     setError(null);
     try {
-      await api('DELETE', '/api/mcp-marketplace/' + e.id);
+      await marketplace.remove(e.id);
       setMessage(`${e.name} was deleted.`);
       reload();
     } catch (err) {
@@ -99,17 +99,15 @@ export function Catalog({ ctx }) {
         />
       ) : null}
       {deleting ? (
-        <Dialog id="delete-entry" title={'Delete ' + deleting.name + '?'} onClose={() => setDeleting(null)}>
+        <ConfirmDialog
+          id="delete-entry"
+          title={'Delete ' + deleting.name + '?'}
+          confirm="Delete"
+          onCancel={() => setDeleting(null)}
+          onConfirm={() => remove(deleting)}
+        >
           <p>Workspaces that installed it keep their connections; the entry leaves the marketplace.</p>
-          <div class="actions">
-            <button type="button" onClick={() => setDeleting(null)}>
-              Cancel
-            </button>
-            <button type="button" class="danger" onClick={() => remove(deleting)}>
-              Delete
-            </button>
-          </div>
-        </Dialog>
+        </ConfirmDialog>
       ) : null}
     </section>
   );
@@ -211,7 +209,7 @@ function EntryDialog({ entry, onClose, onDone }) {
   const [azLoad, setAzLoad] = useState({ loading: !isNew, error: null });
   useEffect(() => {
     if (isNew) return;
-    api('GET', `/api/mcp-marketplace/${entry.id}/auth`).then(
+    marketplace.auth(entry.id).then(
       (a) => {
         setAz(authForm(a));
         setAzBefore(authForm(a));
@@ -242,12 +240,12 @@ function EntryDialog({ entry, onClose, onDone }) {
     if (Object.keys(e).length) return;
     const body = { ...v, name: v.name.trim(), transportType: transport, isPlaceholder: placeholder, headers };
     try {
-      const saved = await api(isNew ? 'POST' : 'PUT', '/api/mcp-marketplace' + (isNew ? '' : '/' + entry.id), body);
+      const saved = await (isNew ? marketplace.create(body) : marketplace.update(entry.id, body));
       const id = isNew ? saved.id : entry.id;
       const ab = authBody(az, azBefore);
       if (!azLoad.error && (!isNew || ab.authMode !== 'none')) {
         try {
-          await api('PUT', `/api/mcp-marketplace/${id}/auth`, ab);
+          await marketplace.setAuth(id, ab);
         } catch (err) {
           if (err.status === 400 && /issuer/i.test(err.message)) setErrors({ issuer: err.message });
           else if (err.status === 400 && /metadataurl/i.test(err.message)) setErrors({ metadataUrl: err.message });

@@ -1,11 +1,11 @@
 // Chats and pins: the workspace's chats, the pinner, and the chat's resolved tool set.
 
 import { useEffect, useState } from 'preact/hooks';
-import { api, qs } from '../api.js';
-import { Badge, ErrorBox, Field, Notice, describedBy, markReady, useLoad } from '../ui.jsx';
+import { chats as chatsApi, connections } from '../api.js';
+import { Badge, ErrorBox, Field, Notice, markReady, useLoad } from '../ui.jsx';
 
-export function Chats({ ctx, chatId, go }) {
-  const [chats, reload] = useLoad(() => api('GET', '/api/chats' + qs({ workspaceId: ctx.ws })), [ctx.ws]);
+export function Chats({ ctx, arg: chatId, go }) {
+  const [chats, reload] = useLoad(() => chatsApi.list({ workspaceId: ctx.ws }), [ctx.ws]);
   const [title, setTitle] = useState('');
   const [error, setError] = useState(null);
   const [titleErr, setTitleErr] = useState('');
@@ -26,7 +26,7 @@ export function Chats({ ctx, chatId, go }) {
       return;
     }
     try {
-      const c = await api('POST', '/api/chats', { workspaceId: ctx.ws, title: title.trim() });
+      const c = await chatsApi.create({ workspaceId: ctx.ws, title: title.trim() });
       setTitle('');
       await reload();
       go('#/chats/' + c.id);
@@ -46,7 +46,7 @@ export function Chats({ ctx, chatId, go }) {
         {ctx.isAdmin ? (
           <form class="inline-form" onSubmit={create} novalidate>
             <Field id="chat-title" label="New chat title" error={titleErr}>
-              <input id="chat-title" value={title} maxLength={200} aria-invalid={titleErr ? 'true' : undefined} aria-describedby={describedBy('chat-title', titleErr)} onInput={(ev) => setTitle(ev.currentTarget.value)} />
+              <input id="chat-title" value={title} maxLength={200} onInput={(ev) => setTitle(ev.currentTarget.value)} />
             </Field>
             <button type="submit" class="primary">
               Create chat
@@ -74,9 +74,9 @@ export function Chats({ ctx, chatId, go }) {
 function ChatDetail({ ctx, chat, chatId }) {
   const [data, reload] = useLoad(async () => {
     const [pins, tools, conns] = await Promise.all([
-      api('GET', `/api/chats/${chatId}/pins`),
-      api('GET', `/api/chats/${chatId}/tools`),
-      ctx.isAdmin ? api('GET', '/api/mcp-connections/statuses' + qs({ workspaceId: ctx.ws })) : Promise.resolve(null),
+      chatsApi.pins(chatId),
+      chatsApi.tools(chatId),
+      ctx.isAdmin ? connections.statuses(ctx.ws) : Promise.resolve(null),
     ]);
     return { pins: pins.pins, tools, statuses: conns ? conns.statuses : null };
   }, [chatId, ctx.ws]);
@@ -88,8 +88,8 @@ function ChatDetail({ ctx, chat, chatId }) {
   const toggle = async (st, pin) => {
     setError(null);
     try {
-      if (pin) await api('DELETE', `/api/chats/${chatId}/pins/${pin.id}`);
-      else await api('POST', `/api/chats/${chatId}/pins`, { connectionId: st.connectionId });
+      if (pin) await chatsApi.unpin(chatId, pin.id);
+      else await chatsApi.pin(chatId, st.connectionId);
       await reload();
     } catch (err) {
       setError(err);

@@ -1,61 +1,38 @@
-// Connections: the workspace's manual and marketplace connections (admin).
+// Connections: the workspace's manual and marketplace connections (admin): state, test,
+// enable, edit, delete, upstream authorization, tools with drift and overrides, and the add
+// form.
 
-import { useEffect, useState } from 'preact/hooks';
-import { api, qs, openAuthorization } from '../api.js';
-import { Badge, Dialog, ErrorBox, Field, Notice, describedBy, markReady, outcomeNotice, useLoad, when } from '../ui.jsx';
-import { ConnectStep, consoleReturnTo } from './marketplace.jsx';
-import { ClientConfigs } from './setup.jsx';
+import { useEffect, useReducer, useState } from 'preact/hooks';
+import { connections, openAuthorization } from '../api.js';
+import { ClientConfigs } from '../components/clientconfigs.jsx';
+import { AuthorizationState, ConnectStep, STATE_LEGEND, StateBadge, consoleReturnTo } from '../components/connection.jsx';
 import { endpoint } from '../mcp.js';
-
-// StateBadge is a connection's connect state: Live (this gateway process holds an open
-// session to it), Failing (its last connect failed; "Never connected" when none ever
-// succeeded), else Ready (it connected and nothing failed since; the gateway opens a
-// session on the next call — a stateless gateway keeps none between requests, so a
-// connection that just connected is Ready, not "idle": issue 34). Each badge's title says
-// so; STATE_LEGEND explains them on the page. A failure is never shown as ready (issue 25).
-export function StateBadge({ live, lastError, lastConnectedAt }) {
-  if (live)
-    return (
-      <Badge kind="live" title="A session to this server is open in the gateway now">
-        Live
-      </Badge>
-    );
-  if (lastError) return <Badge kind="failed" title={lastError}>{lastConnectedAt ? 'Failing' : 'Never connected'}</Badge>;
-  return (
-    <Badge kind="idle" title="Connected without error; the gateway opens a session on the next call">
-      Ready
-    </Badge>
-  );
-}
-
-// STATE_LEGEND says what the state badges mean.
-export const STATE_LEGEND =
-  'Live: a session to the server is open in the gateway now. Ready: it connected without error; a session opens on the next call (the gateway keeps none between requests). Failing or Never connected: the last connect failed (the error is shown).';
-
-const AZ_LABEL = { authorized: 'Authorized', required: 'Authorization required', expired: 'Authorization expired' };
-
-// AuthorizationState shows an OAuth connection's upstream authorization: authorized (by
-// whom, when), required or expired (with the reason). Nothing for other auth modes.
-export function AuthorizationState({ az }) {
-  if (!az) return null;
-  const st = az.authorization;
-  return (
-    <>
-      <dt>Authorization</dt>
-      <dd data-authorization={st}>
-        <Badge kind={'az-' + st}>{AZ_LABEL[st] || st}</Badge>
-        {st === 'authorized' && az.authorizedBy ? ` by ${az.authorizedBy} · ${when(az.authorizedAt)}` : null}
-        {az.mode === 'oauth_per_user' ? ' (your own grant)' : null}
-        {az.reason ? <span class="err-text"> · {az.reason}</span> : null}
-      </dd>
-    </>
-  );
-}
+import {
+  AdminOnly,
+  Badge,
+  ConfirmDialog,
+  Dialog,
+  ErrorBox,
+  Field,
+  FormError,
+  Notice,
+  fieldErrorOf,
+  markReady,
+  outcomeNotice,
+  useAction,
+  useLoad,
+  when,
+} from '../ui.jsx';
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-// fieldErrors checks a connection form in the page (the API checks again) and maps an
-// API validation error onto the field it names.
+// CONNECTION_FIELDS maps the API's details.field of a connection write (shared/connections)
+// onto the form's fields.
+const CONNECTION_FIELDS = { name: 'name', url: 'url', transportType: 'transport' };
+
+// fieldErrors checks a connection form in the page (the API checks again) and places an
+// API error on the field it names: details.header on that header's row, details.field
+// (CONNECTION_FIELDS) on its field, anything else on the form.
 export function fieldErrors(v, apiErr) {
   const e = {};
   if (!v.name.trim()) e.name = 'A name is required.';
@@ -70,39 +47,41 @@ export function fieldErrors(v, apiErr) {
     if (!h.name && !h.value) return;
     if (!HEADER_NAME.test(h.name)) e['hname' + i] = 'Not a valid header name.';
   });
-  if (apiErr && apiErr.status === 400 && !Object.keys(e).length) {
-    const m = apiErr.message.toLowerCase();
+  if (apiErr && !Object.keys(e).length) {
     const hdr = apiErr.details && apiErr.details.header;
-    if (hdr) {
-      const i = v.headers.findIndex((h) => h.name.toLowerCase() === String(hdr).toLowerCase());
-      e[i >= 0 ? 'hname' + i : 'form'] = apiErr.message;
-    } else if (m.includes('url') || m.includes('host') || m.includes('address')) e.url = apiErr.message;
-    else if (m.includes('name')) e.name = apiErr.message;
-    else if (m.includes('transport')) e.transport = apiErr.message;
-    else e.form = apiErr.message;
+    const i = hdr ? v.headers.findIndex((h) => h.name.toLowerCase() === String(hdr).toLowerCase()) : -1;
+    if (i >= 0) e['hname' + i] = apiErr.message;
+    else Object.assign(e, fieldErrorOf(apiErr, CONNECTION_FIELDS) || { form: apiErr });
   }
   return e;
+}
+
+// rowsReducer keeps what the page shows per connection row, by id: the last test (busy,
+// result and time, or error) and whether its tools are open.
+function rowsReducer(rows, a) {
+  const r = rows[a.id] || {};
+  switch (a.type) {
+    case 'test':
+      return { ...rows, [a.id]: { ...r, test: a.test } };
+    case 'tools':
+      return { ...rows, [a.id]: { ...r, open: !r.open } };
+  }
+  return rows;
 }
 
 export function Connections({ ctx }) {
   // A member never gets here from the navigation; one who opens the address anyway sees
   // the API's refusal (the page asks, the API decides).
   const [list, reload] = useLoad(async () => {
-    const [c, s] = await Promise.all([
-      api('GET', '/api/mcp-connections' + qs({ workspaceId: ctx.ws })),
-      api('GET', '/api/mcp-connections/statuses' + qs({ workspaceId: ctx.ws })),
-    ]);
+    const [c, s] = await Promise.all([connections.list(ctx.ws), connections.statuses(ctx.ws)]);
     const st = Object.fromEntries(s.statuses.map((x) => [x.connectionId, x]));
     return c.connections.map((x) => ({ ...x, status: st[x.id] }));
   }, [ctx.ws]);
-  const [message, setMessage] = useState(null);
-  const [actionError, setActionError] = useState(null);
-  const [setup, setSetup] = useState(null);
-  const [editing, setEditing] = useState(null);
-  const [deleting, setDeleting] = useState(null);
-  const [tests, setTests] = useState({});
-  const [open, setOpen] = useState({});
-  const [connecting, setConnecting] = useState(null);
+  const [act, message, actionError, setMessage] = useAction(reload);
+  // dialog: the one dialog open, {kind: 'setup' | 'edit' | 'delete', conn} or
+  // {kind: 'connect', name, url}; null when none is.
+  const [dialog, setDialog] = useState(null);
+  const [rows, dispatch] = useReducer(rowsReducer, {});
 
   useEffect(() => {
     if (!list.loading) markReady('connections');
@@ -110,42 +89,29 @@ export function Connections({ ctx }) {
 
   if (list.error && list.error.status === 403) {
     return (
-      <section aria-labelledby="page-title">
-        <h1 id="page-title">Connections</h1>
-        <ErrorBox error={list.error} />
-        <Notice kind="warn">Connections, their URLs and their headers are visible to workspace admins only.</Notice>
-      </section>
+      <AdminOnly title="Connections" error={list.error}>
+        Connections, their URLs and their headers are visible to workspace admins only.
+      </AdminOnly>
     );
   }
 
-  const act = async (f, okMsg) => {
-    setActionError(null);
-    setMessage(null);
-    try {
-      await f();
-      if (okMsg) setMessage({ text: okMsg, kind: 'ok' });
-      reload();
-    } catch (err) {
-      setActionError(err);
-    }
-  };
+  const close = () => setDialog(null);
   const test = async (c) => {
-    setTests({ ...tests, [c.id]: { busy: true } });
+    dispatch({ type: 'test', id: c.id, test: { busy: true } });
     const t0 = performance.now();
     try {
-      const r = await api('POST', `/api/mcp-connections/${c.id}/test`);
-      setTests((t) => ({ ...t, [c.id]: { result: r, ms: Math.round(performance.now() - t0) } }));
+      const r = await connections.test(c.id);
+      dispatch({ type: 'test', id: c.id, test: { result: r, ms: Math.round(performance.now() - t0) } });
       reload();
     } catch (err) {
-      setTests((t) => ({ ...t, [c.id]: { error: err } }));
+      dispatch({ type: 'test', id: c.id, test: { error: err } });
     }
   };
-
   // authorize (re-)starts the upstream consent and leaves for the authorization page; the
   // callback page links back here.
   const authorize = (c) =>
     act(async () => {
-      const r = await api('POST', `/api/mcp-connections/${c.id}/authorize`, { returnTo: consoleReturnTo() });
+      const r = await connections.authorize(c.id, consoleReturnTo());
       if (r.status === 'authorization_required' && r.authorizationUrl) {
         openAuthorization(r.authorizationUrl);
         return;
@@ -162,134 +128,143 @@ export function Connections({ ctx }) {
       {message ? <Notice kind={message.kind}>{message.text}</Notice> : null}
       <ErrorBox error={list.error || actionError} />
       <ul class="rows" aria-label="Connections">
-        {conns.map((c) => {
-          const s = c.status || {};
-          const t = tests[c.id];
-          const drifted = (s.tools && (s.tools.drifted || 0) + (s.tools.pending || 0)) || 0;
-          // A global connection (no workspace) is written by superusers only; an admin
-          // sees it without the actions the API would refuse.
-          const canWrite = ctx.isSuper || !!c.workspaceId;
-          return (
-            <li class="row" key={c.id} data-connection={c.name}>
-              <div class="row-head">
-                <h2>{c.name}</h2>
-                <Badge kind="source">{c.source === 'marketplace' ? 'Marketplace' : 'Manual'}</Badge>
-                <StateBadge live={s.live} lastError={c.lastError} lastConnectedAt={c.lastConnectedAt} />
-                {drifted ? <Badge kind="drift">{drifted} to review</Badge> : null}
-                {!c.workspaceId ? <Badge kind="source">Global</Badge> : null}
-                <label class="switch">
-                  <input
-                    type="checkbox"
-                    role="switch"
-                    checked={c.enabled}
-                    disabled={!canWrite}
-                    aria-label={'Enabled: ' + c.name}
-                    onChange={() => act(() => api('POST', `/api/mcp-connections/${c.id}/toggle`), `${c.name} was ${c.enabled ? 'disabled' : 'enabled'}.`)}
-                  />
-                  <span>{c.enabled ? 'Enabled' : 'Disabled'}</span>
-                </label>
-              </div>
-              <dl class="meta">
-                <dt>URL</dt>
-                <dd class="mono">{c.url}</dd>
-                <dt>Transport</dt>
-                <dd>{c.workingTransport || c.transportType}</dd>
-                <dt>Tools</dt>
-                <dd>{s.tools ? s.tools.active : 0} active</dd>
-                <dt>Last connected</dt>
-                <dd>{when(c.lastConnectedAt)}</dd>
-                {c.lastError ? (
-                  <>
-                    <dt>Last error</dt>
-                    <dd class="err-text">{c.lastError}</dd>
-                  </>
-                ) : null}
-                <AuthorizationState az={s.authorization} />
-              </dl>
-              {canWrite ? (
-                <div class="actions">
-                  {s.authorization && ctx.isAdmin ? (
-                    <button type="button" class={s.authorization.authorization === 'authorized' ? '' : 'primary'} onClick={() => authorize(c)}>
-                      {s.authorization.authorization === 'required' ? 'Authorize' : 'Re-authorize'}
-                      <span class="sr-only"> {c.name}</span>
-                    </button>
-                  ) : null}
-                  <button type="button" onClick={() => test(c)} disabled={t && t.busy}>
-                    Test<span class="sr-only"> {c.name}</span>
-                  </button>
-                  <button type="button" onClick={() => setEditing(c)}>
-                    Edit<span class="sr-only"> {c.name}</span>
-                  </button>
-                  <button type="button" aria-expanded={open[c.id] ? 'true' : 'false'} onClick={() => setOpen({ ...open, [c.id]: !open[c.id] })}>
-                    Tools<span class="sr-only"> of {c.name}</span>
-                  </button>
-                  <button type="button" onClick={() => setSetup(c)}>
-                    Client setup<span class="sr-only"> for {c.name}</span>
-                  </button>
-                  <button type="button" class="danger" onClick={() => setDeleting(c)}>
-                    Delete<span class="sr-only"> {c.name}</span>
-                  </button>
-                </div>
-              ) : (
-                <p class="help">Shared by every workspace; managed by a superuser.</p>
-              )}
-              {t && !t.busy ? (
-                <p class={'test-result' + (t.error || !t.result.success ? ' err-text' : ' ok-text')} role="status">
-                  {t.error
-                    ? 'Test failed: ' + t.error.message
-                    : t.result.success
-                      ? `${t.result.toolCount} tools · ${t.ms} ms`
-                      : `Test failed: ${t.result.error} · ${t.ms} ms`}
-                </p>
-              ) : null}
-              {open[c.id] ? <ToolList ctx={ctx} conn={c} onChange={reload} /> : null}
-            </li>
-          );
-        })}
+        {conns.map((c) => (
+          <ConnectionRow
+            key={c.id}
+            ctx={ctx}
+            c={c}
+            row={rows[c.id] || {}}
+            onToggle={() => act(() => connections.toggle(c.id), `${c.name} was ${c.enabled ? 'disabled' : 'enabled'}.`)}
+            onAuthorize={() => authorize(c)}
+            onTest={() => test(c)}
+            onTools={() => dispatch({ type: 'tools', id: c.id })}
+            onDialog={(kind) => setDialog({ kind, conn: c })}
+            onChange={reload}
+          />
+        ))}
       </ul>
       {!list.loading && conns.length === 0 ? <p>No connections yet: install one from the Marketplace or add one below.</p> : null}
       <AddConnection
         ctx={ctx}
         onDone={(name, out) => {
           const az = out && out.authorization;
-          if (az && az.status === 'authorization_required' && az.authorizationUrl) setConnecting({ name, url: az.authorizationUrl });
+          if (az && az.status === 'authorization_required' && az.authorizationUrl) setDialog({ kind: 'connect', name, url: az.authorizationUrl });
           setMessage(outcomeNotice(name, 'added', out));
           reload();
         }}
       />
-      {connecting ? (
-        <Dialog id="connect-dialog" title={'Connect ' + connecting.name} onClose={() => setConnecting(null)}>
-          <ConnectStep name={connecting.name} url={connecting.url} onLater={() => setConnecting(null)} />
+      {dialog && dialog.kind === 'connect' ? (
+        <Dialog id="connect-dialog" title={'Connect ' + dialog.name} onClose={close}>
+          <ConnectStep name={dialog.name} url={dialog.url} onLater={close} />
         </Dialog>
       ) : null}
-      {setup ? (
-        <Dialog id="setup-dialog" title={'Client setup: ' + setup.name} onClose={() => setSetup(null)}>
-          <ClientConfigs url={endpoint(ctx.ws, setup.handle || setup.id)} id="conn-setup" />
+      {dialog && dialog.kind === 'setup' ? (
+        <Dialog id="setup-dialog" title={'Client setup: ' + dialog.conn.name} onClose={close}>
+          <ClientConfigs url={endpoint(ctx.ws, dialog.conn.handle || dialog.conn.id)} id="conn-setup" />
         </Dialog>
       ) : null}
-      {editing ? <EditDialog conn={editing} onClose={() => setEditing(null)} onDone={() => { setEditing(null); setMessage({ text: 'Saved.', kind: 'ok' }); reload(); }} /> : null}
-      {deleting ? (
-        <Dialog id="delete-dialog" title={'Delete ' + deleting.name + '?'} onClose={() => setDeleting(null)}>
+      {dialog && dialog.kind === 'edit' ? (
+        <EditDialog
+          conn={dialog.conn}
+          onClose={close}
+          onDone={() => {
+            close();
+            setMessage({ text: 'Saved.', kind: 'ok' });
+            reload();
+          }}
+        />
+      ) : null}
+      {dialog && dialog.kind === 'delete' ? (
+        <ConfirmDialog
+          id="delete-dialog"
+          title={'Delete ' + dialog.conn.name + '?'}
+          confirm="Delete"
+          onCancel={close}
+          onConfirm={() => act(() => connections.remove(dialog.conn.id), `${dialog.conn.name} was deleted.`)}
+        >
           <p>Its tools disappear from every chat of the workspace, and its pins are removed.</p>
-          <div class="actions">
-            <button type="button" onClick={() => setDeleting(null)}>
-              Cancel
-            </button>
-            <button
-              type="button"
-              class="danger"
-              onClick={() => {
-                const c = deleting;
-                setDeleting(null);
-                act(() => api('DELETE', `/api/mcp-connections/${c.id}`), `${c.name} was deleted.`);
-              }}
-            >
-              Delete
-            </button>
-          </div>
-        </Dialog>
+        </ConfirmDialog>
       ) : null}
     </section>
+  );
+}
+
+// ConnectionRow is one connection: its badges, facts, actions and (open) tools. A global
+// connection (no workspace) is written by superusers only; an admin sees it without the
+// actions the API would refuse.
+function ConnectionRow({ ctx, c, row, onToggle, onAuthorize, onTest, onTools, onDialog, onChange }) {
+  const s = c.status || {};
+  const t = row.test;
+  const drifted = (s.tools && (s.tools.drifted || 0) + (s.tools.pending || 0)) || 0;
+  const canWrite = ctx.isSuper || !!c.workspaceId;
+  return (
+    <li class="row" data-connection={c.name}>
+      <div class="row-head">
+        <h2>{c.name}</h2>
+        <Badge kind="source">{c.source === 'marketplace' ? 'Marketplace' : 'Manual'}</Badge>
+        <StateBadge live={s.live} lastError={c.lastError} lastConnectedAt={c.lastConnectedAt} />
+        {drifted ? <Badge kind="drift">{drifted} to review</Badge> : null}
+        {!c.workspaceId ? <Badge kind="source">Global</Badge> : null}
+        <label class="switch">
+          <input type="checkbox" role="switch" checked={c.enabled} disabled={!canWrite} aria-label={'Enabled: ' + c.name} onChange={onToggle} />
+          <span>{c.enabled ? 'Enabled' : 'Disabled'}</span>
+        </label>
+      </div>
+      <dl class="meta">
+        <dt>URL</dt>
+        <dd class="mono">{c.url}</dd>
+        <dt>Transport</dt>
+        <dd>{c.workingTransport || c.transportType}</dd>
+        <dt>Tools</dt>
+        <dd>{s.tools ? s.tools.active : 0} active</dd>
+        <dt>Last connected</dt>
+        <dd>{when(c.lastConnectedAt)}</dd>
+        {c.lastError ? (
+          <>
+            <dt>Last error</dt>
+            <dd class="err-text">{c.lastError}</dd>
+          </>
+        ) : null}
+        <AuthorizationState az={s.authorization} />
+      </dl>
+      {canWrite ? (
+        <div class="actions">
+          {s.authorization && ctx.isAdmin ? (
+            <button type="button" class={s.authorization.authorization === 'authorized' ? '' : 'primary'} onClick={onAuthorize}>
+              {s.authorization.authorization === 'required' ? 'Authorize' : 'Re-authorize'}
+              <span class="sr-only"> {c.name}</span>
+            </button>
+          ) : null}
+          <button type="button" onClick={onTest} disabled={t && t.busy}>
+            Test<span class="sr-only"> {c.name}</span>
+          </button>
+          <button type="button" onClick={() => onDialog('edit')}>
+            Edit<span class="sr-only"> {c.name}</span>
+          </button>
+          <button type="button" aria-expanded={row.open ? 'true' : 'false'} onClick={onTools}>
+            Tools<span class="sr-only"> of {c.name}</span>
+          </button>
+          <button type="button" onClick={() => onDialog('setup')}>
+            Client setup<span class="sr-only"> for {c.name}</span>
+          </button>
+          <button type="button" class="danger" onClick={() => onDialog('delete')}>
+            Delete<span class="sr-only"> {c.name}</span>
+          </button>
+        </div>
+      ) : (
+        <p class="help">Shared by every workspace; managed by a superuser.</p>
+      )}
+      {t && !t.busy ? (
+        <p class={'test-result' + (t.error || !t.result.success ? ' err-text' : ' ok-text')} role="status">
+          {t.error
+            ? 'Test failed: ' + t.error.message
+            : t.result.success
+              ? `${t.result.toolCount} tools · ${t.ms} ms`
+              : `Test failed: ${t.result.error} · ${t.ms} ms`}
+        </p>
+      ) : null}
+      {row.open ? <ToolList ctx={ctx} conn={c} onChange={onChange} /> : null}
+    </li>
   );
 }
 
@@ -302,8 +277,8 @@ function ToolList({ ctx, conn, onChange }) {
   const [tools, reload] = useLoad(
     () =>
       Promise.all([
-        api('GET', `/api/mcp-connections/${conn.id}/tools`),
-        api('GET', `/api/mcp-connections/${conn.id}/overrides` + qs({ workspaceId: ctx.ws })),
+        connections.tools(conn.id),
+        connections.overrides(conn.id, ctx.ws),
       ]).then(([t, o]) => ({ tools: t.tools, overrides: o.overrides })),
     [conn.id, ctx.ws],
   );
@@ -313,7 +288,7 @@ function ToolList({ ctx, conn, onChange }) {
   const approve = async (t) => {
     setError(null);
     try {
-      await api('POST', `/api/mcp-connections/${conn.id}/tools/${encodeURIComponent(t.upstreamName)}/approve`);
+      await connections.approve(conn.id, t.upstreamName);
       reload();
       onChange();
     } catch (err) {
@@ -463,7 +438,6 @@ function OverrideDialog({ ctx, conn, tool, override, onClose, onSaved }) {
   });
   const [errors, setErrors] = useState({});
   const [error, setError] = useState(null);
-  const path = `/api/mcp-connections/${conn.id}/tools/${encodeURIComponent(tool.upstreamName)}/override`;
   const save = async (ev) => {
     ev.preventDefault();
     setError(null);
@@ -481,18 +455,18 @@ function OverrideDialog({ ctx, conn, tool, override, onClose, onSaved }) {
     }
     if (Object.keys(ann).length) body.annotations = ann;
     try {
-      await api('PUT', path, body);
+      await connections.putOverride(conn.id, tool.upstreamName, body);
       onSaved();
     } catch (err) {
-      const f = err.details && err.details.field;
-      if (f && ['name', 'title', 'description'].includes(f)) setErrors({ [f]: err.message });
+      const fe = fieldErrorOf(err, { name: 'name', title: 'title', description: 'description' });
+      if (fe) setErrors(fe);
       else setError(err);
     }
   };
   const remove = async () => {
     setError(null);
     try {
-      await api('DELETE', path + qs({ workspaceId: ctx.ws }));
+      await connections.deleteOverride(conn.id, tool.upstreamName, ctx.ws);
       onSaved();
     } catch (err) {
       setError(err);
@@ -511,7 +485,6 @@ function OverrideDialog({ ctx, conn, tool, override, onClose, onSaved }) {
             id={id + '-name'}
             value={v.name}
             maxLength={64}
-            aria-describedby={describedBy(id + '-name', errors.name, true)}
             onInput={(e) => setV({ ...v, name: e.currentTarget.value })}
           />
         </Field>
@@ -520,7 +493,6 @@ function OverrideDialog({ ctx, conn, tool, override, onClose, onSaved }) {
             id={id + '-title'}
             value={v.title}
             maxLength={200}
-            aria-describedby={describedBy(id + '-title', errors.title, true)}
             onInput={(e) => setV({ ...v, title: e.currentTarget.value })}
           />
         </Field>
@@ -529,7 +501,6 @@ function OverrideDialog({ ctx, conn, tool, override, onClose, onSaved }) {
             id={id + '-description'}
             value={v.description}
             rows={4}
-            aria-describedby={describedBy(id + '-description', errors.description, true)}
             onInput={(e) => setV({ ...v, description: e.currentTarget.value })}
           />
         </Field>
@@ -540,7 +511,6 @@ function OverrideDialog({ ctx, conn, tool, override, onClose, onSaved }) {
               id={id + '-ann-title'}
               value={v.annTitle}
               maxLength={200}
-              aria-describedby={describedBy(id + '-ann-title', null, true)}
               onInput={(e) => setV({ ...v, annTitle: e.currentTarget.value })}
             />
           </Field>
@@ -591,8 +561,6 @@ function HeaderRows({ p, rows, setRows, errors, redacted }) {
             <input
               id={p + '-h-name-' + i}
               value={h.name}
-              aria-invalid={errors['hname' + i] ? 'true' : undefined}
-              aria-describedby={describedBy(p + '-h-name-' + i, errors['hname' + i])}
               onInput={(ev) => setRows(rows.map((r, j) => (j === i ? { ...r, name: ev.currentTarget.value } : r)))}
             />
           </Field>
@@ -621,10 +589,10 @@ function ConnectionFields({ p, v, set, errors }) {
   return (
     <>
       <Field id={p + '-name'} label="Name" error={errors.name}>
-        <input id={p + '-name'} value={v.name} required aria-invalid={errors.name ? 'true' : undefined} aria-describedby={describedBy(p + '-name', errors.name)} onInput={(ev) => set({ ...v, name: ev.currentTarget.value })} />
+        <input id={p + '-name'} value={v.name} required onInput={(ev) => set({ ...v, name: ev.currentTarget.value })} />
       </Field>
       <Field id={p + '-url'} label="URL" error={errors.url}>
-        <input id={p + '-url'} type="url" value={v.url} required aria-invalid={errors.url ? 'true' : undefined} aria-describedby={describedBy(p + '-url', errors.url)} onInput={(ev) => set({ ...v, url: ev.currentTarget.value })} />
+        <input id={p + '-url'} type="url" value={v.url} required onInput={(ev) => set({ ...v, url: ev.currentTarget.value })} />
       </Field>
       <Field id={p + '-transport'} label="Transport" error={errors.transport}>
         <select id={p + '-transport'} value={v.transport} onChange={(ev) => set({ ...v, transport: ev.currentTarget.value })}>
@@ -650,7 +618,7 @@ function AddConnection({ ctx, onDone }) {
     if (Object.keys(e).length) return;
     setBusy(true);
     try {
-      const out = await api('POST', '/api/mcp-connections', {
+      const out = await connections.create({
         name: v.name.trim(), url: v.url, transportType: v.transport, headers: toHeaders(v.headers), workspaceId: ctx.ws,
         authMode: v.authMode, returnTo: consoleReturnTo(),
       });
@@ -675,7 +643,7 @@ function AddConnection({ ctx, onDone }) {
         </select>
       </Field>
       <HeaderRows p="add" rows={v.headers} setRows={(h) => setV({ ...v, headers: h })} errors={errors} />
-      {errors.form ? <p class="field-error" role="alert">{errors.form}</p> : null}
+      <FormError error={errors.form} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Adding…' : 'Add connection'}
@@ -697,7 +665,7 @@ function EditDialog({ conn, onClose, onDone }) {
     setErrors(e);
     if (Object.keys(e).length) return;
     try {
-      await api('PUT', `/api/mcp-connections/${conn.id}`, { name: v.name.trim(), url: v.url, transportType: v.transport, headers: toHeaders(v.headers) });
+      await connections.update(conn.id, { name: v.name.trim(), url: v.url, transportType: v.transport, headers: toHeaders(v.headers) });
       onDone();
     } catch (err) {
       setErrors(fieldErrors(v, err));
@@ -708,7 +676,7 @@ function EditDialog({ conn, onClose, onDone }) {
       <form onSubmit={submit} novalidate>
         <ConnectionFields p="edit" v={v} set={setV} errors={errors} />
         <HeaderRows p="edit" rows={v.headers} setRows={(h) => setV({ ...v, headers: h })} errors={errors} redacted />
-        {errors.form ? <p class="field-error" role="alert">{errors.form}</p> : null}
+        <FormError error={errors.form} />
         <div class="actions">
           <button type="button" onClick={onClose}>
             Cancel

@@ -5,14 +5,14 @@
 // server), anyone else sees why they were refused and nothing is stored.
 
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { oauthConsent } from '../api.js';
 import { ErrorBox, markReady } from '../ui.jsx';
 
-export function Consent({ ctx, link }) {
+export function Consent({ ctx, arg: link }) {
   const [error, setError] = useState(null);
   useEffect(() => {
     let live = true;
-    api('POST', '/api/oauth/consent', { link })
+    oauthConsent.start(link)
       .then((r) => {
         if (live) location.assign(r.authorizationUrl);
       })

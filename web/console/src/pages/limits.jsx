@@ -3,8 +3,8 @@
 // GET/POST /api/rate-limits, DELETE /api/rate-limits/{id}.
 
 import { useEffect, useState } from 'preact/hooks';
-import { api, qs } from '../api.js';
-import { Dialog, ErrorBox, Field, Notice, describedBy, markReady, useLoad } from '../ui.jsx';
+import { connections, rateLimits } from '../api.js';
+import { AdminOnly, ConfirmDialog, ErrorBox, Field, FormError, Notice, fieldErrorOf, markReady, useAction, useLoad } from '../ui.jsx';
 
 const WINDOWS = [
   ['minute', 'perMinute', 'This minute'],
@@ -55,13 +55,12 @@ function UsageCell({ l, win, key2, label }) {
 export function Limits({ ctx }) {
   const [list, reload] = useLoad(async () => {
     const [l, c] = await Promise.all([
-      api('GET', '/api/rate-limits' + qs({ workspaceId: ctx.ws })),
-      api('GET', '/api/mcp-connections' + qs({ workspaceId: ctx.ws })),
+      rateLimits.list(ctx.ws),
+      connections.list(ctx.ws),
     ]);
     return { limits: l.limits, connections: c.connections };
   }, [ctx.ws]);
-  const [message, setMessage] = useState(null);
-  const [actionError, setActionError] = useState(null);
+  const [act, message, actionError, setMessage] = useAction(reload);
   const [deleting, setDeleting] = useState(null);
   useEffect(() => {
     if (!list.loading) markReady('limits');
@@ -69,26 +68,14 @@ export function Limits({ ctx }) {
 
   if (list.error && list.error.status === 403) {
     return (
-      <section aria-labelledby="page-title">
-        <h1 id="page-title">Rate limits</h1>
-        <ErrorBox error={list.error} />
-        <Notice kind="warn">Rate limits and their usage are visible to workspace admins only.</Notice>
-      </section>
+      <AdminOnly title="Rate limits" error={list.error}>
+        Rate limits and their usage are visible to workspace admins only.
+      </AdminOnly>
     );
   }
   const limits = list.data ? list.data.limits : [];
   const conns = list.data ? list.data.connections : [];
-  const remove = async (l) => {
-    setActionError(null);
-    setMessage(null);
-    try {
-      await api('DELETE', `/api/rate-limits/${l.id}` + qs({ workspaceId: ctx.ws }));
-      setMessage({ text: 'The limit was deleted.', kind: 'ok' });
-      reload();
-    } catch (err) {
-      setActionError(err);
-    }
-  };
+  const remove = (l) => act(() => rateLimits.remove(l.id, ctx.ws), 'The limit was deleted.');
   return (
     <section aria-labelledby="page-title">
       <h1 id="page-title">Rate limits</h1>
@@ -152,28 +139,18 @@ export function Limits({ ctx }) {
         />
       ) : null}
       {deleting ? (
-        <Dialog id="limit-delete-dialog" title="Delete this limit?" onClose={() => setDeleting(null)}>
+        <ConfirmDialog
+          id="limit-delete-dialog"
+          title="Delete this limit?"
+          confirm="Delete"
+          onCancel={() => setDeleting(null)}
+          onConfirm={() => remove(deleting)}
+        >
           <p>
             {scopeText(deleting, conns)}, {whoText(deleting.principal).toLowerCase()}: calls are no longer counted against
             it.
           </p>
-          <div class="actions">
-            <button type="button" onClick={() => setDeleting(null)}>
-              Cancel
-            </button>
-            <button
-              type="button"
-              class="danger"
-              onClick={() => {
-                const l = deleting;
-                setDeleting(null);
-                remove(l);
-              }}
-            >
-              Delete
-            </button>
-          </div>
-        </Dialog>
+        </ConfirmDialog>
       ) : null}
     </section>
   );
@@ -191,11 +168,9 @@ function limitErrors(v, apiErr) {
   }
   if (!Object.keys(e).length && v.perMinute.trim() === '' && v.perDay.trim() === '') e.perMinute = 'Give calls per minute, per day, or both.';
   if (apiErr && !Object.keys(e).length) {
-    const f = apiErr.details && apiErr.details.field;
-    const map = { perMinute: 'perMinute', perDay: 'perDay', connectionId: 'connection', tool: 'tool', principal: 'member' };
-    const msg = apiErr.message + (apiErr.hint ? ' — ' + apiErr.hint : '');
-    if (f && map[f] && (f !== 'principal' || v.who === 'member')) e[map[f]] = msg;
-    else e.form = (apiErr.code ? apiErr.code + ': ' : '') + msg;
+    const map = { perMinute: 'perMinute', perDay: 'perDay', connectionId: 'connection', tool: 'tool' };
+    if (v.who === 'member') map.principal = 'member';
+    Object.assign(e, fieldErrorOf(apiErr, map) || { form: apiErr });
   }
   return e;
 }
@@ -211,7 +186,7 @@ function AddLimit({ ctx, conns, onDone }) {
       setTools([]);
       return;
     }
-    api('GET', `/api/mcp-connections/${v.toolConn}/tools`).then(
+    connections.tools(v.toolConn).then(
       (r) => setTools(r.tools.filter((t) => t.exposedName).map((t) => t.exposedName)),
       () => setTools([])
     );
@@ -231,7 +206,7 @@ function AddLimit({ ctx, conns, onDone }) {
     if (v.perDay.trim() !== '') body.perDay = Number(v.perDay.trim());
     setBusy(true);
     try {
-      const out = await api('POST', '/api/rate-limits', body);
+      const out = await rateLimits.put(body);
       setV(empty);
       onDone(!!out && out.createdAt === out.updatedAt);
     } catch (err) {
@@ -246,8 +221,6 @@ function AddLimit({ ctx, conns, onDone }) {
         id={'rl-' + k}
         inputmode="numeric"
         value={v[k]}
-        aria-invalid={errors[k] ? 'true' : undefined}
-        aria-describedby={describedBy('rl-' + k, errors[k], help)}
         onInput={(ev) => set({ [k]: ev.currentTarget.value })}
       />
     </Field>
@@ -268,8 +241,6 @@ function AddLimit({ ctx, conns, onDone }) {
           <select
             id="rl-connection"
             value={v.connectionId}
-            aria-invalid={errors.connection ? 'true' : undefined}
-            aria-describedby={describedBy('rl-connection', errors.connection)}
             onChange={(ev) => set({ connectionId: ev.currentTarget.value })}
           >
             <option value="">Choose…</option>
@@ -299,8 +270,6 @@ function AddLimit({ ctx, conns, onDone }) {
               list="rl-tool-names"
               value={v.tool}
               spellcheck={false}
-              aria-invalid={errors.tool ? 'true' : undefined}
-              aria-describedby={describedBy('rl-tool', errors.tool)}
               onInput={(ev) => set({ tool: ev.currentTarget.value })}
             />
             <datalist id="rl-tool-names">
@@ -324,8 +293,6 @@ function AddLimit({ ctx, conns, onDone }) {
             id="rl-member"
             value={v.member}
             spellcheck={false}
-            aria-invalid={errors.member ? 'true' : undefined}
-            aria-describedby={describedBy('rl-member', errors.member)}
             onInput={(ev) => set({ member: ev.currentTarget.value })}
           />
         </Field>
@@ -334,11 +301,7 @@ function AddLimit({ ctx, conns, onDone }) {
         {num('perMinute', 'Calls per minute', 'UTC minute; 1 to 1,000,000.')}
         {num('perDay', 'Calls per day', 'UTC day; 1 to 100,000,000.')}
       </div>
-      {errors.form ? (
-        <p class="field-error" role="alert" id="rl-form-error">
-          {errors.form}
-        </p>
-      ) : null}
+      <FormError error={errors.form} id="rl-form-error" />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Saving…' : 'Add limit'}

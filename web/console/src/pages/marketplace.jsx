@@ -1,39 +1,13 @@
 // Marketplace: browse the curated catalog, install into the current workspace, uninstall.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, qs, openAuthorization } from '../api.js';
-import { Badge, Dialog, ErrorBox, Field, Menu, Notice, describedBy, markReady, outcomeNotice, useLoad, when } from '../ui.jsx';
-import { CardSkills } from './skills.jsx';
+import { marketplace } from '../api.js';
+import { ConnectStep, consoleReturnTo } from '../components/connection.jsx';
+import { HealthBadge, SourceBadge, TierBadge, categoryLabel } from '../components/entry.jsx';
+import { CardSkills } from '../components/skills.jsx';
+import { Badge, ConfirmDialog, Dialog, ErrorBox, Field, Menu, Notice, fieldErrorOf, markReady, outcomeNotice, useAction, useLoad, when } from '../ui.jsx';
 
 const VIEW_KEY = 'agentpack.console.marketplace-view';
-
-const TIERS = {
-  official: ['official', 'Official'],
-  verified_community: ['verified', 'Verified community'],
-  unverified: ['unverified', 'Unverified'],
-};
-
-// healthBadge: an entry's health as the scheduled check last saw it. Only installed
-// entries are checked, so an entry nobody installed says so instead of pretending.
-export function HealthBadge({ e }) {
-  const s = e.healthStatus;
-  if (!s) {
-    // The scheduled check only probes installed entries (it needs an install's headers),
-    // so an entry nobody installed has no health to show, and says so.
-    return (
-      <Badge kind="never">
-        Never checked{e.installCount > 0 ? '' : ' · not installed anywhere'}
-      </Badge>
-    );
-  }
-  const label = { healthy: 'Healthy', stale: 'Stale', down: 'Down' }[s] || s;
-  return <Badge kind={'health-' + s}>{label}</Badge>;
-}
-
-export function TierBadge({ tier }) {
-  const [kind, label] = TIERS[tier] || ['unverified', tier];
-  return <Badge kind={'tier-' + kind}>{label}</Badge>;
-}
 
 const SOURCES = [
   ['', 'All sources'],
@@ -41,55 +15,6 @@ const SOURCES = [
   ['registry', 'MCP registry'],
   ['admin', 'Added by a superuser'],
 ];
-
-// registryOrigin names where a registry entry came from: the registry's host, or the
-// imported file ("file:servers.json"), as docs/REGISTRY.md stores it in registryUrl.
-function registryOrigin(u) {
-  if (!u) return '';
-  try {
-    const p = new URL(u);
-    if (p.protocol === 'https:' || p.protocol === 'http:') return p.host;
-  } catch {
-    /* not a URL: shown as stored */
-  }
-  return u;
-}
-
-// SourceBadge is an entry's source (docs/REGISTRY.md): curated, a superuser's own, or an
-// MCP registry import (with the registry it came from).
-export function SourceBadge({ e }) {
-  if (e.source === 'registry') {
-    const from = registryOrigin(e.registryUrl);
-    return (
-      <Badge kind="registry" title={e.registryUrl || ''}>
-        Registry{from ? ' · ' + from : ''}
-      </Badge>
-    );
-  }
-  return <Badge kind="source">{e.source === 'admin' ? 'Added by a superuser' : 'Curated'}</Badge>;
-}
-
-// CATEGORY_LABELS are the words of the catalog's category slugs; any other slug is shown
-// with its dashes as spaces and a capital first letter.
-const CATEGORY_LABELS = {
-  'ai-ml': 'AI & ML',
-  'dev-tools': 'Developer tools',
-  devtools: 'Developer tools',
-  'developer-tools': 'Developer tools',
-  db: 'Databases',
-  api: 'APIs',
-  apis: 'APIs',
-  crm: 'CRM',
-  seo: 'SEO',
-  iot: 'IoT',
-};
-
-export function categoryLabel(slug) {
-  if (!slug) return '';
-  if (CATEGORY_LABELS[slug]) return CATEGORY_LABELS[slug];
-  const words = slug.replace(/[-_]+/g, ' ').trim();
-  return words.charAt(0).toUpperCase() + words.slice(1);
-}
 
 // InstalledBadge is an install's badge: green "Installed" only when its connection
 // connected; a failed first connect reads "Installed · not connected" and a later failure
@@ -117,8 +42,6 @@ export function Marketplace({ ctx }) {
   const [source, setSource] = useState('');
   const [categories, setCategories] = useState([]);
   const [installing, setInstalling] = useState(null);
-  const [message, setMessage] = useState(null);
-  const [actionError, setActionError] = useState(null);
   const [uninstalling, setUninstalling] = useState(null);
   // compact: one dense line per entry (no description or metadata) — the full cards are
   // several screens long (issue 25).
@@ -131,11 +54,12 @@ export function Marketplace({ ctx }) {
   const timer = useRef(0);
 
   const [list, reload] = useLoad(
-    () => api('GET', '/api/mcp-marketplace' + qs({ search: query, category, source, workspaceId: ctx.ws })),
+    () => marketplace.list({ search: query, category, source, workspaceId: ctx.ws }),
     [query, category, source, ctx.ws]
   );
+  const [act, message, actionError, setMessage] = useAction(() => reload());
   useEffect(() => {
-    api('GET', '/api/mcp-marketplace/categories').then(
+    marketplace.categories().then(
       (r) => setCategories(r.categories),
       () => setCategories([])
     );
@@ -150,16 +74,7 @@ export function Marketplace({ ctx }) {
     timer.current = setTimeout(() => setQuery(v.trim()), 200);
   };
 
-  const uninstall = async (e) => {
-    setActionError(null);
-    try {
-      await api('DELETE', `/api/mcp-marketplace/${e.id}/install` + qs({ workspaceId: ctx.ws }));
-      setMessage({ text: `${e.name} was uninstalled.`, kind: 'ok' });
-      reload();
-    } catch (err) {
-      setActionError(err);
-    }
-  };
+  const uninstall = (e) => act(() => marketplace.uninstall(e.id, ctx.ws), `${e.name} was uninstalled.`);
 
   const entries = list.data ? list.data.entries : [];
   return (
@@ -284,28 +199,18 @@ export function Marketplace({ ctx }) {
         />
       ) : null}
       {uninstalling ? (
-        <Dialog id="uninstall-dialog" title={'Uninstall ' + uninstalling.name + '?'} onClose={() => setUninstalling(null)}>
+        <ConfirmDialog
+          id="uninstall-dialog"
+          title={'Uninstall ' + uninstalling.name + '?'}
+          confirm="Uninstall"
+          onCancel={() => setUninstalling(null)}
+          onConfirm={() => uninstall(uninstalling)}
+        >
           <p>
             Its connection is removed from this workspace: its tools leave every chat and client at once, its pins are
             removed and any upstream authorization is revoked. Installing it again later creates a new connection.
           </p>
-          <div class="actions">
-            <button type="button" onClick={() => setUninstalling(null)}>
-              Cancel
-            </button>
-            <button
-              type="button"
-              class="danger"
-              onClick={() => {
-                const e = uninstalling;
-                setUninstalling(null);
-                uninstall(e);
-              }}
-            >
-              Uninstall
-            </button>
-          </div>
-        </Dialog>
+        </ConfirmDialog>
       ) : null}
     </section>
   );
@@ -356,7 +261,7 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
       const body = { workspaceId: ctx.ws, headers, returnTo: consoleReturnTo() };
       if (entry.isPlaceholder) body.url = url;
       if (urlVars.length) body.variables = Object.fromEntries(Object.entries(vars).filter(([, x]) => x));
-      const out = await api('POST', `/api/mcp-marketplace/${entry.id}/install`, body);
+      const out = await marketplace.install(entry.id, body);
       // Forget the typed values at once: they are never shown again.
       setValues({});
       const az = out.authorization;
@@ -367,9 +272,9 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
       }
       onDone(entry.name, out);
     } catch (err) {
-      const f = (err.details && err.details.field) || '';
-      if (f === 'url') setUrlErr(err.message);
-      else if (f.startsWith('variables.') && urlVars.some((x) => 'variables.' + x.name === f)) setVarErr({ [f.slice(10)]: err.message });
+      const fe = fieldErrorOf(err, (f) => (f === 'url' ? 'url' : urlVars.some((x) => 'variables.' + x.name === f) ? f : ''));
+      if (fe && fe.url) setUrlErr(fe.url);
+      else if (fe) setVarErr(Object.fromEntries(Object.entries(fe).map(([k, v]) => [k.slice(10), v])));
       else setError(err);
     } finally {
       setBusy(false);
@@ -402,8 +307,6 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
                 type="url"
                 value={url}
                 required
-                aria-invalid={urlErr ? 'true' : undefined}
-                aria-describedby={describedBy('tpl-url', urlErr, true)}
                 onInput={(ev) => setUrl(ev.currentTarget.value)}
               />
             </Field>
@@ -425,8 +328,6 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
                 id={'var-' + i}
                 value={vars[x.name] || ''}
                 spellcheck={false}
-                aria-invalid={varErr[x.name] ? 'true' : undefined}
-                aria-describedby={describedBy('var-' + i, varErr[x.name], x.description)}
                 onInput={(ev) => setVars({ ...vars, [x.name]: ev.currentTarget.value })}
               />
             )}
@@ -446,8 +347,6 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
               autocomplete="off"
               spellcheck={false}
               value={values[n] || ''}
-              aria-describedby={describedBy('hdr-' + i, missing[n], true)}
-              aria-invalid={missing[n] ? 'true' : undefined}
               onInput={(ev) => {
                 setValues({ ...values, [n]: ev.currentTarget.value });
                 if (missing[n]) setMissing({ ...missing, [n]: undefined });
@@ -470,33 +369,3 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
   );
 }
 
-// consoleReturnTo is where the upstream-auth callback page links back to: the console's
-// Connections page on this origin (the callback is served by the same gateway).
-export function consoleReturnTo() {
-  return location.origin + '/admin/#/connections';
-}
-
-// ConnectStep is the upstream consent step (docs/UPSTREAM-AUTH.md): the connection exists
-// but its server answers only with a token, which the gateway gets once someone consents at
-// the server's authorization page. Connect leaves the console (same tab); the callback page
-// links back to Connections.
-export function ConnectStep({ name, url, onLater }) {
-  return (
-    <div id="connect-step">
-      <div class="callout">
-        <strong>{name} needs your consent.</strong> Its server uses OAuth: the gateway can call it only after
-        someone authorizes it at the server's own sign-in page. Connect opens that page here; afterwards the
-        gateway's confirmation page links back to the console.
-      </div>
-      <p class="help">The link is valid for 10 minutes. You can also authorize later from Connections.</p>
-      <div class="actions">
-        <button type="button" onClick={onLater}>
-          Later
-        </button>
-        <button type="button" class="primary" id="connect-button" onClick={() => openAuthorization(url)}>
-          Connect<span class="sr-only"> {name}</span>
-        </button>
-      </div>
-    </div>
-  );
-}

@@ -1,12 +1,10 @@
 // Members: the workspace's members and invitations; add (an email that has signed in
 // becomes a member at once, any other is invited until its first sign-in), change role,
-// remove, withdraw an invitation (admin; docs/AUTH.md). REST:
-// GET/POST /api/workspaces/{ws}/members, PUT/DELETE /api/workspaces/{ws}/members/{personId},
-// DELETE /api/workspaces/{ws}/invitations/{email}.
+// remove, withdraw an invitation (admin; docs/AUTH.md). REST: api.js members.
 
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api.js';
-import { ErrorBox, Field, Notice, describedBy, markReady, useLoad, when } from '../ui.jsx';
+import { members as membersApi } from '../api.js';
+import { AdminOnly, ErrorBox, Field, Notice, errorText, markReady, useAction, useLoad, when } from '../ui.jsx';
 
 const ROLES = [
   ['member', 'Member'],
@@ -14,35 +12,20 @@ const ROLES = [
 ];
 
 export function Members({ ctx }) {
-  const base = `/api/workspaces/${encodeURIComponent(ctx.ws)}`;
-  const [list, reload] = useLoad(() => api('GET', base + '/members'), [ctx.ws]);
-  const [message, setMessage] = useState(null);
-  const [actionError, setActionError] = useState(null);
+  const [list, reload] = useLoad(() => membersApi.list(ctx.ws), [ctx.ws]);
+  const [act, message, actionError, setMessage] = useAction(reload);
   useEffect(() => {
     if (!list.loading) markReady('members');
   }, [list]);
 
   if (list.error && list.error.status === 403) {
     return (
-      <section aria-labelledby="page-title">
-        <h1 id="page-title">Members</h1>
-        <ErrorBox error={list.error} />
-        <Notice kind="warn">The member list is visible to workspace admins only.</Notice>
-      </section>
+      <AdminOnly title="Members" error={list.error}>
+        The member list is visible to workspace admins only.
+      </AdminOnly>
     );
   }
   const members = list.data ? list.data.members : [];
-  const act = async (fn, text) => {
-    setActionError(null);
-    setMessage(null);
-    try {
-      await fn();
-      setMessage({ text, kind: 'ok' });
-      reload();
-    } catch (err) {
-      setActionError(err);
-    }
-  };
   const who = (m) => m.name || m.email;
   return (
     <section aria-labelledby="page-title">
@@ -83,7 +66,7 @@ export function Members({ ctx }) {
                       value={m.role}
                       onChange={(e) =>
                         act(
-                          () => api('PUT', `${base}/members/${m.personId}`, { role: e.currentTarget.value }),
+                          () => membersApi.setRole(ctx.ws, m.personId, e.currentTarget.value),
                           `${who(m)} is now ${e.currentTarget.value}.`
                         )
                       }
@@ -112,7 +95,7 @@ export function Members({ ctx }) {
                     <button
                       type="button"
                       class="danger"
-                      onClick={() => act(() => api('DELETE', `${base}/members/${m.personId}`), `${who(m)} was removed.`)}
+                      onClick={() => act(() => membersApi.remove(ctx.ws, m.personId), `${who(m)} was removed.`)}
                     >
                       Remove<span class="sr-only"> {who(m)}</span>
                     </button>
@@ -122,7 +105,7 @@ export function Members({ ctx }) {
                       class="danger"
                       onClick={() =>
                         act(
-                          () => api('DELETE', `${base}/invitations/${encodeURIComponent(m.email)}`),
+                          () => membersApi.withdraw(ctx.ws, m.email),
                           `The invitation of ${m.email} was withdrawn.`
                         )
                       }
@@ -138,7 +121,7 @@ export function Members({ ctx }) {
       ) : null}
       {list.data ? (
         <AddMember
-          base={base}
+          ws={ctx.ws}
           onDone={(m) => {
             setMessage({
               text: m.status === 'invited' ? `${m.email} was invited.` : `${m.email} is now a member.`,
@@ -152,7 +135,7 @@ export function Members({ ctx }) {
   );
 }
 
-function AddMember({ base, onDone }) {
+function AddMember({ ws, onDone }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('member');
   const [error, setError] = useState(null);
@@ -166,11 +149,11 @@ function AddMember({ base, onDone }) {
     }
     setBusy(true);
     try {
-      const m = await api('POST', base + '/members', { email: email.trim(), role });
+      const m = await membersApi.add(ws, { email: email.trim(), role });
       setEmail('');
       onDone(m);
     } catch (err) {
-      setError((err.code ? err.code + ': ' : '') + err.message + (err.hint ? ' — ' + err.hint : ''));
+      setError(errorText(err));
     } finally {
       setBusy(false);
     }
@@ -184,8 +167,6 @@ function AddMember({ base, onDone }) {
           type="email"
           value={email}
           onInput={(e) => setEmail(e.currentTarget.value)}
-          aria-describedby={describedBy('member-email', error)}
-          aria-invalid={error ? 'true' : undefined}
         />
       </Field>
       <Field id="member-role" label="Role">

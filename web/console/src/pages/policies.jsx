@@ -1,10 +1,9 @@
 // Access policies: the workspace's Cedar document with validation at the line, templates
-// and a "what if" pad (admin; docs/POLICIES.md). REST: GET/PUT /api/policies,
-// POST /api/policies/validate, POST /api/policies/what-if.
+// and a "what if" pad (admin; docs/POLICIES.md). REST: api.js policies.
 
 import { useEffect, useState } from 'preact/hooks';
-import { api, qs } from '../api.js';
-import { ErrorBox, Notice, markReady, useLoad } from '../ui.jsx';
+import { policies } from '../api.js';
+import { AdminOnly, ErrorBox, Notice, markReady, useLoad } from '../ui.jsx';
 
 const BASE = '@id("base") permit(principal, action, resource);\n';
 
@@ -70,7 +69,7 @@ function WhatIf({ ctx, text }) {
     }
     try {
       const groups = form.groups.split(',').map((g) => g.trim()).filter(Boolean);
-      setOut(await api('POST', '/api/policies/what-if', { workspaceId: ctx.ws, text, subject: form.subject, role: form.role,
+      setOut(await policies.whatIf({ workspaceId: ctx.ws, text, subject: form.subject, role: form.role,
         groups, action: form.action, tool: form.tool, arguments: args }));
     } catch (err) {
       setError(err);
@@ -111,7 +110,7 @@ function WhatIf({ ctx, text }) {
 }
 
 export function Policies({ ctx }) {
-  const [doc] = useLoad(() => api('GET', '/api/policies' + qs({ workspaceId: ctx.ws })), [ctx.ws]);
+  const [doc] = useLoad(() => policies.get(ctx.ws), [ctx.ws]);
   const [text, setText] = useState(null);
   const [problems, setProblems] = useState(null);
   const [error, setError] = useState(null);
@@ -122,11 +121,9 @@ export function Policies({ ctx }) {
   }, [doc]);
   if (doc.error) {
     return (
-      <section aria-labelledby="page-title">
-        <h1 id="page-title">Access policies</h1>
-        <ErrorBox error={doc.error} />
-        <Notice kind="warn">Access policies are visible to workspace admins only.</Notice>
-      </section>
+      <AdminOnly title="Access policies" error={doc.error}>
+        Access policies are visible to workspace admins only.
+      </AdminOnly>
     );
   }
   const current = text === null ? '' : text;
@@ -136,7 +133,7 @@ export function Policies({ ctx }) {
     setProblems(null);
     setSaved(null);
     try {
-      const v = await api('PUT', '/api/policies', { workspaceId: ctx.ws, text: current });
+      const v = await policies.put(ctx.ws, current);
       setSaved(v);
     } catch (err) {
       if (err.details && err.details.problems) setProblems(err.details.problems);

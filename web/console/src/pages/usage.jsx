@@ -1,11 +1,10 @@
 // Usage: the workspace's calls, errors (policy denials) and p50/p95 latency per tool,
 // connection, principal or chat over 24 h or 7 d, from the audit log (admin; docs/POLICIES.md
-// "Usage"). REST: GET /api/usage (format=csv for the export).
+// "Usage"). REST: api.js usage (csv for the export).
 
 import { useEffect, useState } from 'preact/hooks';
-import { api, qs } from '../api.js';
-import { getToken } from '../auth.js';
-import { ErrorBox, Notice, markReady, useLoad } from '../ui.jsx';
+import { usage as usageApi } from '../api.js';
+import { AdminOnly, ErrorBox, markReady, useLoad } from '../ui.jsx';
 
 const ms = (v) => (v == null ? '—' : v.toFixed(1) + ' ms');
 // The API's keys for "no connection" (built-ins) and "no chat" read as words here.
@@ -14,15 +13,12 @@ const label = (by, key) => (by === 'chat' && key === 'none' ? '(no chat)' : by =
 export function Usage({ ctx }) {
   const [by, setBy] = useState('tool');
   const [win, setWin] = useState('24h');
-  const [usage, reload] = useLoad(() => api('GET', '/api/usage' + qs({ workspaceId: ctx.ws, by, window: win })), [ctx.ws, by, win]);
+  const [usage, reload] = useLoad(() => usageApi.get({ workspaceId: ctx.ws, by, window: win }), [ctx.ws, by, win]);
   useEffect(() => {
     if (!usage.loading) markReady('usage');
   }, [usage]);
   const csv = async () => {
-    const r = await fetch('/api/usage' + qs({ workspaceId: ctx.ws, by, window: win, format: 'csv' }), {
-      headers: { Authorization: 'Bearer ' + getToken() },
-    });
-    const blob = await r.blob();
+    const blob = await usageApi.csv({ workspaceId: ctx.ws, by, window: win });
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
     a.download = `usage-${by}-${win}.csv`;
@@ -31,11 +27,9 @@ export function Usage({ ctx }) {
   };
   if (usage.error && usage.error.status === 403) {
     return (
-      <section aria-labelledby="page-title">
-        <h1 id="page-title">Usage</h1>
-        <ErrorBox error={usage.error} />
-        <Notice kind="warn">Usage is visible to workspace admins only.</Notice>
-      </section>
+      <AdminOnly title="Usage" error={usage.error}>
+        Usage is visible to workspace admins only.
+      </AdminOnly>
     );
   }
   const rows = usage.data ? usage.data.rows : [];

@@ -4,13 +4,13 @@
 // connections): the card stays as it was.
 
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { connections } from '../api.js';
 
 export function CardSkills({ connectionId }) {
   const [skills, setSkills] = useState(null);
   useEffect(() => {
     let live = true;
-    api('GET', `/api/mcp-connections/${connectionId}/skills`).then(
+    connections.skills(connectionId).then(
       (r) => live && setSkills(r.skills || []),
       () => live && setSkills([]),
     );
