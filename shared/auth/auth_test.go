@@ -266,3 +266,42 @@ func TestVerifierCachesByExpiry(t *testing.T) {
 		t.Fatalf("tampered token: %v", err)
 	}
 }
+
+// The "groups" claim becomes Principal.Groups: a list, one string, or none; any other
+// shape refuses the token.
+func TestVerifyGroupsClaim(t *testing.T) {
+	v, err := NewVerifier(context.Background(), Options{Secret: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := Mint("s3cret", Principal{Subject: "ada", Role: RoleMember, Workspaces: []string{"w"}, Groups: []string{"eng", "design"}}, time.Hour)
+	if p, err := v.Verify(t.Context(), tok); err != nil || len(p.Groups) != 2 || p.Groups[0] != "eng" || p.Groups[1] != "design" {
+		t.Fatalf("Verify(list) = %+v, %v", p, err)
+	}
+	hs := func(groups any) string {
+		c := jwt.MapClaims{"sub": "ada", "role": RoleMember, "workspaces": []string{"w"}, "exp": time.Now().Add(time.Hour).Unix()}
+		if groups != nil {
+			c["groups"] = groups
+		}
+		s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString([]byte("s3cret"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name   string
+		groups any
+		want   []string
+	}{{"absent", nil, nil}, {"one string", "eng", []string{"eng"}}, {"empty string", "", nil}, {"empty list", []string{}, nil}} {
+		p, err := v.Verify(t.Context(), hs(c.groups))
+		if err != nil || len(p.Groups) != len(c.want) || len(c.want) == 1 && p.Groups[0] != c.want[0] {
+			t.Errorf("%s: Verify = %+v, %v, want groups %v", c.name, p, err, c.want)
+		}
+	}
+	for _, bad := range []any{42, map[string]any{"a": 1}, []any{"eng", 7}} {
+		if p, err := v.Verify(t.Context(), hs(bad)); err == nil || !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("groups %v: Verify = %+v, %v, want the token refused", bad, p, err)
+		}
+	}
+}
