@@ -37,7 +37,7 @@ func TestASSweep(t *testing.T) {
 	client("old-unused-2", "40 days")
 	client("old-used", "40 days")
 	client("new-unused", "1 day")
-	grant("live", "old-used", "1 hour", nil)          // a live refresh token: stays
+	grant("live", "old-used", "1 hour", nil)           // a live refresh token: stays
 	grant("revoked-dead", "old-used", "1 hour", &day2) // revoked 2 days ago, tokens expired: goes
 	grant("idle-dead", "old-used", "40 days", nil)     // unused 40 days, no live token: goes
 	grant("revoked-live", "old-used", "1 hour", &day2) // revoked, its refresh row not yet expired: stays
