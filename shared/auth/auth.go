@@ -230,7 +230,7 @@ func (v *Verifier) VerifyResource(ctx context.Context, token, resource string) (
 		p, _, err := verify(ctx, token)
 		return p, err
 	}
-	return v.cache.Verify(ctx, resource+"\x00"+token, verify)
+	return v.cache.Verify(ctx, resource, token, verify)
 }
 
 // verify is VerifyResource without the cache; it also returns the token's expiry.

@@ -211,7 +211,7 @@ func TestTokenCache(t *testing.T) {
 	ctx := context.Background()
 	exp := now.Add(time.Minute)
 	for range 3 {
-		p, err := c.Verify(ctx, "a", verify(exp, false))
+		p, err := c.Verify(ctx, "", "a", verify(exp, false))
 		if err != nil || p.Subject != "s-a" {
 			t.Fatalf("%+v %v", p, err)
 		}
@@ -219,21 +219,30 @@ func TestTokenCache(t *testing.T) {
 	if calls != 1 {
 		t.Fatalf("verified %d times, want once (cached)", calls)
 	}
-	p, _ := c.Verify(ctx, "a", verify(exp, false))
+	p, _ := c.Verify(ctx, "", "a", verify(exp, false))
 	p.Subject = "changed" // the caller's copy
-	if p, _ := c.Verify(ctx, "a", verify(exp, false)); p.Subject != "s-a" {
+	if p, _ := c.Verify(ctx, "", "a", verify(exp, false)); p.Subject != "s-a" {
 		t.Fatalf("a caller's change reached the cache: %+v", p)
 	}
 	now = exp // expired: verified again
-	if _, err := c.Verify(ctx, "a", verify(exp, true)); err == nil || calls != 2 {
+	if _, err := c.Verify(ctx, "", "a", verify(exp, true)); err == nil || calls != 2 {
 		t.Fatalf("an expired entry answered: %v, %d calls", err, calls)
 	}
-	if _, err := c.Verify(ctx, "a", verify(exp, true)); err == nil || calls != 3 {
+	if _, err := c.Verify(ctx, "", "a", verify(exp, true)); err == nil || calls != 3 {
 		t.Fatalf("a failure was cached: %v, %d calls", err, calls)
+	}
+	// Keyed by token and resource together: the same token for another resource is
+	// verified again, then both are cached.
+	now = now.Add(-time.Second)
+	if _, err := c.Verify(ctx, "https://gw/mcp", "a", verify(exp, false)); err != nil || calls != 4 {
+		t.Fatalf("another resource answered from the cache: %v, %d calls", err, calls)
+	}
+	if _, err := c.Verify(ctx, "https://gw/mcp", "a", verify(exp, false)); err != nil || calls != 4 {
+		t.Fatalf("the second resource was not cached: %v, %d calls", err, calls)
 	}
 	later := now.Add(time.Hour)
 	for _, tok := range []string{"b", "c", "d", "e"} {
-		if _, err := c.Verify(ctx, tok, verify(later, false)); err != nil {
+		if _, err := c.Verify(ctx, "", tok, verify(later, false)); err != nil {
 			t.Fatal(err)
 		}
 	}
