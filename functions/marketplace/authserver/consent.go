@@ -23,15 +23,19 @@ import (
 // browser session (no session: off to sign in, back here after); then the membership (none:
 // a page saying so); then the consent, remembered per person, client and workspace; then
 // the code.
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+func (s *Server) authorize(rw http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	w.Header().Set("Cache-Control", "no-store")
+	rw.Header().Set("Cache-Control", "no-store")
 	if err := r.ParseForm(); err != nil {
-		http.Error(w, "malformed request", http.StatusBadRequest)
+		http.Error(rw, "malformed request", http.StatusBadRequest)
 		return
 	}
+	w := &issWriter{ResponseWriter: rw, iss: s.base(r)}
 	hint, resErr := s.resource(r)
 	ar, err := s.provider.NewAuthorizeRequest(ctx, r)
+	if ar != nil && ar.GetRedirectURI() != nil {
+		w.redirect = ar.GetRedirectURI().String()
+	}
 	if err == nil {
 		err = resErr
 	}
@@ -183,6 +187,9 @@ type pageData struct {
 	Workspaces []workspaceOption
 	Hidden     []hiddenField
 	Action     string
+	// FormTarget is the CSP source of the client's redirect URI (its origin, or its
+	// custom scheme), "" when the page has no consent form.
+	FormTarget string
 }
 
 type workspaceOption struct {
@@ -201,6 +208,7 @@ func (s *Server) consentPage(ctx context.Context, w http.ResponseWriter, r *http
 	}
 	if u, err := url.Parse(r.Form.Get("redirect_uri")); err == nil {
 		d.Redirect = u.Scheme + "://" + u.Host
+		d.FormTarget = cspSource(u)
 	}
 	for _, m := range ms {
 		name := m.WorkspaceID
@@ -226,11 +234,45 @@ func (s *Server) consentPage(ctx context.Context, w http.ResponseWriter, r *http
 func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; img-src https:; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	// form-action also governs the redirects that follow the form's submission (CSP 3
+	// §6.4.1; Chromium enforces it): the decision answers 303 to the client's redirect URI,
+	// so that URI's origin (or custom scheme) is allowed beside 'self'.
+	formAction := "'self'"
+	if d.FormTarget != "" {
+		formAction += " " + d.FormTarget
+	}
+	h.Set("Content-Security-Policy", "default-src 'none'; img-src https:; style-src 'unsafe-inline'; form-action "+formAction+"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with
+	// the form's POST (Fetch §3.2.5), which the decision's cross-origin check must refuse.
+	// Nothing leaves for another origin either way.
+	h.Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	_ = pageTmpl.Execute(w, d)
+}
+
+// cspSource is u as a CSP source expression (CSP 3 §2.3.1): "scheme://host[:port]" for
+// http and https, "scheme:" for a custom scheme (cursor:, vscode:). It returns "" for
+// anything with a character a source expression cannot hold, so that a redirect URI can
+// never add a directive to the policy. The URI was already matched against the client's
+// registered redirect URIs (RFC 6749 §3.1.2.3) before the page is shown.
+func cspSource(u *url.URL) string {
+	ok := func(s, extra string) bool {
+		return s != "" && strings.IndexFunc(s, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(extra, r))
+		}) < 0
+	}
+	if !ok(u.Scheme, "+-.") {
+		return ""
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		if !ok(u.Host, ".-:[]") {
+			return ""
+		}
+		return strings.ToLower(u.Scheme) + "://" + u.Host
+	}
+	return strings.ToLower(u.Scheme) + ":"
 }
 
 var pageTmpl = template.Must(template.New("consent").Parse(`<!doctype html>
@@ -297,3 +339,26 @@ func (j *jwtSigner) GetSignature(_ context.Context, token string) (string, error
 	return token[i+1:], nil
 }
 func (j *jwtSigner) GetSigningMethodLength(context.Context) int { return 32 }
+
+// issWriter adds the authorization server's issuer as the iss parameter to every
+// authorization response sent to the client's redirect URI, success and error alike
+// (RFC 9207 §2; advertised as authorization_response_iss_parameter_supported), so that a
+// client talking to several authorization servers can tell which one answered (mix-up
+// defence). Redirects elsewhere (the sign-in page) are left alone.
+type issWriter struct {
+	http.ResponseWriter
+	iss      string
+	redirect string // the validated redirect URI, "" before validation
+}
+
+func (w *issWriter) WriteHeader(code int) {
+	if loc := w.Header().Get("Location"); code >= 300 && code < 400 && w.redirect != "" && strings.HasPrefix(loc, w.redirect) {
+		if u, err := url.Parse(loc); err == nil {
+			q := u.Query()
+			q.Set("iss", w.iss)
+			u.RawQuery = q.Encode()
+			w.Header().Set("Location", u.String())
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
