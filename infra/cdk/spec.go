@@ -38,7 +38,21 @@ type FunctionSpec struct {
 	// RegistrySync: the function also runs the optional scheduled registry sync
 	// (REGISTRY_SYNC_URL, the SyncRegistry rule; docs/REGISTRY.md).
 	RegistrySync bool
+	// Signing is the function's use of the AuthSigningKey, the KMS key of the access
+	// tokens of the gateway's own authorization server (docs/AUTH.md "Signing key"):
+	// SignerKey signs (kms:Sign, kms:GetPublicKey), VerifierKey only verifies
+	// (kms:GetPublicKey at cold start); both get AUTH_SIGNING_KMS_KEY_ID. Zero: neither.
+	Signing KeyUse
 }
+
+// KeyUse is a function's use of the access-token signing key.
+type KeyUse int
+
+const (
+	NoKey KeyUse = iota
+	VerifierKey
+	SignerKey
+)
 
 // Functions is the stack's function table (docs/DESIGN.md §2, §4, §7, §9a).
 var Functions = []FunctionSpec{
@@ -51,6 +65,7 @@ var Functions = []FunctionSpec{
 		MemoryMB:       512,
 		CatalogActions: []string{"s3:GetObject"},
 		UpstreamAuth:   true,
+		Signing:        VerifierKey,
 		Routes: []Route{
 			{"ANY", "/mcp"},
 			{"ANY", "/mcp/{workspaceId}"},
@@ -69,6 +84,7 @@ var Functions = []FunctionSpec{
 		CatalogActions: []string{"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
 		UpstreamAuth:   true,
 		Identity:       true,
+		Signing:        SignerKey,
 		Routes: []Route{
 			{"ANY", "/api/mcp-marketplace"},
 			{"ANY", "/api/mcp-marketplace/{proxy+}"},
@@ -78,7 +94,7 @@ var Functions = []FunctionSpec{
 			{"GET", "/api/events"},
 			{"GET", "/admin"},
 			{"GET", "/admin/{proxy+}"},
-			{"GET", "/api/oauth/{proxy+}"},
+			{"ANY", "/api/oauth/{proxy+}"},
 			{"ANY", "/api/rate-limits"},
 			{"ANY", "/api/rate-limits/{proxy+}"},
 			{"ANY", "/api/workspaces/{proxy+}"},
@@ -86,6 +102,12 @@ var Functions = []FunctionSpec{
 			{"ANY", "/api/policies"},
 			{"ANY", "/api/policies/{proxy+}"},
 			{"GET", "/api/usage"},
+			// The gateway's own authorization server and its connected clients (docs/AUTH.md).
+			{"ANY", "/oauth/{proxy+}"},
+			{"ANY", "/.well-known/oauth-authorization-server"},
+			{"ANY", "/.well-known/oauth-authorization-server/{proxy+}"},
+			{"ANY", "/api/connected-clients"},
+			{"ANY", "/api/connected-clients/{id}"},
 		},
 	},
 	{
@@ -95,6 +117,7 @@ var Functions = []FunctionSpec{
 		TimeoutSeconds: 29,
 		MemoryMB:       512,
 		CatalogActions: []string{"s3:GetObject", "s3:PutObject"},
+		Signing:        VerifierKey,
 		Routes: []Route{
 			{"ANY", "/api/chats"},
 			{"ANY", "/api/chats/{chatId}/pins"},

@@ -192,6 +192,20 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 	})
 	overrideID(authKey, "UpstreamAuthKey")
 
+	// ------------------------------------------------------------ access-token signing
+	// The RSA key of the access tokens the gateway's own authorization server issues
+	// (docs/AUTH.md "Signing key"), as in template.yaml: RSA_2048 SIGN_VERIFY, the account
+	// administers it, deleted with the stack after 7 days (the tokens live 15 minutes and
+	// nothing stored depends on it); only the functions with FunctionSpec.Signing use it.
+	signingKey := awskms.NewKey(stack, jsii.String("AuthSigningKey"), &awskms.KeyProps{
+		Description:   jsii.String("Agentpack access-token signing (AUTH_SIGNING_KMS_KEY_ID)"),
+		KeySpec:       awskms.KeySpec_RSA_2048,
+		KeyUsage:      awskms.KeyUsage_SIGN_VERIFY,
+		PendingWindow: awscdk.Duration_Days(jsii.Number(7)),
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	overrideID(signingKey, "AuthSigningKey")
+
 	// ------------------------------------------------------------ browser sessions
 	// The key sealing the browser session cookie (docs/AUTH.md "The session"), generated
 	// by the stack as in template.yaml; only the functions with FunctionSpec.Identity read
@@ -289,13 +303,16 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 			Tracing:      awslambda.Tracing_ACTIVE,
 			Environment:  &env,
 		}
-		if spec.RegistrySync || spec.Identity {
+		if spec.RegistrySync || spec.Identity || spec.Signing != NoKey {
 			fnEnv := maps.Clone(env)
 			if spec.RegistrySync {
 				fnEnv["REGISTRY_SYNC_URL"] = p.registrySyncURL.ValueAsString()
 			}
 			if spec.Identity {
 				maps.Copy(fnEnv, identityEnv)
+			}
+			if spec.Signing != NoKey {
+				fnEnv["AUTH_SIGNING_KMS_KEY_ID"] = signingKey.KeyId()
 			}
 			fnProps.Environment = &fnEnv
 		}
@@ -338,6 +355,20 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 				Actions:    jsii.Strings("kms:GenerateDataKey", "kms:Decrypt"),
 				Resources:  jsii.Strings(*authKey.KeyArn()),
 				Conditions: &map[string]any{"StringEquals": map[string]any{"kms:EncryptionContext:purpose": "agentpack-upstream-auth"}},
+			}))
+		}
+		switch spec.Signing {
+		case SignerKey:
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       jsii.String("AuthSigningKeySign"),
+				Actions:   jsii.Strings("kms:Sign", "kms:GetPublicKey"),
+				Resources: jsii.Strings(*signingKey.KeyArn()),
+			}))
+		case VerifierKey:
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       jsii.String("AuthSigningKeyVerify"),
+				Actions:   jsii.Strings("kms:GetPublicKey"),
+				Resources: jsii.Strings(*signingKey.KeyArn()),
 			}))
 		}
 		if spec.Identity {

@@ -152,7 +152,8 @@ func TestParitySAMvsCDK(t *testing.T) {
 	}
 }
 
-// TestParityDetectsDrift makes sure the parity comparison is not vacuous.
+// TestParityDetectsDrift makes sure the parity comparison is not vacuous: a route, a
+// schedule or an environment variable in one stack and not the other is noticed.
 func TestParityDetectsDrift(t *testing.T) {
 	doc := cdkTemplate(t)
 	cdk := cdkFacts(t, doc)
@@ -161,6 +162,13 @@ func TestParityDetectsDrift(t *testing.T) {
 	cdk.Schedules = map[string]string{"rate(1 hour)": "HealthCheckFunction"}
 	if cmp.Equal(sam.Routes, cdk.Routes) || cmp.Equal(sam.Schedules, cdk.Schedules) {
 		t.Fatal("parity comparison did not notice a removed route or a changed schedule")
+	}
+	// An environment variable in one stack and not the other.
+	mk := cdk.Functions["MarketplaceFunction"]
+	mk.EnvKeys = slices.DeleteFunc(slices.Clone(mk.EnvKeys), func(k string) bool { return k == "AUTH_SIGNING_KMS_KEY_ID" })
+	cdk.Functions["MarketplaceFunction"] = mk
+	if cmp.Equal(sam.Functions, cdk.Functions) {
+		t.Fatal("parity comparison did not notice an environment variable missing from one stack")
 	}
 }
 

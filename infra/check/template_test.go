@@ -30,10 +30,13 @@ var wantRoutes = map[string][]string{
 		"ANY /api/mcp-marketplace", "ANY /api/mcp-marketplace/{proxy+}",
 		"ANY /api/mcp-connections", "ANY /api/mcp-connections/{proxy+}", "GET /api/openapi.json",
 		"GET /api/events", "GET /admin", "GET /admin/{proxy+}",
-		"GET /api/oauth/{proxy+}",                               // upstream OAuth callback and client metadata document (issue 12)
+		"ANY /api/oauth/{proxy+}",                               // upstream OAuth callback, client metadata document and consent (issue 12)
 		"ANY /api/rate-limits", "ANY /api/rate-limits/{proxy+}", // rate limits (issue 24)
 		"ANY /api/workspaces/{proxy+}", "ANY /auth/{proxy+}", // members and the sign-in (docs/AUTH.md)
 		"ANY /api/policies", "ANY /api/policies/{proxy+}", "GET /api/usage", // access policies and usage (issue 33)
+		"ANY /oauth/{proxy+}", "ANY /.well-known/oauth-authorization-server", // the gateway's authorization server (docs/AUTH.md)
+		"ANY /.well-known/oauth-authorization-server/{proxy+}",
+		"ANY /api/connected-clients", "ANY /api/connected-clients/{id}",
 	},
 	"PinsFunction": {
 		"ANY /api/chats", "ANY /api/chats/{chatId}/pins", "ANY /api/chats/{chatId}/pins/{pinId}", "GET /api/chats/{chatId}/tools",

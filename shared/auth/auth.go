@@ -72,7 +72,41 @@ type Claims struct {
 	Workspaces []string `json:"workspaces"`
 	// Grant ("sid") names the grant of a token the gateway's authorization server issued.
 	Grant string `json:"sid,omitempty"`
+	// Groups ("groups") are the caller's identity-provider groups: the gateway's own
+	// authorization server copies them from the person's last sign-in (docs/AUTH.md
+	// "Tokens"), and a JWT_JWKS_URL token's "groups" claim is read alike (Okta and
+	// Keycloak name it so). A list of strings, or one string; any other shape refuses the
+	// token.
+	Groups GroupList `json:"groups,omitempty"`
 	jwt.RegisteredClaims
+}
+
+// GroupList is the "groups" claim: a JSON list of strings or a single string (some
+// identity providers send one group as a plain string).
+type GroupList []string
+
+// UnmarshalJSON implements json.Unmarshaler: null (none), a string (one group; "" is none)
+// or a list of strings; any other shape (a number, an object, a list holding a non-string)
+// is an error, which refuses the token as malformed.
+func (g *GroupList) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*g = nil
+		return nil
+	}
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*g = nil
+		if one != "" {
+			*g = GroupList{one}
+		}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(b, &list); err != nil {
+		return errors.New("the groups claim is not a list of strings")
+	}
+	*g = list
+	return nil
 }
 
 // IssuedKey is the public key of the gateway's own authorization server (docs/AUTH.md):
@@ -196,7 +230,7 @@ func (v *Verifier) VerifyResource(ctx context.Context, token, resource string) (
 		p, _, err := verify(ctx, token)
 		return p, err
 	}
-	return v.cache.Verify(ctx, resource+"\x00"+token, verify)
+	return v.cache.Verify(ctx, resource, token, verify)
 }
 
 // verify is VerifyResource without the cache; it also returns the token's expiry.
@@ -233,7 +267,7 @@ func (v *Verifier) verify(token, resource string) (*Principal, time.Time, error)
 	if c.ExpiresAt != nil {
 		exp = c.ExpiresAt.Time
 	}
-	return &Principal{Subject: c.Subject, Role: c.Role, Workspaces: c.Workspaces, Grant: c.Grant}, exp, nil
+	return &Principal{Subject: c.Subject, Role: c.Role, Workspaces: c.Workspaces, Groups: c.Groups, Grant: c.Grant}, exp, nil
 }
 
 // tokenError is Verify's error for a token the parser refused with err (c: the claims as
@@ -280,10 +314,11 @@ func (v *Verifier) isIssued(token string) bool {
 	return json.Unmarshal(b, &hdr) == nil && hdr.Kid == v.issued.KeyID
 }
 
-// Mint signs an HS256 token for p valid for ttl (the dev `make token` command and tests).
+// Mint signs an HS256 token for p (its subject, role, workspaces and groups) valid for ttl
+// (the dev `make token` command and tests).
 func Mint(secret string, p Principal, ttl time.Duration) (string, error) {
 	now := time.Now()
-	c := Claims{Role: p.Role, Workspaces: p.Workspaces, RegisteredClaims: jwt.RegisteredClaims{
+	c := Claims{Role: p.Role, Workspaces: p.Workspaces, Groups: p.Groups, RegisteredClaims: jwt.RegisteredClaims{
 		Subject: p.Subject, IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
 	}}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString([]byte(secret))

@@ -211,7 +211,7 @@ func TestTokenCache(t *testing.T) {
 	ctx := context.Background()
 	exp := now.Add(time.Minute)
 	for range 3 {
-		p, err := c.Verify(ctx, "a", verify(exp, false))
+		p, err := c.Verify(ctx, "", "a", verify(exp, false))
 		if err != nil || p.Subject != "s-a" {
 			t.Fatalf("%+v %v", p, err)
 		}
@@ -219,21 +219,30 @@ func TestTokenCache(t *testing.T) {
 	if calls != 1 {
 		t.Fatalf("verified %d times, want once (cached)", calls)
 	}
-	p, _ := c.Verify(ctx, "a", verify(exp, false))
+	p, _ := c.Verify(ctx, "", "a", verify(exp, false))
 	p.Subject = "changed" // the caller's copy
-	if p, _ := c.Verify(ctx, "a", verify(exp, false)); p.Subject != "s-a" {
+	if p, _ := c.Verify(ctx, "", "a", verify(exp, false)); p.Subject != "s-a" {
 		t.Fatalf("a caller's change reached the cache: %+v", p)
 	}
 	now = exp // expired: verified again
-	if _, err := c.Verify(ctx, "a", verify(exp, true)); err == nil || calls != 2 {
+	if _, err := c.Verify(ctx, "", "a", verify(exp, true)); err == nil || calls != 2 {
 		t.Fatalf("an expired entry answered: %v, %d calls", err, calls)
 	}
-	if _, err := c.Verify(ctx, "a", verify(exp, true)); err == nil || calls != 3 {
+	if _, err := c.Verify(ctx, "", "a", verify(exp, true)); err == nil || calls != 3 {
 		t.Fatalf("a failure was cached: %v, %d calls", err, calls)
+	}
+	// Keyed by token and resource together: the same token for another resource is
+	// verified again, then both are cached.
+	now = now.Add(-time.Second)
+	if _, err := c.Verify(ctx, "https://gw/mcp", "a", verify(exp, false)); err != nil || calls != 4 {
+		t.Fatalf("another resource answered from the cache: %v, %d calls", err, calls)
+	}
+	if _, err := c.Verify(ctx, "https://gw/mcp", "a", verify(exp, false)); err != nil || calls != 4 {
+		t.Fatalf("the second resource was not cached: %v, %d calls", err, calls)
 	}
 	later := now.Add(time.Hour)
 	for _, tok := range []string{"b", "c", "d", "e"} {
-		if _, err := c.Verify(ctx, tok, verify(later, false)); err != nil {
+		if _, err := c.Verify(ctx, "", tok, verify(later, false)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -264,5 +273,44 @@ func TestVerifierCachesByExpiry(t *testing.T) {
 	}
 	if _, err := v.Verify(context.Background(), tok+"x"); apperr.CodeOf(err) != apperr.Unauthenticated {
 		t.Fatalf("tampered token: %v", err)
+	}
+}
+
+// The "groups" claim becomes Principal.Groups: a list, one string, or none; any other
+// shape refuses the token.
+func TestVerifyGroupsClaim(t *testing.T) {
+	v, err := NewVerifier(context.Background(), Options{Secret: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := Mint("s3cret", Principal{Subject: "ada", Role: RoleMember, Workspaces: []string{"w"}, Groups: []string{"eng", "design"}}, time.Hour)
+	if p, err := v.Verify(t.Context(), tok); err != nil || len(p.Groups) != 2 || p.Groups[0] != "eng" || p.Groups[1] != "design" {
+		t.Fatalf("Verify(list) = %+v, %v", p, err)
+	}
+	hs := func(groups any) string {
+		c := jwt.MapClaims{"sub": "ada", "role": RoleMember, "workspaces": []string{"w"}, "exp": time.Now().Add(time.Hour).Unix()}
+		if groups != nil {
+			c["groups"] = groups
+		}
+		s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString([]byte("s3cret"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name   string
+		groups any
+		want   []string
+	}{{"absent", nil, nil}, {"one string", "eng", []string{"eng"}}, {"empty string", "", nil}, {"empty list", []string{}, nil}} {
+		p, err := v.Verify(t.Context(), hs(c.groups))
+		if err != nil || len(p.Groups) != len(c.want) || len(c.want) == 1 && p.Groups[0] != c.want[0] {
+			t.Errorf("%s: Verify = %+v, %v, want groups %v", c.name, p, err, c.want)
+		}
+	}
+	for _, bad := range []any{42, map[string]any{"a": 1}, []any{"eng", 7}} {
+		if p, err := v.Verify(t.Context(), hs(bad)); err == nil || !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("groups %v: Verify = %+v, %v, want the token refused", bad, p, err)
+		}
 	}
 }

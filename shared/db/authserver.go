@@ -214,3 +214,48 @@ func ASConsentPut(ctx context.Context, q Querier, person, client, ws string, sco
 		DO UPDATE SET scopes = EXCLUDED.scopes, granted_at = now()`, person, client, ws, scopes)
 	return Interpret(err)
 }
+
+// ASSwept counts what one ASSweep deleted.
+type ASSwept struct {
+	Tokens, Grants, Clients int64
+}
+
+// ASSweep deletes, at most limit rows of each kind per call (oldest first is not promised),
+// what the authorization server (docs/AUTH.md) can no longer use:
+//   - as_tokens rows (codes, PKCE challenges, access and refresh tokens) a day past their
+//     expiry (the day keeps a just-expired refresh token's reuse detectable meanwhile);
+//   - as_grants with no unexpired token left, a day after their revocation or 31 days after
+//     their last use (the refresh lifetime is 30 days): such a family can issue nothing, and
+//     a missing grant is inactive to ASGrantActive, as a revoked one is;
+//   - as_clients registered (RFC 7591) more than 30 days ago that hold no grant: clients
+//     that registered and never connected anyone, the trace of a registration flood.
+//
+// The health-check function runs it at each pass (functions/healthcheck/health).
+func ASSweep(ctx context.Context, q Querier, limit int) (ASSwept, error) {
+	var out ASSwept
+	tag, err := q.Exec(ctx, `DELETE FROM as_tokens WHERE (kind, signature) IN (
+		SELECT kind, signature FROM as_tokens WHERE expires_at < now() - interval '1 day' LIMIT $1)`, limit)
+	if err != nil {
+		return out, Interpret(err)
+	}
+	out.Tokens = tag.RowsAffected()
+	tag, err = q.Exec(ctx, `DELETE FROM as_grants WHERE id IN (
+		SELECT g.id FROM as_grants g
+		WHERE (g.revoked_at < now() - interval '1 day' OR g.last_used_at < now() - interval '31 days')
+		  AND NOT EXISTS (SELECT 1 FROM as_tokens t WHERE t.request_id = g.id AND t.expires_at > now())
+		LIMIT $1)`, limit)
+	if err != nil {
+		return out, Interpret(err)
+	}
+	out.Grants = tag.RowsAffected()
+	tag, err = q.Exec(ctx, `DELETE FROM as_clients WHERE client_id IN (
+		SELECT c.client_id FROM as_clients c
+		WHERE c.created_at < now() - interval '30 days'
+		  AND NOT EXISTS (SELECT 1 FROM as_grants g WHERE g.client_id = c.client_id)
+		LIMIT $1)`, limit)
+	if err != nil {
+		return out, Interpret(err)
+	}
+	out.Clients = tag.RowsAffected()
+	return out, nil
+}

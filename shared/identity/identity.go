@@ -146,6 +146,21 @@ func (s *Service) Person(ctx context.Context, id string) (_ Person, err error) {
 	return personOf(p), nil
 }
 
+// Groups returns personID's identity-provider groups as of its last sign-in (nil when the
+// sign-in carried none); an unknown person is NOT_FOUND. The authorization server copies
+// them into the access tokens it issues (docs/AUTH.md "Tokens").
+func (s *Service) Groups(ctx context.Context, personID string) (_ []string, err error) {
+	defer derrors.Wrap(&err, "identity.Groups(%s)", personID)
+	p, err := db.PersonGet(ctx, s.Pool, personID)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Groups) == 0 {
+		return nil, nil
+	}
+	return p.Groups, nil
+}
+
 // Memberships returns the workspaces personID belongs to and its role in each
 // (auth.RoleMember or auth.RoleAdmin), ordered by workspace id: its memberships and the
 // roles its groups (as of its last sign-in) are mapped to, the higher role winning. An
@@ -185,6 +200,9 @@ func (s *Service) Principal(ctx context.Context, personID, workspace string) (_ 
 		return nil, err
 	}
 	out := &auth.Principal{Subject: p.ID, Role: auth.RoleAdmin}
+	if len(p.Groups) > 0 {
+		out.Groups = p.Groups
+	}
 	for _, m := range ms {
 		if workspace != "" && m.WorkspaceID != workspace {
 			continue

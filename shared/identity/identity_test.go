@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,5 +236,27 @@ func TestRemovedMemberLosesMembership(t *testing.T) {
 	f.exec(t, `DELETE FROM memberships WHERE person_id = $1`, p.ID)
 	if ms, _ := f.svc.Memberships(ctx, p.ID); len(ms) != 0 {
 		t.Fatalf("a removed member still has %v", ms)
+	}
+}
+
+// Groups are the groups of the last sign-in, for the authorization server's tokens, and
+// Principal carries them for the pages that act as the session's person.
+func TestGroups(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	p, _ := f.svc.SignIn(ctx, Claims{Issuer: "i", Subject: "s", Groups: []string{"eng", "design"}})
+	if g, err := f.svc.Groups(ctx, p.ID); err != nil || !slices.Equal(g, []string{"eng", "design"}) {
+		t.Fatalf("Groups = %v, %v", g, err)
+	}
+	f.exec(t, `INSERT INTO memberships (workspace_id, person_id, role) VALUES ($1, $2, 'member')`, f.a, p.ID)
+	if pr, err := f.svc.Principal(ctx, p.ID, f.a); err != nil || !slices.Equal(pr.Groups, []string{"eng", "design"}) {
+		t.Errorf("Principal = %+v, %v", pr, err)
+	}
+	_, _ = f.svc.SignIn(ctx, Claims{Issuer: "i", Subject: "s"}) // the next sign-in has none
+	if g, err := f.svc.Groups(ctx, p.ID); err != nil || len(g) != 0 {
+		t.Errorf("Groups after a sign-in without groups = %v, %v", g, err)
+	}
+	if _, err := f.svc.Groups(ctx, uuid.NewString()); apperr.CodeOf(err) != apperr.NotFound {
+		t.Errorf("unknown person: %v", err)
 	}
 }

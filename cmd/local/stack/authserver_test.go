@@ -31,6 +31,7 @@ import (
 type testIdentity struct {
 	mu      sync.Mutex
 	members map[string][]authserver.Membership
+	groups  map[string][]string // each person's identity-provider groups
 }
 
 const testPersonCookie = "test-person"
@@ -53,6 +54,18 @@ func (ti *testIdentity) Memberships(_ context.Context, person string) ([]authser
 	return append([]authserver.Membership(nil), ti.members[person]...), nil
 }
 
+func (ti *testIdentity) Groups(_ context.Context, person string) ([]string, error) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	return append([]string(nil), ti.groups[person]...), nil
+}
+
+func (ti *testIdentity) setGroups(person string, groups ...string) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	ti.groups[person] = groups
+}
+
 func (ti *testIdentity) set(person string, ms ...authserver.Membership) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
@@ -68,7 +81,7 @@ type asWorld struct {
 
 func newASWorld(t *testing.T, edit func(*authserver.Options)) *asWorld {
 	t.Helper()
-	ti := &testIdentity{members: map[string][]authserver.Membership{}}
+	ti := &testIdentity{members: map[string][]authserver.Membership{}, groups: map[string][]string{}}
 	w := newWorld(t, &stacktest.Options{Stack: &stack.Options{
 		Identity:   &stack.Identity{Sessions: ti, Members: ti},
 		AuthServer: edit,
@@ -307,6 +320,49 @@ func TestAuthServerFlowAndRefreshReuse(t *testing.T) {
 	}
 	w.challenged(t, newAccess, "/mcp/"+a.id)
 	w.challenged(t, access, "/mcp/"+a.id)
+}
+
+// The identity provider's groups travel in the issued access token (a "groups" claim,
+// copied at every code exchange and refresh), the gateway reads them back and the access
+// policies see them: a policy that lets only group "eng" call tools allows ada (groups
+// [eng]) and denies bob (no groups), both members of A.
+func TestAuthServerGroupsReachPolicies(t *testing.T) {
+	w := newASWorld(t, nil)
+	a := w.ws["A"]
+	w.id.setGroups("ada", "eng", "design")
+	w.id.set("bob", authserver.Membership{WorkspaceID: a.id, Role: auth.RoleMember})
+	st, b := w.do(t, "PUT", "/api/policies", a.admin, map[string]any{"workspaceId": a.id, "text": `permit(principal, action, resource);
+forbid(principal, action == Action::"call", resource is Tool) unless { principal in Group::"eng" && principal.groups.contains("eng") };`})
+	mustStatus(t, "policies", st, http.StatusOK, b)
+
+	client, ada, rt := w.signIn(t, "ada")
+	_, bob, _ := w.signIn(t, "bob")
+	tool := "mcp_" + a.handle + "_echo"
+	if st, _, out := w.call(t, "/mcp/"+a.id, ada, tool, map[string]any{"message": "hi"}, nil); st != 200 || out != "ok" {
+		t.Fatalf("ada (group eng): %d %s, want ok", st, out)
+	}
+	if st, _, out := w.call(t, "/mcp/"+a.id, bob, tool, map[string]any{"message": "hi"}, nil); out == "ok" {
+		t.Fatalf("bob (no group): %d %s, want denied", st, out)
+	}
+	// At the next refresh the token carries the groups of the person's last sign-in.
+	w.id.setGroups("ada", "design")
+	st, r := w.refresh(t, client, rt)
+	if st != 200 {
+		t.Fatalf("refresh: %d %v", st, r)
+	}
+	if st, _, out := w.call(t, "/mcp/"+a.id, r["access_token"].(string), tool, map[string]any{"message": "hi"}, nil); out == "ok" {
+		t.Fatalf("ada out of eng after refresh: %d %s, want denied", st, out)
+	}
+	// More groups than a token carries: refused at the refresh, not silently cut (a
+	// forbid by group could be escaped).
+	many := make([]string, 101)
+	for i := range many {
+		many[i] = fmt.Sprintf("g%d", i)
+	}
+	w.id.setGroups("ada", many...)
+	if st, r := w.refresh(t, client, r["refresh_token"].(string)); st != http.StatusBadRequest || r["error"] != "invalid_grant" {
+		t.Fatalf("refresh with 101 groups: %d %v, want 400 invalid_grant", st, r)
+	}
 }
 
 func TestAuthServerCodeReplay(t *testing.T) {

@@ -695,3 +695,33 @@ func TestPassDeletesExpiredTasks(t *testing.T) {
 		}
 	}
 }
+
+// TestPassSweepsAuthorizationServer: each pass runs db.ASSweep, so a token row a day past
+// its expiry goes and a live one stays (the sweep's rules: shared/db TestASSweep).
+func TestPassSweepsAuthorizationServer(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	for sig, in := range map[string]string{"expired": "-2 days", "live": "1 hour"} {
+		if _, err := w.pool.Exec(ctx, `INSERT INTO as_tokens (signature, kind, request_id, request, expires_at)
+			VALUES ($1, 'access', 'g', '{}', now() + $2::interval)`, sig, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := health.New(health.Options{Pool: w.pool, Pinger: upstreams(t)}).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	rows, err := w.pool.Query(ctx, `SELECT signature FROM as_tokens ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		_ = rows.Scan(&s)
+		left = append(left, s)
+	}
+	rows.Close()
+	if len(left) != 1 || left[0] != "live" {
+		t.Errorf("as_tokens after a pass: %v, want [live]", left)
+	}
+}

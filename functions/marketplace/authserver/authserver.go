@@ -79,10 +79,22 @@ type IdentitySessions struct{ *identity.Sessions }
 // SignInURL implements Sessions (identity.SignInURL: same-origin return paths only).
 func (s IdentitySessions) SignInURL(returnTo string) string { return identity.SignInURL(returnTo) }
 
-// Members reads memberships: at consent, at every code exchange and at every refresh.
+// Members reads memberships (at consent, at every code exchange and at every refresh) and
+// the person's identity-provider groups as of the last sign-in (at every code exchange and
+// refresh: the tokens' groups claim).
 type Members interface {
 	Memberships(ctx context.Context, personID string) ([]Membership, error)
+	Groups(ctx context.Context, personID string) ([]string, error)
 }
+
+// Bounds of the groups an access token carries: the token travels in a request header
+// (API Gateway takes at most 10,240 bytes of request line and headers), so more than these
+// refuse the token with invalid_grant rather than drop some groups, which would let a
+// person escape a policy that forbids by group (docs/AUTH.md "Tokens").
+const (
+	maxTokenGroups     = 100
+	maxTokenGroupBytes = 4096
+)
 
 // Options configure a Server. Pool, Key, Sessions, Members and Guard are required.
 type Options struct {
@@ -334,6 +346,21 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	js.JWTClaims.Extra["role"] = role
+	groups, err := s.o.Members.Groups(ctx, js.JWTClaims.Subject)
+	if err != nil {
+		s.accessError(w, r, ar, fosite.ErrServerError.WithWrap(err))
+		return
+	}
+	if n := groupBytes(groups); len(groups) > maxTokenGroups || n > maxTokenGroupBytes {
+		s.accessError(w, r, ar, fosite.ErrInvalidGrant.WithHintf(
+			"The identity provider sends %d groups (%d bytes) for this person, more than an access token carries (%d groups, %d bytes): narrow the groups claim at the identity provider.",
+			len(groups), n, maxTokenGroups, maxTokenGroupBytes))
+		return
+	}
+	delete(js.JWTClaims.Extra, "groups")
+	if len(groups) > 0 {
+		js.JWTClaims.Extra["groups"] = groups
+	}
 	js.JWTClaims.Issuer = s.base(r)
 	js.JWTClaims.IssuedAt = time.Time{} // each token gets its own iat and jti
 	js.JWTClaims.JTI = ""
@@ -343,6 +370,15 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.provider.WriteAccessResponse(ctx, w, ar, resp)
+}
+
+// groupBytes is the total length of the group names.
+func groupBytes(groups []string) int {
+	n := 0
+	for _, g := range groups {
+		n += len(g)
+	}
+	return n
 }
 
 // roleIn is person's role in workspace ws ("" when not a member).
