@@ -95,12 +95,22 @@ func Analyze(query string) []Concept {
 	words := Terms(query)
 	var kept []string
 	for _, w := range words {
-		if !isStopWord(w) {
+		if !isStopWord(w) && !isNumber(w) {
 			kept = append(kept, w)
 		}
 	}
 	if len(kept) == 0 {
 		kept = words
+	}
+	// "#general" names a chat channel, "@lisa" a user: the sign is the evidence.
+	for _, f := range strings.Fields(query) {
+		if len(f) > 1 && (f[0] == '#' || f[0] == '@') && !isNumber(f[1:]) {
+			if f[0] == '#' {
+				kept = append(kept, "channel")
+			} else {
+				kept = append(kept, "user")
+			}
+		}
 	}
 	var out []Concept
 	seen := map[string]bool{}
@@ -216,6 +226,17 @@ func prefixLookup(w string) []string {
 		}
 	}
 	return nil
+}
+
+// isNumber reports whether w is all digits: a value in an ask ("close issue 88"), not a
+// word that says which tool.
+func isNumber(w string) bool {
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return w != ""
 }
 
 func isStopWord(w string) bool {

@@ -18,7 +18,7 @@ list enumerate show browse
 search find lookup seek query look grep
 get fetch retrieve read obtain view
 open read view
-update edit modify change patch alter
+update edit modify change patch alter mark set
 send post message notify tell say ping share announce
 write save store put
 move rename relocate

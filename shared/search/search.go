@@ -28,6 +28,7 @@ import (
 	"container/heap"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -64,17 +65,20 @@ type Params struct {
 	// finds both): a candidate whose concepts are all covered keeps 1 − Novelty of its
 	// score (0: off).
 	Novelty float64
+	// ClauseFusion is how the hit lists of a query's clauses are merged (see fuse).
+	ClauseFusion int
 }
 
 // DefaultParams are the constants tuned on the dev half of the evaluation set at 4,000
 // tools (docs/SEARCH.md "Tuning").
 var DefaultParams = Params{
-	K1:       2.8,
-	Weight:   [numFields]float64{3, 2.5, 1.25, 0.25, 0.47, 3, 0.3},
-	B:        [numFields]float64{0.5, 0.5, 0.75, 0.5, 0.56, 0.15, 0.75},
-	Synonym:  0.7,
-	Coverage: 0.42,
-	Novelty:  0.3,
+	K1:           2.8,
+	Weight:       [numFields]float64{3, 2.5, 1.25, 0.25, 0.47, 3, 0.3},
+	B:            [numFields]float64{0.5, 0.5, 0.75, 0.5, 0.56, 0.15, 0.75},
+	Synonym:      0.7,
+	Coverage:     0.42,
+	Novelty:      0.3,
+	ClauseFusion: 0,
 }
 
 // Doc is one tool to index. Params are its parameter names; ParamText its parameters'
@@ -211,6 +215,26 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) (hits 
 	if len(concepts) == 0 || ix.n == 0 || limit <= 0 {
 		return nil, 0
 	}
+	hits, total = ix.rank(concepts, limit, keep)
+	clauses := Clauses(query)
+	if len(clauses) < 2 {
+		return hits, total
+	}
+	lists := [][]Hit{hits}
+	for _, c := range clauses {
+		if cc := Analyze(c); len(cc) > 0 {
+			h, _ := ix.rank(cc, limit, keep)
+			lists = append(lists, h)
+		}
+	}
+	if len(lists) < 3 {
+		return hits, total
+	}
+	return fuse(lists, limit, ix.p.ClauseFusion), total
+}
+
+// rank scores the documents for concepts (see Search).
+func (ix *Index) rank(concepts []Concept, limit int, keep func(doc int) bool) (hits []Hit, total int) {
 	acc := ix.scratch.Get().(*accumulator)
 	defer func() {
 		for _, d := range acc.touched {
@@ -336,4 +360,110 @@ func (h *topK) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// fuse merges the hit lists of a query of several clauses: the whole query's list first,
+// then each clause's. mode 0 interleaves them (the whole query's first hit, each clause's
+// first, the whole query's second, …); mode 1 is reciprocal rank fusion (Cormack, Clarke &
+// Büttcher, SIGIR 2009, k = 60). A document already placed is skipped.
+func fuse(lists [][]Hit, limit int, mode int) []Hit {
+	out := make([]Hit, 0, limit)
+	seen := map[int]bool{}
+	if mode == 1 {
+		type agg struct {
+			h Hit
+			s float64
+		}
+		m := map[int]*agg{}
+		var order []int
+		for li, l := range lists {
+			w := 1.0
+			if li == 0 {
+				w = 1.0
+			}
+			for r, h := range l {
+				a := m[h.Doc]
+				if a == nil {
+					a = &agg{h: h}
+					m[h.Doc] = a
+					order = append(order, h.Doc)
+				}
+				a.h.Matched |= h.Matched
+				a.s += w / float64(60+r+1)
+			}
+		}
+		hs := make([]Hit, 0, len(order))
+		for _, d := range order {
+			h := m[d].h
+			h.Score = m[d].s
+			hs = append(hs, h)
+		}
+		slices.SortStableFunc(hs, func(a, b Hit) int {
+			if a.Score != b.Score {
+				if a.Score > b.Score {
+					return -1
+				}
+				return 1
+			}
+			return 0
+		})
+		return hs[:min(limit, len(hs))]
+	}
+	for r := 0; len(out) < limit; r++ {
+		any := false
+		for _, l := range lists {
+			if r >= len(l) {
+				continue
+			}
+			any = true
+			if h := l[r]; !seen[h.Doc] && len(out) < limit {
+				seen[h.Doc] = true
+				out = append(out, h)
+			}
+		}
+		if !any {
+			break
+		}
+	}
+	return out
+}
+
+// clauseSeparators are the words that join the parts of a task that spans tools ("find
+// the crash and open an issue for it"), in English, Portuguese, Spanish and German.
+var clauseSeparators = setOf(`and then afterwards after e depois entao y luego despues und dann danach anschliessend`)
+
+// Clauses splits a query into its parts at commas, semicolons, colons and the words of
+// clauseSeparators; a part without a word that is not a stop word is dropped. A query
+// of one part returns one clause.
+func Clauses(query string) []string {
+	var out []string
+	var cur []string
+	flush := func() {
+		content := false
+		for _, w := range cur {
+			for _, t := range Terms(w) {
+				if !isStopWord(t) {
+					content = true
+				}
+			}
+		}
+		if content {
+			out = append(out, strings.Join(cur, " "))
+		}
+		cur = cur[:0]
+	}
+	for _, f := range strings.Fields(query) {
+		end := strings.IndexAny(f, ",;:") >= 0 && strings.TrimRight(f, ",;:") != f
+		w := strings.TrimRight(f, ",;:")
+		if clauseSeparators[foldAccents.Replace(strings.ToLower(w))] {
+			flush()
+			continue
+		}
+		cur = append(cur, w)
+		if end {
+			flush()
+		}
+	}
+	flush()
+	return out
 }
