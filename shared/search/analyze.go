@@ -16,6 +16,10 @@ import (
 type Concept struct {
 	Word         string
 	Alternatives []Alternative
+	// Hint marks a concept read from the shape of the ask rather than its words ("which
+	// pods are running" asks for a list): it adds to a tool's score but does not count in
+	// the share of concepts matched.
+	Hint bool
 }
 
 // Alternative is one index term that answers a concept, with how much it counts.
@@ -148,8 +152,18 @@ func Analyze(query string) []Concept {
 		}
 		out = appendConcept(out, c, seen)
 	}
+	if len(words) > 0 && listQuestions[foldAccents.Replace(words[0])] && len(out) > 0 {
+		out = append(out, Concept{Word: words[0], Alternatives: []Alternative{{Term: "list", Weight: hintWeight}}, Hint: true})
+	}
 	return out
 }
+
+// listQuestions are the question words that, opening an ask, ask for a list or a look
+// ("which pods are running", "what indexes do we have"), in the four languages.
+var listQuestions = setOf(`which what welche welcher welches quais qual cuales cual que`)
+
+// hintWeight is how much a Hint concept's term counts.
+var hintWeight = 0.5
 
 func appendConcept(out []Concept, c Concept, seen map[string]bool) []Concept {
 	key := c.Alternatives[0].Term

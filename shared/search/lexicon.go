@@ -46,7 +46,7 @@ done finished complete completed
 plan planning steps
 pay payment charge
 invoice bill billing
-customer client
+customer client contact
 refund reimburse money-back
 subscription plan membership recurring
 translate translation
@@ -60,7 +60,7 @@ distance far
 transcript caption subtitle
 video youtube
 database db
-table collection
+table collection spreadsheet sheet
 row record document entry
 sql query
 deploy deployment release ship publish rollout
@@ -105,6 +105,8 @@ function lambda serverless
 project workspace
 user member account
 team group squad
+everyone everybody broadcast
+mobile phone device viewport responsive
 organization org
 wait sleep pause
 hover mouseover
@@ -187,6 +189,7 @@ log in = login auth
 sign in = login auth
 sign up = signup register
 how far = distance
+get touch = contact message send
 how long = duration distance time
 `
 

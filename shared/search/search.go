@@ -275,25 +275,34 @@ func (ix *Index) rank(concepts []Concept, limit int, keep func(doc int) bool) (h
 				acc.touched = append(acc.touched, d)
 			}
 			acc.scores[d] += acc.best[d]
+			acc.best[d] = 0
+			if c.Hint {
+				continue
+			}
 			acc.concepts[d]++
 			acc.masks[d] |= 1 << (ci % 32)
-			acc.best[d] = 0
 		}
 	}
-	// Candidates: the best `pool` by score, re-ranked for novelty below.
+	// Candidates: the best `pool` by score, re-ranked for novelty below. A document that
+	// matched only a hint is no candidate.
+	nc := 0.0
+	for _, c := range concepts {
+		if !c.Hint {
+			nc++
+		}
+	}
 	pool := limit
-	if ix.p.Novelty > 0 && len(concepts) > 1 {
+	if ix.p.Novelty > 0 && nc > 1 {
 		pool = max(limit, 30)
 	}
 	h := &topK{}
-	nc := float64(len(concepts))
 	for _, d := range acc.touched {
-		if keep != nil && !keep(int(d)) {
+		if acc.concepts[d] == 0 || (keep != nil && !keep(int(d))) {
 			continue
 		}
 		total++
 		s := acc.scores[d]
-		if ix.p.Coverage > 0 && len(concepts) > 1 {
+		if ix.p.Coverage > 0 && nc > 1 {
 			s *= math.Pow(float64(acc.concepts[d])/nc, ix.p.Coverage)
 		}
 		hit := Hit{Doc: int(d), Score: s, Matched: acc.fields[d]}
