@@ -103,7 +103,8 @@ func Analyze(query string) []Concept {
 			kept = append(kept, w)
 		}
 	}
-	if len(kept) == 0 {
+	content := len(kept) > 0
+	if !content {
 		kept = words
 	}
 	// "#general" names a chat channel, "@lisa" a user: the sign is the evidence.
@@ -152,7 +153,7 @@ func Analyze(query string) []Concept {
 		}
 		out = appendConcept(out, c, seen)
 	}
-	if len(words) > 0 && listQuestions[foldAccents.Replace(words[0])] && len(out) > 0 {
+	if content && listQuestions[foldAccents.Replace(words[0])] {
 		out = append(out, Concept{Word: words[0], Alternatives: []Alternative{{Term: "list", Weight: hintWeight}}, Hint: true})
 	}
 	return out
