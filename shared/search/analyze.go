@@ -153,11 +153,50 @@ func Analyze(query string) []Concept {
 		}
 		out = appendConcept(out, c, seen)
 	}
+	// "open an issue", "file a bug", "raise a ticket": the verb creates the object.
+	for i := range out {
+		verb := false
+		for _, a := range out[i].Alternatives {
+			verb = verb || (a.Weight == 1 && createVerbs[a.Term])
+		}
+		if !verb || readsBefore(out[:i]) {
+			continue // "list the open issues": open is the state
+		}
+		for _, o := range out[i+1 : min(i+3, len(out))] {
+			if createObjects[o.Alternatives[0].Term] || (len(o.Alternatives) > 1 && createObjects[o.Alternatives[1].Term]) {
+				out[i].add(Stem("create"), 1)
+				break
+			}
+		}
+	}
 	if content && listQuestions[foldAccents.Replace(words[0])] {
 		out = append(out, Concept{Word: words[0], Alternatives: []Alternative{{Term: "list", Weight: hintWeight}}, Hint: true})
 	}
 	return out
 }
+
+// createVerbs and createObjects (stems): a verb of createVerbs (or its translation)
+// followed, within two concepts, by an object of createObjects asks to create it ("open
+// a GitHub issue", "raise a ticket", "abrir um ticket").
+var (
+	createVerbs   = setOfWords(stemAll(`open raise submit`)...)
+	createObjects = setOfWords(stemAll(`issue ticket bug pr pull merge incident case defect`)...)
+)
+
+// readsBefore reports whether one of concepts asks to read (list, search, show, get,
+// count): a later "open" is then a state, not a verb.
+func readsBefore(concepts []Concept) bool {
+	for _, c := range concepts {
+		for _, a := range c.Alternatives {
+			if a.Weight == 1 && readVerbs[a.Term] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var readVerbs = setOfWords(stemAll(`list search find show get count fetch`)...)
 
 // listQuestions are the question words that, opening an ask, ask for a list or a look
 // ("which pods are running", "what indexes do we have"), in the four languages.
@@ -252,6 +291,14 @@ func isNumber(w string) bool {
 		}
 	}
 	return w != ""
+}
+
+func setOfWords(ws ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
 }
 
 func isStopWord(w string) bool {

@@ -275,3 +275,35 @@ func TestSearchClauses(t *testing.T) {
 		t.Errorf("which things: %v", hits)
 	}
 }
+
+// TestAnalyzeCreateVerb: "open" (or its translation) before an issue-like object within
+// two concepts asks to create it, unless a reading verb comes first ("list the open
+// issues": open is the state).
+func TestAnalyzeCreateVerb(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		query string
+		want  bool
+	}{
+		{"open a github issue for it", true},
+		{"raise a ticket", true},
+		{"abrir uma issue no github", true},
+		{"open the page", false},
+		{"open the config file and look at the issue list there", false},
+		{"list the open issues", false},
+		{"show open pull requests", false},
+	}
+	for _, tc := range tests {
+		got := false
+		for _, c := range Analyze(tc.query) {
+			for _, a := range c.Alternatives {
+				if a.Term == Stem("create") && a.Weight == 1 {
+					got = true
+				}
+			}
+		}
+		if got != tc.want {
+			t.Errorf("Analyze(%q) reads create: %v, want %v (%v)", tc.query, got, tc.want, alternatives(tc.query))
+		}
+	}
+}
