@@ -16,8 +16,10 @@
 // a document scores, for each concept, its best alternative (a synonym counts a little
 // less than the word itself), and the sum is scaled by the share of the query's concepts
 // the document matches, so that a tool answering the whole ask outranks one that repeats
-// a single common word. The tables are in lexicon.go; the weights in DefaultParams were
-// tuned on the dev half of the evaluation set (shared/search/searcheval).
+// a single common word. An ask of several clauses ("find the crash and open an issue for
+// it") is also searched clause by clause, and the lists interleaved, so that a task that
+// spans two tools finds both. The tables are in lexicon.go; the weights in DefaultParams
+// were tuned on the dev half of the evaluation set (shared/search/searcheval).
 //
 // Nothing here does I/O; an Index is immutable once built and safe for concurrent use. A
 // query touches only the postings of its own terms, so its cost follows how many tools
