@@ -272,7 +272,8 @@ const usageBucketSQL = `CASE WHEN d < 0.1 THEN 0 ELSE least(39, floor(2 * log(2.
 // auditInsertSQL writes a batch of audit rows ($1…$12, one array each; a key already
 // written is skipped) and, in the same statement, adds the rows it wrote to usage_rollup:
 // per workspace, 5-minute bucket, tool, connection, principal and chat, the calls, the
-// errors ($13: isError of each row) and the latency histogram of the others.
+// errors ($13: isError of each row) and the latency histogram of the others. The groups go
+// in key order, so that concurrent batches lock the rollup rows they share in one order.
 var auditInsertSQL = func() string {
 	var hist []string
 	for i := range UsageLatencyBuckets {
@@ -294,7 +295,7 @@ var auditInsertSQL = func() string {
 	)
 	INSERT INTO usage_rollup AS u (workspace_id, bucket, tool, connection, principal, chat, calls, errors, latency)
 	SELECT w, bk, tl, conn, p, chat, count(*), count(*) FILTER (WHERE err), ARRAY[` + strings.Join(hist, ", ") + `]
-	FROM r GROUP BY w, bk, tl, conn, p, chat
+	FROM r GROUP BY w, bk, tl, conn, p, chat ORDER BY w, bk, tl, conn, p, chat
 	ON CONFLICT (workspace_id, bucket, tool, connection, principal, chat) DO UPDATE SET
 		calls = u.calls + EXCLUDED.calls, errors = u.errors + EXCLUDED.errors,
 		latency = ARRAY(SELECT a + b FROM unnest(u.latency, EXCLUDED.latency) WITH ORDINALITY AS h(a, b, o) ORDER BY o)`
