@@ -464,8 +464,8 @@ func Clauses(query string) []string {
 		cur = cur[:0]
 	}
 	for _, f := range strings.Fields(query) {
-		end := strings.IndexAny(f, ",;:") >= 0 && strings.TrimRight(f, ",;:") != f
 		w := strings.TrimRight(f, ",;:")
+		end := w != f
 		if clauseSeparators[foldAccents.Replace(strings.ToLower(w))] {
 			flush()
 			continue
