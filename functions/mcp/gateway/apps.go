@@ -12,7 +12,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -147,18 +147,18 @@ func withAppURIs(def json.RawMessage, handle string) json.RawMessage {
 	if len(toolAppURIs(def)) == 0 {
 		return def
 	}
-	top, ok := mcpclient.Members(def)
+	top, ok := jsonobj.Members(def)
 	if !ok {
 		return def
 	}
 	meta := top["_meta"]
-	mm, ok := mcpclient.Members(meta)
+	mm, ok := jsonobj.Members(meta)
 	if !ok {
 		return def
 	}
 	// setURI returns obj with member key (a ui:// URI string) shown under handle.
 	setURI := func(obj json.RawMessage, key string) json.RawMessage {
-		m, _ := mcpclient.Members(obj)
+		m, _ := jsonobj.Members(obj)
 		var s string
 		if json.Unmarshal(m[key], &s) != nil {
 			return obj
@@ -167,14 +167,14 @@ func withAppURIs(def json.RawMessage, handle string) json.RawMessage {
 		if !ok {
 			return obj
 		}
-		if out, err := mcpclient.SetMember(obj, key, jsonString(ns)); err == nil {
+		if out, err := jsonobj.SetMember(obj, key, jsonString(ns)); err == nil {
 			return out
 		}
 		return obj
 	}
-	if ui, ok := mcpclient.Members(mm["ui"]); ok && ui["resourceUri"] != nil {
+	if ui, ok := jsonobj.Members(mm["ui"]); ok && ui["resourceUri"] != nil {
 		if nui := setURI(mm["ui"], "resourceUri"); !bytes.Equal(nui, mm["ui"]) {
-			if out, err := mcpclient.SetMember(meta, "ui", nui); err == nil {
+			if out, err := jsonobj.SetMember(meta, "ui", nui); err == nil {
 				meta = out
 			}
 		}
@@ -182,7 +182,7 @@ func withAppURIs(def json.RawMessage, handle string) json.RawMessage {
 	if mm["ui/resourceUri"] != nil {
 		meta = setURI(meta, "ui/resourceUri")
 	}
-	out, err := mcpclient.SetMember(def, "_meta", meta)
+	out, err := jsonobj.SetMember(def, "_meta", meta)
 	if err != nil {
 		return def
 	}
@@ -388,7 +388,7 @@ func (g *Gateway) readApp(ctx context.Context, st *request.State, a *appTables, 
 	if !ok || c == nil {
 		return nil, wire.InvalidParams("resource not found: " + uri)
 	}
-	up, err := mcpclient.SetMember(params, "uri", jsonString(upstream))
+	up, err := jsonobj.SetMember(params, "uri", jsonString(upstream))
 	if err != nil {
 		return nil, wire.InvalidParams("params must be an object")
 	}
@@ -404,12 +404,12 @@ func (g *Gateway) readApp(ctx context.Context, st *request.State, a *appTables, 
 // kept. A result of another shape is returned as it is (the client judges it, as for any
 // forwarded result).
 func appResult(res json.RawMessage, handle string) json.RawMessage {
-	m, ok := mcpclient.Members(res)
+	m, ok := jsonobj.Members(res)
 	if !ok || m["contents"] == nil {
 		return res
 	}
 	contents, changed := mapItems(m["contents"], func(item json.RawMessage) (json.RawMessage, bool) {
-		im, ok := mcpclient.Members(item)
+		im, ok := jsonobj.Members(item)
 		if !ok {
 			return nil, false
 		}
@@ -421,13 +421,13 @@ func appResult(res json.RawMessage, handle string) json.RawMessage {
 		if !ok {
 			return nil, false
 		}
-		edited, err := mcpclient.SetMember(item, "uri", jsonString(ns))
+		edited, err := jsonobj.SetMember(item, "uri", jsonString(ns))
 		return edited, err == nil
 	})
 	if !changed {
 		return res
 	}
-	edited, err := mcpclient.SetMember(res, "contents", contents)
+	edited, err := jsonobj.SetMember(res, "contents", contents)
 	if err != nil {
 		return res
 	}
@@ -447,12 +447,12 @@ func appCallResult(res json.RawMessage, handle string) json.RawMessage {
 		return res // the cheap test first: most results carry no view
 	}
 	res = withAppURIs(res, handle)
-	m, ok := mcpclient.Members(res)
+	m, ok := jsonobj.Members(res)
 	if !ok || m["content"] == nil {
 		return res
 	}
 	content, changed := mapItems(m["content"], func(item json.RawMessage) (json.RawMessage, bool) {
-		im, ok := mcpclient.Members(item)
+		im, ok := jsonobj.Members(item)
 		if !ok {
 			return nil, false
 		}
@@ -466,7 +466,7 @@ func appCallResult(res json.RawMessage, handle string) json.RawMessage {
 			if !ok {
 				return nil, false
 			}
-			out, err := mcpclient.SetMember(item, "resource", r)
+			out, err := jsonobj.SetMember(item, "resource", r)
 			return out, err == nil
 		}
 		return nil, false
@@ -474,7 +474,7 @@ func appCallResult(res json.RawMessage, handle string) json.RawMessage {
 	if !changed {
 		return res
 	}
-	if out, err := mcpclient.SetMember(res, "content", content); err == nil {
+	if out, err := jsonobj.SetMember(res, "content", content); err == nil {
 		return out
 	}
 	return res
@@ -484,7 +484,7 @@ func appCallResult(res json.RawMessage, handle string) json.RawMessage {
 // URI, or an opaque URI and obj's mimeType is the MCP App one; ok is false when nothing
 // changed.
 func mapURIMember(obj json.RawMessage, key, handle string) (json.RawMessage, bool) {
-	m, ok := mcpclient.Members(obj)
+	m, ok := jsonobj.Members(obj)
 	if !ok {
 		return nil, false
 	}
@@ -500,7 +500,7 @@ func mapURIMember(obj json.RawMessage, key, handle string) (json.RawMessage, boo
 	if !ok {
 		return nil, false
 	}
-	out, err := mcpclient.SetMember(obj, key, jsonString(ns))
+	out, err := jsonobj.SetMember(obj, key, jsonString(ns))
 	return out, err == nil
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -127,7 +127,7 @@ func skillEntry(entry json.RawMessage, handle string) (json.RawMessage, bool) {
 	if !ok {
 		return nil, false
 	}
-	m, _ := mcpclient.Members(out)
+	m, _ := jsonobj.Members(out)
 	if m["resources"] == nil {
 		return out, true
 	}
@@ -137,7 +137,7 @@ func skillEntry(entry json.RawMessage, handle string) (json.RawMessage, bool) {
 	if !changed {
 		return out, true
 	}
-	if edited, err := mcpclient.SetMember(out, "resources", res); err == nil {
+	if edited, err := jsonobj.SetMember(out, "resources", res); err == nil {
 		return edited, true
 	}
 	return out, true
@@ -146,7 +146,7 @@ func skillEntry(entry json.RawMessage, handle string) (json.RawMessage, bool) {
 // mapSkillMember returns obj with its member key (a skill:// URI) under handle; ok is false
 // when it is no skill:// URI.
 func mapSkillMember(obj json.RawMessage, key, handle string) (json.RawMessage, bool) {
-	m, ok := mcpclient.Members(obj)
+	m, ok := jsonobj.Members(obj)
 	if !ok {
 		return nil, false
 	}
@@ -158,7 +158,7 @@ func mapSkillMember(obj json.RawMessage, key, handle string) (json.RawMessage, b
 	if !ok {
 		return nil, false
 	}
-	out, err := mcpclient.SetMember(obj, key, jsonString(ns))
+	out, err := jsonobj.SetMember(obj, key, jsonString(ns))
 	return out, err == nil
 }
 
@@ -254,7 +254,7 @@ func (g *Gateway) skillsGet(ctx context.Context, st *request.State, conns map[st
 	if !ok || c == nil {
 		return nil, wire.InvalidParams("not a skill of this server: " + p.URI)
 	}
-	up, err := mcpclient.SetMember(params, "uri", jsonString(upstream))
+	up, err := jsonobj.SetMember(params, "uri", jsonString(upstream))
 	if err != nil {
 		return nil, wire.InvalidParams("params must be an object")
 	}
@@ -262,7 +262,7 @@ func (g *Gateway) skillsGet(ctx context.Context, st *request.State, conns map[st
 	if err != nil {
 		return nil, err
 	}
-	m, ok := mcpclient.Members(res)
+	m, ok := jsonobj.Members(res)
 	if !ok || m["skill"] == nil {
 		return res, nil
 	}
@@ -270,7 +270,7 @@ func (g *Gateway) skillsGet(ctx context.Context, st *request.State, conns map[st
 	if !ok {
 		return res, nil
 	}
-	if out, err := mcpclient.SetMember(res, "skill", entry); err == nil {
+	if out, err := jsonobj.SetMember(res, "skill", entry); err == nil {
 		return out, nil
 	}
 	return res, nil
@@ -296,7 +296,7 @@ func skillRead(conns map[string]*catalog.Connection, params json.RawMessage) (st
 func (g *Gateway) readSkill(ctx context.Context, st *request.State, conns map[string]*catalog.Connection, uri string, params json.RawMessage) (json.RawMessage, error) {
 	handle, upstream, _ := skillTarget(uri)
 	c := conns[handle]
-	up, err := mcpclient.SetMember(params, "uri", jsonString(upstream))
+	up, err := jsonobj.SetMember(params, "uri", jsonString(upstream))
 	if err != nil || c == nil {
 		return nil, wire.InvalidParams("resource not found: " + uri)
 	}
@@ -304,7 +304,7 @@ func (g *Gateway) readSkill(ctx context.Context, st *request.State, conns map[st
 	if err != nil {
 		return nil, err
 	}
-	m, ok := mcpclient.Members(res)
+	m, ok := jsonobj.Members(res)
 	if !ok || m["contents"] == nil {
 		return res, nil
 	}
@@ -314,7 +314,7 @@ func (g *Gateway) readSkill(ctx context.Context, st *request.State, conns map[st
 	if !changed {
 		return res, nil
 	}
-	if out, err := mcpclient.SetMember(res, "contents", contents); err == nil {
+	if out, err := jsonobj.SetMember(res, "contents", contents); err == nil {
 		return out, nil
 	}
 	return res, nil
