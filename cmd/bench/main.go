@@ -74,7 +74,7 @@ func main() {
 	scale := flag.String("scale", "1,10,100,1000", "connection counts of the scale table (empty: no scale table)")
 	only := flag.String("only", "", `"scale": only the scale table; "health": only the health leg; "limit": only the limit leg (limit.go); "workspaces": only the many-workspaces leg (workspaces.go); "search": only the tool-search leg (search.go, no database)`)
 	distractors := flag.String("distractors", "gateway", `search leg: the distractor tools ("gateway" or "realistic", shared/search/searcheval)`)
-	misses := flag.Int("misses", 0, "search leg: print this many missed test queries per level to stderr")
+	misses := flag.Int("misses", 0, "search leg: print this many missed queries of the dev half per level to stderr (the test half's misses are never printed)")
 	wsMem := flag.String("wsmem", "512,128", "workspaces leg: AWS_LAMBDA_FUNCTION_MEMORY_SIZE values (MiB), one gateway run each")
 	scaleProfile := flag.String("scaleprofile", "", "write a CPU profile of the largest scale level's installs and refreshes to this file")
 	flag.Parse()

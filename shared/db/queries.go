@@ -3,9 +3,13 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -201,7 +205,10 @@ const AuditEventBatchMax = 10000
 // unnested, so the statement is described once per connection whatever the batch size).
 // Either every row is written or none (a constraint violation by one row fails the
 // statement). A row with a RowKey that is already in the table is skipped, so retrying a
-// batch whose commit was not seen writes nothing twice. A zero OccurredAt is now(). No rows
+// batch whose commit was not seen writes nothing twice (a row without a RowKey gets a fresh
+// one). The same statement adds the rows it wrote (those of a workspace) to usage_rollup,
+// the Usage page's 5-minute rollup (auditInsertSQL, UsageByKey), so the rollup never
+// disagrees with the rows. A zero OccurredAt is now(). No rows
 // is a no-op. Errors: VALIDATION_ERROR (more than AuditEventBatchMax rows, a RowKey that is
 // not a UUID, or a row the table's constraints refuse), else Interpret's.
 func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error {
@@ -212,33 +219,87 @@ func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error 
 		return apperr.New(apperr.Validation, "%d audit rows in one statement, at most %d", len(evs), AuditEventBatchMax)
 	}
 	n := len(evs)
-	keys, at := make([]*string, n), make([]*time.Time, n)
+	keys, at := make([]string, n), make([]*time.Time, n)
 	reqs, principals, tools, versions, kinds, digests := make([]string, n), make([]string, n), make([]string, n),
 		make([]string, n), make([]string, n), make([]string, n)
 	wss, conns, chats := make([]*string, n), make([]*string, n), make([]*string, n)
-	durs := make([]float64, n)
+	durs, errs := make([]float64, n), make([]bool, n)
 	for i, e := range evs {
-		if e.RowKey != "" {
-			if !IsUUID(e.RowKey) {
-				return apperr.New(apperr.Validation, "audit row key %q is not a UUID", e.RowKey)
-			}
-			keys[i] = &e.RowKey
+		switch {
+		case e.RowKey == "":
+			keys[i] = uuid.NewString() // every row gets a key: the rollup joins on it
+		case !IsUUID(e.RowKey):
+			return apperr.New(apperr.Validation, "audit row key %q is not a UUID", e.RowKey)
+		default:
+			keys[i] = e.RowKey
 		}
 		if !e.OccurredAt.IsZero() {
 			at[i] = &e.OccurredAt
 		}
 		reqs[i], principals[i], tools[i], versions[i], kinds[i], digests[i] = e.RequestID, e.Principal, e.Tool, e.Version, e.Kind, e.ArgsDigest
-		wss[i], conns[i], chats[i], durs[i] = e.WorkspaceID, e.ConnectionID, e.ChatID, e.DurationMS
+		wss[i], conns[i], chats[i], durs[i], errs[i] = e.WorkspaceID, e.ConnectionID, e.ChatID, e.DurationMS, isError(e)
 	}
-	_, err := q.Exec(ctx, `INSERT INTO audit_events
-		(row_key, occurred_at, request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest, chat_id)
-		SELECT k, COALESCE(t, now()), r, p, w, tl, v, kd, c, d, g, ch
-		FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::text[], $7::text[],
-			$8::text[], $9::uuid[], $10::float8[], $11::text[], $12::uuid[]) AS x(k, t, r, p, w, tl, v, kd, c, d, g, ch)
-		ON CONFLICT (row_key) WHERE row_key IS NOT NULL DO NOTHING`,
-		keys, at, reqs, principals, wss, tools, versions, kinds, conns, durs, digests, chats)
+	_, err := q.Exec(ctx, auditInsertSQL, keys, at, reqs, principals, wss, tools, versions, kinds, conns, durs, digests, chats, errs)
 	return Interpret(err)
 }
+
+// isError reports whether an audit row counts as an error on the Usage page (usage_rollup's
+// errors; its duration stays out of the latency histogram): a call refused by an access
+// policy (kind "denied").
+func isError(e *AuditEvent) bool { return e.Kind == "denied" }
+
+// UsageLatencyBuckets is the number of buckets of usage_rollup's latency histogram
+// (migrations/00045_usage_rollup.sql): bucket 0 is under 0.1 ms, bucket i in 1..38 is
+// [0.1·√2^(i−1), 0.1·√2^i) ms, bucket 39 is 0.1·√2^38 ms (about 52 s) and above.
+const UsageLatencyBuckets = 40
+
+// usageBucketBounds returns bucket i's lower and upper bound in ms (the last bucket's upper
+// bound is its lower bound: a duration there reads back as that).
+func usageBucketBounds(i int) (lo, hi float64) {
+	edge := func(j int) float64 { return 0.1 * math.Pow(math.Sqrt2, float64(j)) }
+	switch {
+	case i <= 0:
+		return 0, 0.1
+	case i >= UsageLatencyBuckets-1:
+		return edge(UsageLatencyBuckets - 2), edge(UsageLatencyBuckets - 2)
+	}
+	return edge(i - 1), edge(i)
+}
+
+// usageBucketSQL is a duration's bucket (d in ms), as the migration's backfill computes it.
+const usageBucketSQL = `CASE WHEN d < 0.1 THEN 0 ELSE least(39, floor(2 * log(2.0, (d / 0.1)::numeric))::int + 1) END`
+
+// auditInsertSQL writes a batch of audit rows ($1…$12, one array each; a key already
+// written is skipped) and, in the same statement, adds the rows it wrote to usage_rollup:
+// per workspace, 5-minute bucket, tool, connection, principal and chat, the calls, the
+// errors ($13: isError of each row) and the latency histogram of the others. The groups go
+// in key order, so that concurrent batches lock the rollup rows they share in one order.
+var auditInsertSQL = func() string {
+	var hist []string
+	for i := range UsageLatencyBuckets {
+		hist = append(hist, fmt.Sprintf("count(*) FILTER (WHERE NOT err AND li = %d)", i))
+	}
+	return `WITH x AS (
+		SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::text[], $7::text[],
+			$8::text[], $9::uuid[], $10::float8[], $11::text[], $12::uuid[], $13::bool[]) AS x(k, t, r, p, w, tl, v, kd, c, d, g, ch, err)
+	), ins AS (
+		INSERT INTO audit_events
+		(row_key, occurred_at, request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest, chat_id)
+		SELECT k, COALESCE(t, now()), r, p, w, tl, v, kd, c, d, g, ch FROM x
+		ON CONFLICT (row_key) WHERE row_key IS NOT NULL DO NOTHING
+		RETURNING row_key, occurred_at
+	), r AS (
+		SELECT x.w, date_bin('5 minutes', ins.occurred_at, timestamptz 'epoch') AS bk, x.tl, coalesce(x.c::text, 'builtin') AS conn,
+			x.p, coalesce(x.ch::text, 'none') AS chat, x.err, ` + usageBucketSQL + ` AS li
+		FROM ins JOIN x ON x.k = ins.row_key WHERE x.w IS NOT NULL
+	)
+	INSERT INTO usage_rollup AS u (workspace_id, bucket, tool, connection, principal, chat, calls, errors, latency)
+	SELECT w, bk, tl, conn, p, chat, count(*), count(*) FILTER (WHERE err), ARRAY[` + strings.Join(hist, ", ") + `]
+	FROM r GROUP BY w, bk, tl, conn, p, chat ORDER BY w, bk, tl, conn, p, chat
+	ON CONFLICT (workspace_id, bucket, tool, connection, principal, chat) DO UPDATE SET
+		calls = u.calls + EXCLUDED.calls, errors = u.errors + EXCLUDED.errors,
+		latency = ARRAY(SELECT a + b FROM unnest(u.latency, EXCLUDED.latency) WITH ORDINALITY AS h(a, b, o) ORDER BY o)`
+}()
 
 // AuditEventList returns the newest limit (1–200) audit rows of workspace ws.
 func AuditEventList(ctx context.Context, q Querier, ws string, limit int) ([]AuditEvent, error) {

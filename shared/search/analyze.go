@@ -16,6 +16,10 @@ import (
 type Concept struct {
 	Word         string
 	Alternatives []Alternative
+	// Hint marks a concept read from the shape of the ask rather than its words ("which
+	// pods are running" asks for a list): it adds to a tool's score but does not count in
+	// the share of concepts matched.
+	Hint bool
 }
 
 // Alternative is one index term that answers a concept, with how much it counts.
@@ -95,12 +99,23 @@ func Analyze(query string) []Concept {
 	words := Terms(query)
 	var kept []string
 	for _, w := range words {
-		if !isStopWord(w) {
+		if !isStopWord(w) && !isNumber(w) {
 			kept = append(kept, w)
 		}
 	}
-	if len(kept) == 0 {
+	content := len(kept) > 0
+	if !content {
 		kept = words
+	}
+	// "#general" names a chat channel, "@lisa" a user: the sign is the evidence.
+	for _, f := range strings.Fields(query) {
+		if len(f) > 1 && (f[0] == '#' || f[0] == '@') && !isNumber(f[1:]) {
+			if f[0] == '#' {
+				kept = append(kept, "channel")
+			} else {
+				kept = append(kept, "user")
+			}
+		}
 	}
 	var out []Concept
 	seen := map[string]bool{}
@@ -138,8 +153,57 @@ func Analyze(query string) []Concept {
 		}
 		out = appendConcept(out, c, seen)
 	}
+	// "open an issue", "file a bug", "raise a ticket": the verb creates the object.
+	for i := range out {
+		verb := false
+		for _, a := range out[i].Alternatives {
+			verb = verb || (a.Weight == 1 && createVerbs[a.Term])
+		}
+		if !verb || readsBefore(out[:i]) {
+			continue // "list the open issues": open is the state
+		}
+		for _, o := range out[i+1 : min(i+3, len(out))] {
+			if createObjects[o.Alternatives[0].Term] || (len(o.Alternatives) > 1 && createObjects[o.Alternatives[1].Term]) {
+				out[i].add(Stem("create"), 1)
+				break
+			}
+		}
+	}
+	if content && listQuestions[foldAccents.Replace(words[0])] {
+		out = append(out, Concept{Word: words[0], Alternatives: []Alternative{{Term: "list", Weight: hintWeight}}, Hint: true})
+	}
 	return out
 }
+
+// createVerbs and createObjects (stems): a verb of createVerbs (or its translation)
+// followed, within two concepts, by an object of createObjects asks to create it ("open
+// a GitHub issue", "raise a ticket", "abrir um ticket").
+var (
+	createVerbs   = setOfWords(stemAll(`open raise submit`)...)
+	createObjects = setOfWords(stemAll(`issue ticket bug pr pull merge incident case defect`)...)
+)
+
+// readsBefore reports whether one of concepts asks to read (list, search, show, get,
+// count): a later "open" is then a state, not a verb.
+func readsBefore(concepts []Concept) bool {
+	for _, c := range concepts {
+		for _, a := range c.Alternatives {
+			if a.Weight == 1 && readVerbs[a.Term] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var readVerbs = setOfWords(stemAll(`list search find show get count fetch`)...)
+
+// listQuestions are the question words that, opening an ask, ask for a list or a look
+// ("which pods are running", "what indexes do we have"), in the four languages.
+var listQuestions = setOf(`which what welche welcher welches quais qual cuales cual que`)
+
+// hintWeight is how much a Hint concept's term counts.
+var hintWeight = 0.5
 
 func appendConcept(out []Concept, c Concept, seen map[string]bool) []Concept {
 	key := c.Alternatives[0].Term
@@ -216,6 +280,25 @@ func prefixLookup(w string) []string {
 		}
 	}
 	return nil
+}
+
+// isNumber reports whether w is all digits: a value in an ask ("close issue 88"), not a
+// word that says which tool.
+func isNumber(w string) bool {
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+func setOfWords(ws ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
 }
 
 func isStopWord(w string) bool {

@@ -173,3 +173,137 @@ func TestSearchNovelty(t *testing.T) {
 		t.Errorf("novelty off: %v", hits)
 	}
 }
+
+// TestClauses: a task is cut at commas, semicolons, colons and the joining words of the
+// four languages; a part of stop words only is dropped; one part stays one clause.
+func TestClauses(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{"find the crash in sentry and open a github issue for it", []string{"find the crash in sentry", "open a github issue for it"}},
+		{"list the files then read the main one", []string{"list the files", "read the main one"}},
+		{"look at the logs and then restart it", []string{"look at the logs", "restart it"}},
+		{"log into the site: fill in the password, click sign in", []string{"log into the site", "fill in the password", "click sign in"}},
+		{"busque o pedido e depois envie", []string{"busque o pedido", "envie"}},
+		{"busca el pedido y luego envíalo", []string{"busca el pedido", "envíalo"}},
+		{"Datei lesen und danach löschen", []string{"Datei lesen", "löschen"}},
+		{"fix it and then", []string{"fix it"}},
+		{"take a screenshot", []string{"take a screenshot"}},
+		{"and, then;", nil},
+	}
+	for _, tc := range tests {
+		if d := cmp.Diff(tc.want, Clauses(tc.query)); d != "" {
+			t.Errorf("Clauses(%q) (-want +got):\n%s", tc.query, d)
+		}
+	}
+}
+
+// TestAnalyzeSigns: numbers are values, not words; "#name" is a channel and "@name" a
+// user; an ask opening with a question word hints a list, and the hint is marked.
+func TestAnalyzeSigns(t *testing.T) {
+	t.Parallel()
+	words := func(q string) []string {
+		var out []string
+		for _, c := range Analyze(q) {
+			w := c.Word
+			if c.Hint {
+				w += "?"
+			}
+			out = append(out, w)
+		}
+		return out
+	}
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{"close issue 88", []string{"close", "issue"}},
+		{"88", []string{"88"}},
+		{"tell #general the deploy is done", []string{"tell", "general", "deploy", "done", "channel"}},
+		{"#42", []string{"42"}},
+		{"ping @lisa", []string{"ping", "lisa", "user"}},
+		{"which pods are running", []string{"pods", "running", "which?"}},
+		{"Welche Dateien gibt es", []string{"dateien", "gibt", "welche?"}},
+		{"which", []string{"which"}},
+	}
+	for _, tc := range tests {
+		if d := cmp.Diff(tc.want, words(tc.query)); d != "" {
+			t.Errorf("Analyze(%q) (-want +got):\n%s", tc.query, d)
+		}
+	}
+}
+
+// TestSearchClauses: each part of a task that spans two tools finds its tool in the top
+// hits, though the first part's siblings outscore the second tool on the whole ask; a
+// hint alone matches nothing.
+func TestSearchClauses(t *testing.T) {
+	t.Parallel()
+	docs := []Doc{
+		{Name: "search_issues", Description: "Search the issues of a project for a crash or an error.", Server: "sentry"},
+		{Name: "get_issue", Description: "Get the top issue of a project, with its crash events.", Server: "sentry"},
+		{Name: "update_issue", Description: "Update an issue of a project: resolve or ignore the top crash.", Server: "sentry"},
+		{Name: "list_issue_events", Description: "List the events of an issue of a project.", Server: "sentry"},
+		{Name: "create_issue", Description: "Create a new issue in a GitHub repository.", Server: "github"},
+		{Name: "list_things", Description: "List things.", Server: "misc"},
+	}
+	p := DefaultParams
+	p.Novelty = 0 // the clauses alone, without the novelty re-rank
+	ix := NewWithParams(docs, p)
+	top := func(q string) []string {
+		hits, _ := ix.Search(q, 2, nil)
+		var names []string
+		for _, h := range hits {
+			names = append(names, docs[h.Doc].Name)
+		}
+		return names
+	}
+	if got := top("find the top crash in the sentry project open a github issue for it"); slices.Contains(got, "create_issue") {
+		t.Fatalf("one clause: %v; the test needs the second tool outside the top 2", got)
+	}
+	if d := cmp.Diff([]string{"search_issues", "create_issue"}, top("find the top crash in the sentry project, then open a github issue for it")); d != "" {
+		t.Errorf("top 2 (-want +got):\n%s", d)
+	}
+	if _, total := ix.Search("find the top crash in the sentry project, then open a github issue for it", 2, nil); total != 5 {
+		t.Errorf("total %d, want 5 (every document matching the whole ask)", total)
+	}
+	if hits, total := ix.Search("which", 5, nil); total != 0 || len(hits) != 0 {
+		t.Errorf("a question word alone: %v, %d", hits, total)
+	}
+	if hits, _ := ix.Search("which things", 5, nil); len(hits) != 1 || docs[hits[0].Doc].Name != "list_things" {
+		t.Errorf("which things: %v", hits)
+	}
+}
+
+// TestAnalyzeCreateVerb: "open" (or its translation) before an issue-like object within
+// two concepts asks to create it, unless a reading verb comes first ("list the open
+// issues": open is the state).
+func TestAnalyzeCreateVerb(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		query string
+		want  bool
+	}{
+		{"open a github issue for it", true},
+		{"raise a ticket", true},
+		{"abrir uma issue no github", true},
+		{"open the page", false},
+		{"open the config file and look at the issue list there", false},
+		{"list the open issues", false},
+		{"show open pull requests", false},
+	}
+	for _, tc := range tests {
+		got := false
+		for _, c := range Analyze(tc.query) {
+			for _, a := range c.Alternatives {
+				if a.Term == Stem("create") && a.Weight == 1 {
+					got = true
+				}
+			}
+		}
+		if got != tc.want {
+			t.Errorf("Analyze(%q) reads create: %v, want %v (%v)", tc.query, got, tc.want, alternatives(tc.query))
+		}
+	}
+}

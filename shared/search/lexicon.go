@@ -18,7 +18,7 @@ list enumerate show browse
 search find lookup seek query look grep
 get fetch retrieve read obtain view
 open read view
-update edit modify change patch alter
+update edit modify change patch alter mark set
 send post message notify tell say ping share announce
 write save store put
 move rename relocate
@@ -46,7 +46,7 @@ done finished complete completed
 plan planning steps
 pay payment charge
 invoice bill billing
-customer client
+customer client contact
 refund reimburse money-back
 subscription plan membership recurring
 translate translation
@@ -60,7 +60,7 @@ distance far
 transcript caption subtitle
 video youtube
 database db
-table collection
+table collection spreadsheet sheet
 row record document entry
 sql query
 deploy deployment release ship publish rollout
@@ -105,6 +105,8 @@ function lambda serverless
 project workspace
 user member account
 team group squad
+everyone everybody broadcast
+mobile phone device viewport responsive
 organization org
 wait sleep pause
 hover mouseover
@@ -187,6 +189,7 @@ log in = login auth
 sign in = login auth
 sign up = signup register
 how far = distance
+get touch = contact message send
 how long = duration distance time
 `
 
@@ -729,6 +732,180 @@ es area = area
 es rastre* = crawl
 pt rastre* = crawl
 de crawl* = crawl
+pt estado* = status state
+es estado* = status state
+de zustand* = status state
+pt monitor* = monitor
+es monitor* = monitor
+de uberwach* = monitor
+pt interromp* = stop
+pt parar = stop
+pt pare = stop
+es deten* = stop
+es parar = stop
+de stopp* = stop
+de anhalt* = stop
+de beend* = stop end
+pt selecion* = select
+es seleccion* = select
+de auswahl* = select
+de wahle = select
+pt detalh* = detail
+es detalle* = detail
+de detail* = detail
+de einzelheit* = detail
+pt propriedad* = property
+es propiedad* = property
+de eigenschaft* = property
+pt texto* = text
+es texto* = text
+pt sessao = session
+pt sessoes = session
+es sesion* = session
+de sitzung* = session
+pt carreg* = upload
+es subir = upload
+es sube = upload
+de hochlad* = upload
+pt descrev* = describe
+pt descric* = describe description
+es describ* = describe
+es descripc* = describe description
+de beschreib* = describe description
+pt encaminh* = forward
+es reenvi* = forward
+de weiterleit* = forward
+pt conteudo* = content
+es contenido* = content
+de inhalt* = content
+pt conect* = connect
+es conect* = connect
+de verbind* = connect connection
+pt arrast* = drag
+es arrastr* = drag
+pt informac* = information info
+es informac* = information info
+de information* = information info
+pt codigo* = code
+es codigo* = code
+de quellcode* = code
+pt redimension* = resize
+es redimension* = resize
+pt relac* = relation
+es relacion* = relation
+de beziehung* = relation
+es enlace* = link
+de verknupf* = link
+pt ponto* = point
+es punto* = point
+de punkt* = point
+pt uso = usage
+pt consumo* = usage
+es uso = usage
+es consumo* = usage
+de nutzung* = usage
+de verbrauch* = usage
+pt valid* = validate
+es valid* = validate
+de validier* = validate
+de gultig* = valid
+pt esquema* = schema
+es esquema* = schema
+pt tamanho* = size
+es tamano* = size
+de grosse = size
+pt campo* = field
+es campo* = field
+de feld* = field
+de felder = field
+pt limp* = clear
+es limpi* = clear
+pt exporta* = export
+es exporta* = export
+de exportier* = export
+pt importar = import
+pt importe = import
+es importar = import
+es importe = import
+de importier* = import
+pt transmit* = broadcast
+es difund* = broadcast
+de rundsend* = broadcast
+pt entidad* = entity
+es entidad* = entity
+de entitat* = entity
+pt inspecion* = inspect
+es inspeccion* = inspect
+de untersuch* = inspect
+pt resultado* = result
+es resultado* = result
+de ergebnis* = result
+pt armazen* = storage store
+es almacen* = storage store
+pt aprov* = approve
+es aprob* = approve
+de genehmig* = approve
+de freigeb* = approve
+de uberpruf* = review check
+pt dialogo* = dialog
+es dialogo* = dialog
+pt opcao = option
+pt opcoes = option
+es opcion* = option
+de option* = option
+pt solicitac* = request
+pt requisic* = request
+es solicitud* = request
+de anfrage* = request
+pt lote* = batch
+es lote* = batch
+de stapel* = batch
+pt bloque* = block
+es bloque* = block
+de blockier* = block
+pt servico* = service
+es servicio* = service
+de dienst* = service
+pt recurso* = resource
+es recurso* = resource
+de ressource* = resource
+es investig* = research
+de forschung* = research
+pt fonte* = source
+es fuente* = source
+de quelle* = source
+pt artigo* = article paper
+es articulo* = article paper
+de artikel* = article paper
+pt grafico* = chart
+es grafico* = chart
+de diagramm* = chart
+pt objeto* = object
+es objeto* = object
+de objekt* = object
+pt ferrament* = tool
+es herramient* = tool
+de werkzeug* = tool
+pt glossario* = glossary
+es glosario* = glossary
+de glossar* = glossary
+pt avali* = evaluate
+es evalu* = evaluate
+de bewert* = evaluate
+pt respost* = response reply
+es respuest* = response reply
+de antwort* = response reply
+pt padrao = default
+es predetermin* = default
+pt simula* = simulate
+es simula* = simulate
+de simulier* = simulate
+pt emul* = emulate
+de emulier* = emulate
+pt celular* = phone mobile
+pt telemovel = phone mobile
+es movil* = phone mobile
+de handy* = phone mobile
 `
 
 // extraStopWords are the stop words of the four languages beyond Snowball's English list:

@@ -16,8 +16,10 @@
 // a document scores, for each concept, its best alternative (a synonym counts a little
 // less than the word itself), and the sum is scaled by the share of the query's concepts
 // the document matches, so that a tool answering the whole ask outranks one that repeats
-// a single common word. The tables are in lexicon.go; the weights in DefaultParams were
-// tuned on the dev half of the evaluation set (shared/search/searcheval).
+// a single common word. An ask of several clauses ("find the crash and open an issue for
+// it") is also searched clause by clause, and the lists interleaved, so that a task that
+// spans two tools finds both. The tables are in lexicon.go; the weights in DefaultParams
+// were tuned on the dev half of the evaluation set (shared/search/searcheval).
 //
 // Nothing here does I/O; an Index is immutable once built and safe for concurrent use. A
 // query touches only the postings of its own terms, so its cost follows how many tools
@@ -28,6 +30,7 @@ import (
 	"container/heap"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -64,17 +67,20 @@ type Params struct {
 	// finds both): a candidate whose concepts are all covered keeps 1 − Novelty of its
 	// score (0: off).
 	Novelty float64
+	// ClauseFusion is how the hit lists of a query's clauses are merged (see fuse).
+	ClauseFusion int
 }
 
 // DefaultParams are the constants tuned on the dev half of the evaluation set at 4,000
 // tools (docs/SEARCH.md "Tuning").
 var DefaultParams = Params{
-	K1:       2.8,
-	Weight:   [numFields]float64{3, 2.5, 1.25, 0.25, 0.47, 3, 0.3},
-	B:        [numFields]float64{0.5, 0.5, 0.75, 0.5, 0.56, 0.15, 0.75},
-	Synonym:  0.7,
-	Coverage: 0.42,
-	Novelty:  0.3,
+	K1:           2.8,
+	Weight:       [numFields]float64{3, 2.5, 1.25, 0.25, 0.47, 3, 0.3},
+	B:            [numFields]float64{0.5, 0.5, 0.75, 0.5, 0.56, 0.15, 0.75},
+	Synonym:      0.7,
+	Coverage:     0.42,
+	Novelty:      0.3,
+	ClauseFusion: 0,
 }
 
 // Doc is one tool to index. Params are its parameter names; ParamText its parameters'
@@ -211,6 +217,26 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) (hits 
 	if len(concepts) == 0 || ix.n == 0 || limit <= 0 {
 		return nil, 0
 	}
+	hits, total = ix.rank(concepts, limit, keep)
+	clauses := Clauses(query)
+	if len(clauses) < 2 {
+		return hits, total
+	}
+	lists := [][]Hit{hits}
+	for _, c := range clauses {
+		if cc := Analyze(c); len(cc) > 0 {
+			h, _ := ix.rank(cc, limit, keep)
+			lists = append(lists, h)
+		}
+	}
+	if len(lists) < 3 {
+		return hits, total
+	}
+	return fuse(lists, limit, ix.p.ClauseFusion), total
+}
+
+// rank scores the documents for concepts (see Search).
+func (ix *Index) rank(concepts []Concept, limit int, keep func(doc int) bool) (hits []Hit, total int) {
 	acc := ix.scratch.Get().(*accumulator)
 	defer func() {
 		for _, d := range acc.touched {
@@ -251,25 +277,34 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) (hits 
 				acc.touched = append(acc.touched, d)
 			}
 			acc.scores[d] += acc.best[d]
+			acc.best[d] = 0
+			if c.Hint {
+				continue
+			}
 			acc.concepts[d]++
 			acc.masks[d] |= 1 << (ci % 32)
-			acc.best[d] = 0
 		}
 	}
-	// Candidates: the best `pool` by score, re-ranked for novelty below.
+	// Candidates: the best `pool` by score, re-ranked for novelty below. A document that
+	// matched only a hint is no candidate.
+	nc := 0.0
+	for _, c := range concepts {
+		if !c.Hint {
+			nc++
+		}
+	}
 	pool := limit
-	if ix.p.Novelty > 0 && len(concepts) > 1 {
+	if ix.p.Novelty > 0 && nc > 1 {
 		pool = max(limit, 30)
 	}
 	h := &topK{}
-	nc := float64(len(concepts))
 	for _, d := range acc.touched {
-		if keep != nil && !keep(int(d)) {
+		if acc.concepts[d] == 0 || (keep != nil && !keep(int(d))) {
 			continue
 		}
 		total++
 		s := acc.scores[d]
-		if ix.p.Coverage > 0 && len(concepts) > 1 {
+		if ix.p.Coverage > 0 && nc > 1 {
 			s *= math.Pow(float64(acc.concepts[d])/nc, ix.p.Coverage)
 		}
 		hit := Hit{Doc: int(d), Score: s, Matched: acc.fields[d]}
@@ -336,4 +371,110 @@ func (h *topK) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// fuse merges the hit lists of a query of several clauses: the whole query's list first,
+// then each clause's. mode 0 interleaves them (the whole query's first hit, each clause's
+// first, the whole query's second, …); mode 1 is reciprocal rank fusion (Cormack, Clarke &
+// Büttcher, SIGIR 2009, k = 60). A document already placed is skipped.
+func fuse(lists [][]Hit, limit int, mode int) []Hit {
+	out := make([]Hit, 0, limit)
+	seen := map[int]bool{}
+	if mode == 1 {
+		type agg struct {
+			h Hit
+			s float64
+		}
+		m := map[int]*agg{}
+		var order []int
+		for li, l := range lists {
+			w := 1.0
+			if li == 0 {
+				w = 1.0
+			}
+			for r, h := range l {
+				a := m[h.Doc]
+				if a == nil {
+					a = &agg{h: h}
+					m[h.Doc] = a
+					order = append(order, h.Doc)
+				}
+				a.h.Matched |= h.Matched
+				a.s += w / float64(60+r+1)
+			}
+		}
+		hs := make([]Hit, 0, len(order))
+		for _, d := range order {
+			h := m[d].h
+			h.Score = m[d].s
+			hs = append(hs, h)
+		}
+		slices.SortStableFunc(hs, func(a, b Hit) int {
+			if a.Score != b.Score {
+				if a.Score > b.Score {
+					return -1
+				}
+				return 1
+			}
+			return 0
+		})
+		return hs[:min(limit, len(hs))]
+	}
+	for r := 0; len(out) < limit; r++ {
+		any := false
+		for _, l := range lists {
+			if r >= len(l) {
+				continue
+			}
+			any = true
+			if h := l[r]; !seen[h.Doc] && len(out) < limit {
+				seen[h.Doc] = true
+				out = append(out, h)
+			}
+		}
+		if !any {
+			break
+		}
+	}
+	return out
+}
+
+// clauseSeparators are the words that join the parts of a task that spans tools ("find
+// the crash and open an issue for it"), in English, Portuguese, Spanish and German.
+var clauseSeparators = setOf(`and then afterwards after e depois entao y luego despues und dann danach anschliessend`)
+
+// Clauses splits a query into its parts at commas, semicolons, colons and the words of
+// clauseSeparators; a part without a word that is not a stop word is dropped. A query
+// of one part returns one clause.
+func Clauses(query string) []string {
+	var out []string
+	var cur []string
+	flush := func() {
+		content := false
+		for _, w := range cur {
+			for _, t := range Terms(w) {
+				if !isStopWord(t) {
+					content = true
+				}
+			}
+		}
+		if content {
+			out = append(out, strings.Join(cur, " "))
+		}
+		cur = cur[:0]
+	}
+	for _, f := range strings.Fields(query) {
+		w := strings.TrimRight(f, ",;:")
+		end := w != f
+		if clauseSeparators[foldAccents.Replace(strings.ToLower(w))] {
+			flush()
+			continue
+		}
+		cur = append(cur, w)
+		if end {
+			flush()
+		}
+	}
+	flush()
+	return out
 }

@@ -4,14 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
+	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
@@ -19,7 +15,6 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/search/searcheval"
-	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -60,14 +55,9 @@ func realStub(t *testing.T, dumps []searcheval.Dump) string {
 		}
 		mux.Handle("/s/"+d.ID, h)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // realWorkspace installs every dump as a connection (rows and tools through the db
@@ -127,17 +117,9 @@ func TestDiscoveryTwoCallsRealDefinitions(t *testing.T) {
 	stub := realStub(t, dumps)
 	env := stacktest.New(t, nil)
 	ws, token, handles := realWorkspace(t, env, stub, dumps)
-	type hit struct {
-		Name, Kind, Source, Connection string
-		Matched                        []string
-		InputSchema                    map[string]any
-	}
-	checkHit := func(t *testing.T, raw []byte, want string) hit {
+	checkHit := func(t *testing.T, raw []byte, want string) searchHit {
 		t.Helper()
-		var hits struct {
-			OK   bool
-			Data struct{ Tools []hit }
-		}
+		var hits searchHits
 		if err := json.Unmarshal(raw, &hits); err != nil || !hits.OK || len(hits.Data.Tools) == 0 {
 			t.Fatalf("search answer: %v %s", err, raw)
 		}
@@ -151,18 +133,7 @@ func TestDiscoveryTwoCallsRealDefinitions(t *testing.T) {
 	}
 
 	t.Run("go-sdk", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(t.Context(), testpeer.Scaled(60*time.Second))
-		defer cancel()
-		s := env.MCP(t, "/mcp/"+ws, token, "", nil)
-		listed, err := s.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tl := range listed.Tools {
-			if strings.HasPrefix(tl.Name, "mcp_") {
-				t.Fatalf("tools/list above the threshold lists proxied tool %s", tl.Name)
-			}
-		}
+		ctx, s := discoverySession(t, env, ws, token)
 		for _, ask := range realAsks {
 			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "agentpack_tools_search", Arguments: map[string]any{"query": ask.query}})
 			if err != nil || res.IsError {
@@ -182,42 +153,13 @@ func TestDiscoveryTwoCallsRealDefinitions(t *testing.T) {
 	})
 
 	t.Run("inspector", func(t *testing.T) {
-		node, cli := inspectorCLI(t)
-		inspect := func(args ...string) []byte {
-			t.Helper()
-			ctx, cancel := context.WithTimeout(t.Context(), testpeer.Scaled(120*time.Second))
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, append([]string{cli, "--cli", env.URL + "/mcp/" + ws, "--transport", "http",
-				"--header", "Authorization: Bearer " + token, "--method", "tools/call"}, args...)...)
-			cmd.Dir = t.TempDir() // no inspector config of this machine's user
-			cmd.Env = append(os.Environ(), "HOME="+cmd.Dir, "XDG_CONFIG_HOME="+cmd.Dir)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("inspector %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out, stderr.String())
-			}
-			return out
-		}
-		type callResult struct {
-			Content           []struct{ Type, Text string }
-			StructuredContent json.RawMessage
-			IsError           bool
-		}
 		ask := realAsks[len(realAsks)-1]
-		var sr callResult
-		out := inspect("--tool-name", "agentpack_tools_search", "--tool-arg", "query="+ask.query)
-		if err := json.Unmarshal(out, &sr); err != nil || sr.IsError {
-			t.Fatalf("search: %v\n%s", err, out)
-		}
+		sr, _ := inspectorToolCall(t, env, ws, token, "--tool-name", "agentpack_tools_search", "--tool-arg", "query="+ask.query)
 		first := checkHit(t, sr.StructuredContent, ask.want)
 		args, _ := json.Marshal(ask.args)
-		out = inspect("--tool-name", "agentpack_tool_call", "--tool-arg", "name="+first.Name, "--tool-arg", "arguments="+string(args))
-		var cr callResult
-		if err := json.Unmarshal(out, &cr); err != nil || cr.IsError || len(cr.Content) != 1 || !strings.HasPrefix(cr.Content[0].Text, ask.want+" {") {
-			t.Fatalf("call by name: %v; want %s's stub\n%s", err, ask.want, out)
+		cr, out := inspectorToolCall(t, env, ws, token, "--tool-name", "agentpack_tool_call", "--tool-arg", "name="+first.Name, "--tool-arg", "arguments="+string(args))
+		if len(cr.Content) != 1 || !strings.HasPrefix(cr.Content[0].Text, ask.want+" {") {
+			t.Fatalf("call by name: want %s's stub\n%s", ask.want, out)
 		}
 	})
 }

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -86,14 +86,9 @@ func discoveryStub(t *testing.T) string {
 		}
 		mux.Handle(path, h)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // discoveryWorkspace fills a fresh workspace with discoveryConns-1 connections to the
@@ -163,12 +158,80 @@ func discoveryWorkspace(t *testing.T, env *stacktest.Env, stub string) (ws, toke
 type searchHits struct {
 	OK   bool `json:"ok"`
 	Data struct {
-		Tools []struct {
-			Name, Kind, Source string
-			InputSchema        map[string]any
-		}
+		Tools []searchHit
 		Total int
 	} `json:"data"`
+}
+
+// searchHit is one hit of an agentpack_tools_search answer.
+type searchHit struct {
+	Name, Kind, Source, Connection string
+	Matched                        []string
+	InputSchema                    map[string]any
+}
+
+// discoverySession opens a go-sdk client session on ws's aggregate endpoint as token's
+// bearer (its context ends after a minute, scaled) and checks its tools/list above the
+// discovery threshold: the built-ins with agentpack_tools_search and agentpack_tool_call,
+// no proxied tool, one page.
+func discoverySession(t *testing.T, env *stacktest.Env, ws, token string) (context.Context, *mcp.ClientSession) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), testpeer.Scaled(60*time.Second))
+	t.Cleanup(cancel)
+	s := env.MCP(t, "/mcp/"+ws, token, "", nil)
+	listed, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range listed.Tools {
+		names[tl.Name] = true
+		if strings.HasPrefix(tl.Name, "mcp_") {
+			t.Errorf("tools/list above the threshold lists proxied tool %s", tl.Name)
+		}
+	}
+	if !names["agentpack_tools_search"] || !names["agentpack_tool_call"] || listed.NextCursor != "" {
+		t.Fatalf("tools/list: %d tools %v, next cursor %q", len(listed.Tools), names, listed.NextCursor)
+	}
+	return ctx, s
+}
+
+// inspectorResult is a tools/call result as the MCP Inspector CLI prints it on stdout.
+type inspectorResult struct {
+	Content []struct {
+		Type, Text string
+	}
+	StructuredContent json.RawMessage
+	IsError           bool
+}
+
+// inspectorToolCall runs the MCP Inspector CLI (inspectorCLI; skipped without it) once
+// against ws's aggregate endpoint as token's bearer: `--method tools/call` with args
+// (--tool-name, --tool-arg …), in a fresh home without this machine's inspector config,
+// killed with its process group at the deadline. It fails the test when the CLI fails,
+// its stdout is not a result, or the result is an error; it returns the result and stdout.
+func inspectorToolCall(t *testing.T, env *stacktest.Env, ws, token string, args ...string) (inspectorResult, []byte) {
+	t.Helper()
+	node, cli := inspectorCLI(t)
+	ctx, cancel := context.WithTimeout(t.Context(), testpeer.Scaled(120*time.Second))
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{cli, "--cli", env.URL + "/mcp/" + ws, "--transport", "http",
+		"--header", "Authorization: Bearer " + token, "--method", "tools/call"}, args...)...)
+	cmd.Dir = t.TempDir() // no inspector config of this machine's user
+	cmd.Env = append(os.Environ(), "HOME="+cmd.Dir, "XDG_CONFIG_HOME="+cmd.Dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("inspector %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out, stderr.String())
+	}
+	var res inspectorResult
+	if err := json.Unmarshal(out, &res); err != nil || res.IsError {
+		t.Fatalf("inspector %v: %v\n%s", args, err, out)
+	}
+	return res, out
 }
 
 // checkForecastAudit fails unless the newest proxied audit row of ws is one call of the
@@ -212,23 +275,7 @@ func TestDiscoveryTwoCalls20000(t *testing.T) {
 	ws, token, forecast := discoveryWorkspace(t, env, stub)
 
 	t.Run("go-sdk", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(t.Context(), testpeer.Scaled(60*time.Second))
-		defer cancel()
-		s := env.MCP(t, "/mcp/"+ws, token, "", nil)
-		listed, err := s.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		names := map[string]bool{}
-		for _, tl := range listed.Tools {
-			names[tl.Name] = true
-			if strings.HasPrefix(tl.Name, "mcp_") {
-				t.Errorf("tools/list above the threshold lists proxied tool %s", tl.Name)
-			}
-		}
-		if !names["agentpack_tools_search"] || !names["agentpack_tool_call"] || listed.NextCursor != "" {
-			t.Fatalf("tools/list: %d tools %v, next cursor %q", len(listed.Tools), names, listed.NextCursor)
-		}
+		ctx, s := discoverySession(t, env, ws, token)
 
 		// Call 1: the search.
 		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "agentpack_tools_search",
@@ -259,51 +306,18 @@ func TestDiscoveryTwoCalls20000(t *testing.T) {
 	})
 
 	t.Run("inspector", func(t *testing.T) {
-		node, cli := inspectorCLI(t)
-		inspect := func(args ...string) []byte {
-			t.Helper()
-			ctx, cancel := context.WithTimeout(t.Context(), testpeer.Scaled(120*time.Second))
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, append([]string{cli, "--cli", env.URL + "/mcp/" + ws, "--transport", "http",
-				"--header", "Authorization: Bearer " + token, "--method", "tools/call"}, args...)...)
-			cmd.Dir = t.TempDir() // no inspector config of this machine's user
-			cmd.Env = append(os.Environ(), "HOME="+cmd.Dir, "XDG_CONFIG_HOME="+cmd.Dir)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("inspector %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out, stderr.String())
-			}
-			return out
-		}
-		// The CLI prints the tools/call result as JSON on stdout.
-		type callResult struct {
-			Content []struct {
-				Type, Text string
-			}
-			StructuredContent json.RawMessage
-			IsError           bool
-		}
-
 		// Call 1: the search.
-		out := inspect("--tool-name", "agentpack_tools_search", "--tool-arg", "query="+discoveryQuery)
-		var sr callResult
+		sr, out := inspectorToolCall(t, env, ws, token, "--tool-name", "agentpack_tools_search", "--tool-arg", "query="+discoveryQuery)
 		var hits searchHits
-		if err := json.Unmarshal(out, &sr); err != nil || sr.IsError {
-			t.Fatalf("search: %v\n%s", err, out)
-		}
 		if err := json.Unmarshal(sr.StructuredContent, &hits); err != nil || len(hits.Data.Tools) == 0 || hits.Data.Tools[0].Name != forecast {
 			t.Fatalf("search: first hit is not %s: %v\n%s", forecast, err, out)
 		}
 
 		// Call 2: by name; the arguments object is one JSON value.
-		out = inspect("--tool-name", "agentpack_tool_call", "--tool-arg", "name="+hits.Data.Tools[0].Name,
+		cr, out := inspectorToolCall(t, env, ws, token, "--tool-name", "agentpack_tool_call", "--tool-arg", "name="+hits.Data.Tools[0].Name,
 			"--tool-arg", `arguments={"city":"`+discoveryCity+`"}`)
-		var cr callResult
-		if err := json.Unmarshal(out, &cr); err != nil || cr.IsError || len(cr.Content) != 1 || cr.Content[0].Text != discoveryForecast {
-			t.Fatalf("call by name: %v; want the upstream's %q\n%s", err, discoveryForecast, out)
+		if len(cr.Content) != 1 || cr.Content[0].Text != discoveryForecast {
+			t.Fatalf("call by name: want the upstream's %q\n%s", discoveryForecast, out)
 		}
 		checkForecastAudit(t, env, ws, forecast)
 	})

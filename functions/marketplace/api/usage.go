@@ -19,9 +19,11 @@ var usageWindows = map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 
 
 // usageGet is GET /api/usage?workspaceId=&by=tool|connection|principal|chat&window=24h|7d
 // [&format=csv] (admin): the workspace's calls, errors and p50/p95 latency per group over
-// the window, read from the audit rows (docs/POLICIES.md "Usage"). The rows are read at
-// request time, so they are as fresh as the audit log (each row is committed before its
-// call is answered). format=csv answers text/csv with a header line.
+// the window, read from the usage rollup (db.UsageByKey over usage_rollup, which the audit
+// writer's batch updates in the statement that writes the rows: docs/POLICIES.md "Usage"),
+// so the figures are as fresh as the audit log; the window is whole 5-minute buckets, and
+// p50/p95 are within one latency bucket's width of the exact figures. format=csv answers
+// text/csv with a header line.
 func (a *API) usageGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	if err := requireAdmin(p); err != nil {
 		return err
