@@ -105,7 +105,7 @@ var aggregateCapabilities = &mcp.ServerCapabilities{
 // protocol guard (outermost) and then extra.
 func (g *Gateway) newMCPServer(caps *mcp.ServerCapabilities, extra ...mcp.Middleware) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentpack-gateway", Title: "Agentpack MCP Gateway", Version: Version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: logx.AtLeast(g.log, slog.LevelWarn), Capabilities: caps, SetCacheable: privateCache})
+		&mcp.ServerOptions{Instructions: builtin.Instructions, Logger: logx.AtLeast(g.log, slog.LevelWarn), Capabilities: caps, SetCacheable: privateCache})
 	s.AddReceivingMiddleware(append([]mcp.Middleware{g.guard}, extra...)...)
 	return s
 }
@@ -135,7 +135,7 @@ func (g *Gateway) buildServer(st *requestState) *mcp.Server {
 		}
 	}
 	// Proxied tools are not registered: the edge lists and forwards them (edge.go, package forward).
-	g.addResourcesAndPrompts(s)
+	g.builtins.AddResourcesAndPrompts(s)
 	views.Register(s, g.forward)
 	return s
 }

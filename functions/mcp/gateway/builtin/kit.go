@@ -1,5 +1,6 @@
-// Package builtin is the gateway's built-in tools (prefix agentpack_, docs/DESIGN.md §4):
-// their declarations, who may see and call each, argument
+// Package builtin is the gateway's built-in tools (prefix agentpack_, docs/DESIGN.md §4),
+// and its own resources, prompt and server instructions (resources.go): the tools'
+// declarations, who may see and call each, argument
 // validation, and the one dispatch every built-in call goes through — instrument → access
 // → validate → default project → handler → classify → seal → audit. Handlers call
 // services (shared/connections, shared/pins, …), never the database directly.
