@@ -183,6 +183,9 @@ type pageData struct {
 	Workspaces []workspaceOption
 	Hidden     []hiddenField
 	Action     string
+	// FormTarget is the CSP source of the client's redirect URI (its origin, or its
+	// custom scheme), "" when the page has no consent form.
+	FormTarget string
 }
 
 type workspaceOption struct {
@@ -201,6 +204,7 @@ func (s *Server) consentPage(ctx context.Context, w http.ResponseWriter, r *http
 	}
 	if u, err := url.Parse(r.Form.Get("redirect_uri")); err == nil {
 		d.Redirect = u.Scheme + "://" + u.Host
+		d.FormTarget = cspSource(u)
 	}
 	for _, m := range ms {
 		name := m.WorkspaceID
@@ -226,11 +230,45 @@ func (s *Server) consentPage(ctx context.Context, w http.ResponseWriter, r *http
 func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; img-src https:; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	// form-action also governs the redirects that follow the form's submission (CSP 3
+	// §6.4.1; Chromium enforces it): the decision answers 303 to the client's redirect URI,
+	// so that URI's origin (or custom scheme) is allowed beside 'self'.
+	formAction := "'self'"
+	if d.FormTarget != "" {
+		formAction += " " + d.FormTarget
+	}
+	h.Set("Content-Security-Policy", "default-src 'none'; img-src https:; style-src 'unsafe-inline'; form-action "+formAction+"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with
+	// the form's POST (Fetch §3.2.5), which the decision's cross-origin check must refuse.
+	// Nothing leaves for another origin either way.
+	h.Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	_ = pageTmpl.Execute(w, d)
+}
+
+// cspSource is u as a CSP source expression (CSP 3 §2.3.1): "scheme://host[:port]" for
+// http and https, "scheme:" for a custom scheme (cursor:, vscode:). It returns "" for
+// anything with a character a source expression cannot hold, so that a redirect URI can
+// never add a directive to the policy. The URI was already matched against the client's
+// registered redirect URIs (RFC 6749 §3.1.2.3) before the page is shown.
+func cspSource(u *url.URL) string {
+	ok := func(s, extra string) bool {
+		return s != "" && strings.IndexFunc(s, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(extra, r))
+		}) < 0
+	}
+	if !ok(u.Scheme, "+-.") {
+		return ""
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		if !ok(u.Host, ".-:[]") {
+			return ""
+		}
+		return strings.ToLower(u.Scheme) + "://" + u.Host
+	}
+	return strings.ToLower(u.Scheme) + ":"
 }
 
 var pageTmpl = template.Must(template.New("consent").Parse(`<!doctype html>
