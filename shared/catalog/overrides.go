@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentpack/gateway/shared/db"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 )
 
 // OverrideMetaKey is the _meta key an overridden tool definition carries
@@ -63,7 +63,7 @@ func applyOverride(t Tool, o *db.ToolOverride) (Tool, error) {
 			return t, err
 		}
 	}
-	members, ok := mcpclient.Members(def)
+	members, ok := jsonobj.Members(def)
 	if !ok {
 		return t, fmt.Errorf("catalog: tool %q: definition is not a JSON object", t.UpstreamName)
 	}
@@ -73,7 +73,7 @@ func applyOverride(t Tool, o *db.ToolOverride) (Tool, error) {
 		if err != nil {
 			return err
 		}
-		def, err = mcpclient.SetMember(def, key, b)
+		def, err = jsonobj.SetMember(def, key, b)
 		return err
 	}
 	if o.ExposedName != nil && *o.ExposedName != t.ExposedName {
@@ -100,7 +100,7 @@ func applyOverride(t Tool, o *db.ToolOverride) (Tool, error) {
 			return t, err
 		}
 		t.Annotations = merged
-		if def, err = mcpclient.SetMember(def, "annotations", merged); err != nil {
+		if def, err = jsonobj.SetMember(def, "annotations", merged); err != nil {
 			return t, err
 		}
 		fields = append(fields, "annotations")
@@ -120,7 +120,7 @@ func applyOverride(t Tool, o *db.ToolOverride) (Tool, error) {
 	if err != nil {
 		return t, err
 	}
-	if def, err = mcpclient.SetMember(def, "_meta", mb); err != nil {
+	if def, err = jsonobj.SetMember(def, "_meta", mb); err != nil {
 		return t, err
 	}
 	t.Definition = def

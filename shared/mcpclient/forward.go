@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/text"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -233,111 +234,15 @@ func takeResponse(b []byte, jid jsonrpc.ID) (json.RawMessage, error) {
 	return resultOf(r)
 }
 
-// plainResult returns the "result" member of b, byte for byte, when b is the plain
-// success response to jid that nearly every answer is: one valid JSON object of exactly
-// the members "jsonrpc" ("2.0"), "id" (jid written as the pool wrote it) and a non-null
-// "result", no duplicate, no escaped member name, nested less deep than go-sdk's limit.
-// Anything else reports false and goes through jsonrpc.DecodeMessage, whose answers for it
-// stay as they were. The reason is the cost: go-sdk's decoder allocates a 32 KiB read
-// buffer per message (segmentio/encoding's minimum), which was half of the gateway's
-// garbage per proxied call (docs/ARCHITECTURE.md "The proxied call's cost"); this scan
-// allocates nothing.
+// plainResult is jsonobj.PlainResult for a response to jid: the result's bytes when b is
+// the plain success response, else false (and the caller decodes b with go-sdk). The pool
+// sends integer ids only; any other id is not scanned.
 func plainResult(b []byte, jid jsonrpc.ID) (json.RawMessage, bool) {
 	id, isInt := jid.Raw().(int64)
-	if !isInt || !json.Valid(b) {
+	if !isInt {
 		return nil, false
 	}
-	// b is one valid JSON value from here on, so the scan below need not check its syntax.
-	i := skipSpace(b, 0)
-	if b[i] != '{' {
-		return nil, false
-	}
-	var version, rid, res []byte
-	for i++; ; {
-		i = skipSpace(b, i)
-		if b[i] != '"' {
-			return nil, false // {} : no members
-		}
-		n := bytes.IndexByte(b[i+1:], '"')
-		key := b[i+1 : i+1+n]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return nil, false
-		}
-		i = skipSpace(b, skipSpace(b, i+n+2)+1) // past the name and its ':'
-		end, ok := valueEnd(b, i)
-		if !ok {
-			return nil, false
-		}
-		var slot *[]byte
-		switch string(key) {
-		case "jsonrpc":
-			slot = &version
-		case "id":
-			slot = &rid
-		case "result":
-			slot = &res
-		default:
-			return nil, false
-		}
-		if *slot != nil {
-			return nil, false // a duplicate: decoders disagree on which one counts
-		}
-		*slot = b[i:end]
-		if i = skipSpace(b, end); b[i] == '}' {
-			break
-		}
-		i++ // ','
-	}
-	if string(version) != `"2.0"` || string(rid) != strconv.FormatInt(id, 10) || res == nil || string(res) == "null" {
-		return nil, false
-	}
-	return res, true
-}
-
-// plainMaxDepth is below go-sdk's nesting limit (1,000, counted from the message's
-// object): a deeper result goes to go-sdk's decoder, which refuses it.
-const plainMaxDepth = 998
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// valueEnd returns the end of the valid JSON value that starts at b[i]; ok is false when
-// it nests deeper than plainMaxDepth.
-func valueEnd(b []byte, i int) (end int, ok bool) {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch c := b[i]; c {
-		case '"':
-			for i++; b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-			if depth == 0 {
-				return i + 1, true
-			}
-		case '{', '[':
-			if depth++; depth > plainMaxDepth {
-				return 0, false
-			}
-		case '}', ']':
-			if depth == 0 {
-				return i, true // the end of a scalar before its container's end
-			}
-			if depth--; depth == 0 {
-				return i + 1, true
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i, true
-			}
-		}
-	}
-	return i, true
+	return jsonobj.PlainResult(b, id)
 }
 
 // responseError returns the JSON-RPC error in b when b is an error response to jid (or to

@@ -23,12 +23,6 @@ type Tool struct {
 	Definition json.RawMessage
 }
 
-// listPage is one tools/list result as the pool reads it.
-type listPage struct {
-	Tools      []json.RawMessage `json:"tools"`
-	NextCursor string            `json:"nextCursor"`
-}
-
 // parseTool reads the members the gateway uses from one definition.
 func parseTool(def json.RawMessage) (Tool, error) {
 	var w struct {
@@ -54,35 +48,90 @@ func nonNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// listAllRaw follows nextCursor on s with the loop guard, returning every definition.
-func (p *Pool) listAllRaw(ctx context.Context, s *session) ([]json.RawMessage, error) {
+// listPage is one page of a list result as the pool reads it: the lists a tools/list,
+// skills/list or resources/list result holds (raw: only the method's own is decoded, so
+// another member's shape does not matter) and the cursor of the next page.
+type listPage struct {
+	Tools      json.RawMessage `json:"tools"`
+	Skills     json.RawMessage `json:"skills"`
+	Resources  json.RawMessage `json:"resources"`
+	NextCursor string          `json:"nextCursor"`
+}
+
+// entries decodes the page's list for method (absent or null: none).
+func (lp *listPage) entries(method string) ([]json.RawMessage, error) {
+	raw := lp.Tools
+	switch method {
+	case "skills/list":
+		raw = lp.Skills
+	case "resources/list":
+		raw = lp.Resources
+	}
+	var out []json.RawMessage
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	return out, json.Unmarshal(raw, &out)
+}
+
+// listAll sends method (tools/list, skills/list or resources/list) on s, following
+// nextCursor to the last page, and returns the entries keep accepts (every entry when keep
+// is nil) as the upstream sent them, in its order, at most limit of them (0: no bound;
+// the pages after the bound are still read, so a loop is still caught). An upstream that
+// repeats a cursor, or does not end within Options.MaxPages pages, or whose page does not
+// decode is UPSTREAM_ERROR; a failed request is returned as Forward returns it.
+func (p *Pool) listAll(ctx context.Context, s *session, method string, limit int, keep func(json.RawMessage) bool) ([]json.RawMessage, error) {
 	var all []json.RawMessage
 	seen := map[string]bool{}
 	cursor := ""
 	for page := 0; ; page++ {
 		if page >= p.opts.MaxPages {
-			return nil, apperr.New(apperr.UpstreamError, "upstream tools/list did not end within %d pages", p.opts.MaxPages)
+			return nil, apperr.New(apperr.UpstreamError, "upstream %s did not end within %d pages", method, p.opts.MaxPages)
 		}
 		params := json.RawMessage("{}")
 		if cursor != "" {
 			params = json.RawMessage(`{"cursor":` + strconv.Quote(cursor) + `}`)
 		}
-		raw, err := s.forward(ctx, p, "tools/list", params, nil)
+		raw, err := s.forward(ctx, p, method, params, nil)
 		if err != nil {
 			return nil, err
 		}
 		var lp listPage
-		if err := json.Unmarshal(raw, &lp); err != nil {
-			return nil, apperr.Wrap(err, apperr.UpstreamError, "upstream tools/list result is not valid: %s", text.Clip(err.Error(), 120))
+		err = json.Unmarshal(raw, &lp)
+		var entries []json.RawMessage
+		if err == nil {
+			entries, err = lp.entries(method)
 		}
-		all = append(all, lp.Tools...)
+		if err != nil {
+			return nil, apperr.Wrap(err, apperr.UpstreamError, "upstream %s result is not valid: %s", method, text.Clip(err.Error(), 120))
+		}
+		for _, e := range entries {
+			if (limit == 0 || len(all) < limit) && (keep == nil || keep(e)) {
+				all = append(all, e)
+			}
+		}
 		if lp.NextCursor == "" {
 			return all, nil
 		}
 		if seen[lp.NextCursor] {
-			return nil, apperr.New(apperr.UpstreamError, "upstream tools/list repeated a pagination cursor (page %d)", page+1)
+			return nil, apperr.New(apperr.UpstreamError, "upstream %s repeated a pagination cursor (page %d)", method, page+1)
 		}
 		seen[lp.NextCursor] = true
 		cursor = lp.NextCursor
 	}
+}
+
+// listEntries is listAll on a session of t's (Pool.do: the session is opened or reused,
+// and renewed once when the upstream says it is gone).
+func (p *Pool) listEntries(ctx context.Context, t Target, method string, limit int, keep func(json.RawMessage) bool) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	err := p.do(ctx, t, func(ctx context.Context, s *session) error {
+		var err error
+		out, err = p.listAll(ctx, s, method, limit, keep)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -239,7 +239,7 @@ func (p *Pool) ListTools(ctx context.Context, t Target) ([]Tool, Info, error) {
 	var tools []Tool
 	var info Info
 	err := p.do(ctx, t, func(ctx context.Context, s *session) error {
-		all, err := p.listAllRaw(ctx, s)
+		all, err := p.listAll(ctx, s, "tools/list", 0, nil)
 		if err != nil {
 			return err
 		}

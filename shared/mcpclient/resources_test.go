@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -89,4 +90,34 @@ func TestListUIResources(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestListSkillsBound: ListSkills (the same lister as ListUIResources) keeps the first
+// MaxSkills entries in the upstream's order and still reads every page, so a cursor loop
+// past the bound is still an error; another list member's shape does not matter.
+func TestListSkillsBound(t *testing.T) {
+	t.Parallel()
+	page := func(from int) string {
+		var b []byte
+		for i := range MaxSkills / 2 {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = fmt.Appendf(b, `{"name":"s%d"}`, from+i)
+		}
+		return `{"skills":[` + string(b) + `],"tools":7`
+	}
+	pages := map[string]string{"": page(0) + `,"nextCursor":"p2"}`, "p2": page(MaxSkills/2) + `,"nextCursor":"p3"}`,
+		"p3": `{"skills":[{"name":"late"}]}`}
+	p := newPool(t, &Options{MaxPages: 5})
+	got, err := p.ListSkills(t.Context(), Target{ConnectionID: "s", URL: resourcesUpstream(t, func(c string) string { return `"result":` + pages[c] })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != MaxSkills || string(got[0]) != `{"name":"s0"}` || string(got[MaxSkills-1]) != fmt.Sprintf(`{"name":"s%d"}`, MaxSkills-1) {
+		t.Fatalf("got %d skills, first %s", len(got), got[0])
+	}
+	loop := map[string]string{"": pages[""], "p2": pages["p2"], "p3": `{"skills":[],"nextCursor":"p2"}`}
+	_, err = p.ListSkills(t.Context(), Target{ConnectionID: "s2", URL: resourcesUpstream(t, func(c string) string { return `"result":` + loop[c] })})
+	wantCode(t, err, apperr.UpstreamError, "skills/list repeated a pagination cursor")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/text"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -36,7 +37,7 @@ func usableTools(all []json.RawMessage) (kept []Tool, dropped, normalized []Drop
 			case !ok:
 				reason = why
 			case changed:
-				if d, err := SetMember(t.Definition, "inputSchema", norm); err == nil {
+				if d, err := jsonobj.SetMember(t.Definition, "inputSchema", norm); err == nil {
 					t.InputSchema, t.Definition = norm, d
 					normalized = append(normalized, DroppedTool{Name: text.Clip(t.Name, 128), Reason: why})
 				} else {

@@ -51,6 +51,18 @@ var rules = []rule{
 		To:   []string{module + "/functions/marketplace/...", module + "/functions/pins/...", module + "/functions/healthcheck/..."},
 		Why:  "each function is its own deployable; what they share lives in shared/",
 	},
+	{
+		name: "the catalog does not reach the upstream client",
+		From: module + "/shared/catalog/...",
+		To:   []string{module + "/shared/mcpclient"},
+		Why:  "the catalog edits JSON with shared/jsonobj; shared/mcpclient is the pool of upstream sessions, which the catalog has no use for (issue 35)",
+	},
+	{
+		name: "shared/jsonobj is a leaf",
+		From: module + "/shared/jsonobj/...",
+		To:   []string{"github.com/...", "golang.org/..."},
+		Why:  "the JSON member helpers import only the standard library, so any package may use them",
+	},
 }
 
 func matches(pattern, path string) bool {

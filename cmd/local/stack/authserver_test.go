@@ -670,3 +670,57 @@ func TestAuthServerStateRequired(t *testing.T) {
 		t.Fatalf("no state: %d %s, want a redirect with error=invalid_state", resp.StatusCode, loc)
 	}
 }
+
+// Every authorization response sent to the client's redirect URI names the issuer (RFC
+// 9207): the code after "allow", access_denied after "deny", and the metadata says so. A
+// redirect to the sign-in page carries no iss.
+func TestAuthServerIssuerInAuthorizationResponses(t *testing.T) {
+	w := newASWorld(t, nil)
+	var meta map[string]any
+	getJSON(t, w.env.URL+"/.well-known/oauth-authorization-server", &meta)
+	if meta["authorization_response_iss_parameter_supported"] != true || meta["issuer"] != w.env.URL {
+		t.Fatalf("metadata: iss supported %v, issuer %v", meta["authorization_response_iss_parameter_supported"], meta["issuer"])
+	}
+	const redirect = "http://127.0.0.1:9/callback"
+	var client string
+	for _, decision := range []string{"deny", "allow"} {
+		// A fresh client each time: an allowed client's next request skips the consent page.
+		client = w.register(t, redirect)
+		authURL, _ := w.authorizeURL(client, redirect, nil)
+		b := w.browser(t, "ada")
+		resp, err := b.Get(authURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		form := url.Values{"decision": {decision}}
+		for _, m := range hiddenInput.FindAllStringSubmatch(string(body), -1) {
+			form.Add(m[1], htmlUnescape(m[2]))
+		}
+		if resp, err = b.PostForm(w.env.URL+authserver.AuthorizePath, form); err != nil {
+			t.Fatal(err)
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		q := loc.Query()
+		if !isRedirect(resp.StatusCode) || !strings.HasPrefix(loc.String(), redirect) || q.Get("iss") != w.env.URL {
+			t.Fatalf("%s: %d to %s, want the redirect URI with iss=%s\n%s", decision, resp.StatusCode, loc, w.env.URL, body)
+		}
+		if (decision == "allow") != (q.Get("code") != "") || (decision == "deny") != (q.Get("error") == "access_denied") {
+			t.Fatalf("%s: redirect query %v", decision, q)
+		}
+	}
+	// Not signed in: the redirect goes to the sign-in page, without iss.
+	authURL, _ := w.authorizeURL(client, redirect, nil)
+	nb := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := nb.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); !isRedirect(resp.StatusCode) || strings.HasPrefix(loc, redirect) || strings.Contains(loc, "iss=") {
+		t.Fatalf("signed out: %d to %q, want the sign-in page without iss", resp.StatusCode, loc)
+	}
+}

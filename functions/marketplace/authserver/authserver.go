@@ -245,7 +245,7 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"revocation_endpoint_auth_methods_supported":     []string{"none"},
 		"code_challenge_methods_supported":               []string{"S256"},
 		"client_id_metadata_document_supported":          true,
-		"authorization_response_iss_parameter_supported": false,
+		"authorization_response_iss_parameter_supported": true,
 	})
 }
 

@@ -23,15 +23,19 @@ import (
 // browser session (no session: off to sign in, back here after); then the membership (none:
 // a page saying so); then the consent, remembered per person, client and workspace; then
 // the code.
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+func (s *Server) authorize(rw http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	w.Header().Set("Cache-Control", "no-store")
+	rw.Header().Set("Cache-Control", "no-store")
 	if err := r.ParseForm(); err != nil {
-		http.Error(w, "malformed request", http.StatusBadRequest)
+		http.Error(rw, "malformed request", http.StatusBadRequest)
 		return
 	}
+	w := &issWriter{ResponseWriter: rw, iss: s.base(r)}
 	hint, resErr := s.resource(r)
 	ar, err := s.provider.NewAuthorizeRequest(ctx, r)
+	if ar != nil && ar.GetRedirectURI() != nil {
+		w.redirect = ar.GetRedirectURI().String()
+	}
 	if err == nil {
 		err = resErr
 	}
@@ -335,3 +339,26 @@ func (j *jwtSigner) GetSignature(_ context.Context, token string) (string, error
 	return token[i+1:], nil
 }
 func (j *jwtSigner) GetSigningMethodLength(context.Context) int { return 32 }
+
+// issWriter adds the authorization server's issuer as the iss parameter to every
+// authorization response sent to the client's redirect URI, success and error alike
+// (RFC 9207 §2; advertised as authorization_response_iss_parameter_supported), so that a
+// client talking to several authorization servers can tell which one answered (mix-up
+// defence). Redirects elsewhere (the sign-in page) are left alone.
+type issWriter struct {
+	http.ResponseWriter
+	iss      string
+	redirect string // the validated redirect URI, "" before validation
+}
+
+func (w *issWriter) WriteHeader(code int) {
+	if loc := w.Header().Get("Location"); code >= 300 && code < 400 && w.redirect != "" && strings.HasPrefix(loc, w.redirect) {
+		if u, err := url.Parse(loc); err == nil {
+			q := u.Query()
+			q.Set("iss", w.iss)
+			u.RawQuery = q.Encode()
+			w.Header().Set("Location", u.String())
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}

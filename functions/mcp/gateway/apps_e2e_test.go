@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -172,8 +172,8 @@ func TestMCPAppsAggregate(t *testing.T) {
 					t.Fatalf("single-server read: %s", single)
 				}
 				ub, _ := json.Marshal(view(c))
-				item, _ := mcpclient.SetMember(sm.Contents[0], "uri", ub)
-				want, _ := mcpclient.SetMember(single, "contents", json.RawMessage("["+string(item)+"]"))
+				item, _ := jsonobj.SetMember(sm.Contents[0], "uri", ub)
+				want, _ := jsonobj.SetMember(single, "contents", json.RawMessage("["+string(item)+"]"))
 				if !jsonEqual(t, got, want) {
 					t.Errorf("%s: aggregate read\n got %s\nwant %s", c.Handle, got, want)
 				}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/shared/apperr"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 )
 
 // Progressive discovery (docs/ARCHITECTURE.md "Decisions worth knowing", docs/USING.md
@@ -77,11 +77,11 @@ func callByName(body []byte) (direct []byte, target string, ok bool) {
 	if !bytes.Contains(body, []byte(builtin.CallToolName)) {
 		return nil, "", false // the cheap test first: nearly every request stops here
 	}
-	m, isObj := mcpclient.Members(bytes.TrimSpace(body))
+	m, isObj := jsonobj.Members(bytes.TrimSpace(body))
 	if !isObj || string(m["method"]) != `"tools/call"` {
 		return nil, "", false
 	}
-	p, isObj := mcpclient.Members(m["params"])
+	p, isObj := jsonobj.Members(m["params"])
 	if !isObj {
 		return nil, "", false
 	}
@@ -89,7 +89,7 @@ func callByName(body []byte) (direct []byte, target string, ok bool) {
 	if json.Unmarshal(p["name"], &name) != nil || name != builtin.CallToolName {
 		return nil, "", false
 	}
-	a, isObj := mcpclient.Members(p["arguments"])
+	a, isObj := jsonobj.Members(p["arguments"])
 	if !isObj || len(a) > 2 || (len(a) == 2 && a["arguments"] == nil) {
 		return nil, "", false // additionalProperties: false — go-sdk's validation answers
 	}
@@ -102,12 +102,12 @@ func callByName(body []byte) (direct []byte, target string, ok bool) {
 	} else if args[0] != '{' {
 		return nil, "", false
 	}
-	params, err := mcpclient.SetMember(m["params"], "name", a["name"])
+	params, err := jsonobj.SetMember(m["params"], "name", a["name"])
 	if err == nil {
-		params, err = mcpclient.SetMember(params, "arguments", args)
+		params, err = jsonobj.SetMember(params, "arguments", args)
 	}
 	if err == nil {
-		direct, err = mcpclient.SetMember(body, "params", params)
+		direct, err = jsonobj.SetMember(body, "params", params)
 	}
 	if err != nil {
 		return nil, "", false

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -81,7 +82,7 @@ func readRequest(body []byte) (*rpcRequest, *edgeRefusal) {
 	if !utf8.Valid(trimmed) {
 		return nil, nil
 	}
-	m, ok := mcpclient.Members(trimmed)
+	m, ok := jsonobj.Members(trimmed)
 	if !ok {
 		return nil, nil
 	}
@@ -96,7 +97,7 @@ func readRequest(body []byte) (*rpcRequest, *edgeRefusal) {
 	}
 	req := &rpcRequest{id: id, method: method, params: m["params"]}
 	if method == "tools/call" {
-		p, ok := mcpclient.Members(req.params)
+		p, ok := jsonobj.Members(req.params)
 		if !ok {
 			return nil, nil
 		}
@@ -194,7 +195,7 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 	if req != nil {
 		// go-sdk decodes a numeric id as a float64 (an integer past 2^53 would come back
 		// rounded): it sees a stand-in id and the client gets its own id back, byte for byte.
-		if swapped, err := mcpclient.SetMember(body, "id", standInID); err == nil {
+		if swapped, err := jsonobj.SetMember(body, "id", standInID); err == nil {
 			r.Body = io.NopCloser(bytes.NewReader(swapped))
 			r.ContentLength = int64(len(swapped))
 			defer w.restoreID(req.id)
@@ -248,7 +249,7 @@ func (g *Gateway) cancelled(w *limitedWriter, r *http.Request, st *requestState,
 	if !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
 		return false
 	}
-	m, ok := mcpclient.Members(bytes.TrimSpace(body))
+	m, ok := jsonobj.Members(bytes.TrimSpace(body))
 	if !ok || string(m["method"]) != `"notifications/cancelled"` || m["id"] != nil {
 		return false
 	}
@@ -365,13 +366,13 @@ func (g *Gateway) reply(w *limitedWriter, st *requestState, req *rpcRequest, res
 // newEraResult adds the members a 2026-07-28 result must have (see reply); a result that is
 // not a JSON object is returned as it is.
 func newEraResult(method string, raw json.RawMessage) json.RawMessage {
-	m, ok := mcpclient.Members(raw)
+	m, ok := jsonobj.Members(raw)
 	if !ok {
 		return raw
 	}
 	out := raw
 	set := func(k, v string) {
-		if o, err := mcpclient.SetMember(out, k, json.RawMessage(v)); err == nil {
+		if o, err := jsonobj.SetMember(out, k, json.RawMessage(v)); err == nil {
 			out = o
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 )
 
 // FuzzForwardDecoder fuzzes the edge's decoder and the forwarding path's byte edits: for any
@@ -35,7 +35,7 @@ func FuzzForwardDecoder(f *testing.F) {
 					t.Fatalf("-32600 with an id: %q", body)
 				}
 			case -32602:
-				m, ok := mcpclient.Members(bytes.TrimSpace(body))
+				m, ok := jsonobj.Members(bytes.TrimSpace(body))
 				if !ok || !bytes.Equal(m["id"], ref.id) || !validID(ref.id) {
 					t.Fatalf("-32602 with id %s for %q", ref.id, body)
 				}
@@ -50,7 +50,7 @@ func FuzzForwardDecoder(f *testing.F) {
 		if !validID(req.id) || !bytes.Contains(body, req.id) {
 			t.Fatalf("routed with id %s not as sent in %q", req.id, body)
 		}
-		p, ok := mcpclient.Members(req.params)
+		p, ok := jsonobj.Members(req.params)
 		if !ok {
 			return
 		}
@@ -62,7 +62,7 @@ func FuzzForwardDecoder(f *testing.F) {
 		if json.Unmarshal(up, &got) != nil || string(got["name"]) != `"upstream_tool"` {
 			t.Fatalf("upstream params %s from %s", up, req.params)
 		}
-		if _, err := mcpclient.DeleteMember(forward.PlainParams(up), "task"); err != nil {
+		if _, err := jsonobj.DeleteMember(forward.PlainParams(up), "task"); err != nil {
 			t.Fatalf("DeleteMember failed on %s: %v", up, err)
 		}
 		_ = p

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/mcpclient"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -68,7 +69,7 @@ func (w *limitedWriter) restoreID(id json.RawMessage) {
 	if got := responseID(b[:min(len(b), 1024)]); !bytes.Equal(got, standInID) {
 		return
 	}
-	if out, err := mcpclient.SetMember(b, "id", id); err == nil {
+	if out, err := jsonobj.SetMember(b, "id", id); err == nil {
 		w.buf.Reset()
 		w.buf.Write(out)
 	}

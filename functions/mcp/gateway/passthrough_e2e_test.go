@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -57,10 +57,10 @@ func revisionResult(t *testing.T, version, raw string, cacheable bool) string {
 	if version < "2026-07-28" {
 		return raw
 	}
-	out, err := mcpclient.SetMember(json.RawMessage(raw), "resultType", json.RawMessage(`"complete"`))
+	out, err := jsonobj.SetMember(json.RawMessage(raw), "resultType", json.RawMessage(`"complete"`))
 	if err == nil && cacheable { // resources/read: the answer depends on the caller's credentials
-		if out, err = mcpclient.SetMember(out, "cacheScope", json.RawMessage(`"private"`)); err == nil {
-			out, err = mcpclient.SetMember(out, "ttlMs", json.RawMessage(`0`))
+		if out, err = jsonobj.SetMember(out, "cacheScope", json.RawMessage(`"private"`)); err == nil {
+			out, err = jsonobj.SetMember(out, "ttlMs", json.RawMessage(`0`))
 		}
 	}
 	if err != nil {

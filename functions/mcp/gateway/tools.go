@@ -17,7 +17,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/policy"
 	"github.com/agentpack/gateway/shared/text"
 )
@@ -169,7 +169,7 @@ func toolDefinition(t *catalog.Tool, name string) ([]byte, error) {
 				return t.Definition, nil
 			}
 		}
-		return mcpclient.SetMember(t.Definition, "name", nb)
+		return jsonobj.SetMember(t.Definition, "name", nb)
 	}
 	return json.Marshal(struct {
 		Name         string          `json:"name"`

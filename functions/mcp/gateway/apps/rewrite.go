@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 )
 
 // toolUIMeta is the part of a tool definition this package reads.
@@ -46,18 +46,18 @@ func WithURIs(def json.RawMessage, handle string) json.RawMessage {
 	if len(toolURIs(def)) == 0 {
 		return def
 	}
-	top, ok := mcpclient.Members(def)
+	top, ok := jsonobj.Members(def)
 	if !ok {
 		return def
 	}
 	meta := top["_meta"]
-	mm, ok := mcpclient.Members(meta)
+	mm, ok := jsonobj.Members(meta)
 	if !ok {
 		return def
 	}
 	// setURI returns obj with member key (a view URI string) shown under handle.
 	setURI := func(obj json.RawMessage, key string) json.RawMessage {
-		m, _ := mcpclient.Members(obj)
+		m, _ := jsonobj.Members(obj)
 		var s string
 		if json.Unmarshal(m[key], &s) != nil {
 			return obj
@@ -66,14 +66,14 @@ func WithURIs(def json.RawMessage, handle string) json.RawMessage {
 		if !ok {
 			return obj
 		}
-		if out, err := mcpclient.SetMember(obj, key, mcpclient.String(ns)); err == nil {
+		if out, err := jsonobj.SetMember(obj, key, jsonobj.String(ns)); err == nil {
 			return out
 		}
 		return obj
 	}
-	if ui, ok := mcpclient.Members(mm["ui"]); ok && ui["resourceUri"] != nil {
+	if ui, ok := jsonobj.Members(mm["ui"]); ok && ui["resourceUri"] != nil {
 		if nui := setURI(mm["ui"], "resourceUri"); !bytes.Equal(nui, mm["ui"]) {
-			if out, err := mcpclient.SetMember(meta, "ui", nui); err == nil {
+			if out, err := jsonobj.SetMember(meta, "ui", nui); err == nil {
 				meta = out
 			}
 		}
@@ -81,7 +81,7 @@ func WithURIs(def json.RawMessage, handle string) json.RawMessage {
 	if mm["ui/resourceUri"] != nil {
 		meta = setURI(meta, "ui/resourceUri")
 	}
-	out, err := mcpclient.SetMember(def, "_meta", meta)
+	out, err := jsonobj.SetMember(def, "_meta", meta)
 	if err != nil {
 		return def
 	}
@@ -93,12 +93,12 @@ func WithURIs(def json.RawMessage, handle string) json.RawMessage {
 // byte (spacing between the items included) is kept. A result of another shape is
 // returned as it is (the client judges it, as for any forwarded result).
 func readResult(res json.RawMessage, handle string) json.RawMessage {
-	m, ok := mcpclient.Members(res)
+	m, ok := jsonobj.Members(res)
 	if !ok || m["contents"] == nil {
 		return res
 	}
-	contents, changed := mcpclient.MapItems(m["contents"], func(item json.RawMessage) (json.RawMessage, bool) {
-		im, ok := mcpclient.Members(item)
+	contents, changed := jsonobj.MapItems(m["contents"], func(item json.RawMessage) (json.RawMessage, bool) {
+		im, ok := jsonobj.Members(item)
 		if !ok {
 			return nil, false
 		}
@@ -110,13 +110,13 @@ func readResult(res json.RawMessage, handle string) json.RawMessage {
 		if !ok {
 			return nil, false
 		}
-		edited, err := mcpclient.SetMember(item, "uri", mcpclient.String(ns))
+		edited, err := jsonobj.SetMember(item, "uri", jsonobj.String(ns))
 		return edited, err == nil
 	})
 	if !changed {
 		return res
 	}
-	edited, err := mcpclient.SetMember(res, "contents", contents)
+	edited, err := jsonobj.SetMember(res, "contents", contents)
 	if err != nil {
 		return res
 	}
@@ -136,12 +136,12 @@ func CallResult(res json.RawMessage, handle string) json.RawMessage {
 		return res // the cheap test first: most results carry no view
 	}
 	res = WithURIs(res, handle)
-	m, ok := mcpclient.Members(res)
+	m, ok := jsonobj.Members(res)
 	if !ok || m["content"] == nil {
 		return res
 	}
-	content, changed := mcpclient.MapItems(m["content"], func(item json.RawMessage) (json.RawMessage, bool) {
-		im, ok := mcpclient.Members(item)
+	content, changed := jsonobj.MapItems(m["content"], func(item json.RawMessage) (json.RawMessage, bool) {
+		im, ok := jsonobj.Members(item)
 		if !ok {
 			return nil, false
 		}
@@ -155,7 +155,7 @@ func CallResult(res json.RawMessage, handle string) json.RawMessage {
 			if !ok {
 				return nil, false
 			}
-			out, err := mcpclient.SetMember(item, "resource", r)
+			out, err := jsonobj.SetMember(item, "resource", r)
 			return out, err == nil
 		}
 		return nil, false
@@ -163,7 +163,7 @@ func CallResult(res json.RawMessage, handle string) json.RawMessage {
 	if !changed {
 		return res
 	}
-	if out, err := mcpclient.SetMember(res, "content", content); err == nil {
+	if out, err := jsonobj.SetMember(res, "content", content); err == nil {
 		return out
 	}
 	return res
@@ -173,7 +173,7 @@ func CallResult(res json.RawMessage, handle string) json.RawMessage {
 // ui:// URI, or an opaque URI and obj's mimeType is the MCP App one; ok is false when
 // nothing changed.
 func mapURIMember(obj json.RawMessage, key, handle string) (json.RawMessage, bool) {
-	m, ok := mcpclient.Members(obj)
+	m, ok := jsonobj.Members(obj)
 	if !ok {
 		return nil, false
 	}
@@ -189,7 +189,7 @@ func mapURIMember(obj json.RawMessage, key, handle string) (json.RawMessage, boo
 	if !ok {
 		return nil, false
 	}
-	out, err := mcpclient.SetMember(obj, key, mcpclient.String(ns))
+	out, err := jsonobj.SetMember(obj, key, jsonobj.String(ns))
 	return out, err == nil
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -204,7 +204,7 @@ func (t *Tables) Read(ctx context.Context, fw *forward.Forwarder, st *request.St
 	if !ok || c == nil {
 		return nil, wire.InvalidParams("resource not found: " + uri)
 	}
-	up, err := mcpclient.SetMember(params, "uri", mcpclient.String(upstream))
+	up, err := jsonobj.SetMember(params, "uri", jsonobj.String(upstream))
 	if err != nil {
 		return nil, wire.InvalidParams("params must be an object")
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/ratelimit"
@@ -327,9 +328,9 @@ func (f *Forwarder) gatewayState(ctx context.Context, bind upstreamauth.Binding,
 		f.log.DebugContext(ctx, "requestState refused", "method", bind.Method, "connection_id", bind.ConnectionID, "err", err)
 		return nil, false, wire.InvalidParams(err.Error())
 	}
-	out, err := mcpclient.DeleteMember(params, "requestState")
+	out, err := jsonobj.DeleteMember(params, "requestState")
 	if err == nil && p["inputResponses"] != nil {
-		out, err = mcpclient.DeleteMember(out, "inputResponses")
+		out, err = jsonobj.DeleteMember(out, "inputResponses")
 	}
 	if err != nil {
 		return nil, false, wire.InvalidParams(err.Error())
@@ -459,7 +460,7 @@ func (f *Forwarder) Method(ctx context.Context, st *request.State, c *catalog.Co
 	if len(params) == 0 || string(params) == "null" {
 		params = json.RawMessage("{}")
 	}
-	p, ok := mcpclient.Members(params)
+	p, ok := jsonobj.Members(params)
 	if !ok {
 		return nil, wire.InvalidParams("params is not a JSON object")
 	}
@@ -705,7 +706,7 @@ func PlainParams(params json.RawMessage) json.RawMessage {
 	if !bytes.Contains(params, []byte(`"task"`)) {
 		return params
 	}
-	out, err := mcpclient.DeleteMember(params, "task")
+	out, err := jsonobj.DeleteMember(params, "task")
 	if err != nil {
 		return params
 	}
@@ -741,7 +742,7 @@ func ResultInputRequired(res json.RawMessage) bool {
 // member keeps its bytes. Errors when params is not a JSON object.
 func UpstreamParams(params json.RawMessage, upstreamName string) (json.RawMessage, error) {
 	nb, _ := json.Marshal(upstreamName)
-	out, err := mcpclient.SetMember(params, "name", nb)
+	out, err := jsonobj.SetMember(params, "name", nb)
 	if err != nil {
 		return nil, err
 	}
@@ -762,7 +763,7 @@ func WithoutDownstreamMeta(params json.RawMessage) (json.RawMessage, error) {
 	if !bytes.Contains(params, []byte(`"_meta"`)) {
 		return params, nil
 	}
-	p, ok := mcpclient.Members(params)
+	p, ok := jsonobj.Members(params)
 	if !ok {
 		return nil, errors.New("params is not a JSON object")
 	}
@@ -791,7 +792,7 @@ func WithoutDownstreamMeta(params json.RawMessage) (json.RawMessage, error) {
 		return params, nil
 	}
 	mb, _ := json.Marshal(meta)
-	return mcpclient.SetMember(params, "_meta", mb)
+	return jsonobj.SetMember(params, "_meta", mb)
 }
 
 // clientCapabilitiesKey is the _meta key of a 2026-07-28 request's client capabilities.
@@ -807,19 +808,19 @@ func withoutTaskCapabilities(caps json.RawMessage) (json.RawMessage, bool) {
 	if !bytes.Contains(caps, []byte("tasks")) {
 		return nil, false
 	}
-	m, ok := mcpclient.Members(caps)
+	m, ok := jsonobj.Members(caps)
 	if !ok {
 		return nil, false
 	}
 	out, changed := caps, false
 	if m["tasks"] != nil {
-		if o, err := mcpclient.DeleteMember(out, "tasks"); err == nil {
+		if o, err := jsonobj.DeleteMember(out, "tasks"); err == nil {
 			out, changed = o, true
 		}
 	}
-	if ext, ok := mcpclient.Members(m["extensions"]); ok && ext[tasksExtension] != nil {
-		if e, err := mcpclient.DeleteMember(m["extensions"], tasksExtension); err == nil {
-			if o, err := mcpclient.SetMember(out, "extensions", e); err == nil {
+	if ext, ok := jsonobj.Members(m["extensions"]); ok && ext[tasksExtension] != nil {
+		if e, err := jsonobj.DeleteMember(m["extensions"], tasksExtension); err == nil {
+			if o, err := jsonobj.SetMember(out, "extensions", e); err == nil {
 				out, changed = o, true
 			}
 		}

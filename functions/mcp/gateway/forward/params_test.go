@@ -12,7 +12,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -157,7 +157,7 @@ func TestGatewayState(t *testing.T) {
 	}
 	bindFor := func(raw string) upstreamauth.Binding { b := bind; b.Params = json.RawMessage(raw); return b } // as Call binds a retry
 	members := func(raw string) map[string]json.RawMessage {
-		m, ok := mcpclient.Members(json.RawMessage(raw))
+		m, ok := jsonobj.Members(json.RawMessage(raw))
 		if !ok {
 			t.Fatalf("not an object: %s", raw)
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -95,17 +95,17 @@ func entry(e json.RawMessage, handle string) (json.RawMessage, bool) {
 	if !ok {
 		return nil, false
 	}
-	m, _ := mcpclient.Members(out)
+	m, _ := jsonobj.Members(out)
 	if m["resources"] == nil {
 		return out, true
 	}
-	res, changed := mcpclient.MapItems(m["resources"], func(item json.RawMessage) (json.RawMessage, bool) {
+	res, changed := jsonobj.MapItems(m["resources"], func(item json.RawMessage) (json.RawMessage, bool) {
 		return mapMember(item, "uri", handle)
 	})
 	if !changed {
 		return out, true
 	}
-	if edited, err := mcpclient.SetMember(out, "resources", res); err == nil {
+	if edited, err := jsonobj.SetMember(out, "resources", res); err == nil {
 		return edited, true
 	}
 	return out, true
@@ -114,7 +114,7 @@ func entry(e json.RawMessage, handle string) (json.RawMessage, bool) {
 // mapMember returns obj with its member key (a skill:// URI) under handle; ok is false
 // when it is no skill:// URI.
 func mapMember(obj json.RawMessage, key, handle string) (json.RawMessage, bool) {
-	m, ok := mcpclient.Members(obj)
+	m, ok := jsonobj.Members(obj)
 	if !ok {
 		return nil, false
 	}
@@ -126,7 +126,7 @@ func mapMember(obj json.RawMessage, key, handle string) (json.RawMessage, bool) 
 	if !ok {
 		return nil, false
 	}
-	out, err := mcpclient.SetMember(obj, key, mcpclient.String(ns))
+	out, err := jsonobj.SetMember(obj, key, jsonobj.String(ns))
 	return out, err == nil
 }
 
@@ -205,7 +205,7 @@ func (s *Service) upstream(ctx context.Context, st *request.State, c *catalog.Co
 	for range maxPages {
 		params := json.RawMessage(`{}`)
 		if cursor != "" {
-			params = json.RawMessage(`{"cursor":` + string(mcpclient.String(cursor)) + `}`)
+			params = json.RawMessage(`{"cursor":` + string(jsonobj.String(cursor)) + `}`)
 		}
 		res, err := s.fw.Method(ctx, st, c, "skills/list", params)
 		if err != nil {
@@ -250,7 +250,7 @@ func (s *Service) Get(ctx context.Context, st *request.State, conns Conns, param
 	if !ok || c == nil {
 		return nil, wire.InvalidParams("not a skill of this server: " + p.URI)
 	}
-	up, err := mcpclient.SetMember(params, "uri", mcpclient.String(upstream))
+	up, err := jsonobj.SetMember(params, "uri", jsonobj.String(upstream))
 	if err != nil {
 		return nil, wire.InvalidParams("params must be an object")
 	}
@@ -258,7 +258,7 @@ func (s *Service) Get(ctx context.Context, st *request.State, conns Conns, param
 	if err != nil {
 		return nil, err
 	}
-	m, ok := mcpclient.Members(res)
+	m, ok := jsonobj.Members(res)
 	if !ok || m["skill"] == nil {
 		return res, nil
 	}
@@ -266,7 +266,7 @@ func (s *Service) Get(ctx context.Context, st *request.State, conns Conns, param
 	if !ok {
 		return res, nil
 	}
-	if out, err := mcpclient.SetMember(res, "skill", e); err == nil {
+	if out, err := jsonobj.SetMember(res, "skill", e); err == nil {
 		return out, nil
 	}
 	return res, nil
@@ -293,7 +293,7 @@ func (conns Conns) Reads(params json.RawMessage) (string, bool) {
 func (s *Service) Read(ctx context.Context, st *request.State, conns Conns, uri string, params json.RawMessage) (json.RawMessage, error) {
 	handle, upstream, _ := Target(uri)
 	c := conns[handle]
-	up, err := mcpclient.SetMember(params, "uri", mcpclient.String(upstream))
+	up, err := jsonobj.SetMember(params, "uri", jsonobj.String(upstream))
 	if err != nil || c == nil {
 		return nil, wire.InvalidParams("resource not found: " + uri)
 	}
@@ -301,17 +301,17 @@ func (s *Service) Read(ctx context.Context, st *request.State, conns Conns, uri 
 	if err != nil {
 		return nil, err
 	}
-	m, ok := mcpclient.Members(res)
+	m, ok := jsonobj.Members(res)
 	if !ok || m["contents"] == nil {
 		return res, nil
 	}
-	contents, changed := mcpclient.MapItems(m["contents"], func(item json.RawMessage) (json.RawMessage, bool) {
+	contents, changed := jsonobj.MapItems(m["contents"], func(item json.RawMessage) (json.RawMessage, bool) {
 		return mapMember(item, "uri", handle)
 	})
 	if !changed {
 		return res, nil
 	}
-	if out, err := mcpclient.SetMember(res, "contents", contents); err == nil {
+	if out, err := jsonobj.SetMember(res, "contents", contents); err == nil {
 		return out, nil
 	}
 	return res, nil

@@ -14,7 +14,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -29,7 +29,7 @@ func (s *Service) Create(ctx context.Context, st *request.State, name string, re
 	if !st.NewProtocol {
 		ttl = requestedTTL(p["task"])
 	}
-	plain, err := mcpclient.DeleteMember(params, "task")
+	plain, err := jsonobj.DeleteMember(params, "task")
 	if err != nil {
 		return nil, nil, wire.Refusal(jsonrpc.CodeInvalidParams, "invalid params")
 	}
@@ -130,7 +130,7 @@ func upstreamRunsTasks(c *catalog.Connection) bool {
 func (s *Service) createUpstream(ctx context.Context, st *request.State, ref *forward.Ref, params json.RawMessage, row *db.Task) (*db.Task, error) {
 	if st.NewProtocol {
 		var err error
-		if params, err = mcpclient.SetMember(params, "task", json.RawMessage(`{"ttl":`+strconv.FormatInt(row.TTLMS, 10)+`}`)); err != nil {
+		if params, err = jsonobj.SetMember(params, "task", json.RawMessage(`{"ttl":`+strconv.FormatInt(row.TTLMS, 10)+`}`)); err != nil {
 			return nil, wire.Refusal(jsonrpc.CodeInvalidParams, "invalid params")
 		}
 	}

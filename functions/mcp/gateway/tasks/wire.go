@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/db"
-	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -114,8 +114,8 @@ func detailed(t *db.Task) map[string]any {
 // reference requester, @modelcontextprotocol/ext-tasks, refuses a result without it). A
 // result that is no JSON object is kept as stored.
 func completeResult(res []byte) json.RawMessage {
-	if m, ok := mcpclient.Members(res); ok && m["resultType"] == nil {
-		if out, err := mcpclient.SetMember(res, "resultType", json.RawMessage(`"complete"`)); err == nil {
+	if m, ok := jsonobj.Members(res); ok && m["resultType"] == nil {
+		if out, err := jsonobj.SetMember(res, "resultType", json.RawMessage(`"complete"`)); err == nil {
 			return out
 		}
 	}
@@ -167,27 +167,27 @@ func WithCapability(msg []byte, newProtocol bool) (out []byte, ok bool) {
 	var err error
 	if newProtocol {
 		ext := json.RawMessage(`{}`)
-		if mm, ok := mcpclient.Members(caps); ok && len(mm["extensions"]) > 0 && string(mm["extensions"]) != "null" {
+		if mm, ok := jsonobj.Members(caps); ok && len(mm["extensions"]) > 0 && string(mm["extensions"]) != "null" {
 			ext = mm["extensions"]
 		}
-		if ext, err = mcpclient.SetMember(ext, Extension, json.RawMessage(`{}`)); err != nil {
+		if ext, err = jsonobj.SetMember(ext, Extension, json.RawMessage(`{}`)); err != nil {
 			return msg, false
 		}
-		if caps, err = mcpclient.DeleteMember(caps, "tasks"); err != nil {
+		if caps, err = jsonobj.DeleteMember(caps, "tasks"); err != nil {
 			return msg, false
 		}
-		caps, err = mcpclient.SetMember(caps, "extensions", ext)
+		caps, err = jsonobj.SetMember(caps, "extensions", ext)
 	} else {
-		caps, err = mcpclient.SetMember(caps, "tasks", capability)
+		caps, err = jsonobj.SetMember(caps, "tasks", capability)
 	}
 	if err != nil {
 		return msg, false
 	}
-	result, err := mcpclient.SetMember(m["result"], "capabilities", caps)
+	result, err := jsonobj.SetMember(m["result"], "capabilities", caps)
 	if err != nil {
 		return msg, false
 	}
-	if out, err = mcpclient.SetMember(msg, "result", result); err != nil {
+	if out, err = jsonobj.SetMember(msg, "result", result); err != nil {
 		return msg, false
 	}
 	return out, true
@@ -203,7 +203,7 @@ func WithExecution(def []byte) []byte {
 			return def
 		}
 	}
-	out, err := mcpclient.SetMember(def, "execution", json.RawMessage(`{"taskSupport":"optional"}`))
+	out, err := jsonobj.SetMember(def, "execution", json.RawMessage(`{"taskSupport":"optional"}`))
 	if err != nil {
 		return def
 	}

@@ -1,4 +1,4 @@
-package mcpclient
+package jsonobj
 
 import (
 	"encoding/json"
