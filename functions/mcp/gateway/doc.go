@@ -36,9 +36,11 @@
 //
 // # Packages behind the edge
 //
-// The roles behind the edge have packages of their own: builtin (the agentpack_* tools),
-// forward (the one path to upstreams), tasks (MCP Tasks: their rows, worker and both wire
-// forms), audit (the audit rule's rows), wire (every envelope and JSON-RPC error the gateway
+// The roles behind the edge have packages of their own: builtin (the agentpack_* tools and
+// the gateway's own resources and prompt), forward (the one path to upstreams), tasks (MCP
+// Tasks: their rows, worker and both wire forms), apps (MCP Apps' ui://<handle>/… views),
+// skills (Skills' skill://<handle>/… on the aggregate endpoint), audit (the audit rule's
+// rows), wire (every envelope and JSON-RPC error the gateway
 // produces) and metrics (EMF lines). This package makes no queries of its own (test/rules). [TuneRuntime] sets the
 // garbage collector's defaults for the deployed function and `make run` alike.
 package gateway

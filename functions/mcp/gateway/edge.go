@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
-	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/logx"
@@ -29,16 +28,20 @@ import (
 //
 //   - tools/list: answered from the request's server item (server.go): the visible
 //     built-ins' definitions and each proxied tool's upstream definition as listed, with
-//     only its name changed (and on the aggregate endpoint its MCP Apps ui:// URIs, apps.go);
-//   - tools/call of a proxied tool, on the single-server endpoint resources/*, prompts/*
-//     and completion/complete, and on the aggregate endpoint resources/read of an MCP App
-//     view (ui://<handle>/…, apps.go): forwarded (package forward: Call, Method). The
+//     only its name changed (and on the aggregate endpoint its MCP Apps ui:// URIs, package
+//     apps);
+//   - tools/call of a proxied tool, on the single-server endpoint resources/*, prompts/*,
+//     completion/complete and skills/*, and on the aggregate endpoint resources/read of an
+//     MCP App view (ui://<handle>/…, package apps) or a skill file and skills/*
+//     (skill://<handle>/…, package skills): forwarded (package forward: Call, Method). The
 //     upstream's result, or its JSON-RPC error, goes back to the client as the upstream's
 //     bytes under the client's own id; the gateway changes only the id, and the tool name
 //     (and the downstream exchange's _meta fields) on the way up;
 //   - everything else (initialize, server/discover, ping, built-in tools, the gateway's
 //     own resources and prompts, and any request the edge does not fully understand):
 //     go-sdk's server, unchanged.
+//
+// The table of which method goes where is routes.go.
 
 // rpcRequest is one JSON-RPC request as the edge reads it.
 type rpcRequest struct {
@@ -276,152 +279,47 @@ func (g *Gateway) cancelled(w *limitedWriter, r *http.Request, st *requestState,
 // maxDrainBytes bounds what the edge reads of an oversized body before answering 413.
 const maxDrainBytes = 64 << 20
 
-// edgeRoutes answers req itself when it is one of the edge's methods and reports whether
-// it did; false leaves the request to go-sdk (nothing written).
+// edgeRoutes answers req itself when it is one of the edge's methods (routeOf) and reports
+// whether it did; false leaves the request to go-sdk (nothing written).
 func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
+	if routable, answered := screen(w, r, st, req); !routable {
+		return answered
+	}
+	g.serverItem(st) // every routed request finds its key's item (the cache's counters, superseded items retired)
+	route := routeOf(st, req.method)
+	return route != nil && route(g, w, r, st, req)
+}
+
+// screen keeps from the routes what they must not answer. It answers 400 itself to a
+// protocol version the gateway does not know and to a 2026-07-28 Mcp-Name that is not
+// encoded as that revision requires (answered), and leaves to go-sdk the version and header
+// mismatches it answers precisely, and the tools/* methods of an upstream without tools.
+// routable is true when none of these applies.
+func screen(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) (routable, answered bool) {
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(mcp.SupportedProtocolVersions(), v) {
 		// Any version the gateway does not know, of either era ("2099-01-01", "banana",
 		// "2024-01-01"): go-sdk would take a later-sorting one for a 2026-era request and
 		// answer that _meta is missing.
 		logx.Annotate(r.Context(), logx.FieldOutcome, "rpc_error")
 		wire.WriteHTTP(w, http.StatusBadRequest, req.id, wire.UnsupportedVersion(v))
-		return true
+		return false, true
 	}
 	if !versionServed(r, req) {
-		return false // go-sdk answers the precise 400: -32020 or -32022 with the supported versions
+		return false, false // go-sdk answers the precise 400: -32020 or -32022 with the supported versions
 	}
 	if st.NewProtocol && !newProtocolHeadersMatch(r, req) {
 		if _, ok := mcpclient.DecodeHeaderValue(r.Header.Get("Mcp-Name")); !ok {
 			// go-sdk compares the header's bytes with the body and would serve a raw
 			// non-ASCII value that equals it; the revision requires it Base64-encoded.
 			writeHeaderMismatch(w, req, errMcpNameEncoding)
-			return true
+			return false, true
 		}
-		return false // go-sdk answers the precise 400 / -32020
+		return false, false // go-sdk answers the precise 400 / -32020
 	}
-	it := g.serverItem(st)
 	if st.Single != nil && strings.HasPrefix(req.method, "tools/") && !singleAllows(st.Single, req.method) {
-		return false // an upstream without tools: go-sdk answers as the capabilities say
+		return false, false // an upstream without tools: go-sdk answers as the capabilities say
 	}
-	switch {
-	case req.method == "tools/list":
-		var p struct {
-			Cursor string `json:"cursor"`
-		}
-		if len(req.params) > 0 && string(req.params) != "null" {
-			if err := json.Unmarshal(req.params, &p); err != nil {
-				return false
-			}
-		}
-		page, ok := it.toolsList(g, st, p.Cursor)
-		if !ok {
-			g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeInvalidParams, "invalid cursor"))
-			return true
-		}
-		g.reply(w, st, req, page, nil)
-		return true
-	case req.method == "tools/call":
-		p := req.call
-		var name string
-		if json.Unmarshal(p["name"], &name) != nil {
-			return false
-		}
-		// The access policies' "call" decision, before anything else (policy.go).
-		if d, err := g.policyCall(r.Context(), st, it, name, p["arguments"]); d != nil || err != nil {
-			if err != nil {
-				g.reply(w, st, req, nil, err)
-			} else {
-				g.reply(w, st, req, json.RawMessage(wire.SealJSON(d.meta, d.fail)), nil)
-			}
-			return true
-		}
-		if g.serveToolTask(w, r, st, req, it, name) {
-			return true
-		}
-		ref, ok := it.lookup(st, name)
-		if !ok && g.builtins.Lookup(name) == nil {
-			g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeInvalidParams, unknownTool(g, st, it, name)))
-			return true
-		}
-		if !ok {
-			return false // a built-in: go-sdk serves it (or refuses one st may not see)
-		}
-		if st.NewProtocol {
-			// The tool's x-mcp-header parameters: the client mirrored them (the gateway lists
-			// the upstream's definition), and a server that reads the body checks them.
-			if err := mcpclient.CheckParamHeaders(r.Header, ref.Tool.InputSchema, p["arguments"]); err != nil {
-				writeHeaderMismatch(w, req, err)
-				return true
-			}
-		}
-		ctx, done := g.track(r.Context(), st, req.id)
-		defer done()
-		res, rerr := g.forward.Call(ctx, st.State, ref, forward.PlainParams(req.params), p)
-		if rerr == nil && st.Single == nil {
-			res = appCallResult(res, ref.Conn.Handle) // views under the handle, as tools/list (apps.go)
-		}
-		g.reply(w, st, req, res, rerr)
-		return true
-	case strings.HasPrefix(req.method, "tasks/") && tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")):
-		return g.serveTaskMethod(w, r, st, req)
-	case st.Single != nil && req.method == "logging/setLevel" && !st.NewProtocol && !singleAllows(st.Single, req.method):
-		// go-sdk would answer {} whatever the capabilities say. (At 2026-07-28 the method
-		// does not exist and go-sdk answers its 404 / -32601.)
-		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,
-			"method not found: this server does not declare the logging capability"))
-		return true
-	case st.Single == nil && skillsMethod(req.method):
-		// Skills (SEP-2640) of the visible connections, under their handles (skills.go).
-		conns := skillsConnections(st)
-		if len(conns) == 0 {
-			return false // go-sdk answers method not found: the extension is not advertised
-		}
-		ctx, done := g.track(r.Context(), st, req.id)
-		defer done()
-		var res json.RawMessage
-		var rerr error
-		if req.method == "skills/list" {
-			res, rerr = g.skillsList(ctx, st.State, conns, req.params)
-		} else {
-			res, rerr = g.skillsGet(ctx, st.State, conns, req.params)
-		}
-		g.reply(w, st, req, res, rerr)
-		return true
-	case st.Single == nil && req.method == "resources/read":
-		// An MCP App's ui://<handle>/… view (apps.go) or a skill's skill://<handle>/… file
-		// (skills.go); every other URI is go-sdk's.
-		apps := it.appsOf(st)
-		uri, ok := appRead(apps, req.params)
-		if !ok {
-			conns := skillsConnections(st)
-			suri, isSkill := skillRead(conns, req.params)
-			if !isSkill {
-				return false
-			}
-			ctx, done := g.track(r.Context(), st, req.id)
-			defer done()
-			res, rerr := g.readSkill(ctx, st.State, conns, suri, req.params)
-			g.reply(w, st, req, res, rerr)
-			return true
-		}
-		ctx, done := g.track(r.Context(), st, req.id)
-		defer done()
-		res, rerr := g.readApp(ctx, st.State, apps, uri, req.params)
-		g.reply(w, st, req, res, rerr)
-		return true
-	case st.Single != nil && forward.PassThrough(req.method) && !singleAllows(st.Single, req.method):
-		// Consistent with the capabilities advertised (go-sdk would answer an empty list).
-		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,
-			"method not found: this server does not declare the capability"))
-		return true
-	case st.Single != nil && forward.PassThrough(req.method):
-		ctx, done := g.track(r.Context(), st, req.id)
-		defer done()
-		res, rerr := g.forward.Method(ctx, st.State, st.Single, req.method, req.params)
-		g.reply(w, st, req, res, rerr)
-		return true
-	}
-	return false
+	return true, false
 }
 
 // errMcpNameEncoding is the answer to an Mcp-Name whose value is neither printable ASCII

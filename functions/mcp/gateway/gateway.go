@@ -7,10 +7,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/apps"
 	"github.com/agentpack/gateway/functions/mcp/gateway/audit"
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/metrics"
+	"github.com/agentpack/gateway/functions/mcp/gateway/skills"
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/budget"
@@ -87,6 +89,7 @@ type Gateway struct {
 	inflightMu sync.Mutex
 	inflight   map[string][]*context.CancelFunc
 	tasks      *tasks.Service
+	skills     *skills.Service // the Skills extension on the aggregate endpoint
 	// audit is the audit trail: rows are written after the answer (audit package doc); the
 	// access policies' denials go there too (policy.go)
 	audit *audit.Trail
@@ -128,7 +131,8 @@ func New(o Options) (*Gateway, error) {
 			Limiter: &ratelimit.Limiter{Pool: o.Pool}, TargetCacheBytes: o.TargetCacheBytes})}
 	g.tasks = tasks.New(tasks.Options{Pool: o.Pool, Forward: g.forward, Builtins: set, Metrics: em,
 		Logger: o.Logger, CallTimeout: o.CallTimeout, Timeout: o.TaskTimeout, Start: o.StartTask,
-		ResultView: taskResultView})
+		ResultView: apps.ResultView})
+	g.skills = skills.New(g.forward, o.Logger)
 	g.mcp = mcp.NewStreamableHTTPHandler(g.getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,

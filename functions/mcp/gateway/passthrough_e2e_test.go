@@ -160,7 +160,7 @@ func TestPassThroughIntact(t *testing.T) {
 								}
 								if meta, ok := exp["_meta"].(map[string]any); ok && ep.name == "aggregate" {
 									// The aggregate endpoint shows an MCP App's ui:// view under the
-									// connection's handle (apps.go); the rest of _meta is kept.
+									// connection's handle (package apps); the rest of _meta is kept.
 									m := map[string]any{}
 									for k, v := range meta {
 										m[k] = v

@@ -9,14 +9,17 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/apps"
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
+	"github.com/agentpack/gateway/functions/mcp/gateway/skills"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/budget"
 	"github.com/agentpack/gateway/shared/logx"
@@ -102,7 +105,7 @@ var aggregateCapabilities = &mcp.ServerCapabilities{
 // protocol guard (outermost) and then extra.
 func (g *Gateway) newMCPServer(caps *mcp.ServerCapabilities, extra ...mcp.Middleware) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentpack-gateway", Title: "Agentpack MCP Gateway", Version: Version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: logx.AtLeast(g.log, slog.LevelWarn), Capabilities: caps, SetCacheable: privateCache})
+		&mcp.ServerOptions{Instructions: builtin.Instructions, Logger: logx.AtLeast(g.log, slog.LevelWarn), Capabilities: caps, SetCacheable: privateCache})
 	s.AddReceivingMiddleware(append([]mcp.Middleware{g.guard}, extra...)...)
 	return s
 }
@@ -117,24 +120,46 @@ func (g *Gateway) buildServer(st *requestState) *mcp.Server {
 	if st.Single != nil {
 		return g.buildSingleServer(st.Single)
 	}
-	apps := g.serverItem(st).appsOf(st)
-	s := g.newMCPServer(withSkillsCapability(withAppsCapability(aggregateCapabilities, apps), skillsConnections(st)))
+	views := g.serverItem(st).appsOf(st)
+	caps := aggregateCapabilities
+	if settings, ok := views.Capability(); ok {
+		caps = withExtension(caps, apps.Extension, settings)
+	}
+	if settings, ok := skills.Connections(st.State).Capability(); ok {
+		caps = withExtension(caps, skills.Extension, settings)
+	}
+	s := g.newMCPServer(caps)
 	for _, b := range g.builtins.All() {
 		if builtin.CanSee(st.Principal, b, st.Toolsets) {
 			s.AddTool(b.Tool(), g.builtins.Handler(b))
 		}
 	}
 	// Proxied tools are not registered: the edge lists and forwards them (edge.go, package forward).
-	g.addResourcesAndPrompts(s)
-	g.addAppResources(s, apps)
+	g.builtins.AddResourcesAndPrompts(s)
+	views.Register(s, g.forward)
 	return s
 }
 
-func schemaIsObject(raw json.RawMessage) bool {
-	var s struct {
-		Type any `json:"type"`
+// withExtension returns caps advertising extension id with settings
+// (capabilities.extensions, SEP-1724); caps itself is never modified (it may be shared).
+func withExtension(caps *mcp.ServerCapabilities, id string, settings json.RawMessage) *mcp.ServerCapabilities {
+	c := *caps
+	c.Extensions = maps.Clone(caps.Extensions)
+	if c.Extensions == nil {
+		c.Extensions = map[string]any{}
 	}
-	return json.Unmarshal(raw, &s) == nil && s.Type == "object"
+	c.Extensions[id] = settings
+	return &c
+}
+
+// appsOf returns st's MCP Apps tables (package apps), built once per server key like
+// tools/list.
+func (it *serverItem) appsOf(st *requestState) *apps.Tables {
+	it.appsOnce.Do(func() {
+		it.apps = apps.Build(st.State)
+		it.grew(it.apps.Weight())
+	})
+	return it.apps
 }
 
 // guard is the protocol guard (docs/DESIGN.md §4): a panic or a non-JSON-RPC
@@ -210,18 +235,17 @@ type serverItem struct {
 	listed   []listedTool // instead of pages when the workspace has access policies (policy.go)
 
 	appsOnce sync.Once
-	apps     *appTables // MCP Apps views and connections by handle (apps.go)
+	apps     *apps.Tables // MCP Apps views and connections by handle
 }
 
 // Estimated bytes of what a server item builds (serverItem.weight): a go-sdk server with
 // the built-ins (measured with TestServerItemWeight's heap figures: about 60 kB for the
-// built-ins of an admin), an entry of the proxied-call table, an apps table entry, and the
-// item itself.
+// built-ins of an admin), an entry of the proxied-call table, and the item itself (the
+// apps tables weigh themselves: apps.Tables.Weight).
 const (
-	itemOverhead       = 512
-	builtServerBytes   = 64 << 10
-	callEntryBytes     = 96
-	appsConnEntryBytes = 64
+	itemOverhead     = 512
+	builtServerBytes = 64 << 10
+	callEntryBytes   = 96
 )
 
 // weight is the item's estimated bytes: itself, what it built, and its snapshot.

@@ -3,9 +3,9 @@
 package gateway
 
 import (
-	"encoding/json"
 	"strings"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/skills"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,21 +37,6 @@ func (g *Gateway) buildSingleServer(c *catalog.Connection) *mcp.Server {
 	return g.newMCPServer(singleCapabilities(c))
 }
 
-// upstreamCaps is which capabilities an upstream declared (members present or not).
-type upstreamCaps struct {
-	Tools, Resources, Prompts, Completions, Logging json.RawMessage
-	// Extensions are the upstream's capabilities.extensions (SEP-1724), by identifier.
-	Extensions map[string]json.RawMessage
-}
-
-func capsOf(c *catalog.Connection) (upstreamCaps, bool) {
-	var u upstreamCaps
-	if len(c.Capabilities) == 0 || json.Unmarshal(c.Capabilities, &u) != nil {
-		return u, false
-	}
-	return u, true
-}
-
 // singleCapabilities are what connection c's endpoint advertises: exactly the
 // capabilities the upstream declared at its last connect (tools, resources, prompts,
 // completions, logging), with listChanged and subscribe off — a stateless endpoint sends
@@ -60,7 +45,7 @@ func capsOf(c *catalog.Connection) (upstreamCaps, bool) {
 // the upstream's methods and metadata through, so what the upstream supports, it does.
 // Before the first connect recorded them, singleServerCapabilities.
 func singleCapabilities(c *catalog.Connection) *mcp.ServerCapabilities {
-	u, ok := capsOf(c)
+	u, ok := c.Declared()
 	if !ok {
 		return singleServerCapabilities
 	}
@@ -97,7 +82,7 @@ func singleCapabilities(c *catalog.Connection) *mcp.ServerCapabilities {
 // logging/setLevel, which go-sdk would answer with success whatever the capabilities
 // (MCP 2025-11-25 "Logging": servers that emit log messages declare the capability).
 func singleAllows(c *catalog.Connection, method string) bool {
-	u, ok := capsOf(c)
+	u, ok := c.Declared()
 	if !ok {
 		return true
 	}
@@ -113,7 +98,7 @@ func singleAllows(c *catalog.Connection, method string) bool {
 	case method == "logging/setLevel":
 		return u.Logging != nil
 	case strings.HasPrefix(method, "skills/"):
-		return len(u.Extensions[skillsExtension]) > 0 && string(u.Extensions[skillsExtension]) != "null"
+		return c.Extension(skills.Extension) != nil
 	}
 	return true
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agnivade/levenshtein"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/apps"
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
@@ -28,7 +29,7 @@ import (
 func proxiedTools(st *requestState, add func(name string, c *catalog.Connection, t *catalog.Tool)) {
 	if c := st.Single; c != nil {
 		for j := range c.Tools {
-			if t := &c.Tools[j]; schemaIsObject(t.InputSchema) {
+			if t := &c.Tools[j]; t.Served() {
 				add(t.UpstreamName, c, t)
 			}
 		}
@@ -40,7 +41,7 @@ func proxiedTools(st *requestState, add func(name string, c *catalog.Connection,
 			continue
 		}
 		for j := range c.Tools {
-			if t := &c.Tools[j]; schemaIsObject(t.InputSchema) {
+			if t := &c.Tools[j]; t.Served() {
 				add(t.ExposedName, c, t)
 			}
 		}
@@ -70,8 +71,7 @@ const toolsPageSize = 1000
 // page with nextCursor naming the next. A proxied tool is the upstream's definition as
 // listed with only "name" changed (every other member, known or not, kept as sent) — on
 // the aggregate endpoint also its MCP Apps ui:// URIs, under the connection's handle
-// (withAppURIs, docs/ARCHITECTURE.md "MCP Apps"). The
-// result carries ttlMs 0 and cacheScope "private" (as go-sdk's own lists do, in every
+// (apps.WithURIs, docs/ARCHITECTURE.md "MCP Apps"). The result carries ttlMs 0 and cacheScope "private" (as go-sdk's own lists do, in every
 // revision): the list depends on the caller's workspace, role, chat and project, and can
 // change with any install. ok is false for a cursor this list never issued. When the
 // workspace has access policies, the list is what their "list" decision permits st's
@@ -95,7 +95,7 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 			proxiedTools(st, func(name string, c *catalog.Connection, t *catalog.Tool) {
 				if def, err := toolDefinition(t, name); err == nil {
 					if st.Single == nil {
-						def = withAppURIs(def, c.Handle) // ui:// under the connection's handle (apps.go)
+						def = apps.WithURIs(def, c.Handle) // views under the connection's handle
 					}
 					var res policy.Resource
 					if cp != nil {

@@ -161,7 +161,7 @@ func TestArgumentStructsMatchSchemas(t *testing.T) {
 				Type string `json:"type"`
 			} `json:"properties"`
 		}
-		if err := json.Unmarshal([]byte(b.Input), &schema); err != nil {
+		if err := json.Unmarshal(b.InputSchema(), &schema); err != nil {
 			t.Fatalf("%s: %v", b.Name, err)
 		}
 		at := b.Handler.args

@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	gschema "github.com/google/jsonschema-go/jsonschema"
 	"sort"
 
 	"github.com/agentpack/gateway/shared/apperr"
@@ -65,7 +66,7 @@ func (s *Set) definitions() []*Builtin {
 			Name: "agentpack_catalog_list", Version: "1.0.0", Toolset: toolsetCatalog,
 			Title:       "List catalog servers",
 			Description: "List the curated catalog of remote MCP servers that can be installed into this workspace, with verification tier and health. Filter by a search term (name, description, author) and/or category.",
-			Input:       `{"type":"object","properties":{"search":{"type":"string","maxLength":200},"category":{"type":"string","maxLength":100},"limit":{"type":"integer","minimum":1,"maximum":100}},"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"search": {MaxLength: ptr(200)}, "category": {MaxLength: ptr(100)}, "limit": {Minimum: ptr[float64](1), Maximum: ptr[float64](100)}}},
 			Output:      `{"type":"object","properties":{"entries":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"url":{"type":"string"}},"required":["id","name"]}},"total":{"type":"integer"}},"required":["entries","total"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.catalogList),
@@ -74,7 +75,7 @@ func (s *Set) definitions() []*Builtin {
 			Name: "agentpack_catalog_get", Version: "1.0.0", Toolset: toolsetCatalog,
 			Title:       "Show a catalog server",
 			Description: "Show one catalog entry by id or exact name: URL, transport, the header names it expects, tier, health, and whether this workspace has installed it.",
-			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"},"name":{"type":"string","minLength":1,"maxLength":200}},"oneOf":[{"required":["entryId"]},{"required":["name"]}],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"entryId": {Format: "uuid"}, "name": {MinLength: ptr(1), MaxLength: ptr(200)}}, OneOf: []*gschema.Schema{{Required: []string{"entryId"}}, {Required: []string{"name"}}}},
 			Output:      `{"type":"object","properties":{"entry":{"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"url":{"type":"string"}},"required":["id","name"]},"installed":{"type":["array","null"],"items":{"type":"object","properties":{"connectionId":{"type":"string"},"name":{"type":"string"},"handle":{"type":"string"}}}}},"required":["entry"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.catalogGet),
@@ -83,7 +84,7 @@ func (s *Set) definitions() []*Builtin {
 			Name: "agentpack_connections_list", Version: "1.0.0", Toolset: toolsetConnections, TakesProject: true,
 			Title:       "List connected servers",
 			Description: "List the MCP servers connected to this workspace (global, workspace and the project's own), with status, last error and the names under which their tools are exposed. projectId defaults to the workspace's default project.",
-			Input:       `{"type":"object","properties":{"projectId":{"type":"string","format":"uuid"}},"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"projectId": {Format: "uuid"}}},
 			Output:      `{"type":"object","properties":{"connections":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"handle":{"type":"string"},"enabled":{"type":"boolean"},"tools":{"type":"array","items":{"type":"string"}}},"required":["id","name","handle","tools"]}},"projectId":{"type":"string"}},"required":["connections"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.connectionsList),
@@ -92,7 +93,7 @@ func (s *Set) definitions() []*Builtin {
 			Name: "agentpack_catalog_install", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true,
 			Title:       "Install a catalog server",
 			Description: "Install a catalog entry into this workspace (admin). Its tools appear in this gateway as mcp_<handle>_<tool>. headers are sent to the upstream server (e.g. an Authorization token) and are never shown again.",
-			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"},"name":{"type":"string","minLength":1,"maxLength":100},"headers":{"type":"object","additionalProperties":{"type":"string"},"maxProperties":32}},"required":["entryId"],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"entryId": {Format: "uuid"}, "name": {MinLength: ptr(1), MaxLength: ptr(100)}, "headers": {MaxProperties: ptr(32)}}},
 			Output:      `{"type":"object","description":"The connection as written, with its first connect (connect), any consent to complete (authorization) and warnings.","properties":{"id":{"type":"string"},"name":{"type":"string"},"handle":{"type":"string"},"url":{"type":"string"},"enabled":{"type":"boolean"},"connect":{"type":"object","properties":{"success":{"type":"boolean"},"toolCount":{"type":"integer"},"error":{"type":"string"}}},"authorization":{"type":"object"},"warnings":{"type":"array","items":{"type":"string"}}},"required":["id","name","handle"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)},
 			Handler:     Typed(s.catalogInstall),
@@ -101,7 +102,7 @@ func (s *Set) definitions() []*Builtin {
 			Name: "agentpack_catalog_uninstall", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true,
 			Title:       "Uninstall a catalog server",
 			Description: "Uninstall a catalog entry from this workspace (admin): its connection and tools are removed from the gateway. Re-installing later creates a new connection.",
-			Input:       `{"type":"object","properties":{"entryId":{"type":"string","format":"uuid"}},"required":["entryId"],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"entryId": {Format: "uuid"}}},
 			Output:      `{"type":"object","properties":{"uninstalled":{"type":"boolean"},"entryId":{"type":"string"}},"required":["uninstalled","entryId"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)},
 			Handler:     Typed(s.catalogUninstall),
@@ -110,7 +111,7 @@ func (s *Set) definitions() []*Builtin {
 			Name: "agentpack_connection_toggle", Version: "1.0.0", Toolset: toolsetConnections, AdminOnly: true,
 			Title:       "Enable or disable a connection",
 			Description: "Flip a workspace connection between enabled and disabled (admin). A disabled connection's tools leave the gateway; its frozen tool names are kept for when it is enabled again.",
-			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"connectionId": {Format: "uuid"}}},
 			Output:      `{"type":"object","description":"The connection as written, with its first connect (connect), any consent to complete (authorization) and warnings.","properties":{"id":{"type":"string"},"name":{"type":"string"},"handle":{"type":"string"},"url":{"type":"string"},"enabled":{"type":"boolean"},"connect":{"type":"object","properties":{"success":{"type":"boolean"},"toolCount":{"type":"integer"},"error":{"type":"string"}}},"authorization":{"type":"object"},"warnings":{"type":"array","items":{"type":"string"}}},"required":["id","name","handle"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)},
 			Handler:     Typed(s.connectionToggle),
@@ -119,7 +120,7 @@ func (s *Set) definitions() []*Builtin {
 			Name: "agentpack_connection_test", Version: "1.0.0", Toolset: toolsetConnections, AdminOnly: true,
 			Title:       "Test a connection",
 			Description: "Connect to a workspace connection's server afresh (admin), list and store its tools, and report success, tool count and any error. An unreachable server is a result (success false), not a tool error.",
-			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"connectionId": {Format: "uuid"}}},
 			Output:      `{"type":"object","properties":{"success":{"type":"boolean"},"toolCount":{"type":"integer"},"error":{"type":"string"},"changes":{"type":"object"}},"required":["success","toolCount"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)},
 			Handler:     Typed(s.connectionTest),
@@ -128,7 +129,7 @@ func (s *Set) definitions() []*Builtin {
 			Name: "agentpack_audit_list", Version: "1.0.0", Toolset: toolsetAudit, AdminOnly: true,
 			Title:       "Recent audit events",
 			Description: "List the workspace's most recent audited tool calls (successful writes): who, which tool, when, how long. Arguments appear only as a digest.",
-			Input:       `{"type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":200}},"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"limit": {Minimum: ptr[float64](1), Maximum: ptr[float64](200)}}},
 			Output:      `{"type":"object","properties":{"events":{"type":["array","null"],"items":{"type":"object"}}},"required":["events"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.auditList),
@@ -137,7 +138,6 @@ func (s *Set) definitions() []*Builtin {
 			Name: "agentpack_toolsets_list", Version: "1.0.0", Toolset: toolsetMeta,
 			Title:       "List toolsets",
 			Description: "List the gateway's toolsets and their tools. Narrow a session's built-in tools with the X-MCP-Toolsets header or ?toolsets=a,b.",
-			Input:       `{"type":"object","additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"toolsets":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"tools":{"type":"array","items":{"type":"string"}}},"required":["name","tools"]}},"selected":{"type":["array","null"],"items":{"type":"string"}}},"required":["toolsets"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.toolsetsList),
@@ -155,9 +155,9 @@ func orDefault(n, def int) int {
 }
 
 type catalogListArgs struct {
-	Search   string `json:"search"`
-	Category string `json:"category"`
-	Limit    int    `json:"limit"`
+	Search   string `json:"search,omitempty"`
+	Category string `json:"category,omitempty"`
+	Limit    int    `json:"limit,omitempty"`
 }
 
 func (s *Set) catalogList(ctx context.Context, c *Call, in catalogListArgs) (any, error) {
@@ -169,8 +169,8 @@ func (s *Set) catalogList(ctx context.Context, c *Call, in catalogListArgs) (any
 }
 
 type catalogGetArgs struct {
-	EntryID string `json:"entryId"`
-	Name    string `json:"name"`
+	EntryID string `json:"entryId,omitempty"`
+	Name    string `json:"name,omitempty"`
 }
 
 func (s *Set) catalogGet(ctx context.Context, c *Call, in catalogGetArgs) (any, error) {
@@ -190,7 +190,7 @@ func (s *Set) catalogGet(ctx context.Context, c *Call, in catalogGetArgs) (any, 
 // projectArgs is the argument struct of a built-in that takes only projectId (filled in
 // Call.ProjectID by the default-project layer).
 type projectArgs struct {
-	ProjectID string `json:"projectId"`
+	ProjectID string `json:"projectId,omitempty"`
 }
 
 func (s *Set) connectionsList(ctx context.Context, c *Call, _ projectArgs) (any, error) {
@@ -227,8 +227,8 @@ func nonNilStrings(s []string) []string {
 
 type catalogInstallArgs struct {
 	EntryID string            `json:"entryId"`
-	Name    string            `json:"name"`
-	Headers map[string]string `json:"headers"`
+	Name    string            `json:"name,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 func (s *Set) catalogInstall(ctx context.Context, c *Call, in catalogInstallArgs) (any, error) {
@@ -314,7 +314,7 @@ func (s *Set) connectionTest(ctx context.Context, c *Call, in connectionArgs) (a
 }
 
 type limitArgs struct {
-	Limit int `json:"limit"`
+	Limit int `json:"limit,omitempty"`
 }
 
 func (s *Set) auditList(ctx context.Context, c *Call, in limitArgs) (any, error) {

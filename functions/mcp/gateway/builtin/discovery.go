@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	gschema "github.com/google/jsonschema-go/jsonschema"
 	"math"
 	"strconv"
 	"strings"
@@ -37,7 +38,7 @@ func (s *Set) discoveryDefinitions() []*Builtin {
 				"(source, connection), the fields your words matched, and its inputSchema; call it directly by name or through " +
 				"agentpack_tool_call. connection narrows the search to one server (its name or handle; agentpack for the " +
 				"built-ins). When nothing matches, the answer lists the servers here.",
-			Input:       `{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":200,"description":"what you need, in a few words"},"limit":{"type":"integer","minimum":1,"maximum":100,"description":"at most this many hits (20)"},"connection":{"type":"string","maxLength":256,"description":"only this server's tools: a connection's name or handle, or agentpack"}},"required":["query"],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"query": {MinLength: ptr(1), MaxLength: ptr(200)}, "limit": {Minimum: ptr[float64](1), Maximum: ptr[float64](100)}, "connection": {MaxLength: ptr(256)}}},
 			Output:      `{"type":"object","properties":{"tools":{"type":["array","null"],"items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"kind":{"enum":["builtin","proxied"]},"source":{"type":"string"},"connection":{"type":"string"},"score":{"type":"number"},"matched":{"type":["array","null"],"items":{"type":"string"}},"inputSchema":{"type":"object"}},"required":["name","kind","source","score"]}},"total":{"type":"integer"},"servers":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"connection":{"type":"string"},"tools":{"type":"integer"}},"required":["name","connection","tools"]}},"hint":{"type":"string"}},"required":["tools","total"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.toolsSearch),
@@ -47,7 +48,7 @@ func (s *Set) discoveryDefinitions() []*Builtin {
 			Title: "Call a tool by name",
 			Description: "Call any tool you can call here by its name (as agentpack_tools_search returns it) with its arguments. " +
 				"The answer is that tool's own answer, with the same access checks and audit as calling it directly.",
-			Input: `{"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":256},"arguments":{"type":"object"}},"required":["name"],"additionalProperties":false}`,
+			Input: Input{Props: map[string]*gschema.Schema{"name": {MinLength: ptr(1), MaxLength: ptr(256)}}},
 			// No Output: the edge answers with the named tool's own result, which no schema of
 			// ours describes (a strict client would refuse an upstream's result against one).
 			Handler: Typed(s.toolCall),
@@ -59,7 +60,7 @@ func (s *Set) discoveryDefinitions() []*Builtin {
 // call named agentpack_tool_call itself.
 type toolCallArgs struct {
 	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 func (s *Set) toolCall(_ context.Context, _ *Call, _ toolCallArgs) (any, error) {
@@ -107,7 +108,7 @@ func (s *Set) indexOf(snap *catalog.Snapshot) *toolIndex {
 		ti := &toolIndex{builtin: s.all}
 		docs := make([]search.Doc, 0, len(s.all))
 		for _, b := range s.all {
-			d, _ := search.ToolDoc("agentpack", "", b.Name, b.Title, b.Description, []byte(b.Input))
+			d, _ := search.ToolDoc("agentpack", "", b.Name, b.Title, b.Description, b.InputSchema())
 			docs = append(docs, d)
 		}
 		for i := range snap.Doc.Connections {
@@ -141,9 +142,9 @@ func (s *Set) indexOf(snap *catalog.Snapshot) *toolIndex {
 // unknown connection is a validation error that lists them too. What the access policies'
 // "list" decision withholds (request.State.Listable) is never found.
 type toolsSearchArgs struct {
-	Query      string `json:"query"`
-	Limit      int    `json:"limit"`
-	Connection string `json:"connection"`
+	Query      string `json:"query" jsonschema:"what you need, in a few words"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"at most this many hits (20)"`
+	Connection string `json:"connection,omitempty" jsonschema:"only this server's tools: a connection's name or handle, or agentpack"`
 }
 
 func (s *Set) toolsSearch(_ context.Context, c *Call, in toolsSearchArgs) (any, error) {
@@ -191,7 +192,7 @@ func (s *Set) toolsSearch(_ context.Context, c *Call, in toolsSearchArgs) (any, 
 		if h.Doc < nb {
 			b := ti.builtin[h.Doc]
 			hits = append(hits, searchHit{Name: b.Name, Title: b.Title, Description: b.Description, Kind: "builtin",
-				Source: "agentpack", Score: score, Matched: h.Fields(), InputSchema: json.RawMessage(b.Input)})
+				Source: "agentpack", Score: score, Matched: h.Fields(), InputSchema: b.InputSchema()})
 			continue
 		}
 		conn, t := ti.conns[h.Doc-nb], ti.tools[h.Doc-nb]

@@ -1,5 +1,6 @@
-// Package builtin is the gateway's built-in tools (prefix agentpack_, docs/DESIGN.md §4):
-// their declarations, who may see and call each, argument
+// Package builtin is the gateway's built-in tools (prefix agentpack_, docs/DESIGN.md §4),
+// and its own resources, prompt and server instructions (resources.go): the tools'
+// declarations, who may see and call each, argument
 // validation, and the one dispatch every built-in call goes through — instrument → access
 // → validate → default project → handler → classify → seal → audit. Handlers call
 // services (shared/connections, shared/pins, …), never the database directly.
@@ -10,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
+	gschema "github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -36,8 +39,9 @@ type Builtin struct {
 	Version     string
 	Title       string
 	Description string
-	// Input is the JSON Schema of the arguments; its root type must be "object".
-	Input string
+	// Input refines the JSON Schema of the arguments, which is generated from the handler's
+	// argument struct (Typed's In; inputSchema).
+	Input Input
 	// Output is the JSON Schema of the envelope's data on success (outputSchema's
 	// properties.data); its root type must be "object" (an empty {} made the MCP Inspector's
 	// --strict warn for every built-in). "" declares no outputSchema at all: only for a
@@ -101,6 +105,80 @@ func Typed[In, Out any](h func(ctx context.Context, c *Call, in In) (Out, error)
 	}
 }
 
+// Input is what a built-in's input schema says beyond what its argument struct does
+// (inputSchema).
+type Input struct {
+	// Props refine the generated properties by JSON name: each member set here (format,
+	// pattern, length and value bounds, an object's own properties, …) replaces the
+	// generated one. A name the struct lacks is an error at New.
+	Props map[string]*gschema.Schema
+	// OneOf and AnyOf are the root's: which members are required together.
+	OneOf, AnyOf []*gschema.Schema
+}
+
+// inputSchema is the input schema of built-in b, generated from its argument struct with
+// jsonschema.For's rules (the JSON Schema library go-sdk uses): an object of the struct's
+// fields under their JSON names, no other properties, a field required unless its json
+// tag says omitempty, a field's description its `jsonschema:"…"` tag, and json.RawMessage
+// an object. A pointer field (optional, its absence told apart from a zero value) is not
+// nullable: leaving the member out is how a caller omits it. b.Input's refinements follow.
+func inputSchema(b *Builtin) ([]byte, error) {
+	if b.Handler.args == nil {
+		return nil, errors.New("no argument struct (use Typed)")
+	}
+	s, err := gschema.ForType(b.Handler.args, &gschema.ForOptions{TypeSchemas: map[reflect.Type]*gschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {Type: "object"},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range s.Properties {
+		if i := slices.Index(p.Types, "null"); i >= 0 && len(p.Types) == 2 {
+			p.Type, p.Types = p.Types[1-i], nil
+		}
+	}
+	for name, r := range b.Input.Props {
+		p := s.Properties[name]
+		if p == nil {
+			return nil, fmt.Errorf("input refinement of %q: no such field", name)
+		}
+		if s.Properties[name], err = overlay(p, r); err != nil {
+			return nil, fmt.Errorf("input refinement of %q: %w", name, err)
+		}
+	}
+	s.OneOf, s.AnyOf = b.Input.OneOf, b.Input.AnyOf
+	return json.Marshal(s)
+}
+
+// overlay is schema p with every member r sets in place of p's.
+func overlay(p, r *gschema.Schema) (*gschema.Schema, error) {
+	var pm, rm map[string]json.RawMessage
+	pb, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(pb, &pm); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(rb, &rm); err != nil {
+		return nil, err
+	}
+	maps.Copy(pm, rm)
+	ob, err := json.Marshal(pm)
+	if err != nil {
+		return nil, err
+	}
+	var out gschema.Schema
+	if err := json.Unmarshal(ob, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // NoArgs is the argument struct of a built-in that takes none.
 type NoArgs struct{}
 
@@ -108,12 +186,16 @@ type NoArgs struct{}
 type Compiled struct {
 	*Builtin
 	tool   *mcp.Tool
+	input  json.RawMessage // the input schema as listed
 	schema *jsonschema.Schema
 	output *jsonschema.Schema // the whole outputSchema (envelope with data)
 }
 
 // Tool is the definition registered with go-sdk and listed by tools/list.
 func (b *Compiled) Tool() *mcp.Tool { return b.tool }
+
+// InputSchema is b's input schema as tools/list lists it (inputSchema).
+func (b *Compiled) InputSchema() json.RawMessage { return b.input }
 
 // ValidateOutput checks a call's structuredContent (the envelope) against b's declared
 // outputSchema, as a strict client does (MCP 2025-06-18 "Output Schema": structured
@@ -197,8 +279,12 @@ func compileSchema(name string, doc any) (*jsonschema.Schema, error) {
 // compile checks b's input schema (a JSON object schema) and compiles its validator;
 // formats are asserted (format "uuid" is checked, not only advertised).
 func compile(b *Builtin) (*Compiled, error) {
+	input, err := inputSchema(b)
+	if err != nil {
+		return nil, fmt.Errorf("builtin %s: input schema: %w", b.Name, err)
+	}
 	var doc any
-	if err := json.Unmarshal([]byte(b.Input), &doc); err != nil {
+	if err := json.Unmarshal(input, &doc); err != nil {
 		return nil, fmt.Errorf("builtin %s: input schema: %w", b.Name, err)
 	}
 	if m, ok := doc.(map[string]any); !ok || m["type"] != "object" {
@@ -229,7 +315,7 @@ func compile(b *Builtin) (*Compiled, error) {
 			return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
 		}
 	}
-	in, err := portableJSON(json.RawMessage(b.Input))
+	in, err := portableJSON(input)
 	if err != nil {
 		return nil, fmt.Errorf("builtin %s: input schema: %w", b.Name, err)
 	}
@@ -237,6 +323,7 @@ func compile(b *Builtin) (*Compiled, error) {
 	ann.Title = b.Title
 	c := &Compiled{
 		Builtin: b,
+		input:   in,
 		schema:  s,
 		output:  os,
 		tool: &mcp.Tool{
@@ -253,6 +340,9 @@ func compile(b *Builtin) (*Compiled, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// noOthers is the schema false: as additionalProperties, no member but the properties.
+func noOthers() *gschema.Schema { return &gschema.Schema{Not: &gschema.Schema{}} }
 
 // validateArgs parses raw (absent = {}) and validates it against b's input schema,
 // returning the arguments to decode ({} for absent ones); failures are VALIDATION_ERROR

@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	gschema "github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentpack/gateway/shared/overrides"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,13 +27,12 @@ const overrideView = `{"type":"object","properties":{"connectionId":{"type":"str
 // and agentpack_tool_override_delete (admin): the REST override routes on the MCP side,
 // through the same overrides.Service and in the request's workspace.
 func (s *Set) overrideDefinitions() []*Builtin {
-	target := `"connectionId":{"type":"string","format":"uuid"},"tool":{"type":"string","minLength":1,"maxLength":1024,"description":"The upstream's own tool name (ConnectionTool.upstreamName), not the exposed one."}`
 	return []*Builtin{
 		{
 			Name: "agentpack_tool_overrides_list", Version: "1.0.0", Toolset: toolsetOverrides, AdminOnly: true,
 			Title:       "List tool overrides",
 			Description: "List the workspace's tool overrides (admin), of one connection when connectionId is given: each with the name clients call, the upstream's original, and dormant when the upstream no longer lists the tool.",
-			Input:       `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"}},"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"connectionId": {Format: "uuid"}}},
 			Output:      `{"type":"object","properties":{"overrides":{"type":"array","items":` + overrideView + `}},"required":["overrides"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.overridesList),
@@ -42,10 +42,7 @@ func (s *Set) overrideDefinitions() []*Builtin {
 			Title: "Set a tool override",
 			Description: "Create or replace the workspace's override of one connection tool (admin): name renames it (1-64 of A-Z a-z 0-9 _ -, not agentpack_ or mcp_ prefixed, unique in the workspace), title and description replace the upstream's, " +
 				"annotations (title, readOnlyHint, destructiveHint, idempotentHint, openWorldHint; null removes one) are merged over the upstream's, hidden withholds the tool from listing and calling. Calls still reach the upstream's own tool name with the arguments unchanged. Replaces the whole override.",
-			Input: `{"type":"object","properties":{` + target + `,"name":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},"title":{"type":"string","maxLength":200},` +
-				`"description":{"type":"string","maxLength":8192},"hidden":{"type":"boolean"},"annotations":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{` +
-				`"title":{"type":["string","null"],"maxLength":200},"readOnlyHint":{"type":["boolean","null"]},"destructiveHint":{"type":["boolean","null"]},"idempotentHint":{"type":["boolean","null"]},"openWorldHint":{"type":["boolean","null"]}}}},` +
-				`"required":["connectionId","tool"],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"annotations": {AdditionalProperties: noOthers(), MinProperties: ptr(1), Properties: map[string]*gschema.Schema{"destructiveHint": {Types: []string{"boolean", "null"}}, "idempotentHint": {Types: []string{"boolean", "null"}}, "openWorldHint": {Types: []string{"boolean", "null"}}, "readOnlyHint": {Types: []string{"boolean", "null"}}, "title": {Types: []string{"string", "null"}, MaxLength: ptr(200)}}}, "connectionId": {Format: "uuid"}, "description": {MaxLength: ptr(8192)}, "name": {Pattern: "^[A-Za-z0-9_-]{1,64}$"}, "title": {MaxLength: ptr(200)}, "tool": {MaxLength: ptr(1024), MinLength: ptr(1)}}},
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 			Output:      `{"type":"object","properties":{"override":` + overrideView + `,"created":{"type":"boolean"}},"required":["override","created"]}`,
 			Handler:     Typed(s.overrideSet),
@@ -54,7 +51,7 @@ func (s *Set) overrideDefinitions() []*Builtin {
 			Name: "agentpack_tool_override_delete", Version: "1.0.0", Toolset: toolsetOverrides, AdminOnly: true,
 			Title:       "Delete a tool override",
 			Description: "Delete the workspace's override of one connection tool (admin): the tool is listed and called as the upstream defines it again.",
-			Input:       `{"type":"object","properties":{` + target + `},"required":["connectionId","tool"],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"connectionId": {Format: "uuid"}, "tool": {MinLength: ptr(1), MaxLength: ptr(1024)}}},
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 			Output:      `{"type":"object","properties":{"deleted":{"type":"object","properties":{"connectionId":{"type":"string"},"tool":{"type":"string"}},"required":["connectionId","tool"]}},"required":["deleted"]}`,
 			Handler:     Typed(s.overrideDelete),
@@ -63,7 +60,7 @@ func (s *Set) overrideDefinitions() []*Builtin {
 }
 
 type overridesListArgs struct {
-	ConnectionID string `json:"connectionId"`
+	ConnectionID string `json:"connectionId,omitempty"`
 }
 
 func (s *Set) overridesList(ctx context.Context, c *Call, in overridesListArgs) (any, error) {
@@ -78,12 +75,12 @@ func (s *Set) overridesList(ctx context.Context, c *Call, in overridesListArgs) 
 // upstream has it); annotations are kept as sent (null members remove one).
 type overrideSetArgs struct {
 	ConnectionID string          `json:"connectionId"`
-	Tool         string          `json:"tool"`
-	Name         *string         `json:"name"`
-	Title        *string         `json:"title"`
-	Description  *string         `json:"description"`
-	Hidden       bool            `json:"hidden"`
-	Annotations  json.RawMessage `json:"annotations"`
+	Tool         string          `json:"tool" jsonschema:"The upstream's own tool name (ConnectionTool.upstreamName), not the exposed one."`
+	Name         *string         `json:"name,omitempty"`
+	Title        *string         `json:"title,omitempty"`
+	Description  *string         `json:"description,omitempty"`
+	Hidden       bool            `json:"hidden,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
 }
 
 func (s *Set) overrideSet(ctx context.Context, c *Call, a overrideSetArgs) (any, error) {
@@ -98,7 +95,7 @@ func (s *Set) overrideSet(ctx context.Context, c *Call, a overrideSetArgs) (any,
 
 type overrideTargetArgs struct {
 	ConnectionID string `json:"connectionId"`
-	Tool         string `json:"tool"`
+	Tool         string `json:"tool" jsonschema:"The upstream's own tool name (ConnectionTool.upstreamName), not the exposed one."`
 }
 
 func (s *Set) overrideDelete(ctx context.Context, c *Call, in overrideTargetArgs) (any, error) {

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	gschema "github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/db"
@@ -26,7 +27,7 @@ func (s *Set) pinDefinitions() []*Builtin {
 			Name: "agentpack_pins_list", Version: "1.0.0", Toolset: toolsetPins,
 			Title:       "List a chat's pins and tools",
 			Description: "Show a chat's pinned MCP servers and the resolved tool set the chat gets: built-in tools plus the tools of the pinned servers and of every enabled workspace-scoped server (pins only add). With no pins the chat gets every enabled server of the workspace. Each tool names the server it comes from. chatId defaults to the session's chat (X-Chat-Id).",
-			Input:       `{"type":"object","properties":{"chatId":{"type":"string","format":"uuid"}},"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"chatId": {Format: "uuid"}}},
 			Output:      `{"type":"object","properties":{"pins":{"type":["array","null"],"items":{"type":"object"}},"toolSet":{"type":"object","properties":{"chatId":{"type":"string"},"pinned":{"type":"boolean"},"fellBack":{"type":"boolean"},"tools":{"type":["array","null"],"items":{"type":"object"}}}}},"required":["pins","toolSet"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.pinsList),
@@ -35,7 +36,7 @@ func (s *Set) pinDefinitions() []*Builtin {
 			Name: "agentpack_pin_add", Version: "1.0.0", Toolset: toolsetPins, AdminOnly: true,
 			Title:       "Pin a server to a chat",
 			Description: "Pin a connected MCP server (global or of this workspace) to a chat (admin), so the chat gets its tools on top of the workspace-scoped ones. chatId defaults to the session's chat (X-Chat-Id).",
-			Input:       `{"type":"object","properties":{"chatId":{"type":"string","format":"uuid"},"connectionId":{"type":"string","format":"uuid"}},"required":["connectionId"],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"chatId": {Format: "uuid"}, "connectionId": {Format: "uuid"}}},
 			Output:      `{"type":"object","properties":{"pin":{"type":"object","properties":{"id":{"type":"string"},"connectionId":{"type":"string"}}}},"required":["pin"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(false)},
 			Handler:     Typed(s.pinAdd),
@@ -44,7 +45,7 @@ func (s *Set) pinDefinitions() []*Builtin {
 			Name: "agentpack_pin_remove", Version: "1.0.0", Toolset: toolsetPins, AdminOnly: true,
 			Title:       "Unpin a server from a chat",
 			Description: "Remove a pin from a chat (admin); the pin is deleted. Get pin ids from agentpack_pins_list. chatId defaults to the session's chat (X-Chat-Id).",
-			Input:       `{"type":"object","properties":{"chatId":{"type":"string","format":"uuid"},"pinId":{"type":"string","format":"uuid"}},"required":["pinId"],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"chatId": {Format: "uuid"}, "pinId": {Format: "uuid"}}},
 			Output:      `{"type":"object","properties":{"removed":{"type":"object","properties":{"id":{"type":"string"},"connectionId":{"type":"string"}}}},"required":["removed"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 			Handler:     Typed(s.pinRemove),
@@ -73,16 +74,16 @@ func (s *Set) pinChat(ctx context.Context, c *Call, id string) (*db.Chat, error)
 }
 
 type chatArgs struct {
-	ChatID string `json:"chatId"`
+	ChatID string `json:"chatId,omitempty"`
 }
 
 type pinAddArgs struct {
-	ChatID       string `json:"chatId"`
+	ChatID       string `json:"chatId,omitempty"`
 	ConnectionID string `json:"connectionId"`
 }
 
 type pinRemoveArgs struct {
-	ChatID string `json:"chatId"`
+	ChatID string `json:"chatId,omitempty"`
 	PinID  string `json:"pinId"`
 }
 

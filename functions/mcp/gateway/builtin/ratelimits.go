@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	gschema "github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentpack/gateway/shared/ratelimit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,7 +24,6 @@ func (s *Set) limitDefinitions() []*Builtin {
 			Name: "agentpack_ratelimits_list", Version: "1.0.0", Toolset: toolsetLimits, AdminOnly: true,
 			Title:       "List rate limits",
 			Description: "List the workspace's rate limits and quotas on proxied tool calls (admin), each with its usage in the current UTC minute and day.",
-			Input:       `{"type":"object","properties":{},"additionalProperties":false}`,
 			Output:      `{"type":"object","properties":{"limits":{"type":["array","null"],"items":{"type":"object","properties":{"id":{"type":"string"},"perMinute":{"type":["integer","null"]},"perDay":{"type":["integer","null"]}},"required":["id"]}}},"required":["limits"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.limitsList),
@@ -32,9 +32,7 @@ func (s *Set) limitDefinitions() []*Builtin {
 			Name: "agentpack_ratelimit_set", Version: "1.0.0", Toolset: toolsetLimits, AdminOnly: true,
 			Title:       "Set a rate limit",
 			Description: "Create or replace a rate limit on proxied tool calls (admin): for the whole workspace, one connection (connectionId) or one exposed tool (tool); shared by the workspace (principal omitted), per member (principal \"*\") or for one member (their token subject); perMinute and/or perDay calls. A call over a limit answers RATE_LIMITED with retryAfterSeconds and reaches no upstream.",
-			Input: `{"type":"object","properties":{"connectionId":{"type":"string","format":"uuid"},"tool":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"},` +
-				`"principal":{"type":"string","maxLength":256},"perMinute":{"type":"integer","minimum":1,"maximum":1000000},"perDay":{"type":"integer","minimum":1,"maximum":100000000}},` +
-				`"anyOf":[{"required":["perMinute"]},{"required":["perDay"]}],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"connectionId": {Format: "uuid"}, "tool": {Pattern: "^[A-Za-z0-9_-]{1,64}$"}, "principal": {MaxLength: ptr(256)}, "perMinute": {Minimum: ptr[float64](1), Maximum: ptr[float64](1000000)}, "perDay": {Minimum: ptr[float64](1), Maximum: ptr[float64](100000000)}}, AnyOf: []*gschema.Schema{{Required: []string{"perMinute"}}, {Required: []string{"perDay"}}}},
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 			Output:      `{"type":"object","properties":{"limit":{"type":"object","properties":{"id":{"type":"string"},"perMinute":{"type":["integer","null"]},"perDay":{"type":["integer","null"]}},"required":["id"]},"created":{"type":"boolean"}},"required":["limit","created"]}`,
 			Handler:     Typed(s.limitSet),
@@ -43,7 +41,7 @@ func (s *Set) limitDefinitions() []*Builtin {
 			Name: "agentpack_ratelimit_delete", Version: "1.0.0", Toolset: toolsetLimits, AdminOnly: true,
 			Title:       "Delete a rate limit",
 			Description: "Delete one of the workspace's rate limits (admin) by its id (from agentpack_ratelimits_list).",
-			Input:       `{"type":"object","properties":{"limitId":{"type":"string","format":"uuid"}},"required":["limitId"],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"limitId": {Format: "uuid"}}},
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 			Output:      `{"type":"object","properties":{"deleted":{"type":"string"}},"required":["deleted"]}`,
 			Handler:     Typed(s.limitDelete),
@@ -60,11 +58,11 @@ func (s *Set) limitsList(ctx context.Context, c *Call, _ NoArgs) (any, error) {
 }
 
 type limitSetArgs struct {
-	ConnectionID string `json:"connectionId"`
-	Tool         string `json:"tool"`
-	Principal    string `json:"principal"`
-	PerMinute    *int   `json:"perMinute"`
-	PerDay       *int   `json:"perDay"`
+	ConnectionID string `json:"connectionId,omitempty"`
+	Tool         string `json:"tool,omitempty"`
+	Principal    string `json:"principal,omitempty"`
+	PerMinute    *int   `json:"perMinute,omitempty"`
+	PerDay       *int   `json:"perDay,omitempty"`
 }
 
 func (s *Set) limitSet(ctx context.Context, c *Call, a limitSetArgs) (any, error) {

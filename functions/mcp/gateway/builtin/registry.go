@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 
+	gschema "github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,7 +18,7 @@ func (s *Set) registryDefinitions() []*Builtin {
 			Name: "agentpack_registry_import", Version: "1.0.0", Toolset: toolsetInstall, AdminOnly: true, SuperuserOnly: true,
 			Title:       "Import an MCP registry",
 			Description: "Import an MCP registry's servers into the shared catalog (superuser only) through its v0.1 list API, from its http(s) base URL such as https://registry.modelcontextprotocol.io. Answers the report, document by document; a document refused is in the report, never a failure.",
-			Input:       `{"type":"object","properties":{"url":{"type":"string","minLength":1,"maxLength":2048}},"required":["url"],"additionalProperties":false}`,
+			Input:       Input{Props: map[string]*gschema.Schema{"url": {MinLength: ptr(1), MaxLength: ptr(2048)}}},
 			Output: `{"type":"object","properties":{"source":{"type":"string"},"documents":{"type":"integer"},"created":{"type":"integer"},"updated":{"type":"integer"},"unchanged":{"type":"integer"},` +
 				`"entries":{"type":["array","null"],"items":{"type":"object"}},"skipped":{"type":["array","null"],"items":{"type":"object"}},"refused":{"type":["array","null"],"items":{"type":"object"}}},` +
 				`"required":["source","documents","created","updated","unchanged"]}`,

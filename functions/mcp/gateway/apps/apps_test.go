@@ -1,18 +1,21 @@
-package gateway
+package apps
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// TestAppURIRoundTrip: every ui:// URI maps to ui://<handle>/… and back to itself (query,
+// TestURIRoundTrip: every ui:// URI maps to ui://<handle>/… and back to itself (query,
 // fragment, a "+" or an empty authority included; the scheme matched without regard to
 // case); other schemes are not mapped; a URI without a handle does not decode.
-func TestAppURIRoundTrip(t *testing.T) {
+func TestURIRoundTrip(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, uri, want string }{
 		{"plain", "ui://dashboard/app.html", "ui://gh/dashboard/app.html"},
@@ -25,36 +28,36 @@ func TestAppURIRoundTrip(t *testing.T) {
 		{"port-looking authority", "ui://:8080/x", "ui://gh/:8080/x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := appURI("gh", tc.uri)
+			got, ok := URI("gh", tc.uri)
 			if !ok || got != tc.want {
 				t.Fatalf("appURI = %q, %v; want %q", got, ok, tc.want)
 			}
-			h, up, ok := appTarget(got)
+			h, up, ok := Target(got)
 			want := tc.uri
 			if tc.name == "upper-case scheme" {
 				want = "ui://Dash/A.html"
 			}
 			if !ok || h != "gh" || up != want {
-				t.Fatalf("appTarget(%q) = %q, %q, %v", got, h, up, ok)
+				t.Fatalf("Target(%q) = %q, %q, %v", got, h, up, ok)
 			}
 		})
 	}
 	for _, uri := range []string{"https://x/ui", "agentpack://catalog", "ui:", ""} {
-		if _, ok := appURI("gh", uri); ok {
+		if _, ok := URI("gh", uri); ok {
 			t.Errorf("appURI mapped %q", uri)
 		}
 	}
 	for _, uri := range []string{"ui://nohandle", "ui:///x", "file:///a", "ui:", "ui://gh/:a b:%zz"} {
-		if h, up, ok := appTarget(uri); ok {
-			t.Errorf("appTarget(%q) = %q, %q", uri, h, up)
+		if h, up, ok := Target(uri); ok {
+			t.Errorf("Target(%q) = %q, %q", uri, h, up)
 		}
 	}
 }
 
-// TestWithAppURIs: the tool definition's _meta.ui.resourceUri and _meta["ui/resourceUri"]
+// TestWithURIs: the tool definition's _meta.ui.resourceUri and _meta["ui/resourceUri"]
 // are mapped in place, every other byte kept; definitions without a ui:// URI (none, a
 // non-string, another scheme, malformed _meta) come back unchanged.
-func TestWithAppURIs(t *testing.T) {
+func TestWithURIs(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, def, want string }{
 		{"both keys",
@@ -69,16 +72,16 @@ func TestWithAppURIs(t *testing.T) {
 		{"meta not an object", `{"_meta":"resourceUri"}`, `{"_meta":"resourceUri"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := string(withAppURIs(json.RawMessage(tc.def), "gh")); got != tc.want {
+			if got := string(WithURIs(json.RawMessage(tc.def), "gh")); got != tc.want {
 				t.Errorf("\n got %s\nwant %s", got, tc.want)
 			}
 		})
 	}
 }
 
-// TestAppResult: a read result's ui:// content uris are mapped back in place (spacing,
+// TestReadResult: a read result's ui:// content uris are mapped back in place (spacing,
 // member order and other items kept); results of other shapes come back unchanged.
-func TestAppResult(t *testing.T) {
+func TestReadResult(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, res, want string }{
 		{"two items",
@@ -90,7 +93,7 @@ func TestAppResult(t *testing.T) {
 		{"item not an object", `{"contents":[1,{"uri":"ui://d/a"}]}`, `{"contents":[1,{"uri":"ui://gh/d/a"}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := string(appResult(json.RawMessage(tc.res), "gh")); got != tc.want {
+			if got := string(readResult(json.RawMessage(tc.res), "gh")); got != tc.want {
 				t.Errorf("\n got %s\nwant %s", got, tc.want)
 			}
 		})
@@ -98,8 +101,7 @@ func TestAppResult(t *testing.T) {
 }
 
 // TestAppsCapability: the extension is advertised only when views exist, with the
-// upstreams' settings when they agree and {} when they differ or one declared none; the
-// shared capabilities value is never modified.
+// upstreams' settings when they agree and {} when they differ or one declared none.
 func TestAppsCapability(t *testing.T) {
 	t.Parallel()
 	conn := func(id, handle, caps string) catalog.Connection {
@@ -121,33 +123,26 @@ func TestAppsCapability(t *testing.T) {
 		{"no views", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := &requestState{State: &request.State{Snapshot: &catalog.Snapshot{Doc: &catalog.Document{Connections: tc.conns}}}}
-			it := &serverItem{}
-			a := it.appsOf(st)
-			caps := withAppsCapability(aggregateCapabilities, a)
-			if aggregateCapabilities.Extensions != nil {
-				t.Fatal("aggregateCapabilities modified")
-			}
-			got, ok := caps.Extensions[uiExtension]
+			a := Build(&request.State{Snapshot: &catalog.Snapshot{Doc: &catalog.Document{Connections: tc.conns}}})
+			got, ok := a.Capability()
 			if tc.want == "" {
 				if ok {
-					t.Fatalf("advertised %v without views", caps.Extensions)
+					t.Fatalf("advertised %s without views", got)
 				}
 				return
 			}
-			b, _ := json.Marshal(got)
-			if !ok || !jsonSame(b, json.RawMessage(tc.want)) {
-				t.Fatalf("settings %s, want %s", b, tc.want)
+			if !ok || !jsonSame(got, json.RawMessage(tc.want)) {
+				t.Fatalf("settings %s, want %s", got, tc.want)
 			}
-			if len(a.list) != len(tc.conns) {
-				t.Fatalf("views %+v", a.list)
+			if len(a.views) != len(tc.conns) {
+				t.Fatalf("views %+v", a.views)
 			}
 		})
 	}
 }
 
 // appsSnapshot is a workspace of n connections, each with one tool naming a view.
-func appsSnapshot(n int) *requestState {
+func appsSnapshot(n int) *request.State {
 	conns := make([]catalog.Connection, n)
 	for i := range conns {
 		h := "c" + strconv.Itoa(i)
@@ -156,27 +151,26 @@ func appsSnapshot(n int) *requestState {
 			Definition: json.RawMessage(`{"name":"show","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://dashboard/app.html"}}}`),
 		}}}
 	}
-	return &requestState{State: &request.State{Snapshot: &catalog.Snapshot{Doc: &catalog.Document{Connections: conns}}}}
+	return &request.State{Snapshot: &catalog.Snapshot{Doc: &catalog.Document{Connections: conns}}}
 }
 
 // BenchmarkAppsTables: building a server key's MCP Apps tables (once per key, like
 // tools/list) grows with the workspace; routing a resources/read once they exist does not.
 //
-//	go test -run '^$' -bench BenchmarkApps -benchmem ./functions/mcp/gateway/
+//	go test -run '^$' -bench BenchmarkApps -benchmem ./functions/mcp/gateway/apps/
 func BenchmarkAppsTables(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		st := appsSnapshot(n)
 		b.Run("build/"+strconv.Itoa(n), func(b *testing.B) {
 			for b.Loop() {
-				(&serverItem{}).appsOf(st)
+				Build(st)
 			}
 		})
-		it := &serverItem{}
-		a := it.appsOf(st)
+		a := Build(st)
 		params := json.RawMessage(`{"uri":"ui://c` + strconv.Itoa(n-1) + `/dashboard/app.html"}`)
 		b.Run("route/"+strconv.Itoa(n), func(b *testing.B) {
 			for b.Loop() {
-				if _, ok := appRead(a, params); !ok {
+				if _, ok := a.Reads(params); !ok {
 					b.Fatal("not routed")
 				}
 			}
@@ -200,9 +194,45 @@ func TestAppCallResult(t *testing.T) {
 		{"no view", `{"content":[{"type":"text","text":"hi"}],"isError":false}`, `{"content":[{"type":"text","text":"hi"}],"isError":false}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := string(appCallResult(json.RawMessage(tc.res), "gh")); got != tc.want {
+			if got := string(CallResult(json.RawMessage(tc.res), "gh")); got != tc.want {
 				t.Errorf("\n got %s\nwant %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestReadRefusals: a read of no visible connection's view, and params that are no object,
+// are -32602 before anything is forwarded.
+func TestReadRefusals(t *testing.T) {
+	t.Parallel()
+	st := appsSnapshot(1)
+	a := Build(st)
+	for _, tc := range []struct{ uri, params, want string }{
+		{"ui://zz/dashboard/app.html", `{"uri":"ui://zz/dashboard/app.html"}`, "resource not found: ui://zz/dashboard/app.html"},
+		{"https://x/a", `{"uri":"https://x/a"}`, "resource not found: https://x/a"},
+		{"ui://c0/dashboard/app.html", `[1]`, "params must be an object"},
+	} {
+		_, err := a.Read(t.Context(), nil, st, tc.uri, json.RawMessage(tc.params))
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, tc.want) {
+			t.Errorf("Read(%s) = %v; want -32602 %q", tc.uri, err, tc.want)
+		}
+	}
+	if _, ok := a.Reads(json.RawMessage(`{"uri":"ui://zz/x"}`)); ok {
+		t.Error("a read of an invisible handle was routed")
+	}
+	if _, ok := a.Reads(json.RawMessage(`"x"`)); ok {
+		t.Error("params that are no object were routed")
+	}
+}
+
+// TestSingleEndpointHasNoViews: the single-server endpoint passes views through, so its
+// tables are empty.
+func TestSingleEndpointHasNoViews(t *testing.T) {
+	t.Parallel()
+	st := appsSnapshot(2)
+	st.Single = &st.Snapshot.Doc.Connections[0]
+	if _, ok := Build(st).Capability(); ok {
+		t.Error("views on the single-server endpoint")
 	}
 }

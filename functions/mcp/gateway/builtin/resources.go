@@ -1,4 +1,4 @@
-package gateway
+package builtin
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// instructions tell an agent how to use the gateway (server instructions, MCP
-// initialize/discover result).
-const instructions = `Agentpack MCP Gateway: one MCP server that combines this workspace's built-in
+// Instructions tell an agent how to use the gateway: the server instructions of its MCP
+// initialize and server/discover results (MCP "Lifecycle": instructions).
+const Instructions = `Agentpack MCP Gateway: one MCP server that combines this workspace's built-in
 marketplace tools (prefix agentpack_) with the tools of every MCP server the workspace installed
 (named mcp_<server>_<tool>).
 
@@ -33,15 +33,17 @@ const envelopeContract = `{
   "proxied": "Tools named mcp_<server>_<tool> return the upstream result intact; only gateway-side failures use the envelope with UPSTREAM_* codes."
 }`
 
-// addResourcesAndPrompts registers the gateway's resources (the catalog, the envelope
-// contract) and prompts.
-func (g *Gateway) addResourcesAndPrompts(s *mcp.Server) {
-	s.AddResource(&mcp.Resource{
+// AddResourcesAndPrompts registers the gateway's own resources on srv — agentpack://catalog
+// (the curated catalog as JSON, read under the request's deadline) and
+// agentpack://contract/envelope (the built-ins' envelope and error codes, docs/DESIGN.md §5)
+// — and its prompt find_and_install_server.
+func (s *Set) AddResourcesAndPrompts(srv *mcp.Server) {
+	srv.AddResource(&mcp.Resource{
 		URI: "agentpack://catalog", Name: "catalog", Title: "Marketplace catalog",
 		Description: "The curated catalog of remote MCP servers (JSON), with tier and health.",
 		MIMEType:    "application/json",
-	}, g.readCatalogResource)
-	s.AddResource(&mcp.Resource{
+	}, s.readCatalogResource)
+	srv.AddResource(&mcp.Resource{
 		URI: "agentpack://contract/envelope", Name: "envelope-contract", Title: "Built-in tool envelope contract",
 		Description: "The response envelope of every agentpack_* tool and its error codes (JSON).",
 		MIMEType:    "application/json",
@@ -49,7 +51,7 @@ func (g *Gateway) addResourcesAndPrompts(s *mcp.Server) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
 			URI: req.Params.URI, MIMEType: "application/json", Text: envelopeContract}}}, nil
 	})
-	s.AddPrompt(&mcp.Prompt{
+	srv.AddPrompt(&mcp.Prompt{
 		Name: "find_and_install_server", Title: "Find and install an MCP server",
 		Description: "Find a catalog server that provides a capability and install it into this workspace.",
 		Arguments:   []*mcp.PromptArgument{{Name: "capability", Description: "What you need, e.g. 'search GitHub issues'", Required: true}},
@@ -69,13 +71,14 @@ func (g *Gateway) addResourcesAndPrompts(s *mcp.Server) {
 	})
 }
 
-func (g *Gateway) readCatalogResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+// readCatalogResource reads agentpack://catalog (CatalogJSON).
+func (s *Set) readCatalogResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	if st := request.From(ctx); st != nil {
 		var cancel context.CancelFunc
 		ctx, cancel = st.WithDeadline(ctx)
 		defer cancel()
 	}
-	b, err := g.builtins.CatalogJSON(ctx)
+	b, err := s.CatalogJSON(ctx)
 	if err != nil {
 		return nil, err
 	}
