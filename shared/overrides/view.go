@@ -21,7 +21,7 @@ type View struct {
 	Title        *string         `json:"title" doc:"null: not overridden."`
 	Description  *string         `json:"description" doc:"null: not overridden."`
 	Hidden       bool            `json:"hidden"`
-	Annotations  json.RawMessage `json:"annotations" doc:"Merged into the upstream's annotations member by member; a null member removes one."`
+	Annotations  json.RawMessage `json:"annotations" type:"object" nullable:"true" doc:"Merged into the upstream's annotations member by member; a null member removes one."`
 	Dormant      bool            `json:"dormant" doc:"The upstream no longer lists the tool; the override applies again when it returns."`
 	Upstream     *Original       `json:"upstream" doc:"The upstream's original as listed; null when dormant."`
 	CreatedBy    string          `json:"createdBy"`
@@ -39,7 +39,7 @@ type Original struct {
 	ExposedName string          `json:"exposedName"`
 	Title       string          `json:"title"`
 	Description string          `json:"description"`
-	Annotations json.RawMessage `json:"annotations"`
+	Annotations json.RawMessage `json:"annotations" type:"object" nullable:"true"`
 	Status      string          `json:"status"`
 }
 

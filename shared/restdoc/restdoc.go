@@ -14,6 +14,8 @@
 //	minimum:"1" maximum:"200"      bounds of a number
 //	minLength:"1" maxLength:"200"  bounds of a string's length
 //	optional:"true"  a request member that may be left out although it has no omitempty
+//	type:"object"    the JSON type of a member whose Go type says none (json.RawMessage,
+//	                 any); refused on a member that has a type
 //	nullable:"true"  the member may be null although the Go type is not a pointer (a nil
 //	                 slice or map without omitempty); a pointer without omitempty is
 //	                 nullable already, one with omitempty is left out instead of null
@@ -410,7 +412,7 @@ func (g *gen) customize(_ string, t reflect.Type, tag reflect.StructTag, s *open
 			g.fail(fmt.Errorf("restdoc: %v: %w", t, err))
 		}
 	}
-	if t.Kind() != reflect.Slice && t.Kind() != reflect.Map {
+	if (t.Kind() != reflect.Slice && t.Kind() != reflect.Map) || t == rawType {
 		if err := applyTags(tag, s); err != nil {
 			g.fail(fmt.Errorf("restdoc: %v: %w", t, err))
 		}
@@ -431,6 +433,17 @@ func (g *gen) resolve(ref *openapi3.SchemaRef) *openapi3.Schema {
 // applyTags sets the value constraints of a field's tag on s (the field's own schema, or
 // its items' for a slice).
 func applyTags(tag reflect.StructTag, s *openapi3.Schema) error {
+	if v := tag.Get("type"); v != "" {
+		if s.Type != nil && len(*s.Type) > 0 {
+			return fmt.Errorf("tag type:%q on a member whose Go type is already %v", v, *s.Type)
+		}
+		switch v {
+		case "object", "array", "string", "number", "integer", "boolean":
+			s.Type = &openapi3.Types{v}
+		default:
+			return fmt.Errorf("tag type:%q is not a JSON Schema type", v)
+		}
+	}
 	if v := tag.Get("enum"); v != "" {
 		s.Enum = toAny(strings.Split(v, ","))
 	}

@@ -20,15 +20,17 @@ type errBody struct {
 }
 
 type item struct {
-	ID      string     `json:"id" format:"uuid" doc:"The id."`
-	Kind    string     `json:"kind" enum:"a,b"`
-	Note    *string    `json:"note"`
-	Gone    *time.Time `json:"gone,omitempty"`
-	Tags    []string   `json:"tags,omitempty" enum:"x,y"`
-	Size    int        `json:"size" minimum:"1" maximum:"9"`
-	Parent  *child     `json:"parent"`
-	Child   child      `json:"child" doc:"Its child."`
-	Private string     `json:"-"`
+	ID      string          `json:"id" format:"uuid" doc:"The id."`
+	Kind    string          `json:"kind" enum:"a,b"`
+	Note    *string         `json:"note"`
+	Gone    *time.Time      `json:"gone,omitempty"`
+	Tags    []string        `json:"tags,omitempty" enum:"x,y"`
+	Size    int             `json:"size" minimum:"1" maximum:"9"`
+	Parent  *child          `json:"parent"`
+	Child   child           `json:"child" doc:"Its child."`
+	Private string          `json:"-"`
+	Raw     json.RawMessage `json:"raw" type:"object" nullable:"true"`
+	Any     json.RawMessage `json:"any,omitempty"`
 }
 
 type child struct {
@@ -86,7 +88,7 @@ func TestBuildSchemas(t *testing.T) {
 	m := build(t, builder(), restdoc.Op{Pattern: "PUT /things/{id}", ID: "put", Body: input{}, Query: query{},
 		Responses: []restdoc.Response{{Status: 200, Description: "ok", Body: item{}}}, Errors: []apperr.Code{apperr.NotFound}})
 	s := at(m, "components", "schemas", "Item")
-	if got := js(at(s, "required")); got != `["child","id","kind","note","parent","size"]` {
+	if got := js(at(s, "required")); got != `["child","id","kind","note","parent","raw","size"]` {
 		t.Errorf("required = %s", got)
 	}
 	for path, want := range map[string]string{
@@ -98,6 +100,8 @@ func TestBuildSchemas(t *testing.T) {
 		"size":   `{"maximum":9,"minimum":1,"type":"integer"}`,
 		"parent": `{"anyOf":[{"$ref":"#/components/schemas/Child"},{"type":"null"}]}`,
 		"child":  `{"allOf":[{"$ref":"#/components/schemas/Child"}],"description":"Its child."}`,
+		"raw":    `{"type":["object","null"]}`,
+		"any":    `{}`,
 	} {
 		if got := js(at(s, "properties", path)); got != want {
 			t.Errorf("%s = %s, want %s", path, got, want)
@@ -180,6 +184,8 @@ func TestBuildErrors(t *testing.T) {
 			{Pattern: "GET /b", ID: "y", Responses: []restdoc.Response{{Status: 200, Description: "b", Body: other{}}}}}, "component name"},
 		{"marshaler without stand-in", builder(), []restdoc.Op{{Pattern: "GET /a", ID: "x", Responses: []restdoc.Response{{Status: 200, Description: "a", Body: holder{}}}}}, "stand-in"},
 		{"bad tag", builder(), []restdoc.Op{{Pattern: "GET /a", ID: "x", Responses: []restdoc.Response{{Status: 200, Description: "a", Body: badTag{}}}}}, "minimum"},
+		{"type tag on a typed member", builder(), []restdoc.Op{{Pattern: "GET /a", ID: "x", Responses: []restdoc.Response{{Status: 200, Description: "a", Body: typedTag{}}}}}, "already"},
+		{"unknown type tag", builder(), []restdoc.Op{{Pattern: "GET /a", ID: "x", Responses: []restdoc.Response{{Status: 200, Description: "a", Body: unknownType{}}}}}, "not a JSON Schema type"},
 		{"error code without text", builder(), []restdoc.Op{{Pattern: "GET /a", ID: "x", Responses: ok, Errors: []apperr.Code{"NOPE"}}}, "no text"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,4 +194,12 @@ func TestBuildErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+type typedTag struct {
+	N int `json:"n" type:"string"`
+}
+
+type unknownType struct {
+	R json.RawMessage `json:"r" type:"thing"`
 }
