@@ -45,7 +45,7 @@ func mcpdo(t *testing.T, home string, args ...string) (string, error) {
 // page and the Inspector's own callback server takes the code; the connection then lists
 // and calls tools as the member.
 func TestInspectorCLISignsInHeadless(t *testing.T) {
-	browser := chromiumPath(t)
+	browser := testpeer.Chromium(t)
 	w := newASWorld(t, nil)
 	a := w.ws["A"]
 	echo := "mcp_" + a.handle + "_echo"

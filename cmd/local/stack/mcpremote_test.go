@@ -23,25 +23,6 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// chromiumPath finds Debian's chromium (CHROMIUM_PATH first). Without one the test skips,
-// unless REQUIRE_BROWSER=1 (make test installs it and sets that), when it fails.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CHROMIUM_PATH"); p != "" {
-		return p
-	}
-	for _, n := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("REQUIRE_BROWSER") == "1" {
-		t.Fatal("REQUIRE_BROWSER=1 but no chromium found (make chromium-deps installs it)")
-	}
-	t.Skip("no chromium (make chromium-deps); set REQUIRE_BROWSER=1 to fail instead")
-	return ""
-}
-
 // mcpRemote is mcp-remote (npm, pinned in test/npm) running as a stdio bridge to one
 // gateway URL: the test speaks JSON-RPC lines on its stdin and stdout, as Claude Desktop
 // or any stdio-only client does, and reads its log (stderr) for the authorization URL.
@@ -182,7 +163,7 @@ func freeLoopbackPort(t *testing.T) int {
 // in which the member is signed in, which shows the consent page and allows; mcp-remote's
 // callback server receives the code, and the member's tools/list and tools/call go through.
 func TestMCPRemoteSignsInWithChromium(t *testing.T) {
-	browser := chromiumPath(t)
+	browser := testpeer.Chromium(t)
 	w := newASWorld(t, nil)
 	a := w.ws["A"]
 	echo := "mcp_" + a.handle + "_echo"

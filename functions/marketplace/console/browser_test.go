@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -39,23 +38,11 @@ const (
 	interactiveHang   = 5 * time.Second
 )
 
-// chromium finds the browser: CHROMIUM_PATH, else Debian's chromium on PATH. Without one
-// the test skips, unless REQUIRE_BROWSER=1 (make test), when it fails.
+// chromium finds the browser (testpeer.Chromium: CHROMIUM_PATH, else Debian's chromium;
+// it skips without one unless REQUIRE_BROWSER=1).
 func chromium(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv("CHROMIUM_PATH"); p != "" {
-		return p
-	}
-	for _, n := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("REQUIRE_BROWSER") == "1" {
-		t.Fatal("REQUIRE_BROWSER=1 but no chromium found (make chromium-deps installs it)")
-	}
-	t.Skip("no chromium (make chromium-deps); set REQUIRE_BROWSER=1 to fail instead")
-	return ""
+	return testpeer.Chromium(t)
 }
 
 // outDir is where screenshots and timings go: CONSOLE_TEST_OUT, else .state/console-test

@@ -217,12 +217,12 @@ func startMockOIDC(t *testing.T) *mockoidc.MockOIDC {
 // 7591 dynamic registration, a public client (PKCE) whose redirect URI is its own
 // loopback page, as a desktop client's is.
 type testClient struct {
-	t              *testing.T
-	base, id       string
-	redirect       string
-	origin         string // the redirect URI's scheme and host, as the consent page names it
-	mu             sync.Mutex
-	code, verifier string
+	t        *testing.T
+	base, id string
+	redirect string
+	origin   string // the redirect URI's scheme and host, as the consent page names it
+	mu       sync.Mutex
+	code     string
 }
 
 func newTestClient(t *testing.T, base, name string) *testClient {
