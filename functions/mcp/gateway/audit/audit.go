@@ -287,7 +287,7 @@ func (w *Trail) lose(evs []*db.AuditEvent, reason string) {
 		w.log.Error("audit row not written", "row_key", ev.RowKey, "reason", reason,
 			"occurred_at", ev.OccurredAt.Format(time.RFC3339Nano), "request_id", ev.RequestID,
 			"principal", ev.Principal, "workspace_id", ws, "tool", ev.Tool, "version", ev.Version,
-			"kind", ev.Kind, "connection_id", conn, "chat_id", chat, "duration_ms", ev.DurationMS, "args_digest", ev.ArgsDigest)
+			"kind", ev.Kind, "outcome", ev.Outcome, "connection_id", conn, "chat_id", chat, "duration_ms", ev.DurationMS, "args_digest", ev.ArgsDigest)
 	}
 }
 
