@@ -149,3 +149,55 @@ func TestAuditEventInsert(t *testing.T) {
 		t.Fatalf("batch of AuditEventBatchMax rows: %v", err)
 	}
 }
+
+// TestAuditEventOutcome: a row's outcome is written and read back (empty is ok, or denied
+// for kind denied); rows from before migration 00046 (outcome NULL) read back as denied by
+// their kind, else ok; UsageByKey counts every outcome but ok as an error; an outcome the
+// column's CHECK does not know fails the batch with VALIDATION_ERROR and writes nothing.
+func TestAuditEventOutcome(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.Fresh(t)
+	ctx := t.Context()
+	const ws = "aaaaaaaa-0000-4000-8000-0000000000e1"
+	if err := db.WorkspaceUpsert(ctx, pool, ws, ws); err != nil {
+		t.Fatal(err)
+	}
+	outcomes := []string{"", "ok", "tool_error", "rpc_error", "timeout", "unavailable", "upstream_error", ""}
+	rows := auditRows(ws, len(outcomes), "proxied")
+	for i, o := range outcomes {
+		rows[i].Outcome, rows[i].Tool = o, "t"
+	}
+	rows[len(rows)-1].Kind = "denied"
+	if err := db.AuditEventInsert(ctx, pool, rows...); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"proxied", "denied"} { // written before 00046: no outcome
+		if _, err := pool.Exec(ctx, `INSERT INTO audit_events (request_id, principal, workspace_id, tool, kind, duration_ms, args_digest)
+			VALUES ('old-'||$2, 'p', $1, 'old', $2, 1, 'd')`, ws, kind); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{"r0": "ok", "r1": "ok", "r2": "tool_error", "r3": "rpc_error", "r4": "timeout",
+		"r5": "unavailable", "r6": "upstream_error", "r7": "denied", "old-proxied": "ok", "old-denied": "denied"}
+	l, err := db.AuditEventList(ctx, pool, ws, 200)
+	if err != nil || len(l) != len(want) {
+		t.Fatalf("rows: %d, %v", len(l), err)
+	}
+	for _, e := range l {
+		if e.Outcome != want[e.RequestID] {
+			t.Errorf("row %s: outcome %q, want %q", e.RequestID, e.Outcome, want[e.RequestID])
+		}
+	}
+	usage, err := db.UsageByKey(ctx, pool, ws, "tool", time.Now().Add(-time.Hour))
+	if err != nil || len(usage) != 1 || usage[0].Key != "t" || usage[0].Calls != 8 || usage[0].Errors != 6 {
+		t.Errorf("usage: %+v, %v; want t: 8 calls, 6 errors", usage, err)
+	}
+	bad := auditRows(ws, 2, "proxied")
+	bad[1].Outcome = "failed"
+	if err := db.AuditEventInsert(ctx, pool, bad...); apperr.CodeOf(err) != apperr.Validation {
+		t.Errorf("unknown outcome: %v, want VALIDATION_ERROR", err)
+	}
+	if l, _ := db.AuditEventList(ctx, pool, ws, 200); len(l) != len(want) {
+		t.Errorf("after the refused batch: %d rows, want %d", len(l), len(want))
+	}
+}

@@ -171,6 +171,13 @@ type AuditEvent struct {
 	// ChatID is the chat the gateway accepted for the call's request (X-Chat-Id / ?chat=:
 	// a chat of the workspace); nil when the request named none.
 	ChatID *string `db:"chat_id" json:"chatId"`
+	// Outcome is how the call ended (migrations/00046_audit_outcome.sql): "ok",
+	// "tool_error" (the upstream's result had isError: true), "rpc_error" (the upstream's
+	// JSON-RPC error), "timeout", "unavailable" or "upstream_error" (the gateway's
+	// UPSTREAM_TIMEOUT, UPSTREAM_UNAVAILABLE or UPSTREAM_ERROR envelope), "denied" (an access
+	// policy refused it). Read back for rows written before 00046 as "denied" for kind
+	// "denied", else "ok"; written as "ok" when empty (as "denied" for kind "denied").
+	Outcome string `db:"outcome" json:"outcome"`
 	// RowKey is the writer's key of the row (a UUID; AuditEventInsert skips a key already
 	// written). Not read back.
 	RowKey string `db:"-" json:"-"`

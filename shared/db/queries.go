@@ -220,8 +220,8 @@ func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error 
 	}
 	n := len(evs)
 	keys, at := make([]string, n), make([]*time.Time, n)
-	reqs, principals, tools, versions, kinds, digests := make([]string, n), make([]string, n), make([]string, n),
-		make([]string, n), make([]string, n), make([]string, n)
+	reqs, principals, tools, versions, kinds, digests, outcomes := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	wss, conns, chats := make([]*string, n), make([]*string, n), make([]*string, n)
 	durs, errs := make([]float64, n), make([]bool, n)
 	for i, e := range evs {
@@ -238,15 +238,33 @@ func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error 
 		}
 		reqs[i], principals[i], tools[i], versions[i], kinds[i], digests[i] = e.RequestID, e.Principal, e.Tool, e.Version, e.Kind, e.ArgsDigest
 		wss[i], conns[i], chats[i], durs[i], errs[i] = e.WorkspaceID, e.ConnectionID, e.ChatID, e.DurationMS, isError(e)
+		outcomes[i] = auditOutcome(e)
 	}
-	_, err := q.Exec(ctx, auditInsertSQL, keys, at, reqs, principals, wss, tools, versions, kinds, conns, durs, digests, chats, errs)
+	_, err := q.Exec(ctx, auditInsertSQL, keys, at, reqs, principals, wss, tools, versions, kinds, conns, durs, digests, chats, errs, outcomes)
 	return Interpret(err)
 }
 
 // isError reports whether an audit row counts as an error on the Usage page (usage_rollup's
-// errors; its duration stays out of the latency histogram): a call refused by an access
-// policy (kind "denied").
-func isError(e *AuditEvent) bool { return e.Kind == "denied" }
+// errors; its duration stays out of the latency histogram): every outcome but "ok" — a
+// failed proxied call (tool_error, rpc_error, timeout, unavailable, upstream_error) and a
+// call refused by an access policy (kind "denied").
+func isError(e *AuditEvent) bool { return auditOutcome(e) != "ok" }
+
+// auditOutcome is the outcome e is written with: e.Outcome, or when empty "denied" for kind
+// "denied" and "ok" otherwise (the rows audited before failed calls were).
+func auditOutcome(e *AuditEvent) string {
+	switch {
+	case e.Outcome != "":
+		return e.Outcome
+	case e.Kind == "denied":
+		return "denied"
+	}
+	return "ok"
+}
+
+// auditOutcomeSQL reads audit_events.outcome, NULL on rows older than the column
+// (migrations/00046_audit_outcome.sql), as auditOutcome would have written it.
+const auditOutcomeSQL = `coalesce(outcome, CASE WHEN kind = 'denied' THEN 'denied' ELSE 'ok' END) AS outcome`
 
 // UsageLatencyBuckets is the number of buckets of usage_rollup's latency histogram
 // (migrations/00045_usage_rollup.sql): bucket 0 is under 0.1 ms, bucket i in 1..38 is
@@ -281,11 +299,11 @@ var auditInsertSQL = func() string {
 	}
 	return `WITH x AS (
 		SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::text[], $7::text[],
-			$8::text[], $9::uuid[], $10::float8[], $11::text[], $12::uuid[], $13::bool[]) AS x(k, t, r, p, w, tl, v, kd, c, d, g, ch, err)
+			$8::text[], $9::uuid[], $10::float8[], $11::text[], $12::uuid[], $13::bool[], $14::text[]) AS x(k, t, r, p, w, tl, v, kd, c, d, g, ch, err, oc)
 	), ins AS (
 		INSERT INTO audit_events
-		(row_key, occurred_at, request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest, chat_id)
-		SELECT k, COALESCE(t, now()), r, p, w, tl, v, kd, c, d, g, ch FROM x
+		(row_key, occurred_at, request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest, chat_id, outcome)
+		SELECT k, COALESCE(t, now()), r, p, w, tl, v, kd, c, d, g, ch, oc FROM x
 		ON CONFLICT (row_key) WHERE row_key IS NOT NULL DO NOTHING
 		RETURNING row_key, occurred_at
 	), r AS (
@@ -307,7 +325,7 @@ func AuditEventList(ctx context.Context, q Querier, ws string, limit int) ([]Aud
 		limit = 50
 	}
 	return collect[AuditEvent](ctx, q, `SELECT id, occurred_at, request_id, principal, workspace_id, tool,
-		version, kind, connection_id, duration_ms, args_digest, chat_id
+		version, kind, connection_id, duration_ms, args_digest, chat_id, `+auditOutcomeSQL+`
 		FROM audit_events WHERE workspace_id = $1 ORDER BY occurred_at DESC, id DESC LIMIT $2`, ws, limit)
 }
 

@@ -27,7 +27,8 @@ const wsU, wsV = "aaaaaaaa-0000-4000-8000-0000000000d1", "aaaaaaaa-0000-4000-800
 
 // usageRows creates workspaces wsU and wsV and returns 600 mixed audit rows, nine in ten
 // of wsU: tools, built-ins and two connections, three principals, a chat and none, denied
-// rows, durations from 0.05 ms to 20 s, times over the last two hours and now (zero).
+// rows, failed proxied rows (Outcome; written before 00046, as TestUsageRollupBackfill
+// does, they have none and count as ok), durations from 0.05 ms to 20 s, times over the last two hours and now (zero).
 func usageRows(t *testing.T, pool *db.Pool, now time.Time) []*db.AuditEvent {
 	t.Helper()
 	ctx := t.Context()
@@ -57,6 +58,9 @@ func usageRows(t *testing.T, pool *db.Pool, now time.Time) []*db.AuditEvent {
 		}
 		if i%7 == 0 {
 			e.Kind = "denied"
+		}
+		if e.Kind == "proxied" && i%4 == 1 { // failed proxied calls, every failure outcome
+			e.Outcome = []string{"tool_error", "rpc_error", "timeout", "unavailable", "upstream_error"}[i%5]
 		}
 		if i%2 == 0 {
 			e.ChatID = &chat1
@@ -122,6 +126,9 @@ func TestUsageRollupBackfill(t *testing.T) {
 // exactly, p50/p95 within one bucket's width of percentile_cont over the rows.
 func checkUsage(t *testing.T, pool *db.Pool, now time.Time) {
 	t.Helper()
+	// An error: every outcome but ok; a row without one (written before 00046) is denied
+	// by its kind, else ok.
+	const errSQL = `coalesce(outcome, CASE WHEN kind = 'denied' THEN 'denied' ELSE 'ok' END) <> 'ok'`
 	ctx := t.Context()
 
 	direct := map[string]string{"tool": `tool`, "connection": `coalesce(connection_id::text, 'builtin')`,
@@ -139,9 +146,9 @@ func checkUsage(t *testing.T, pool *db.Pool, now time.Time) {
 				p50, p95      *float64
 			}
 			wants := map[string]want{}
-			q, err := pool.Query(ctx, `SELECT `+key+`, count(*), count(*) FILTER (WHERE kind = 'denied'),
-				percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) FILTER (WHERE kind <> 'denied'),
-				percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) FILTER (WHERE kind <> 'denied')
+			q, err := pool.Query(ctx, `SELECT `+key+`, count(*), count(*) FILTER (WHERE `+errSQL+`),
+				percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) FILTER (WHERE NOT `+errSQL+`),
+				percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) FILTER (WHERE NOT `+errSQL+`)
 				FROM audit_events WHERE workspace_id = $1 AND occurred_at >= $2 GROUP BY 1`, wsU, bucketStart)
 			if err != nil {
 				t.Fatal(err)

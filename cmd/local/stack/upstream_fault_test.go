@@ -162,8 +162,8 @@ func createConnection(t *testing.T, w *world, ws, admin, name, url, transport st
 }
 
 // TestUpstreamFaults (issue 7 "Faults"): each upstream misbehaviour has its written-down
-// answer through the gateway, the gateway keeps serving afterwards, and only successful
-// proxied calls are audited.
+// answer through the gateway, the gateway keeps serving afterwards, and every proxied call
+// is audited with its outcome (a fault's: its envelope code, unavailable or upstream_error).
 //
 // The time bounds catch a hang (an upstream that would answer after 60 s, a retry loop),
 // not slowness: they are far above an idle machine's answer and scale with
@@ -186,7 +186,8 @@ func TestUpstreamFaults(t *testing.T) {
 	_, fh := createConnection(t, w, ws, admin, "Failing", failing.URL, "streamable-http")
 	failing.SetStatus("POST", http.StatusServiceUnavailable)
 
-	audited := 0
+	audited := 0               // successful proxied calls: outcome ok
+	failed := map[string]int{} // failed proxied calls by audit outcome
 	echo := func(t *testing.T) {
 		t.Helper()
 		st, _, out := w.call(t, path, admin, "mcp_"+sh+"_echo", map[string]any{"message": "still here"}, nil)
@@ -232,6 +233,9 @@ func TestUpstreamFaults(t *testing.T) {
 			if d, max := time.Since(start), testpeer.Scaled(tt.maxTime); d > max {
 				t.Errorf("took %v, want at most %v", d, max)
 			}
+			if tt.want != "ok" {
+				failed[map[string]string{"UPSTREAM_UNAVAILABLE": "unavailable", "UPSTREAM_ERROR": "upstream_error"}[tt.want]]++
+			}
 			echo(t)
 		})
 	}
@@ -255,7 +259,15 @@ func TestUpstreamFaults(t *testing.T) {
 	// wrongshape, and escaped twice: results the upstream answered, audited like every
 	// proxied call that reached a result without isError.
 	audited += 3
-	if n := w.count(t, `SELECT count(*) FROM audit_events`); n != audited {
-		t.Errorf("%d audit rows, want %d (one per successful proxied call, none for failures)", n, audited)
+	if n := w.count(t, `SELECT count(*) FROM audit_events WHERE outcome = 'ok'`); n != audited {
+		t.Errorf("%d ok audit rows, want %d (one per successful proxied call)", n, audited)
+	}
+	for outcome, want := range failed {
+		if n := w.count(t, `SELECT count(*) FROM audit_events WHERE outcome = $1`, outcome); n != want {
+			t.Errorf("%d %s audit rows, want %d (one per failed call)", n, outcome, want)
+		}
+	}
+	if n := w.count(t, `SELECT count(*) FROM audit_events`); n != audited+5 {
+		t.Errorf("%d audit rows, want %d (every proxied call)", n, audited+5)
 	}
 }

@@ -171,8 +171,9 @@ func TestAccessMatrix(t *testing.T) {
 	}
 }
 
-// TestAuditRule: one row per successful write (docs/DESIGN.md §4); read-only built-ins and
-// failed calls are not audited; every proxied call is a write.
+// TestAuditRule: one row per successful write (docs/DESIGN.md §4) and per failed proxied
+// call, with its outcome; read-only built-ins and failed built-ins are not audited; every
+// proxied call is a write.
 func TestAuditRule(t *testing.T) {
 	t.Parallel()
 	w := newDemoWorld(t)
@@ -193,12 +194,13 @@ func TestAuditRule(t *testing.T) {
 		wantRows int
 		wantKind string
 		wantConn bool
+		outcome  string
 	}{
-		{"read-only built-in", "agentpack_catalog_list", map[string]any{}, "ok", 0, "", false},
-		{"write built-in", "agentpack_catalog_install", map[string]any{"entryId": entryID, "name": "Audited Demo"}, "ok", 1, "builtin", false},
-		{"failed write built-in", "agentpack_catalog_install", map[string]any{"entryId": "00000000-0000-4000-8000-000000000000"}, "NOT_FOUND", 0, "", false},
-		{"proxied call", w.echo, map[string]any{"message": "secret-arg"}, "ok", 1, "proxied", true},
-		{"failed proxied call (upstream error result)", "mcp_" + w.handle + "_fail", map[string]any{}, "tool_error", 0, "", false},
+		{"read-only built-in", "agentpack_catalog_list", map[string]any{}, "ok", 0, "", false, ""},
+		{"write built-in", "agentpack_catalog_install", map[string]any{"entryId": entryID, "name": "Audited Demo"}, "ok", 1, "builtin", false, "ok"},
+		{"failed write built-in", "agentpack_catalog_install", map[string]any{"entryId": "00000000-0000-4000-8000-000000000000"}, "NOT_FOUND", 0, "", false, ""},
+		{"proxied call", w.echo, map[string]any{"message": "secret-arg"}, "ok", 1, "proxied", true, "ok"},
+		{"failed proxied call (upstream error result)", "mcp_" + w.handle + "_fail", map[string]any{}, "tool_error", 1, "proxied", true, "tool_error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -213,7 +215,7 @@ func TestAuditRule(t *testing.T) {
 			}
 			if tt.wantRows == 1 {
 				r := rows[len(rows)-1]
-				if r.kind != tt.wantKind || (r.conn != "") != tt.wantConn || r.principal != "alice" || r.ws != w.wsA ||
+				if r.kind != tt.wantKind || (r.conn != "") != tt.wantConn || r.principal != "alice" || r.ws != w.wsA || r.outcome != tt.outcome ||
 					!strings.HasPrefix(r.digest, "sha256:") || strings.Contains(r.digest, "secret-arg") {
 					t.Errorf("audit row = %+v", r)
 				}
@@ -222,13 +224,13 @@ func TestAuditRule(t *testing.T) {
 	}
 }
 
-type auditRow struct{ kind, conn, principal, ws, digest string }
+type auditRow struct{ kind, conn, principal, ws, digest, outcome string }
 
 func auditRows(t *testing.T, w *demoWorld, tool string) []auditRow {
 	t.Helper()
 	w.env.FlushAudit(t)
 	rows, err := w.env.Pool.Query(context.Background(),
-		`SELECT kind, coalesce(connection_id::text, ''), principal, coalesce(workspace_id::text, ''), args_digest FROM audit_events WHERE tool = $1 ORDER BY id`, tool)
+		`SELECT kind, coalesce(connection_id::text, ''), principal, coalesce(workspace_id::text, ''), args_digest, coalesce(outcome, '') FROM audit_events WHERE tool = $1 ORDER BY id`, tool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +238,7 @@ func auditRows(t *testing.T, w *demoWorld, tool string) []auditRow {
 	var out []auditRow
 	for rows.Next() {
 		var r auditRow
-		if err := rows.Scan(&r.kind, &r.conn, &r.principal, &r.ws, &r.digest); err != nil {
+		if err := rows.Scan(&r.kind, &r.conn, &r.principal, &r.ws, &r.digest, &r.outcome); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, r)

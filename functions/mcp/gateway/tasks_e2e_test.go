@@ -130,7 +130,7 @@ func (e *taskEnv) auditRows(t *testing.T, tool string) int {
 // TestTasks: a task-augmented tools/call of a proxied tool answers at once with a working
 // task; tasks/get shows working then completed; tasks/result is the upstream's result byte
 // for byte; one audit row. Cancel while working ends the upstream call; a failing
-// upstream gives failed with the envelope; built-ins run as complete tasks; another
+// upstream gives failed with the envelope and one audit row (outcome unavailable); built-ins run as complete tasks; another
 // principal's or workspace's task answers like an unknown id; an expired task is gone and
 // the cleanup deletes it; capabilities and tool execution hints are advertised from
 // 2025-11-25 on.
@@ -204,6 +204,13 @@ func TestTasks(t *testing.T) {
 		res, code := e.rpc(t, e.admin, "tasks/result", `{"taskId":"`+tk.TaskID+`"}`)
 		if code != 0 || !strings.Contains(string(res), `"isError":true`) || !strings.Contains(string(res), "UPSTREAM_UNAVAILABLE") {
 			t.Errorf("tasks/result of the failed task: %d %s", code, res)
+		}
+		// The failed call is audited with its outcome, as a synchronous one is.
+		e.env.FlushAudit(t)
+		var outcomes []string
+		if err := e.env.Pool.QueryRow(t.Context(), `SELECT array_agg(outcome) FROM audit_events WHERE tool = $1`,
+			"mcp_"+c.Handle+"_report").Scan(&outcomes); err != nil || len(outcomes) != 1 || outcomes[0] != "unavailable" {
+			t.Errorf("audit outcomes %v, %v; want one unavailable", outcomes, err)
 		}
 	})
 	t.Run("upstream runs tasks itself", func(t *testing.T) {

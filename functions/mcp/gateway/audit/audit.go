@@ -1,7 +1,8 @@
 // Package audit writes the gateway's audit trail (docs/DESIGN.md §4, the audit rule):
 // every successful write — a proxied tools/call whose result is not isError, a built-in
 // that is not read-only — has its audit_events row, and so has a call refused by an access
-// policy (kind "denied"). A row holds who, which tool, which connection, which chat, how
+// policy (kind "denied") and a proxied call that failed (Entry.Outcome says how: an isError
+// result, the upstream's JSON-RPC error, a timeout, an unreachable upstream). A row holds who, which tool, which connection, which chat, how
 // long, and a SHA-256 digest of the arguments, never their values.
 //
 // The row after the answer (docs/DESIGN.md "The audit row after the answer"). Record
@@ -108,12 +109,16 @@ func NewTrail(o Options) *Trail {
 
 // Entry is one audited call.
 type Entry struct {
-	RequestID    string
-	Principal    string // the caller's subject
-	WorkspaceID  string
-	Tool         string // the name the client called
-	Version      string // a built-in's version; "" for proxied tools
-	Kind         string // "builtin" or "proxied"
+	RequestID   string
+	Principal   string // the caller's subject
+	WorkspaceID string
+	Tool        string // the name the client called
+	Version     string // a built-in's version; "" for proxied tools
+	Kind        string // "builtin", "proxied" or "denied"
+	// Outcome is how the call ended (db.AuditEvent.Outcome: "ok", "tool_error", "rpc_error",
+	// "timeout", "unavailable", "upstream_error", "denied"); "" is "ok" ("denied" for kind
+	// "denied").
+	Outcome      string
 	ConnectionID string // "" for built-ins
 	// ChatID is the chat the gateway accepted for the request (request.State.ChatID: a chat
 	// of WorkspaceID, checked at the edge); "" when the request named none. Never a raw
@@ -133,7 +138,7 @@ func (w *Trail) Record(e Entry) error {
 	ev := &db.AuditEvent{
 		RowKey: uuid.NewString(), OccurredAt: time.Now().UTC(),
 		RequestID: e.RequestID, Principal: e.Principal, WorkspaceID: &e.WorkspaceID,
-		Tool: e.Tool, Version: e.Version, Kind: e.Kind, DurationMS: float64(e.Duration.Microseconds()) / 1000,
+		Tool: e.Tool, Version: e.Version, Kind: e.Kind, Outcome: e.Outcome, DurationMS: float64(e.Duration.Microseconds()) / 1000,
 		ArgsDigest: "sha256:" + hex.EncodeToString(sum[:]),
 	}
 	if e.ConnectionID != "" {
@@ -282,7 +287,7 @@ func (w *Trail) lose(evs []*db.AuditEvent, reason string) {
 		w.log.Error("audit row not written", "row_key", ev.RowKey, "reason", reason,
 			"occurred_at", ev.OccurredAt.Format(time.RFC3339Nano), "request_id", ev.RequestID,
 			"principal", ev.Principal, "workspace_id", ws, "tool", ev.Tool, "version", ev.Version,
-			"kind", ev.Kind, "connection_id", conn, "chat_id", chat, "duration_ms", ev.DurationMS, "args_digest", ev.ArgsDigest)
+			"kind", ev.Kind, "outcome", ev.Outcome, "connection_id", conn, "chat_id", chat, "duration_ms", ev.DurationMS, "args_digest", ev.ArgsDigest)
 	}
 }
 

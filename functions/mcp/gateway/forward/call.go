@@ -31,8 +31,11 @@ const TimeoutHint = "the call ran past the gateway's synchronous budget; a task-
 // Call is a proxied tools/call of ref for st: metrics, forward, audit, and the envelope for
 // a gateway-side failure. params is the client's params object and p its members (the
 // edge decoded them once). The result is the upstream's bytes; an upstream JSON-RPC error
-// is returned as the *jsonrpc.Error to pass through. Exactly one audit row is written for a
-// result without isError: true that is not an InputRequiredResult (its retry is the call).
+// is returned as the *jsonrpc.Error to pass through. Exactly one audit row is written for
+// every call that went upstream and completed, with its outcome (AuditOutcome): a result
+// (without or with isError: true) that is not an InputRequiredResult (its retry is the
+// call), the upstream's JSON-RPC error, and a failure of the hop (timeout, unreachable,
+// not MCP). A call answered with the way to authorize writes none.
 // A caller the connection needs authorization from gets the way to authorize
 // (connections.PrepareCall) and nothing is forwarded. The call's outcome (Metrics.ToolCall
 // and UpstreamCall, the access-log fields, the span's status) is recorded once, when Call
@@ -97,6 +100,7 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 			}
 			je = ClientError(st.Version, je)
 			out.kind, out.upstream, out.rpcCode = "rpc_error", "rpc_error", strconv.FormatInt(je.Code, 10)
+			f.auditFailure(st, name, ref.Conn.ID, out.d, p["arguments"], AuditRPCError)
 			return nil, je
 		}
 		if ans, ansErr, ok := f.stepUp(ctx, st, ref.Conn, ver, err); ok {
@@ -114,6 +118,7 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 		fail.Message = ref.Conn.Name + ": " + fail.Message
 		f.log.WarnContext(ctx, "proxied call failed", "tool", name, "connection_id", ref.Conn.ID, "error_id", errorID, "err", err)
 		out.kind, out.upstream, out.rpcCode, out.errorID, out.spanErr = "tool_error", "error", string(fail.Code), errorID, err
+		f.auditFailure(st, name, ref.Conn.ID, out.d, p["arguments"], FailureOutcome(fail.Code))
 		return wire.SealJSON(wire.EnvelopeMeta{Tool: name, Version: "upstream"}, fail), nil
 	}
 	out.kind = "ok"
@@ -126,10 +131,13 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 		out.kind = "input_required"
 	}
 	out.metric, out.upstream = out.kind, out.kind
-	if out.kind == "ok" {
-		if err := f.Audit(st, name, ref.Conn.ID, out.d, p["arguments"]); err != nil {
+	switch out.kind {
+	case "ok":
+		if err := f.Audit(st, name, ref.Conn.ID, out.d, p["arguments"], AuditOK); err != nil {
 			return nil, wire.Internal(ctx, f.log, "tools/call", err, nil) // its outcome: "error"
 		}
+	case "tool_error":
+		f.auditFailure(st, name, ref.Conn.ID, out.d, p["arguments"], AuditToolError)
 	}
 	return res, nil
 }
@@ -220,11 +228,46 @@ func (f *Forwarder) limit(ctx context.Context, st *request.State, ref Ref) (json
 		outcome{kind: "rate_limited", metric: "rate_limited", rpcCode: string(apperr.RateLimited)}
 }
 
-// Audit commits the audit row of a proxied call of tool on connection connID by st's
-// caller (audit.Trail.Record).
-func (f *Forwarder) Audit(st *request.State, tool, connID string, d time.Duration, args json.RawMessage) error {
+// The outcomes of a proxied call's audit row (db.AuditEvent.Outcome,
+// migrations/00046_audit_outcome.sql). AuditOK and AuditToolError are the access log's
+// outcome values for a result; AuditRPCError is its "rpc_error"; the gateway's failure
+// envelope (the access log's "tool_error" with rpc_code UPSTREAM_…) is split by its code
+// (FailureOutcome). Every one but AuditOK counts as an error on the Usage page.
+const (
+	AuditOK            = "ok"             // a result without isError: true
+	AuditToolError     = "tool_error"     // the upstream's result had isError: true
+	AuditRPCError      = "rpc_error"      // the upstream answered a JSON-RPC error
+	AuditTimeout       = "timeout"        // UPSTREAM_TIMEOUT: the hop ran out of the call's budget
+	AuditUnavailable   = "unavailable"    // UPSTREAM_UNAVAILABLE: the upstream could not be reached
+	AuditUpstreamError = "upstream_error" // UPSTREAM_ERROR and any other failure of the hop
+)
+
+// FailureOutcome is the audit outcome of a call the gateway answered with a failure
+// envelope of code (wire.UpstreamFailure): AuditTimeout for UPSTREAM_TIMEOUT,
+// AuditUnavailable for UPSTREAM_UNAVAILABLE (and UNAVAILABLE), else AuditUpstreamError.
+func FailureOutcome(code apperr.Code) string {
+	switch code {
+	case apperr.UpstreamTimeout:
+		return AuditTimeout
+	case apperr.UpstreamUnavailable, apperr.Unavailable:
+		return AuditUnavailable
+	}
+	return AuditUpstreamError
+}
+
+// Audit queues the audit row of a proxied call of tool on connection connID by st's caller
+// that ended with outcome (AuditOK, AuditToolError, …; audit.Trail.Record: the answer does
+// not wait on the database). Its error is Record's: only after the Trail was closed.
+func (f *Forwarder) Audit(st *request.State, tool, connID string, d time.Duration, args json.RawMessage, outcome string) error {
 	return f.o.Audit.Record(audit.Entry{RequestID: st.RequestID, Principal: st.Principal.Subject,
-		WorkspaceID: st.Workspace, ChatID: st.ChatID, Tool: tool, Kind: "proxied", ConnectionID: connID, Duration: d, Arguments: args})
+		WorkspaceID: st.Workspace, ChatID: st.ChatID, Tool: tool, Kind: "proxied", Outcome: outcome,
+		ConnectionID: connID, Duration: d, Arguments: args})
+}
+
+// auditFailure is Audit for a failed call, whose answer is the failure whatever becomes of
+// its row: a row that cannot be written is counted lost and logged by the Trail.
+func (f *Forwarder) auditFailure(st *request.State, tool, connID string, d time.Duration, args json.RawMessage, outcome string) {
+	_ = f.Audit(st, tool, connID, d, args, outcome)
 }
 
 // answer is an authorization answer (upstreamauth.Answer, by revision) as the outcome of

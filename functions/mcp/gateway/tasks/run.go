@@ -43,22 +43,24 @@ func (s *Service) Run(ctx context.Context, job Job) error {
 	defer s.cancels.Delete(job.TaskID)
 	start := time.Now()
 	var res json.RawMessage
+	outcome := "" // the audit row's; none when nothing went upstream
 	row, err := db.ConnectionGet(ctx, s.o.Pool, job.ConnectionID)
 	if err == nil {
 		up := mcpclient.WithCallTimeout(logx.WithRequestID(ctx, job.RequestID), s.o.Timeout)
 		res, err = s.o.Forward.Send(up, s.o.Forward.TargetFor(ctx, row, job.Principal), "tools/call", job.Params)
+		outcome = taskOutcome(res, err)
 	}
 	d := time.Since(start)
 	store := context.WithoutCancel(ctx)
-	if err == nil && !forward.ResultIsError(res) {
-		// The upstream ran the call: one audit row, whatever became of the task meanwhile
-		// (cancelled too late to stop it, or expired).
+	if outcome != "" {
+		// The upstream ran the call (or failed to): one audit row with its outcome, whatever
+		// became of the task meanwhile (cancelled too late to stop it, or expired).
 		var args struct {
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		_ = json.Unmarshal(job.Params, &args)
 		st := &request.State{Principal: &auth.Principal{Subject: job.Principal}, Workspace: job.WorkspaceID, ChatID: job.ChatID, RequestID: job.RequestID}
-		if aerr := s.o.Forward.Audit(st, job.Tool, job.ConnectionID, d, args.Arguments); aerr != nil {
+		if aerr := s.o.Forward.Audit(st, job.Tool, job.ConnectionID, d, args.Arguments, outcome); aerr != nil {
 			s.log.ErrorContext(ctx, "task audit failed", "task_id", job.TaskID, "err", aerr)
 		}
 	}
@@ -84,11 +86,7 @@ func (s *Service) Run(ctx context.Context, job Job) error {
 		_, err := db.TaskFinish(store, s.o.Pool, job.TaskID, db.TaskFailed, b, nil, fail.Message)
 		return err
 	}
-	outcome := "ok"
-	if forward.ResultIsError(res) {
-		outcome = "tool_error"
-	}
-	s.o.Metrics.ToolCall("proxied", job.Tool, outcome, job.RequestID, d)
+	s.o.Metrics.ToolCall("proxied", job.Tool, outcome, job.RequestID, d) // "ok" or "tool_error"
 	_, err = db.TaskFinish(store, s.o.Pool, job.TaskID, db.TaskCompleted, res, nil, "")
 	return err
 }
@@ -124,10 +122,14 @@ func (s *Service) upstreamResult(ctx context.Context, st *request.State, row *db
 	if err != nil {
 		return nil, s.storeError(ctx, err)
 	}
-	if first && !forward.ResultIsError(res) {
+	if first {
 		// The arguments went to the upstream when the task was created and are not kept:
 		// the row's digest is that of no arguments.
-		if err := s.o.Forward.Audit(st, row.Tool, *row.ConnectionID, time.Since(start), nil); err != nil {
+		outcome := forward.AuditOK
+		if forward.ResultIsError(res) {
+			outcome = forward.AuditToolError
+		}
+		if err := s.o.Forward.Audit(st, row.Tool, *row.ConnectionID, time.Since(start), nil, outcome); err != nil {
 			return nil, wire.Internal(ctx, s.log, "tasks/result", err, nil)
 		}
 	}
@@ -154,4 +156,19 @@ func (s *Service) upstreamStatus(ctx context.Context, st *request.State, method 
 		}
 	}
 	return row, up, nil
+}
+
+// taskOutcome is the audit outcome of a task's upstream call that answered res or failed
+// with err: forward.AuditOK, AuditToolError, AuditRPCError, or FailureOutcome of the
+// failure envelope's code (what the synchronous call records).
+func taskOutcome(res json.RawMessage, err error) string {
+	switch {
+	case err == nil && forward.ResultIsError(res):
+		return forward.AuditToolError
+	case err == nil:
+		return forward.AuditOK
+	case mcpclient.RPCError(err) != nil:
+		return forward.AuditRPCError
+	}
+	return forward.FailureOutcome(wire.UpstreamFailure(err, "", "call").Code)
 }
