@@ -15,7 +15,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// fixture is a fresh database with two workspaces.
+// fixture is a fresh database with two workspaces (Fresh, not dbtest.Tx: Service takes a
+// pool and runs its writes in db.InTx).
 type fixture struct {
 	svc  *Service
 	pool *db.Pool
@@ -27,9 +28,7 @@ func newFixture(t *testing.T) *fixture {
 	pool, _ := dbtest.Fresh(t)
 	f := &fixture{svc: &Service{Pool: pool}, pool: pool, a: uuid.NewString(), b: uuid.NewString()}
 	for _, ws := range []string{f.a, f.b} {
-		if err := db.WorkspaceUpsert(t.Context(), pool, ws, "ws "+ws[:4]); err != nil {
-			t.Fatal(err)
-		}
+		dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: ws, Name: "ws " + ws[:4]})
 	}
 	return f
 }
