@@ -48,11 +48,6 @@ func (conns Conns) Capability() (settings json.RawMessage, ok bool) {
 	return json.RawMessage(`{}`), len(conns) > 0
 }
 
-// Method reports whether method is one of the extension's own (skills/list, skills/get).
-func Method(method string) bool {
-	return method == "skills/list" || method == "skills/get"
-}
-
 // rest returns what follows the skill:// scheme of uri (matched without regard to case);
 // ok is false for any other URI.
 func rest(uri string) (string, bool) {
