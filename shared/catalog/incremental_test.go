@@ -75,9 +75,7 @@ func newIncWorld(t *testing.T, conns int) *incWorld {
 	ctx := t.Context()
 	w := &incWorld{pool: pool, store: &recordingStore{Store: &catalog.DiskStore{Dir: t.TempDir()}},
 		ws: "a1000000-0000-4000-8000-0000000000a1"}
-	if err := db.WorkspaceUpsert(ctx, pool, w.ws, "Many"); err != nil {
-		t.Fatal(err)
-	}
+	dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: w.ws, Name: "Many"})
 	for i := range conns {
 		w.ids = append(w.ids, w.create(t, fmt.Sprintf("Server %d", i), &w.ws))
 	}
@@ -91,11 +89,7 @@ func newIncWorld(t *testing.T, conns int) *incWorld {
 // create inserts an enabled connection (ws nil: global) with five tools and returns its id.
 func (w *incWorld) create(t *testing.T, name string, ws *string) string {
 	t.Helper()
-	c, err := db.ConnectionCreate(t.Context(), w.pool, &db.ConnectionNew{Name: name, URL: "https://up.example.com/" + name + "?key=s",
-		TransportType: "streamable-http", Source: "manual", Enabled: true, WorkspaceID: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dbtest.Connection(t, w.pool, dbtest.ConnectionOpts{Name: name, URL: "https://up.example.com/" + name + "?key=s", WorkspaceID: ws})
 	if _, err := db.ConnectionToolsSync(t.Context(), w.pool, c.ID, c.Handle, toolDefs(5, "v1"), false); err != nil {
 		t.Fatal(err)
 	}
@@ -216,9 +210,7 @@ func TestIncrementalGlobalAndDrift(t *testing.T) {
 	w := newIncWorld(t, 5)
 	ctx := t.Context()
 	other := "b2000000-0000-4000-8000-0000000000b2"
-	if err := db.WorkspaceUpsert(ctx, w.pool, other, "Other"); err != nil {
-		t.Fatal(err)
-	}
+	dbtest.Workspace(t, w.pool, dbtest.WorkspaceOpts{ID: other, Name: "Other"})
 	if err := catalog.Rebuild(ctx, w.pool, w.store, []string{other}); err != nil {
 		t.Fatal(err)
 	}

@@ -37,9 +37,7 @@ func TestRebuildAllTriesEveryWorkspace(t *testing.T) {
 		"30000000-0000-4000-8000-000000000003", "40000000-0000-4000-8000-000000000004",
 		"50000000-0000-4000-8000-000000000005", "60000000-0000-4000-8000-000000000006"}
 	for _, id := range ids {
-		if err := db.WorkspaceUpsert(ctx, pool, id, "w"); err != nil {
-			t.Fatal(err)
-		}
+		dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: id, Name: "w"})
 	}
 	store := &refusingStore{Store: &catalog.DiskStore{Dir: t.TempDir()}, refuse: ids[2]}
 	err := catalog.Rebuild(ctx, pool, store, nil)

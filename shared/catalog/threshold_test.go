@@ -15,12 +15,11 @@ import (
 // NOT_FOUND.
 func TestBuildCarriesDiscoveryThreshold(t *testing.T) {
 	t.Parallel()
+	// Fresh, not Tx: the refused negative threshold is a database error, which would
+	// abort a transaction before the steps after it.
 	pool, _ := dbtest.Fresh(t)
 	ctx := context.Background()
-	ws := "70000000-0000-4000-8000-000000000007"
-	if err := db.WorkspaceUpsert(ctx, pool, ws, "w"); err != nil {
-		t.Fatal(err)
-	}
+	ws := dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: "70000000-0000-4000-8000-000000000007", Name: "w"})
 	doc, err := catalog.Build(ctx, pool, ws)
 	if err != nil || doc.DiscoveryThreshold != nil {
 		t.Fatalf("unset: %v %v", err, doc)

@@ -22,20 +22,14 @@ func TestRefreshNewToolsNeedApproval(t *testing.T) {
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	const ws = "aaaaaaaa-0000-4000-8000-0000000000a1"
-	if err := db.WorkspaceUpsert(ctx, pool, ws, "ws"); err != nil {
-		t.Fatal(err)
-	}
+	dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: ws, Name: "ws"})
 	f := testpeer.NewFixture(t, nil)
 	guard := urlguard.New(&urlguard.Options{AllowPrivate: true})
 	up := mcpclient.New(&mcpclient.Options{Guard: guard})
 	t.Cleanup(func() { _ = up.Close() })
 	svc := &connections.Service{Pool: pool, Store: &catalog.DiskStore{Dir: t.TempDir()}, Upstreams: up, Guard: guard}
 	wsID := ws
-	c, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: "demo", URL: f.URL, TransportType: mcpclient.TransportStreamable,
-		Enabled: true, Source: "manual", WorkspaceID: &wsID, CreatedBy: "admin"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dbtest.Connection(t, pool, dbtest.ConnectionOpts{Name: "demo", URL: f.URL, TransportType: mcpclient.TransportStreamable, WorkspaceID: &wsID})
 	statuses := func() map[string]string {
 		t.Helper()
 		tools, err := db.ConnectionToolList(ctx, pool, c.ID)

@@ -15,7 +15,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// fixture is a fresh database with two workspaces.
+// fixture is a fresh database with two workspaces (Fresh, not dbtest.Tx: Service takes a
+// pool and runs its writes in db.InTx).
 type fixture struct {
 	svc  *Service
 	pool *db.Pool
@@ -27,9 +28,7 @@ func newFixture(t *testing.T) *fixture {
 	pool, _ := dbtest.Fresh(t)
 	f := &fixture{svc: &Service{Pool: pool}, pool: pool, a: uuid.NewString(), b: uuid.NewString()}
 	for _, ws := range []string{f.a, f.b} {
-		if err := db.WorkspaceUpsert(t.Context(), pool, ws, "ws "+ws[:4]); err != nil {
-			t.Fatal(err)
-		}
+		dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: ws, Name: "ws " + ws[:4]})
 	}
 	return f
 }
@@ -38,6 +37,22 @@ func (f *fixture) exec(t *testing.T, sql string, args ...any) {
 	t.Helper()
 	if _, err := f.pool.Exec(t.Context(), sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// member makes personID a direct member of ws with role (db.MembershipInsert).
+func (f *fixture) member(t *testing.T, ws, personID, role string) {
+	t.Helper()
+	if err := db.MembershipInsert(t.Context(), f.pool, ws, personID, role); err != nil {
+		t.Fatalf("member %s in %s: %v", role, ws, err)
+	}
+}
+
+// invite invites email to ws with role, by no person (db.InvitationInsert).
+func (f *fixture) invite(t *testing.T, ws, email, role string) {
+	t.Helper()
+	if err := db.InvitationInsert(t.Context(), f.pool, ws, email, role, nil); err != nil {
+		t.Fatalf("invite %s to %s: %v", email, ws, err)
 	}
 }
 
@@ -115,7 +130,8 @@ func TestSignInRefusesBadClaims(t *testing.T) {
 func TestInvitationsBecomeMemberships(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	f.exec(t, `INSERT INTO invitations (workspace_id, email, role) VALUES ($1, 'ada@example.com', 'admin'), ($2, 'ada@example.com', 'member')`, f.a, f.b)
+	f.invite(t, f.a, "ada@example.com", "admin")
+	f.invite(t, f.b, "ada@example.com", "member")
 
 	// An unverified email claims nothing.
 	p, err := f.svc.SignIn(ctx, Claims{Issuer: "i", Subject: "s", Email: "ada@example.com"})
@@ -152,7 +168,7 @@ func TestMembershipsWithGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.exec(t, `INSERT INTO memberships (workspace_id, person_id, role) VALUES ($1, $2, 'member')`, f.a, p.ID)
+	f.member(t, f.a, p.ID, "member")
 	f.exec(t, `INSERT INTO group_roles (workspace_id, group_name, role) VALUES ($1, 'ops', 'admin'), ($2, 'eng', 'member'), ($2, 'sales', 'admin')`, f.a, f.b)
 	ms, err := f.svc.Memberships(ctx, p.ID)
 	if err != nil {
@@ -191,7 +207,8 @@ func TestPrincipal(t *testing.T) {
 	if !errors.Is(err, ErrNoMembership) || apperr.CodeOf(err) != apperr.Forbidden {
 		t.Fatalf("no membership: %v", err)
 	}
-	f.exec(t, `INSERT INTO memberships (workspace_id, person_id, role) VALUES ($1, $2, 'admin'), ($3, $2, 'member')`, f.a, p.ID, f.b)
+	f.member(t, f.a, p.ID, "admin")
+	f.member(t, f.b, p.ID, "member")
 	for _, tc := range []struct {
 		name, ws string
 		want     auth.Principal
@@ -215,7 +232,9 @@ func TestPrincipal(t *testing.T) {
 	if _, err := f.svc.Principal(ctx, p.ID, other); !errors.Is(err, ErrNoMembership) {
 		t.Errorf("another workspace: %v", err)
 	}
-	f.exec(t, `UPDATE people SET superuser = true WHERE id = $1`, p.ID)
+	if err := db.PersonSetSuperuser(ctx, f.pool, p.ID, true); err != nil {
+		t.Fatal(err)
+	}
 	su, err := f.svc.Principal(ctx, p.ID, other)
 	if err != nil || su.Role != auth.RoleSuperuser || !su.InWorkspace(other) {
 		t.Errorf("superuser: %+v, %v", su, err)
@@ -229,11 +248,13 @@ func TestRemovedMemberLosesMembership(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	p, _ := f.svc.SignIn(ctx, Claims{Issuer: "i", Subject: "s"})
-	f.exec(t, `INSERT INTO memberships (workspace_id, person_id, role) VALUES ($1, $2, 'member')`, f.a, p.ID)
+	f.member(t, f.a, p.ID, "member")
 	if ms, _ := f.svc.Memberships(ctx, p.ID); len(ms) != 1 {
 		t.Fatalf("memberships %v", ms)
 	}
-	f.exec(t, `DELETE FROM memberships WHERE person_id = $1`, p.ID)
+	if err := db.MembershipDelete(ctx, f.pool, f.a, p.ID); err != nil {
+		t.Fatal(err)
+	}
 	if ms, _ := f.svc.Memberships(ctx, p.ID); len(ms) != 0 {
 		t.Fatalf("a removed member still has %v", ms)
 	}
@@ -248,7 +269,7 @@ func TestGroups(t *testing.T) {
 	if g, err := f.svc.Groups(ctx, p.ID); err != nil || !slices.Equal(g, []string{"eng", "design"}) {
 		t.Fatalf("Groups = %v, %v", g, err)
 	}
-	f.exec(t, `INSERT INTO memberships (workspace_id, person_id, role) VALUES ($1, $2, 'member')`, f.a, p.ID)
+	f.member(t, f.a, p.ID, "member")
 	if pr, err := f.svc.Principal(ctx, p.ID, f.a); err != nil || !slices.Equal(pr.Groups, []string{"eng", "design"}) {
 		t.Errorf("Principal = %+v, %v", pr, err)
 	}

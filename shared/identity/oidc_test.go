@@ -88,7 +88,7 @@ func (d *idp) authorize(t *testing.T, c *http.Client, returnTo string) *url.URL 
 
 func TestSignInThroughIdP(t *testing.T) {
 	d := newIdP(t, "groups")
-	d.exec(t, `INSERT INTO invitations (workspace_id, email, role) VALUES ($1, 'ada@example.com', 'admin')`, d.a)
+	d.invite(t, d.a, "ada@example.com", "admin")
 	d.oidc.QueueUser(&mockoidc.MockUser{Subject: "ada-1", Email: "ada@example.com", EmailVerified: true,
 		PreferredUsername: "ada", Groups: []string{"eng"}})
 	c := browser(t)

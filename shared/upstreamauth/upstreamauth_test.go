@@ -51,18 +51,13 @@ func newEnv(t *testing.T) *env {
 	e := &env{up: testpeer.NewOAuthUpstream(t), clock: newClock(), conn: "00000000-0000-0000-0000-0000000000c1",
 		ws: "00000000-0000-0000-0000-0000000000a1", other: "00000000-0000-0000-0000-0000000000a2"}
 	if os.Getenv("TEST_DATABASE_URL") != "" || os.Getenv("REQUIRE_DB") == "1" {
+		// A pool, not dbtest.Tx: DBStore.WithLock takes its advisory lock in a transaction
+		// of its own only over a pool, and the concurrency tests need that lock.
 		pool, _ := dbtest.Fresh(t)
-		ctx := context.Background()
 		for _, ws := range []string{e.ws, e.other} {
-			if err := db.WorkspaceUpsert(ctx, pool, ws, "ws "+ws[len(ws)-2:]); err != nil {
-				t.Fatal(err)
-			}
+			dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{ID: ws, Name: "ws " + ws[len(ws)-2:]})
 		}
-		c, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: "Protected", URL: e.up.MCPURL(),
-			TransportType: "streamable-http", Enabled: true, Source: "manual", WorkspaceID: &e.ws})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := dbtest.Connection(t, pool, dbtest.ConnectionOpts{Name: "Protected", URL: e.up.MCPURL(), WorkspaceID: &e.ws})
 		e.conn, e.pool = c.ID, pool
 		sealer, err := upstreamauth.NewKeyFileSealer(filepath.Join(t.TempDir(), "upstream-auth.key"))
 		if err != nil {

@@ -2,7 +2,6 @@ package stack_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/telemetry"
@@ -35,17 +35,8 @@ func BenchmarkProxiedEchoMiddleware(b *testing.B) {
 	ws, _, _ := env.Workspace(b, "bench")
 	admin := stacktest.Token(b, "bench-admin", auth.RoleAdmin, ws)
 	fx := testpeer.NewFixture(b, nil)
-	st, raw := env.Do(b, "POST", "/api/mcp-connections", admin, map[string]any{
-		"name": "Echo", "url": fx.URL, "transportType": "streamable-http", "workspaceId": ws})
-	var conn struct {
-		Handle     string
-		Connection struct{ Handle string }
-	}
-	_ = json.Unmarshal(raw, &conn)
-	handle := conn.Handle + conn.Connection.Handle
-	if st != http.StatusCreated || handle == "" {
-		b.Fatalf("create connection: %d %s", st, raw)
-	}
+	handle := env.Connection(b, stacktest.Admin("bench-admin", ws), connections.CreateInput{Name: "Echo", URL: fx.URL,
+		TransportType: "streamable-http", WorkspaceID: &ws}).Connection.Handle
 	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcp_` + handle + `_echo","arguments":{"message":"hello"}}}`
 	serve := func(h http.Handler) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("POST", "/mcp/"+ws, strings.NewReader(body))

@@ -18,6 +18,7 @@ import (
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/testpeer"
@@ -131,15 +132,12 @@ func discoveryWorkspace(t *testing.T, env *stacktest.Env, stub string) (ws, toke
 	if err := catalog.Rebuild(ctx, env.Pool, env.Deps.Store, []string{ws}); err != nil {
 		t.Fatal(err)
 	}
-	st, raw := env.Do(t, "POST", "/api/mcp-connections", token, map[string]any{
-		"name": "Weather", "url": stub + "/weather", "transportType": "streamable-http", "workspaceId": ws})
-	var created struct {
-		Handle  string
-		Connect struct{ Success bool }
+	out := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Weather", URL: stub + "/weather",
+		TransportType: "streamable-http", WorkspaceID: &ws})
+	if out.Connect == nil || !out.Connect.OK {
+		t.Fatalf("install the weather server: connect %+v", out.Connect)
 	}
-	if err := json.Unmarshal(raw, &created); err != nil || st != http.StatusCreated || !created.Connect.Success {
-		t.Fatalf("install the weather server: %d %s", st, raw)
-	}
+	created := out.Connection
 	doc, _, err := catalog.ReadDocument(ctx, env.Deps.Store, ws)
 	if err != nil {
 		t.Fatal(err)

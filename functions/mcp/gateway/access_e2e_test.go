@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/demoupstream"
 )
 
@@ -48,14 +49,8 @@ func newDemoWorld(t *testing.T) *demoWorld {
 	}
 	w.upstream = httptest.NewServer(h)
 	t.Cleanup(w.upstream.Close)
-	status, body := env.Do(t, "POST", "/api/mcp-connections", w.adminA, map[string]any{
-		"name": "Demo", "url": w.upstream.URL, "transportType": "streamable-http", "workspaceId": w.wsA,
-	})
-	if status != http.StatusCreated {
-		t.Fatalf("create demo connection: %d %s", status, body)
-	}
-	var c struct{ ID, Handle string }
-	_ = json.Unmarshal(body, &c)
+	c := env.Connection(t, stacktest.Admin("alice", w.wsA), connections.CreateInput{Name: "Demo", URL: w.upstream.URL,
+		TransportType: "streamable-http", WorkspaceID: &w.wsA}).Connection
 	w.connID, w.handle = c.ID, c.Handle
 	w.echo = "mcp_" + c.Handle + "_echo"
 	return w

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
@@ -59,14 +60,8 @@ func TestMCPAppsAggregate(t *testing.T) {
 	var conns []*conn
 	for _, label := range []string{"alpha", "beta"} {
 		up := testpeer.NewAppsUpstream(t, label)
-		status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
-			"name": "Dash " + label, "url": up.URL, "workspaceId": ws})
-		if status != http.StatusCreated {
-			t.Fatalf("create %s: %d %s", label, status, out)
-		}
-		c := &conn{up: up}
-		_ = json.Unmarshal(out, c)
-		conns = append(conns, c)
+		dc := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Dash " + label, URL: up.URL, WorkspaceID: &ws}).Connection
+		conns = append(conns, &conn{up: up, ID: dc.ID, Handle: dc.Handle})
 	}
 	if conns[0].Handle == conns[1].Handle {
 		t.Fatalf("both connections have handle %q", conns[0].Handle)
@@ -228,10 +223,7 @@ func TestMCPAppsNotAdvertisedWithoutViews(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "No apps")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	f := testpeer.NewFixture(t, nil)
-	if status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
-		"name": "Plain", "url": f.URL, "workspaceId": ws}); status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
+	env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Plain", URL: f.URL, WorkspaceID: &ws})
 	resp, body := appsRPC(t, env, "/mcp/"+ws, admin, "2025-11-25", "initialize", "",
 		`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
 	if res := resultOf(t, resp, body); strings.Contains(string(res), "io.modelcontextprotocol/ui") {
@@ -252,13 +244,7 @@ func TestMCPAppsFollowVisibility(t *testing.T) {
 	ws, proj, _ := env.Workspace(t, "Apps scoped")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewAppsUpstream(t, "gamma")
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
-		"name": "Scoped", "url": up.URL, "workspaceId": ws, "projectId": proj})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Scoped", URL: up.URL, WorkspaceID: &ws, ProjectID: &proj}).Connection
 	view := "ui://" + c.Handle + "/dashboard/app.html"
 	read := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"` + view + `"}}`
 	list := `{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{}}`
@@ -310,12 +296,7 @@ func TestMCPAppsListingFailure(t *testing.T) {
 	ids := map[string]string{}
 	handles := map[string]string{}
 	for name, url := range map[string]string{"Raw": raw.URL, "Delta": apps.URL} {
-		status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": name, "url": url, "workspaceId": ws})
-		if status != http.StatusCreated {
-			t.Fatalf("create %s: %d %s", name, status, out)
-		}
-		var c struct{ ID, Handle string }
-		_ = json.Unmarshal(out, &c)
+		c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: name, URL: url, WorkspaceID: &ws}).Connection
 		ids[name], handles[name] = c.ID, c.Handle
 	}
 	if len(raw.Received("resources/list")) == 0 {
@@ -365,12 +346,7 @@ func TestMCPAppsResultAndOpaqueViews(t *testing.T) {
 	ws, _, _ := env.Workspace(t, "Apps results")
 	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewAppsUpstream(t, "eta")
-	status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Dash eta", "url": up.URL, "workspaceId": ws})
-	if status != http.StatusCreated {
-		t.Fatalf("create: %d %s", status, out)
-	}
-	var c struct{ ID, Handle string }
-	_ = json.Unmarshal(out, &c)
+	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Dash eta", URL: up.URL, WorkspaceID: &ws}).Connection
 	var stored string
 	if err := env.Pool.QueryRow(t.Context(), `SELECT ui_resources::text FROM mcp_connections WHERE id = $1`, c.ID).Scan(&stored); err != nil ||
 		!strings.Contains(stored, testpeer.AppsMemoURI) || !strings.Contains(stored, testpeer.AppsURNURI) || strings.Contains(stored, testpeer.AppsMemoNotesURI) {

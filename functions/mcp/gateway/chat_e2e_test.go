@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,30 +38,24 @@ func newChatWorld(t *testing.T) *chatWorld {
 	w.wsB, _, w.chatB = env.Workspace(t, "B")
 	w.admin = stacktest.Token(t, "alice", auth.RoleAdmin, w.wsA)
 	w.member = stacktest.Token(t, "mallory", auth.RoleMember, w.wsA)
-	super := stacktest.Token(t, "root", auth.RoleSuperuser)
-	adminB := stacktest.Token(t, "bob", auth.RoleAdmin, w.wsB)
+	alice := stacktest.Admin("alice", w.wsA)
+	super := &auth.Principal{Subject: "root", Role: auth.RoleSuperuser}
 	up := testpeer.NewFixture(t, nil)
 	off := false
 	for _, c := range []struct {
-		name, token string
-		body        map[string]any
+		by *auth.Principal
+		in connections.CreateInput
 	}{
-		{"Alpha", w.admin, map[string]any{"workspaceId": w.wsA}},
-		{"Bravo", w.admin, map[string]any{"workspaceId": w.wsA}},
-		{"Global", super, map[string]any{}},
-		{"Global2", super, map[string]any{}},
-		{"Proj", w.admin, map[string]any{"workspaceId": w.wsA, "projectId": projA}},
-		{"Off", w.admin, map[string]any{"workspaceId": w.wsA, "enabled": &off}},
-		{"Other", adminB, map[string]any{"workspaceId": w.wsB}},
+		{alice, connections.CreateInput{Name: "Alpha", WorkspaceID: &w.wsA}},
+		{alice, connections.CreateInput{Name: "Bravo", WorkspaceID: &w.wsA}},
+		{super, connections.CreateInput{Name: "Global"}},
+		{super, connections.CreateInput{Name: "Global2"}},
+		{alice, connections.CreateInput{Name: "Proj", WorkspaceID: &w.wsA, ProjectID: &projA}},
+		{alice, connections.CreateInput{Name: "Off", WorkspaceID: &w.wsA, Enabled: &off}},
+		{stacktest.Admin("bob", w.wsB), connections.CreateInput{Name: "Other", WorkspaceID: &w.wsB}},
 	} {
-		c.body["name"], c.body["url"] = c.name, up.URL
-		status, body := env.Do(t, "POST", "/api/mcp-connections", c.token, c.body)
-		if status != http.StatusCreated {
-			t.Fatalf("create %s: %d %s", c.name, status, body)
-		}
-		var out struct{ ID string }
-		_ = json.Unmarshal(body, &out)
-		w.conns[c.name] = out.ID
+		c.in.URL = up.URL
+		w.conns[c.in.Name] = env.Connection(t, c.by, c.in).Connection.ID
 	}
 	for _, tok := range []string{w.admin, w.member} {
 		var b []string

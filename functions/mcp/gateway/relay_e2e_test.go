@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tmaxmax/go-sse"
 )
@@ -79,20 +80,14 @@ func TestNotificationRelay(t *testing.T) {
 	adminA := stacktest.Token(t, "alice", auth.RoleAdmin, wsA)
 	memberA := stacktest.Token(t, "mallory", auth.RoleMember, wsA)
 	adminB := stacktest.Token(t, "bob", auth.RoleAdmin, wsB)
-	create := func(ws, token, name, url string) (id, handle string) {
-		status, out := env.Do(t, "POST", "/api/mcp-connections", token, map[string]any{
-			"name": name, "url": url, "transportType": "streamable-http", "workspaceId": ws})
-		if status != http.StatusCreated {
-			t.Fatalf("create %s: %d %s", name, status, out)
-		}
-		var c struct{ ID, Handle string }
-		_ = json.Unmarshal(out, &c)
+	create := func(ws string, p *auth.Principal, name, url string) (id, handle string) {
+		c := env.Connection(t, p, connections.CreateInput{Name: name, URL: url, TransportType: "streamable-http", WorkspaceID: &ws}).Connection
 		return c.ID, c.Handle
 	}
 	up1, up2 := chattyUpstream(t), chattyUpstream(t)
-	connA1, handleA1 := create(wsA, adminA, "Chatty One", up1)
-	connA2, _ := create(wsA, adminA, "Chatty Two", up2)
-	connB, _ := create(wsB, adminB, "Chatty", up1) // same upstream, other workspace
+	connA1, handleA1 := create(wsA, stacktest.Admin("alice", wsA), "Chatty One", up1)
+	connA2, _ := create(wsA, stacktest.Admin("alice", wsA), "Chatty Two", up2)
+	connB, _ := create(wsB, stacktest.Admin("bob", wsB), "Chatty", up1) // same upstream, other workspace
 	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
 	call := func(marker string, n int, progress bool) string {
 		meta := ""

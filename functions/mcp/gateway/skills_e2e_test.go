@@ -2,13 +2,13 @@ package gateway_test
 
 import (
 	"encoding/json"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -46,13 +46,8 @@ func TestSkills(t *testing.T) {
 	var conns []*conn
 	for _, label := range []string{"alpha", "beta"} {
 		up := testpeer.NewSkillsUpstream(t, label)
-		status, out := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Skills " + label, "url": up.URL, "workspaceId": ws})
-		if status != http.StatusCreated {
-			t.Fatalf("create %s: %d %s", label, status, out)
-		}
-		c := &conn{up: up}
-		_ = json.Unmarshal(out, c)
-		conns = append(conns, c)
+		dc := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Skills " + label, URL: up.URL, WorkspaceID: &ws}).Connection
+		conns = append(conns, &conn{up: up, ID: dc.ID, Handle: dc.Handle})
 	}
 	agg := "/mcp/" + ws
 	initialize := `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`

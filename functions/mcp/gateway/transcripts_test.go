@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -80,11 +82,7 @@ func TestTranscripts(t *testing.T) {
 	// arguments.delayMs).
 	tasksUp := testpeer.NewRawUpstream(t, false)
 	tasksUp.ToolsList = extToolsList
-	status, body := e.env.Do(t, "POST", "/api/mcp-connections", e.admin, map[string]any{"name": "Tasks", "url": tasksUp.URL, "workspaceId": e.ws})
-	var tc struct{ Handle string }
-	if status != http.StatusCreated || json.Unmarshal(body, &tc) != nil || tc.Handle == "" {
-		t.Fatalf("create the tasks upstream's connection: %d %s", status, body)
-	}
+	tc := e.env.Connection(t, stacktest.Admin("alice", e.ws), connections.CreateInput{Name: "Tasks", URL: tasksUp.URL, WorkspaceID: &e.ws}).Connection
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
 			raw, err := os.ReadFile(file)

@@ -20,7 +20,6 @@ package conformance_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -35,6 +34,8 @@ import (
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/functions/mcp/gateway"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/connections"
+	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -85,49 +86,20 @@ func setup(t *testing.T) *world {
 	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{Gateway: func(o *gateway.Options) { o.CallTimeout = 5 * time.Second }}})
 	ws, _, _ := env.Workspace(t, "conformance")
 	admin := stacktest.Token(t, "conformance", auth.RoleAdmin, ws)
-	status, body := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
-		"name": "Conformance Fixture", "url": startFixture(t), "transportType": "streamable-http", "workspaceId": ws,
-	})
-	if status != http.StatusCreated {
-		t.Fatalf("create fixture connection: %d %s", status, body)
+	// create adds a workspace connection through the connection service (the subject here
+	// is the gateway, not the REST API) and fails t unless its first connect succeeded.
+	create := func(name, url string) *db.Connection {
+		out := env.Connection(t, stacktest.Admin("conformance", ws), connections.CreateInput{Name: name, URL: url,
+			TransportType: "streamable-http", WorkspaceID: &ws})
+		if out.Connect == nil || !out.Connect.OK {
+			t.Fatalf("create %s connection: connect %+v", name, out.Connect)
+		}
+		return out.Connection
 	}
-	var c struct {
-		Handle  string
-		Connect struct{ Success bool }
-	}
-	if err := json.Unmarshal(body, &c); err != nil || !c.Connect.Success {
-		t.Fatalf("create fixture connection: %v %s", err, body)
-	}
-	status, body = env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
-		"name": "Task Fixture", "url": startTaskFixture(t), "transportType": "streamable-http", "workspaceId": ws,
-	})
-	var tc struct {
-		Handle  string
-		Connect struct{ Success bool }
-	}
-	if status != http.StatusCreated || json.Unmarshal(body, &tc) != nil || !tc.Connect.Success {
-		t.Fatalf("create task fixture connection: %d %s", status, body)
-	}
-	status, body = env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
-		"name": "Reference Server", "url": startReference(t, node, npm), "transportType": "streamable-http", "workspaceId": ws,
-	})
-	var rc struct {
-		Handle  string
-		Connect struct{ Success bool }
-	}
-	if status != http.StatusCreated || json.Unmarshal(body, &rc) != nil || !rc.Connect.Success {
-		t.Fatalf("create reference server connection: %d %s", status, body)
-	}
-	status, body = env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{
-		"name": "Header Upstream", "url": testpeer.NewHeaderUpstream(t).URL, "transportType": "streamable-http", "workspaceId": ws,
-	})
-	var hc struct {
-		Handle  string
-		Connect struct{ Success bool }
-	}
-	if status != http.StatusCreated || json.Unmarshal(body, &hc) != nil || !hc.Connect.Success {
-		t.Fatalf("create header upstream connection: %d %s", status, body)
-	}
+	c := create("Conformance Fixture", startFixture(t))
+	tc := create("Task Fixture", startTaskFixture(t))
+	rc := create("Reference Server", startReference(t, node, npm))
+	hc := create("Header Upstream", testpeer.NewHeaderUpstream(t).URL)
 	return &world{proxy: tokenProxy(t, env.URL, admin), aggregate: "/mcp/" + ws, headers: "/mcp/" + ws + "/servers/" + hc.Handle,
 		single: "/mcp/" + ws + "/servers/" + c.Handle, tasks: "/mcp/" + ws + "/servers/" + tc.Handle,
 		reference: "/mcp/" + ws + "/servers/" + rc.Handle, node: node, npm: npm,
