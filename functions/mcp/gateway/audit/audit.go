@@ -84,13 +84,18 @@ type Trail struct {
 
 	mu       sync.Mutex
 	queue    []*db.AuditEvent
-	inflight int  // rows of the batch being written
-	running  bool // the writer goroutine runs
-	failing  bool // the last attempt failed and was not yet followed by a success
-	closed   bool
-	changed  chan struct{} // closed and replaced on every state change
-	kick     chan struct{} // cuts a retry backoff short (Flush, Close)
-	stats    Stats
+	inflight int           // rows of the batch being written
+	running  bool          // the writer goroutine runs
+	stopped  chan struct{} // closed when the running writer goroutine has returned
+	// writes is the parent of every batch write's context; Close cancels it when its flush
+	// ran out of time, so that a write hanging on an unreachable database ends at once.
+	writes     context.Context
+	stopWrites context.CancelFunc
+	failing    bool // the last attempt failed and was not yet followed by a success
+	closed     bool
+	changed    chan struct{} // closed and replaced on every state change
+	kick       chan struct{} // cuts a retry backoff short (Flush, Close)
+	stats      Stats
 }
 
 // New returns a Trail kept in pool's audit_events with the default options.
@@ -104,7 +109,9 @@ func NewTrail(o Options) *Trail {
 	if o.MaxQueued <= 0 {
 		o.MaxQueued = DefaultMaxQueued
 	}
-	return &Trail{pool: o.Pool, log: o.Logger, max: o.MaxQueued, changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+	writes, stop := context.WithCancel(context.Background())
+	return &Trail{pool: o.Pool, log: o.Logger, max: o.MaxQueued, changed: make(chan struct{}), kick: make(chan struct{}, 1),
+		writes: writes, stopWrites: stop}
 }
 
 // Entry is one audited call.
@@ -170,7 +177,11 @@ func (w *Trail) Record(e Entry) error {
 	w.queue = append(w.queue, ev)
 	if !w.running {
 		w.running = true
-		go w.run()
+		w.stopped = make(chan struct{})
+		go func(stopped chan struct{}) {
+			defer close(stopped)
+			w.run()
+		}(w.stopped)
 	}
 	w.mu.Unlock()
 	return nil
@@ -244,7 +255,7 @@ func (w *Trail) run() {
 // write inserts batch and returns the rows to retry and how many were written. Rows the
 // database refuses are lost (logged); a retryable failure returns every unwritten row.
 func (w *Trail) write(batch []*db.AuditEvent) (retry []*db.AuditEvent, written int) {
-	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	ctx, cancel := context.WithTimeout(w.writes, batchTimeout)
 	defer cancel()
 	err := db.AuditEventInsert(ctx, w.pool, batch...)
 	if err == nil {
@@ -332,25 +343,56 @@ func (w *Trail) wait(ctx context.Context, stopOnFailure bool) error {
 	}
 }
 
-// Close flushes until ctx ends, then counts and logs by key every row still queued (the
-// process is stopping: they cannot be written). Later Records write their row themselves.
-// It returns how many rows were lost here.
+// Close flushes until shortly before ctx ends, then counts and logs by key every row it
+// could not write (the process is stopping), those of a batch in flight included. Later
+// Records write their row themselves. It returns how many rows were lost while closing.
 func (w *Trail) Close(ctx context.Context) int {
-	_ = w.Flush(ctx)
+	w.mu.Lock()
+	lostBefore := w.stats.Lost
+	w.mu.Unlock()
+	// The flush may take ctx's time but a reserve, kept for counting and logging what
+	// cannot be written: the shutdown budget ends the process with ctx.
+	fctx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		fctx, cancel = context.WithDeadline(ctx, dl.Add(-min(time.Until(dl)/4, 250*time.Millisecond)))
+		defer cancel()
+	}
+	_ = w.Flush(fctx)
 	w.mu.Lock()
 	w.closed = true
+	running, stopped := w.running, w.stopped
+	w.mu.Unlock()
+	if running {
+		// A batch may be in flight (the flush gave up waiting on it): end its write now
+		// (the database did not answer within the flush's time); its rows go back to the
+		// queue, and the writer, closed and failing, counts and logs every queued row as
+		// lost and stops. Without this they could be neither written nor logged when the
+		// process stops. A row whose INSERT the server committed just as it was cancelled
+		// is logged as lost although written: at most one batch, and only on this path.
+		if fctx.Err() != nil {
+			w.stopWrites()
+		}
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+		select {
+		case <-stopped:
+		case <-ctx.Done():
+		}
+	}
+	w.mu.Lock()
 	left := w.queue
 	w.queue = nil
 	w.notify()
 	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
 	if len(left) > 0 {
 		w.lose(left, "process stopping")
 	}
-	return len(left)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return int(w.stats.Lost - lostBefore)
 }
 
 // Stats returns the counters now.
