@@ -21,7 +21,7 @@ var wantAlarms = []string{
 	"McpFunctionErrorsAlarm", "McpFunctionThrottlesAlarm", "MarketplaceFunctionErrorsAlarm",
 	"MarketplaceFunctionThrottlesAlarm", "PinsFunctionErrorsAlarm", "PinsFunctionThrottlesAlarm",
 	"HealthCheckFunctionErrorsAlarm", "HealthCheckFunctionThrottlesAlarm",
-	"DbProxySaturationAlarm",
+	"DbProxySaturationAlarm", "DbProxyPinnedSessionsAlarm",
 }
 
 // samRaw is template.yaml as JSON with its intrinsics left as they are ({"Ref": …}).
