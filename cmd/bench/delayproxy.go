@@ -135,7 +135,7 @@ func delayRows(ctx context.Context, e limitEnv, v *limitVerdict, bare, gw *leg) 
 	for _, l := range legs {
 		l.load(e.warm, 1)
 	}
-	rs := loadInterleaved(legs, e.n, 1)
+	rs := loadInterleaved(legs, e.n, 1, nil)
 	v.delayRef, v.delayed = &rs[0], &rs[2]
 	for _, r := range rs {
 		note := fmt.Sprintf("%d requests in %d rounds interleaved; p50 %+.3f ms over the bare proxy", e.n, limitRounds, float64((r.p50-rs[0].p50).Microseconds())/1000)

@@ -17,17 +17,32 @@ const limitRounds = 8
 // loadInterleaved measures every leg with n requests at concurrency conc, in limitRounds
 // rounds: each round runs every leg's share in turn (the order rotating each round), and a
 // leg's result merges its rounds (percentiles over all its requests; req/s = its requests ÷
-// the sum of its rounds' wall times).
-func loadInterleaved(legs []*leg, n, conc int) []result {
+// the sum of its rounds' wall times). With w, each result's cpu says the CPU per call of
+// every process group over the leg's rounds (proccpu.go).
+func loadInterleaved(legs []*leg, n, conc int, w *cpuWatch) []result {
 	per := max(n/limitRounds, conc)
 	lat := make([][]time.Duration, len(legs))
+	cpu := make([][]time.Duration, len(legs))
 	wall := make([]time.Duration, len(legs))
 	errs := make([]int64, len(legs))
 	first := make([]string, len(legs))
 	for round := range limitRounds {
 		for k := range legs {
 			i := (k + round) % len(legs)
+			var before []time.Duration
+			if w != nil {
+				before = w.sample(false)
+			}
 			r, l := legs[i].loadRaw(per, conc)
+			if w != nil {
+				after := w.sample(true)
+				if cpu[i] == nil {
+					cpu[i] = make([]time.Duration, len(after))
+				}
+				for g := range after {
+					cpu[i][g] += after[g] - before[g]
+				}
+			}
 			lat[i] = append(lat[i], l...)
 			wall[i] += r.el
 			errs[i] += r.errors
@@ -41,7 +56,7 @@ func loadInterleaved(legs []*leg, n, conc int) []result {
 		slices.Sort(lat[i])
 		m := len(lat[i])
 		out[i] = result{name: l.name, conc: conc, p50: lat[i][m/2], p99: lat[i][m*99/100],
-			rps: float64(m) / wall[i].Seconds(), errors: errs[i], firstErr: first[i]}
+			rps: float64(m) / wall[i].Seconds(), errors: errs[i], firstErr: first[i], cpu: w.perCall(cpu[i], m)}
 	}
 	return out
 }

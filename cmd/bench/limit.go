@@ -284,11 +284,13 @@ func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
 			for _, l := range legs {
 				l.load(e.warm, c)
 			}
+			// After the warm-up: the Postgres backends the gateway's pool opened for it count.
+			watch := newCPUWatch(ctx, e.dbURL, map[string]int{"gateway": e.gwPid, "bare proxy": p.cmd.Process.Pid})
 			var cpu0 time.Duration
 			if e.gwPid != 0 {
 				cpu0 = procCPU(e.gwPid)
 			}
-			rs := loadInterleaved(legs, e.n, c)
+			rs := loadInterleaved(legs, e.n, c, watch)
 			if e.gwPid != 0 {
 				v.cpu[c] = (procCPU(e.gwPid) - cpu0) / time.Duration(max(e.n/limitRounds, c)*limitRounds)
 			}
@@ -306,6 +308,9 @@ func runLimitLeg(ctx context.Context, e limitEnv) ([]string, error) {
 					if cpu, ok := v.cpu[c]; ok {
 						note += fmt.Sprintf("; gateway CPU %s ms per call", ms(cpu))
 					}
+				}
+				if r.cpu != "" {
+					note += "; " + r.cpu
 				}
 				if r.errors > 0 {
 					note += fmt.Sprintf("; first error: %.120s", r.firstErr)

@@ -414,6 +414,8 @@ type result struct {
 	rps      float64
 	errors   int64
 	firstErr string
+	// cpu is the CPU per call of each process group (loadInterleaved with a cpuWatch); "": not measured.
+	cpu string
 }
 
 func (l *leg) load(n, conc int) result {

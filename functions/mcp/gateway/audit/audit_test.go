@@ -250,3 +250,60 @@ func TestListNewestFirst(t *testing.T) {
 		t.Fatalf("closed pool: %v", err)
 	}
 }
+
+// TestAuditLinger: rows recorded within the linger share one batch (one INSERT) without
+// anyone flushing; Flush and Drain do not wait out the linger (an hour here), and neither
+// does a full batch.
+func TestAuditLinger(t *testing.T) {
+	t.Parallel()
+	tr, _, _, count, ws := trailOver(t, 0)
+	tr.linger = 300 * time.Millisecond
+	for i := range 20 {
+		if err := tr.Record(entry(i, ws)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(testpeer.Scaled(10 * time.Second))
+	for tr.Stats().Written < 20 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := tr.Stats(); st.Written != 20 || st.Batches != 1 {
+		t.Fatalf("stats %+v, want 20 rows written in 1 batch", st)
+	}
+
+	tr.mu.Lock()
+	tr.linger = time.Hour
+	tr.mu.Unlock()
+	start := time.Now()
+	if err := tr.Record(entry(20, ws)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), testpeer.Scaled(10*time.Second))
+	defer cancel()
+	if err := tr.Flush(ctx); err != nil {
+		t.Fatalf("flush waited out the linger: %v", err)
+	}
+	if err := tr.Record(entry(21, ws)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Drain(ctx); err != nil {
+		t.Fatalf("drain waited out the linger: %v", err)
+	}
+	for i := range maxBatch {
+		if err := tr.Record(entry(100+i, ws)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for tr.Stats().Written < 22+maxBatch && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := tr.Stats(); st.Written != 22+maxBatch || st.Batches != 4 || st.Queued != 0 {
+		t.Fatalf("stats %+v, want %d rows in 4 batches: a full batch does not wait out the linger", st, 22+maxBatch)
+	}
+	if got := count(); got != 22+maxBatch {
+		t.Fatalf("%d rows, want %d", got, 22+maxBatch)
+	}
+	if time.Since(start) > testpeer.Scaled(10*time.Second) {
+		t.Fatal("too slow")
+	}
+}
