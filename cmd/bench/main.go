@@ -198,7 +198,10 @@ func freePort() string {
 func start(bin string, env []string, args ...string) (*proc, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	// Stdout (the gateway's EMF metric lines) goes to /dev/null, not through a pipe this
+	// process would drain: that drain is not the load client's work, and it was charged
+	// to it only in the gateway's rows.
+	cmd.Stdout, cmd.Stderr = nil, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, err
