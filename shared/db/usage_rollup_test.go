@@ -186,3 +186,46 @@ func checkUsage(t *testing.T, pool *db.Pool, now time.Time) {
 		}
 	}
 }
+
+// TestUsageRollupHistogramExact: the latency histogram the audit statement adds to
+// usage_rollup (one array_agg of each row's bucket, counted into 40 slots) equals, slot for
+// slot and group for group, the 40 count(*) FILTER (WHERE NOT err AND li = i) it replaced,
+// computed over the written audit_events rows with the same bucket expression.
+func TestUsageRollupHistogramExact(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.Fresh(t)
+	ctx := t.Context()
+	rows := usageRows(t, pool, time.Now().UTC())
+	for _, batch := range [][]*db.AuditEvent{rows[:1], rows[1:256], rows[256:]} {
+		if err := db.AuditEventInsert(ctx, pool, batch...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var hist []string
+	for i := range db.UsageLatencyBuckets {
+		hist = append(hist, fmt.Sprintf("count(*) FILTER (WHERE NOT err AND li = %d)", i))
+	}
+	var groups, differ int
+	err := pool.QueryRow(ctx, `WITH r AS (
+			SELECT workspace_id AS w, date_bin('5 minutes', occurred_at, timestamptz 'epoch') AS bk, tool AS tl,
+				coalesce(connection_id::text, 'builtin') AS conn, principal AS p, coalesce(chat_id::text, 'none') AS chat,
+				outcome <> 'ok' AS err, CASE WHEN d < 0.1 THEN 0 ELSE least(39, floor(2 * log(2.0, (d / 0.1)::numeric))::int + 1) END AS li
+			FROM audit_events, LATERAL (SELECT duration_ms AS d) AS dd WHERE workspace_id IS NOT NULL
+		), want AS (
+			SELECT w, bk, tl, conn, p, chat, count(*) AS calls, count(*) FILTER (WHERE err) AS errors, ARRAY[`+strings.Join(hist, ", ")+`] AS latency
+			FROM r GROUP BY w, bk, tl, conn, p, chat
+		)
+		SELECT count(*), count(*) FILTER (WHERE u.latency IS DISTINCT FROM want.latency OR u.calls <> want.calls OR u.errors <> want.errors)
+		FROM want LEFT JOIN usage_rollup u ON (u.workspace_id, u.bucket, u.tool, u.connection, u.principal, u.chat) = (want.w, want.bk, want.tl, want.conn, want.p, want.chat)`).
+		Scan(&groups, &differ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM usage_rollup`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if groups < 50 || differ != 0 || stored != groups {
+		t.Fatalf("%d groups (%d stored in usage_rollup), %d differ from the 40-FILTER histogram", groups, stored, differ)
+	}
+}
