@@ -92,6 +92,17 @@ func main() {
 		}
 		return
 	}
+	if *only == "search-cv" || *only == "search-cv-weights" {
+		run := func() error { return runSearchCV(*distractors) }
+		if *only == "search-cv-weights" {
+			run = func() error { return runSearchCVWeights(*distractors, 1) }
+		}
+		if err := run(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *only == "search-tune" {
 		if err := runSearchTune(*distractors, 2); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentpack/gateway/shared/search"
+	"github.com/agentpack/gateway/shared/search/searcheval"
+)
+
+// The search leg's cross-validation (docs/SEARCH.md "Tuning"): k-fold cross-validation
+// WITHIN the dev half, so that a constant is judged by queries it was not chosen on. The
+// dev half is cut into cvFolds folds, stratified by kind (the i-th query of a kind goes
+// to fold i mod cvFolds); for each fold the constants are chosen on the other folds
+// (objective Recall@5 + nDCG@10 at 4,000 tools) and scored on the fold; the CV figure is
+// the held-out scores over all folds, weighted by queries. The test half is never read.
+
+const cvFolds = 5
+
+// cvSplit cuts qs into cvFolds folds, stratified by kind.
+func cvSplit(qs []searcheval.Query) [][]searcheval.Query {
+	folds := make([][]searcheval.Query, cvFolds)
+	seen := map[string]int{}
+	for _, q := range qs {
+		folds[seen[q.Kind]%cvFolds] = append(folds[seen[q.Kind]%cvFolds], q)
+		seen[q.Kind]++
+	}
+	return folds
+}
+
+// cvRest is every fold but k, joined.
+func cvRest(folds [][]searcheval.Query, k int) []searcheval.Query {
+	var out []searcheval.Query
+	for i, f := range folds {
+		if i != k {
+			out = append(out, f...)
+		}
+	}
+	return out
+}
+
+// cvScore is a held-out tally: Recall@1/@5, nDCG@10 summed over queries.
+type cvScore struct {
+	n              int
+	r1, r5, ndcg10 float64
+}
+
+func (s *cvScore) add(r searcheval.Result) {
+	s.n += r.Queries
+	s.r1 += r.Recall1 * float64(r.Queries)
+	s.r5 += r.Recall5 * float64(r.Queries)
+	s.ndcg10 += r.NDCG10 * float64(r.Queries)
+}
+
+func (s cvScore) String() string {
+	n := float64(max(s.n, 1))
+	return fmt.Sprintf("Recall@1 %.3f Recall@5 %.3f nDCG@10 %.3f (%d queries)", s.r1/n, s.r5/n, s.ndcg10/n, s.n)
+}
+
+func objective(r searcheval.Result) float64 { return r.Recall5 + r.NDCG10 }
+
+// cvCandidate is one setting of the query-side constants tried on one index.
+type cvCandidate struct {
+	name string
+	p    search.Params
+}
+
+// runSearchCV prints, for each experiment, the dev half's figures of each candidate and
+// the cross-validated figure of choosing among them (see above).
+func runSearchCV(distractors string) error {
+	dumps, err := searcheval.Servers()
+	if err != nil {
+		return err
+	}
+	qs, err := searcheval.Queries()
+	if err != nil {
+		return err
+	}
+	dev := searcheval.Split(qs, "dev")
+	folds := cvSplit(dev)
+	tools := searcheval.Workspace(dumps, 4000, distractors)
+	fmt.Printf("### Cross-validation within the dev half (%d queries, %d folds stratified by kind), %d tools, distractors %q\n\n", len(dev), cvFolds, len(tools), distractors)
+	base := search.DefaultParams
+	withFB := base
+	withFB.Feedback, withFB.FeedbackDocs, withFB.FeedbackTerms = 0.01, 1, 1 // builds the forward index
+	ix := searcheval.NewIndex(tools, withFB)
+
+	heldOut := tablesHeldOut(folds)
+	for k, h := range heldOut {
+		fmt.Printf("fold %d: %d queries, %d table entries used by its queries only\n", k, len(folds[k]), len(h))
+	}
+	fmt.Println()
+	experiment := func(title string, cands []cvCandidate) {
+		start := time.Now()
+		fmt.Printf("#### %s\n\n| candidate | dev Recall@1 | dev Recall@5 | dev nDCG@10 | tables held out: Recall@1 | Recall@5 | nDCG@10 |\n|---|---:|---:|---:|---:|---:|---:|\n", title)
+		// Per candidate, per fold: the fold's result, with the tables whole and with the
+		// fold's own entries held out.
+		res := make([][]searcheval.Result, len(cands))
+		resH := make([][]searcheval.Result, len(cands))
+		for ci, c := range cands {
+			r := searcheval.IndexRanker(ix.WithParams(c.p))
+			var all, allH cvScore
+			for k := range folds {
+				res[ci] = append(res[ci], searcheval.Quality(r, tools, folds[k]))
+				all.add(res[ci][k])
+				h := heldOut[k]
+				search.SetTableFilter(func(table, key string) bool { return h[table+":"+key] })
+				resH[ci] = append(resH[ci], searcheval.Quality(r, tools, folds[k]))
+				search.SetTableFilter(nil)
+				allH.add(resH[ci][k])
+			}
+			n := float64(all.n)
+			fmt.Printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", c.name, all.r1/n, all.r5/n, all.ndcg10/n, allH.r1/n, allH.r5/n, allH.ndcg10/n)
+		}
+		cvChoose(cands, folds, res, "tables whole")
+		cvChoose(cands, folds, resH, "tables held out")
+		fmt.Printf("(%s)\n\n", time.Since(start).Round(time.Millisecond))
+	}
+	// Character-prefix stem fallback.
+	var cands []cvCandidate
+	for _, w := range []float64{0, 0.3, 0.5, 0.7, 1} {
+		p := base
+		p.Fallback = w
+		cands = append(cands, cvCandidate{fmt.Sprintf("Fallback %.1f", w), p})
+	}
+	experiment("Character-prefix stem fallback (Params.Fallback)", cands)
+
+	// Pseudo-relevance feedback.
+	cands = []cvCandidate{{"off", base}}
+	for _, beta := range []float64{0.1, 0.2, 0.35, 0.5} {
+		for _, docs := range []int{3, 5, 10} {
+			for _, terms := range []int{5, 10, 20} {
+				p := base
+				p.Feedback, p.FeedbackDocs, p.FeedbackTerms = beta, docs, terms
+				cands = append(cands, cvCandidate{fmt.Sprintf("Feedback %.2f, %d docs, %d terms", beta, docs, terms), p})
+			}
+		}
+	}
+	experiment("Pseudo-relevance feedback (Params.Feedback)", cands)
+
+	// The query-side constants of DefaultParams, around their values.
+	cands = []cvCandidate{{"DefaultParams", base}}
+	for _, k := range []struct {
+		name string
+		set  func(p *search.Params, m float64)
+	}{
+		{"K1", func(p *search.Params, m float64) { p.K1 *= m }},
+		{"Synonym", func(p *search.Params, m float64) { p.Synonym = min(1, p.Synonym*m) }},
+		{"Coverage", func(p *search.Params, m float64) { p.Coverage *= m }},
+		{"Novelty", func(p *search.Params, m float64) { p.Novelty *= m }},
+	} {
+		for _, m := range []float64{0, 0.5, 0.75, 1.25, 1.5, 2} {
+			p := base
+			k.set(&p, m)
+			cands = append(cands, cvCandidate{fmt.Sprintf("%s ×%.2f", k.name, m), p})
+		}
+	}
+	experiment("Query-side constants of DefaultParams", cands)
+	return nil
+}
+
+// runSearchCVWeights cross-validates the tuning of the field weights and length
+// normalisations (runSearchTune's coordinate ascent, one pass) from a neutral start
+// (every weight 1, every b 0.75, K1 1.2): tuned on 4 folds, scored on the 5th. It also
+// prints the neutral start's and DefaultParams' figures on the same folds
+// (DefaultParams were tuned on the whole dev half, so theirs are not held-out figures).
+func runSearchCVWeights(distractors string, rounds int) error {
+	dumps, err := searcheval.Servers()
+	if err != nil {
+		return err
+	}
+	qs, err := searcheval.Queries()
+	if err != nil {
+		return err
+	}
+	dev := searcheval.Split(qs, "dev")
+	folds := cvSplit(dev)
+	tools := searcheval.Workspace(dumps, 4000, distractors)
+	neutral := search.DefaultParams
+	neutral.K1 = 1.2
+	for f := range neutral.Weight {
+		neutral.Weight[f], neutral.B[f] = 1, 0.75
+	}
+	var held, start, def cvScore
+	for k := range folds {
+		train := cvRest(folds, k)
+		p := coordinateAscent(tools, train, neutral, rounds)
+		held.add(searcheval.Quality(searcheval.After(tools, p), tools, folds[k]))
+		start.add(searcheval.Quality(searcheval.After(tools, neutral), tools, folds[k]))
+		def.add(searcheval.Quality(searcheval.After(tools, search.DefaultParams), tools, folds[k]))
+		fmt.Printf("fold %d: tuned %+v\n", k, p)
+	}
+	fmt.Printf("\nField weights, %d folds, %d pass(es) of coordinate ascent from the neutral start:\n", cvFolds, rounds)
+	fmt.Printf("  neutral start (held-out):      %s\n  tuned on 4 folds (held-out):   %s\n  DefaultParams (not held-out):  %s\n", start, held, def)
+	return nil
+}
+
+// coordinateAscent is runSearchTune's search on qs from p: each constant in turn at 0,
+// ½, ¾, 1¼, 1½ and 2 times its value, kept where Recall@5 + nDCG@10 is best.
+func coordinateAscent(tools []searcheval.Tool, qs []searcheval.Query, p search.Params, rounds int) search.Params {
+	eval := func(p search.Params) float64 {
+		return objective(searcheval.Quality(searcheval.After(tools, p), tools, qs))
+	}
+	best := eval(p)
+	knobs := []*float64{&p.K1, &p.Synonym, &p.Coverage}
+	for f := range p.Weight {
+		knobs = append(knobs, &p.Weight[f], &p.B[f])
+	}
+	for range rounds {
+		for _, k := range knobs {
+			orig := *k
+			for _, m := range []float64{0, 0.5, 0.75, 1.25, 1.5, 2} {
+				*k = orig * m
+				if orig == 0 {
+					*k = m / 2
+				}
+				if v := eval(p); v > best+1e-9 {
+					best, orig = v, *k
+				}
+			}
+			*k = orig
+		}
+	}
+	return slices.Clip([]search.Params{p})[0]
+}
+
+// cvChoose prints the cross-validated figure of choosing among cands: for each fold, the
+// candidate best on the other folds (res[candidate][fold]) scored on the fold.
+func cvChoose(cands []cvCandidate, folds [][]searcheval.Query, res [][]searcheval.Result, label string) {
+	var held, first cvScore
+	var chosen []string
+	for k := range folds {
+		best, bestV := 0, -1.0
+		for ci := range cands {
+			var train cvScore
+			for j := range folds {
+				if j != k {
+					train.add(res[ci][j])
+				}
+			}
+			if v := (train.r5 + train.ndcg10) / float64(train.n); v > bestV+1e-9 {
+				best, bestV = ci, v
+			}
+		}
+		chosen = append(chosen, cands[best].name)
+		held.add(res[best][k])
+		first.add(res[0][k])
+	}
+	fmt.Printf("\nCV, %s (chosen on 4 folds, scored on the 5th): %s; chosen per fold: %v\n", label, held, chosen)
+	fmt.Printf("  the first candidate on the same folds:  %s\n", first)
+}
+
+// tablesHeldOut is, per fold, the word-table entries (search.SetTableFilter's
+// "table:key") that the fold's queries use and no query of another fold does: entries
+// that were, in all likelihood, written for those queries. Scoring a fold without them
+// estimates how the ranker does on asks whose words the tables were not written for.
+func tablesHeldOut(folds [][]searcheval.Query) []map[string]bool {
+	used := make([]map[string]bool, len(folds))
+	for k, f := range folds {
+		used[k] = map[string]bool{}
+		u := used[k]
+		search.SetTableFilter(func(table, key string) bool { u[table+":"+key] = true; return false })
+		for _, q := range f {
+			search.Analyze(q.Text)
+			for _, c := range search.Clauses(q.Text) {
+				search.Analyze(c)
+			}
+		}
+		search.SetTableFilter(nil)
+	}
+	out := make([]map[string]bool, len(folds))
+	for k := range folds {
+		out[k] = map[string]bool{}
+		for e := range used[k] {
+			other := false
+			for j := range folds {
+				other = other || (j != k && used[j][e])
+			}
+			if !other {
+				out[k][e] = true
+			}
+		}
+	}
+	return out
+}
