@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -108,13 +109,22 @@ func runSearchCV(distractors string) error {
 				search.SetTableFilter(func(table, key string) bool { return h[table+":"+key] })
 				resH[ci] = append(resH[ci], searcheval.Quality(r, tools, folds[k]))
 				search.SetTableFilter(nil)
+				if ci == 0 && os.Getenv("SEARCH_CV_MISSES") != "" {
+					for _, pq := range resH[ci][k].PerQuery {
+						if pq.Recall5 < 1 {
+							fmt.Fprintf(os.Stderr, "held-out miss %s [%s] %q want %v got %v\n", pq.Query.ID, pq.Query.Kind, pq.Query.Text, pq.Query.Needs, pq.Top[:min(5, len(pq.Top))])
+						}
+					}
+				}
 				allH.add(resH[ci][k])
 			}
 			n := float64(all.n)
 			fmt.Printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", c.name, all.r1/n, all.r5/n, all.ndcg10/n, allH.r1/n, allH.r5/n, allH.ndcg10/n)
 		}
-		cvChoose(cands, folds, res, "tables whole")
-		cvChoose(cands, folds, resH, "tables held out")
+		cvChoose(cands, folds, res, nil, "tables whole")
+		cvChoose(cands, folds, resH, nil, "tables held out")
+		cvChoose(cands, folds, res, resH, "chosen on both, scored with the tables whole")
+		cvChoose(cands, folds, resH, res, "chosen on both, scored with the tables held out")
 		fmt.Printf("(%s)\n\n", time.Since(start).Round(time.Millisecond))
 	}
 	// Character-prefix stem fallback.
@@ -226,8 +236,9 @@ func coordinateAscent(tools []searcheval.Tool, qs []searcheval.Query, p search.P
 }
 
 // cvChoose prints the cross-validated figure of choosing among cands: for each fold, the
-// candidate best on the other folds (res[candidate][fold]) scored on the fold.
-func cvChoose(cands []cvCandidate, folds [][]searcheval.Query, res [][]searcheval.Result, label string) {
+// candidate best on the other folds (res[candidate][fold], plus also[candidate][fold]
+// when also is not nil: both lenses) scored on the fold (res).
+func cvChoose(cands []cvCandidate, folds [][]searcheval.Query, res, also [][]searcheval.Result, label string) {
 	var held, first cvScore
 	var chosen []string
 	for k := range folds {
@@ -237,6 +248,9 @@ func cvChoose(cands []cvCandidate, folds [][]searcheval.Query, res [][]searcheva
 			for j := range folds {
 				if j != k {
 					train.add(res[ci][j])
+					if also != nil {
+						train.add(also[ci][j])
+					}
 				}
 			}
 			if v := (train.r5 + train.ndcg10) / float64(train.n); v > bestV+1e-9 {

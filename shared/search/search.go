@@ -330,12 +330,12 @@ func (ix *Index) fallback(concepts []Concept) []Concept {
 			continue
 		}
 		var alts []Alternative
-		lo, _ := slices.BinarySearch(ix.vocab, w[:5])
+		lo, _ := slices.BinarySearch(ix.vocab, w[:4])
 		for _, t := range ix.vocab[lo:] {
-			if !strings.HasPrefix(t, w[:5]) {
+			if !strings.HasPrefix(t, w[:4]) {
 				break
 			}
-			if n := commonPrefix(t, w); len(t) >= 5 && n >= len(t)-1 {
+			if n := commonPrefix(t, w); n == len(t) || (len(t) >= 5 && n >= len(t)-1) {
 				alts = append(alts, Alternative{Term: t, Weight: ix.p.Fallback})
 			}
 		}
