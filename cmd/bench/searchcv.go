@@ -19,28 +19,6 @@ import (
 
 const cvFolds = 5
 
-// cvSplit cuts qs into cvFolds folds, stratified by kind.
-func cvSplit(qs []searcheval.Query) [][]searcheval.Query {
-	folds := make([][]searcheval.Query, cvFolds)
-	seen := map[string]int{}
-	for _, q := range qs {
-		folds[seen[q.Kind]%cvFolds] = append(folds[seen[q.Kind]%cvFolds], q)
-		seen[q.Kind]++
-	}
-	return folds
-}
-
-// cvRest is every fold but k, joined.
-func cvRest(folds [][]searcheval.Query, k int) []searcheval.Query {
-	var out []searcheval.Query
-	for i, f := range folds {
-		if i != k {
-			out = append(out, f...)
-		}
-	}
-	return out
-}
-
 // cvScore is a held-out tally: Recall@1/@5, nDCG@10 summed over queries.
 type cvScore struct {
 	n              int
@@ -79,15 +57,13 @@ func runSearchCV(distractors string) error {
 		return err
 	}
 	dev := searcheval.Split(qs, "dev")
-	folds := cvSplit(dev)
+	folds := searcheval.Folds(dev, cvFolds)
 	tools := searcheval.Workspace(dumps, 4000, distractors)
 	fmt.Printf("### Cross-validation within the dev half (%d queries, %d folds stratified by kind), %d tools, distractors %q\n\n", len(dev), cvFolds, len(tools), distractors)
 	base := search.DefaultParams
-	withFB := base
-	withFB.Feedback, withFB.FeedbackDocs, withFB.FeedbackTerms = 0.01, 1, 1 // builds the forward index
-	ix := searcheval.NewIndex(tools, withFB)
+	ix := searcheval.NewIndex(tools, base)
 
-	heldOut := tablesHeldOut(folds)
+	heldOut := searcheval.TablesHeldOut(folds)
 	for k, h := range heldOut {
 		fmt.Printf("fold %d: %d queries, %d table entries used by its queries only\n", k, len(folds[k]), len(h))
 	}
@@ -105,10 +81,7 @@ func runSearchCV(distractors string) error {
 			for k := range folds {
 				res[ci] = append(res[ci], searcheval.Quality(r, tools, folds[k]))
 				all.add(res[ci][k])
-				h := heldOut[k]
-				search.SetTableFilter(func(table, key string) bool { return h[table+":"+key] })
-				resH[ci] = append(resH[ci], searcheval.Quality(r, tools, folds[k]))
-				search.SetTableFilter(nil)
+				resH[ci] = append(resH[ci], searcheval.QualityWithout(heldOut[k], r, tools, folds[k]))
 				if ci == 0 && os.Getenv("SEARCH_CV_MISSES") != "" {
 					for _, pq := range resH[ci][k].PerQuery {
 						if pq.Recall5 < 1 {
@@ -129,25 +102,12 @@ func runSearchCV(distractors string) error {
 	}
 	// Character-prefix stem fallback.
 	var cands []cvCandidate
-	for _, w := range []float64{0, 0.3, 0.5, 0.7, 1} {
+	for _, w := range []float64{0, 0.15, 0.3, 0.5, 0.7, 1} {
 		p := base
 		p.Fallback = w
-		cands = append(cands, cvCandidate{fmt.Sprintf("Fallback %.1f", w), p})
+		cands = append(cands, cvCandidate{fmt.Sprintf("Fallback %.2f", w), p})
 	}
 	experiment("Character-prefix stem fallback (Params.Fallback)", cands)
-
-	// Pseudo-relevance feedback.
-	cands = []cvCandidate{{"off", base}}
-	for _, beta := range []float64{0.1, 0.2, 0.35, 0.5} {
-		for _, docs := range []int{3, 5, 10} {
-			for _, terms := range []int{5, 10, 20} {
-				p := base
-				p.Feedback, p.FeedbackDocs, p.FeedbackTerms = beta, docs, terms
-				cands = append(cands, cvCandidate{fmt.Sprintf("Feedback %.2f, %d docs, %d terms", beta, docs, terms), p})
-			}
-		}
-	}
-	experiment("Pseudo-relevance feedback (Params.Feedback)", cands)
 
 	// The query-side constants of DefaultParams, around their values.
 	cands = []cvCandidate{{"DefaultParams", base}}
@@ -185,7 +145,7 @@ func runSearchCVWeights(distractors string, rounds int) error {
 		return err
 	}
 	dev := searcheval.Split(qs, "dev")
-	folds := cvSplit(dev)
+	folds := searcheval.Folds(dev, cvFolds)
 	tools := searcheval.Workspace(dumps, 4000, distractors)
 	neutral := search.DefaultParams
 	neutral.K1 = 1.2
@@ -265,35 +225,12 @@ func cvChoose(cands []cvCandidate, folds [][]searcheval.Query, res, also [][]sea
 	fmt.Printf("  the first candidate on the same folds:  %s\n", first)
 }
 
-// tablesHeldOut is, per fold, the word-table entries (search.SetTableFilter's
-// "table:key") that the fold's queries use and no query of another fold does: entries
-// that were, in all likelihood, written for those queries. Scoring a fold without them
-// estimates how the ranker does on asks whose words the tables were not written for.
-func tablesHeldOut(folds [][]searcheval.Query) []map[string]bool {
-	used := make([]map[string]bool, len(folds))
-	for k, f := range folds {
-		used[k] = map[string]bool{}
-		u := used[k]
-		search.SetTableFilter(func(table, key string) bool { u[table+":"+key] = true; return false })
-		for _, q := range f {
-			search.Analyze(q.Text)
-			for _, c := range search.Clauses(q.Text) {
-				search.Analyze(c)
-			}
-		}
-		search.SetTableFilter(nil)
-	}
-	out := make([]map[string]bool, len(folds))
-	for k := range folds {
-		out[k] = map[string]bool{}
-		for e := range used[k] {
-			other := false
-			for j := range folds {
-				other = other || (j != k && used[j][e])
-			}
-			if !other {
-				out[k][e] = true
-			}
+// cvRest is every fold but k, joined.
+func cvRest(folds [][]searcheval.Query, k int) []searcheval.Query {
+	var out []searcheval.Query
+	for i, f := range folds {
+		if i != k {
+			out = append(out, f...)
 		}
 	}
 	return out

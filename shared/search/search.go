@@ -18,8 +18,10 @@
 // the document matches, so that a tool answering the whole ask outranks one that repeats
 // a single common word. An ask of several clauses ("find the crash and open an issue for
 // it") is also searched clause by clause, and the lists interleaved, so that a task that
-// spans two tools finds both. The tables are in lexicon.go; the weights in DefaultParams
-// were tuned on the dev half of the evaluation set (shared/search/searcheval).
+// spans two tools finds both. A word that neither the tables nor the catalog know is
+// matched, more weakly, by the catalog stems it begins with ("proceso" finds "process";
+// Params.Fallback). The tables are in lexicon.go; the weights in DefaultParams were tuned
+// on the dev half of the evaluation set (shared/search/searcheval).
 //
 // Nothing here does I/O; an Index is immutable once built and safe for concurrent use. A
 // query touches only the postings of its own terms, so its cost follows how many tools
@@ -70,19 +72,13 @@ type Params struct {
 	// ClauseFusion is how the hit lists of a query's clauses are merged (see fuse).
 	ClauseFusion int
 	// Fallback is how much a catalog term counts for a query word the catalog does not
-	// know (no posting for any of its alternatives) when the term's stem is, but for at
-	// most one trailing letter, the word's beginning, at least 5 letters long ("proceso"
-	// finds "process", "documentos" "document"): a character-prefix stem fallback for
-	// inflected and cognate words outside the lexicon (0: off).
+	// know (no posting for any of its alternatives; words of 5 letters or more, accents
+	// folded): a catalog stem of 4 letters or more that begins the word ("texto" finds
+	// "text", "documentos" "document"), or of 5 letters or more that begins it but for its
+	// last letter ("proceso" finds "process"). A character-prefix stem fallback for
+	// inflected and cognate words outside the tables (0: off); chosen by cross-validation
+	// within the dev half (docs/SEARCH.md "Tuning").
 	Fallback float64
-	// Feedback is pseudo-relevance feedback (RM3-style; Lavrenko & Croft 2001, Abdul-Jaleel
-	// et al. 2004): the FeedbackTerms terms weighing most in the FeedbackDocs best hits'
-	// own name, title and description (by BM25F term frequency × idf, each hit weighted by
-	// its score) are added to the query as a hint of this weight, and the query ranked
-	// again (0: off). A hint re-orders the hits; it adds none.
-	Feedback      float64
-	FeedbackDocs  int
-	FeedbackTerms int
 }
 
 // DefaultParams are the constants tuned on the dev half of the evaluation set at 4,000
@@ -95,6 +91,7 @@ var DefaultParams = Params{
 	Coverage:     0.42,
 	Novelty:      0.3,
 	ClauseFusion: 0,
+	Fallback:     0.3,
 }
 
 // Doc is one tool to index. Params are its parameter names; ParamText its parameters'
@@ -141,14 +138,8 @@ type Index struct {
 	n        int
 	p        Params
 	postings map[string][]posting
-	vocab    []string // the terms of postings, sorted (Fallback's prefix lookups)
-	// The forward index of Feedback (built only when Params.Feedback > 0): document d's
-	// terms of its name, title and description are fwdTerm[fwdOff[d]:fwdOff[d+1]] (indexes
-	// into vocab) with their BM25F term frequencies in fwdTF.
-	fwdOff  []int32
-	fwdTerm []int32
-	fwdTF   []float32
-	scratch *sync.Pool // *accumulator, len n
+	vocab    []string   // the terms of postings, sorted (Fallback's prefix lookups)
+	scratch  *sync.Pool // *accumulator, len n
 }
 
 // accumulator holds one query's scores (dense, by document), the concepts each document
@@ -170,15 +161,6 @@ func New(docs []Doc) *Index { return NewWithParams(docs, DefaultParams) }
 // NewWithParams indexes docs with the given constants (the evaluation's tuning uses it).
 func NewWithParams(docs []Doc, p Params) *Index {
 	ix := &Index{n: len(docs), p: p, postings: map[string][]posting{}, scratch: &sync.Pool{}}
-	feedback := p.Feedback > 0 && p.FeedbackDocs > 0 && p.FeedbackTerms > 0
-	type fwdEntry struct {
-		term string
-		tf   float32
-	}
-	var fwd [][]fwdEntry
-	if feedback {
-		fwd = make([][]fwdEntry, len(docs))
-	}
 	// Each field of each document analysed once (stems memoised: a catalog repeats its
 	// words), then the average field lengths, then the postings.
 	memo := map[string]string{}
@@ -221,9 +203,6 @@ func NewWithParams(docs []Doc, p Params) *Index {
 		}
 		for t, a := range terms {
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: a.tf, fields: a.fields})
-			if feedback && a.fields&(1<<FieldName|1<<FieldTitle|1<<FieldDescription) != 0 {
-				fwd[i] = append(fwd[i], fwdEntry{t, a.tf})
-			}
 		}
 		fields[i] = [numFields][]string{}
 	}
@@ -232,17 +211,6 @@ func NewWithParams(docs []Doc, p Params) *Index {
 		ix.vocab = append(ix.vocab, t)
 	}
 	slices.Sort(ix.vocab)
-	if feedback {
-		ix.fwdOff = make([]int32, 1, len(docs)+1)
-		for _, es := range fwd {
-			for _, e := range es {
-				id, _ := slices.BinarySearch(ix.vocab, e.term)
-				ix.fwdTerm = append(ix.fwdTerm, int32(id))
-				ix.fwdTF = append(ix.fwdTF, e.tf)
-			}
-			ix.fwdOff = append(ix.fwdOff, int32(len(ix.fwdTerm)))
-		}
-	}
 	ix.scratch.New = func() any {
 		return &accumulator{scores: make([]float64, ix.n), concepts: make([]uint16, ix.n), masks: make([]uint32, ix.n),
 			fields: make([]uint8, ix.n), best: make([]float64, ix.n)}
@@ -256,14 +224,13 @@ func docFields(d *Doc) [numFields]string {
 }
 
 // WithParams returns an index over the same postings that ranks with p's query-side
-// constants (K1, Synonym, Coverage, Novelty, ClauseFusion, Fallback, Feedback*); the
-// field weights and length normalisations stay those the index was built with, and
-// Feedback needs an index built with Feedback on. For the evaluation's tuning, which
-// tries many query-side constants over one index.
+// constants (K1, Synonym, Coverage, Novelty, ClauseFusion, Fallback); the field weights
+// and length normalisations stay those the index was built with. For the evaluation's
+// cross-validation, which tries many query-side constants over one index.
 func (ix *Index) WithParams(p Params) *Index {
 	c := *ix
 	c.p.K1, c.p.Synonym, c.p.Coverage, c.p.Novelty, c.p.ClauseFusion = p.K1, p.Synonym, p.Coverage, p.Novelty, p.ClauseFusion
-	c.p.Fallback, c.p.Feedback, c.p.FeedbackDocs, c.p.FeedbackTerms = p.Fallback, p.Feedback, p.FeedbackDocs, p.FeedbackTerms
+	c.p.Fallback = p.Fallback
 	return &c
 }
 
@@ -296,18 +263,10 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) (hits 
 	return fuse(lists, limit, ix.p.ClauseFusion), total
 }
 
-// rank scores the documents for concepts (see Search), then, with Feedback on, again
-// with the feedback terms of the best hits added (see Params.Feedback).
+// rank scores the documents for concepts (see Search), the catalog's fallback stems
+// added to the concepts it does not know (see Params.Fallback).
 func (ix *Index) rank(concepts []Concept, limit int, keep func(doc int) bool) (hits []Hit, total int) {
-	concepts = ix.fallback(concepts)
-	if ix.p.Feedback <= 0 || ix.fwdOff == nil {
-		return ix.rank1(concepts, limit, keep)
-	}
-	hits, total = ix.rank1(concepts, max(limit, ix.p.FeedbackDocs), keep)
-	if fb := ix.feedback(concepts, hits); fb != nil {
-		hits, total = ix.rank1(append(concepts[:len(concepts):len(concepts)], fb...), limit, keep)
-	}
-	return hits[:min(limit, len(hits))], total
+	return ix.rank1(ix.fallback(concepts), limit, keep)
 }
 
 // fallback adds, to each concept of one word whose alternatives the index does not know,
@@ -361,61 +320,7 @@ func commonPrefix(a, b string) int {
 	return n
 }
 
-// feedback is the hint concepts (one per term, so that their scores add) of the
-// FeedbackTerms terms weighing most in hits' best FeedbackDocs documents (each
-// document's BM25F term frequencies scaled by its share of the best score, summed, times
-// idf), excluding the query's own alternatives; nil when there are none.
-func (ix *Index) feedback(concepts []Concept, hits []Hit) []Concept {
-	if len(hits) == 0 || hits[0].Score <= 0 {
-		return nil
-	}
-	own := map[string]bool{}
-	for _, c := range concepts {
-		for _, a := range c.Alternatives {
-			own[a.Term] = true
-		}
-	}
-	weight := map[int32]float64{}
-	for _, h := range hits[:min(len(hits), ix.p.FeedbackDocs)] {
-		r := h.Score / hits[0].Score
-		for k := ix.fwdOff[h.Doc]; k < ix.fwdOff[h.Doc+1]; k++ {
-			weight[ix.fwdTerm[k]] += r * float64(ix.fwdTF[k])
-		}
-	}
-	type tw struct {
-		id int32
-		w  float64
-	}
-	var cand []tw
-	for id, w := range weight {
-		t := ix.vocab[id]
-		if own[t] {
-			continue
-		}
-		df := float64(len(ix.postings[t]))
-		cand = append(cand, tw{id, w * math.Log(1+(float64(ix.n)-df+0.5)/(df+0.5))})
-	}
-	slices.SortFunc(cand, func(a, b tw) int {
-		if a.w != b.w {
-			if a.w > b.w {
-				return -1
-			}
-			return 1
-		}
-		return int(a.id - b.id)
-	})
-	cand = cand[:min(len(cand), ix.p.FeedbackTerms)]
-	if len(cand) == 0 || cand[0].w <= 0 {
-		return nil
-	}
-	fb := make([]Concept, len(cand))
-	for i, c := range cand {
-		fb[i] = Concept{Word: ix.vocab[c.id], Hint: true, Alternatives: []Alternative{{Term: ix.vocab[c.id], Weight: ix.p.Feedback * c.w / cand[0].w}}}
-	}
-	return fb
-}
-
-// rank1 is one ranking pass of rank.
+// rank1 is rank without the fallback.
 func (ix *Index) rank1(concepts []Concept, limit int, keep func(doc int) bool) (hits []Hit, total int) {
 	acc := ix.scratch.Get().(*accumulator)
 	defer func() {
