@@ -41,6 +41,7 @@ bench-search: ## Tool search quality and latency (docs/SEARCH.md): Recall@1/@5, 
 	$(GO) run ./cmd/bench -only search -distractors gateway
 	$(GO) run ./cmd/bench -only search -distractors realistic
 
+.PHONY: bench-search-cv
 bench-search-cv: ## Tool search: 5-fold cross-validation within the dev half (docs/SEARCH.md "Tuning"); never reads the test half
 	$(GO) run ./cmd/bench -only search-cv -distractors gateway
 
