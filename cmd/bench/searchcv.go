@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/agentpack/gateway/shared/search"
@@ -48,17 +47,10 @@ type cvCandidate struct {
 // runSearchCV prints, for each experiment, the dev half's figures of each candidate and
 // the cross-validated figure of choosing among them (see above).
 func runSearchCV(distractors string) error {
-	dumps, err := searcheval.Servers()
+	dev, folds, tools, err := cvSet(distractors)
 	if err != nil {
 		return err
 	}
-	qs, err := searcheval.Queries()
-	if err != nil {
-		return err
-	}
-	dev := searcheval.Split(qs, "dev")
-	folds := searcheval.Folds(dev, cvFolds)
-	tools := searcheval.Workspace(dumps, 4000, distractors)
 	fmt.Printf("### Cross-validation within the dev half (%d queries, %d folds stratified by kind), %d tools, distractors %q\n\n", len(dev), cvFolds, len(tools), distractors)
 	base := search.DefaultParams
 	ix := searcheval.NewIndex(tools, base)
@@ -136,17 +128,10 @@ func runSearchCV(distractors string) error {
 // prints the neutral start's and DefaultParams' figures on the same folds
 // (DefaultParams were tuned on the whole dev half, so theirs are not held-out figures).
 func runSearchCVWeights(distractors string, rounds int) error {
-	dumps, err := searcheval.Servers()
+	_, folds, tools, err := cvSet(distractors)
 	if err != nil {
 		return err
 	}
-	qs, err := searcheval.Queries()
-	if err != nil {
-		return err
-	}
-	dev := searcheval.Split(qs, "dev")
-	folds := searcheval.Folds(dev, cvFolds)
-	tools := searcheval.Workspace(dumps, 4000, distractors)
 	neutral := search.DefaultParams
 	neutral.K1 = 1.2
 	for f := range neutral.Weight {
@@ -155,7 +140,7 @@ func runSearchCVWeights(distractors string, rounds int) error {
 	var held, start, def cvScore
 	for k := range folds {
 		train := cvRest(folds, k)
-		p := coordinateAscent(tools, train, neutral, rounds)
+		p := coordinateAscent(tools, train, neutral, rounds, nil)
 		held.add(searcheval.Quality(searcheval.After(tools, p), tools, folds[k]))
 		start.add(searcheval.Quality(searcheval.After(tools, neutral), tools, folds[k]))
 		def.add(searcheval.Quality(searcheval.After(tools, search.DefaultParams), tools, folds[k]))
@@ -166,9 +151,11 @@ func runSearchCVWeights(distractors string, rounds int) error {
 	return nil
 }
 
-// coordinateAscent is runSearchTune's search on qs from p: each constant in turn at 0,
-// ½, ¾, 1¼, 1½ and 2 times its value, kept where Recall@5 + nDCG@10 is best.
-func coordinateAscent(tools []searcheval.Tool, qs []searcheval.Query, p search.Params, rounds int) search.Params {
+// coordinateAscent is the tuning's search on qs from p (runSearchTune,
+// runSearchCVWeights): each constant in turn at 0, ½, ¾, 1¼, 1½ and 2 times its value,
+// kept where Recall@5 + nDCG@10 is best, for rounds passes; each (nil: none) is told the
+// best figure and constants after each pass.
+func coordinateAscent(tools []searcheval.Tool, qs []searcheval.Query, p search.Params, rounds int, each func(best float64, p search.Params)) search.Params {
 	eval := func(p search.Params) float64 {
 		return objective(searcheval.Quality(searcheval.After(tools, p), tools, qs))
 	}
@@ -191,8 +178,11 @@ func coordinateAscent(tools []searcheval.Tool, qs []searcheval.Query, p search.P
 			}
 			*k = orig
 		}
+		if each != nil {
+			each(best, p)
+		}
 	}
-	return slices.Clip([]search.Params{p})[0]
+	return p
 }
 
 // cvChoose prints the cross-validated figure of choosing among cands: for each fold, the
@@ -234,4 +224,15 @@ func cvRest(folds [][]searcheval.Query, k int) []searcheval.Query {
 		}
 	}
 	return out
+}
+
+// cvSet is the cross-validation's material: the dev half, its folds, and the 4,000-tool
+// workspace with distractors.
+func cvSet(distractors string) (dev []searcheval.Query, folds [][]searcheval.Query, tools []searcheval.Tool, err error) {
+	dumps, qs, err := loadSearchSet()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dev = searcheval.Split(qs, "dev")
+	return dev, searcheval.Folds(dev, cvFolds), searcheval.Workspace(dumps, 4000, distractors), nil
 }

@@ -18,14 +18,7 @@ const recordedDevRecall5 = 0.933
 // every label a tool of the set.
 func TestEvaluationSet(t *testing.T) {
 	t.Parallel()
-	dumps, err := searcheval.Servers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs, err := searcheval.Queries()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dumps, qs := loadSet(t)
 	tools := searcheval.Workspace(dumps, 0, searcheval.DistractorsGateway)
 	if len(dumps) < 30 || len(tools) < 500 || len(qs) < 300 {
 		t.Errorf("%d servers, %d tools, %d queries; want ≥ 30, ≥ 500, ≥ 300", len(dumps), len(tools), len(qs))
@@ -70,14 +63,7 @@ func TestEvaluationSet(t *testing.T) {
 // recorded Recall@5 (the test half is for reporting, never a gate that invites tuning).
 func TestDevRecallRegression(t *testing.T) {
 	t.Parallel()
-	dumps, err := searcheval.Servers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs, err := searcheval.Queries()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dumps, qs := loadSet(t)
 	tools := searcheval.Workspace(dumps, 4000, searcheval.DistractorsGateway)
 	res := searcheval.Evaluate(searcheval.After(tools, search.DefaultParams), tools, searcheval.Split(qs, "dev"))
 	if res.Recall5 < recordedDevRecall5-0.02 {
@@ -103,14 +89,7 @@ const recordedHeldOutRecall5 = 0.748
 // exists for words the tables do not know) does better than no fallback. Not parallel:
 // the table filter is process-wide.
 func TestDevHeldOutTables(t *testing.T) {
-	dumps, err := searcheval.Servers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs, err := searcheval.Queries()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dumps, qs := loadSet(t)
 	tools := searcheval.Workspace(dumps, 4000, searcheval.DistractorsGateway)
 	folds := searcheval.Folds(searcheval.Split(qs, "dev"), 5)
 	heldOut := searcheval.TablesHeldOut(folds)
@@ -142,4 +121,18 @@ func TestDevHeldOutTables(t *testing.T) {
 	if hits, _ := ix.Search("pasta", 5, nil); len(hits) == 0 {
 		t.Error("the table filter was left set")
 	}
+}
+
+// loadSet is the evaluation set: its recorded servers and labelled queries.
+func loadSet(t *testing.T) ([]searcheval.Dump, []searcheval.Query) {
+	t.Helper()
+	dumps, err := searcheval.Servers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, err := searcheval.Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dumps, qs
 }

@@ -43,13 +43,7 @@ func TestSearchRanks(t *testing.T) {
 		{Name: "mcp_weather_forecast", Description: "The weather forecast for a city.", Params: []string{"city"}},
 	}
 	ix := New(docs)
-	names := func(hits []Hit) []string {
-		var out []string
-		for _, h := range hits {
-			out = append(out, docs[h.Doc].Name)
-		}
-		return out
-	}
+	names := func(hits []Hit) []string { return hitNames(docs, hits) }
 	tests := []struct {
 		name      string
 		query     string
@@ -143,13 +137,7 @@ func TestFallback(t *testing.T) {
 		{Name: "get_text", Description: "The text of a page."},
 	}
 	ix := New(docs)
-	names := func(hits []Hit) []string {
-		var out []string
-		for _, h := range hits {
-			out = append(out, docs[h.Doc].Name)
-		}
-		return out
-	}
+	names := func(hits []Hit) []string { return hitNames(docs, hits) }
 	tests := []struct {
 		name, query string
 		ix          *Index
@@ -208,4 +196,13 @@ func TestSetTableFilter(t *testing.T) {
 	if !found("folder") {
 		t.Error("nil did not restore the tables")
 	}
+}
+
+// hitNames is the names of the documents hits rank, in order.
+func hitNames(docs []Doc, hits []Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, docs[h.Doc].Name)
+	}
+	return out
 }
