@@ -33,6 +33,13 @@ func (s *Server) authorize(rw http.ResponseWriter, r *http.Request) {
 	w := &issWriter{ResponseWriter: rw, iss: s.base(r)}
 	hint, resErr := s.resource(r)
 	ar, err := s.provider.NewAuthorizeRequest(ctx, r)
+	if err == nil && isConsole(ar.GetClient()) && r.Form.Get("redirect_uri") != ConsoleRedirectURI(s.base(r)) {
+		// Exactly <base>/admin/: fosite would take a loopback redirect URI on any port
+		// (RFC 8252 §7.3), which is for native apps, not for the console (make run serves
+		// it on loopback).
+		oauthError(w, http.StatusBadRequest, "invalid_request", "The console's redirect_uri is exactly "+ConsoleRedirectURI(s.base(r))+".")
+		return
+	}
 	if ar != nil && ar.GetRedirectURI() != nil {
 		w.redirect = ar.GetRedirectURI().String()
 	}
