@@ -33,6 +33,10 @@ var dist embed.FS
 // Prefix is the path the console is served under.
 const Prefix = "/admin"
 
+// SignInLink is the console's path that starts its sign-in through the gateway's
+// authorization server at once (make run's "Sign in with the identity provider" link).
+const SignInLink = Prefix + "/#/sign-in"
+
 // OAuth is the deployed sign-in: OAuth 2.1 authorization code with PKCE (S256) against
 // the identity provider that issues the API's JWTs, the console being a public client
 // (no secret). All fields are public; AuthorizeURL, TokenURL and ClientID are required

@@ -11,6 +11,7 @@ import (
 	"github.com/agentpack/gateway/cmd/local/stack"
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/functions/marketplace/authserver"
+	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/identity"
@@ -121,5 +122,16 @@ func TestConsoleSignInThroughAuthServer(t *testing.T) {
 	}
 	if st, _ := env.Do(t, "GET", "/api/mcp-marketplace?workspaceId="+ws, in.Token, nil); st != http.StatusUnauthorized {
 		t.Fatalf("the console's token after sign-out: %d, want 401", st)
+	}
+
+	// make run's "Sign in with the identity provider" link (console.SignInLink) starts the
+	// sign-in at once; the browser session (8 h) makes it instant. (From another page: a
+	// link that differs only in its fragment would not load the page again.)
+	k.do("sign-in link", chromedp.Navigate("about:blank"), chromedp.Navigate(base+console.SignInLink),
+		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
+	var role string
+	k.eval("signed in again", `document.querySelector('header .role')?.dataset.role || ''`, &role)
+	if role != auth.RoleAdmin {
+		t.Fatalf("after the sign-in link: role %q", role)
 	}
 }

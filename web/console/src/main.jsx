@@ -191,6 +191,15 @@ async function boot() {
   }
   takeTokenFromHash();
   const bootError = await finishOAuth({ server: authServer(config.authServer), external: config.oauth });
+  // /admin/#/sign-in (make run's "Sign in with the identity provider" link) starts the
+  // sign-in through the gateway's authorization server at once.
+  if (location.hash === '#/sign-in') {
+    history.replaceState(null, '', location.pathname + '#/marketplace');
+    if (!getToken() && !bootError && config.authServer) {
+      await startOAuth(authServer(config.authServer));
+      return;
+    }
+  }
   const resume = sessionStorage.getItem(RESUME_KEY);
   if (resume && getToken() && !/^#\/consent\//.test(location.hash)) {
     sessionStorage.removeItem(RESUME_KEY);
