@@ -33,6 +33,8 @@ type testIdentity struct {
 	members map[string][]authserver.Membership
 	groups  map[string][]string // each person's identity-provider groups
 	super   map[string]bool     // superusers (the platform flag)
+	// superErr, when set, fails Superuser (a failed read of the people table).
+	superErr error
 }
 
 const testPersonCookie = "test-person"
@@ -64,7 +66,7 @@ func (ti *testIdentity) Groups(_ context.Context, person string) ([]string, erro
 func (ti *testIdentity) Superuser(_ context.Context, person string) (bool, error) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
-	return ti.super[person], nil
+	return ti.super[person], ti.superErr
 }
 
 func (ti *testIdentity) setGroups(person string, groups ...string) {

@@ -3,6 +3,7 @@ package stack_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -235,6 +236,18 @@ func TestConsoleClientSuperuser(t *testing.T) {
 	if st != 200 || jwtClaims(t, r["access_token"].(string))["role"] != auth.RoleMember {
 		t.Fatalf("refresh without the flag: %d %v", st, r)
 	}
+	// A failed read of the flag is a server_error, no token with a guessed role.
+	w.id.mu.Lock()
+	w.id.superErr = errors.New("people table unreachable")
+	w.id.mu.Unlock()
+	st, r = w.tokenReq(t, url.Values{"grant_type": {"refresh_token"}, "client_id": {authserver.ConsoleClientID},
+		"refresh_token": {r["refresh_token"].(string)}, "resource": {w.env.URL + "/api"}})
+	if st != http.StatusInternalServerError || r["error"] != "server_error" || r["access_token"] != nil {
+		t.Fatalf("refresh with the flag unreadable: %d %v, want 500 server_error", st, r)
+	}
+	w.id.mu.Lock()
+	w.id.superErr = nil
+	w.id.mu.Unlock()
 	// An MCP client's token of the same superuser keeps the membership's role.
 	_, access, _ := w.signIn(t, "ada")
 	if role := jwtClaims(t, access)["role"]; role != auth.RoleMember {
