@@ -134,4 +134,36 @@ func TestConsoleSignInThroughAuthServer(t *testing.T) {
 	if role != auth.RoleAdmin {
 		t.Fatalf("after the sign-in link: role %q", role)
 	}
+
+	// An access token about to expire is renewed with the refresh token (rotated) before
+	// the next REST call: here one whose exp has passed.
+	var before, after struct{ Token, Refresh string }
+	const keys = `({Token: sessionStorage.getItem('agentpack.console.token'), Refresh: sessionStorage.getItem('agentpack.console.refresh')})`
+	k.eval("tokens", keys, &before)
+	k.eval("expire the token", `(() => { sessionStorage.setItem('agentpack.console.token', 'x.' + btoa(JSON.stringify({sub: 'x', exp: 1})) + '.x'); return true })()`, nil)
+	k.open("#/chats", "chats")
+	k.eval("tokens after renewal", keys, &after)
+	if after.Refresh == before.Refresh || after.Token == before.Token || !strings.HasPrefix(after.Token, "ey") {
+		t.Fatalf("renewal: before %+v after %+v", before, after)
+	}
+	if _, err := env.Deps.Verifier.VerifyResource(t.Context(), after.Token, base+"/api"); err != nil {
+		t.Fatalf("the renewed token: %v", err)
+	}
+	// A sign-in revoked elsewhere (an operator, or reuse detection): the next call is
+	// refused, the renewal too, and the page signs out with a message.
+	gs, err := db.ASGrantListByPerson(t.Context(), env.Pool, jane)
+	if err != nil || len(gs) != 1 {
+		t.Fatalf("grants: %v %v", gs, err)
+	}
+	if err := db.ASGrantRevoke(t.Context(), env.Pool, gs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	k.eval("go to marketplace", `(() => { location.hash = '#/marketplace'; return true })()`, nil)
+	k.waitJS("signed out by the refusal", `!!document.querySelector('#sign-in') &&
+		(document.querySelector('main [role="alert"]')?.textContent || '').includes('Sign in again')`)
+	var left string
+	k.eval("tokens after refusal", `(sessionStorage.getItem('agentpack.console.token') || '') + (sessionStorage.getItem('agentpack.console.refresh') || '')`, &left)
+	if left != "" {
+		t.Fatalf("tokens kept after the refusal: %q", left)
+	}
 }
