@@ -219,14 +219,6 @@ func BearerToken(r *http.Request) string {
 	return ""
 }
 
-// Authenticate wraps next so that only requests with a valid bearer token reach it; the
-// principal is put in the request context (auth.FromContext). Others get 401 with the
-// REST error body. Tokens of the gateway's own authorization server are refused here: see
-// Bearer.Authenticate for the REST APIs that accept the console's.
-func Authenticate(v *auth.Verifier, logger *slog.Logger, next http.Handler) http.Handler {
-	return Bearer{Verifier: v}.Authenticate(logger, next)
-}
-
 // GrantChecker says whether a grant of the gateway's authorization server still stands
 // (shared/grants.Service).
 type GrantChecker interface {
@@ -265,8 +257,9 @@ func BaseURL(public string, r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-// Authenticate wraps next as the package's Authenticate does, with b's rules. Errors (401
-// with the REST error body): no token; a token the verifier refuses (auth.Verifier's
+// Authenticate wraps next so that only requests with a valid bearer token reach it; the
+// principal is put in the request context (auth.FromContext). Errors (401 with the REST
+// error body): no token; a token the verifier refuses (auth.Verifier's
 // messages, "token is for another resource" among them); a console token whose grant was
 // revoked ("the sign-in behind this token was revoked"). A failed grant read is 500.
 func (b Bearer) Authenticate(logger *slog.Logger, next http.Handler) http.Handler {
