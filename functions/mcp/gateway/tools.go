@@ -97,6 +97,13 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 		for start := 0; start == 0 || start < len(all); start += toolsPageSize {
 			page := all[start:min(start+toolsPageSize, len(all))]
 			b := pageBytes(page, len(it.pages), start+toolsPageSize < len(all))
+			if start == 0 && st.Single == nil {
+				// The built-ins lead page 1: the item keeps the rest (tail), the head is shared.
+				if bl := g.builtinsFor(st); len(bl.head) > len(`{"tools":[`) && bytes.HasPrefix(b, bl.head) {
+					it.head = bl.head
+					b = bytes.Clone(b[len(bl.head):])
+				}
+			}
 			it.pages = append(it.pages, b)
 			it.grew(int64(cap(b)))
 		}
@@ -111,24 +118,59 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 			return nil, false
 		}
 	}
+	if n == 0 && it.head != nil {
+		return append(append(make([]byte, 0, len(it.head)+len(it.pages[0])), it.head...), it.pages[0]...), true
+	}
 	return it.pages[n], true
 }
 
-// builtinEntries are the tools/list entries of the built-ins st may see (none on the
-// single-server endpoint), unsorted.
-func builtinEntries(g *Gateway, st *requestState) []listedTool {
-	var all []listedTool
-	if st.Single == nil {
-		for _, b := range g.builtins.All() {
-			if builtin.CanSee(st.Principal, b, st.Toolsets) {
-				def, err := json.Marshal(b.Tool())
-				if err == nil {
-					all = append(all, listedTool{b.Name, tasks.WithExecution(def), builtinResource(b)})
-				}
+// builtinList is the built-ins' part of a tools/list for one role class and toolsets
+// (builtin.RoleClass, builtin.CanSee): their entries by name, and head, the first page's
+// bytes up to and including the last built-in's definition. It is made once per process
+// and shared by every server item of that class (Gateway.builtinLists), so that a server
+// item holds only its own proxied tools' bytes: built-ins are agentpack_*, proxied tools
+// mcp_*, so the built-ins lead page 1 (docs/CATALOG.md "Many workspaces per instance").
+// At most 3 role classes × the known toolsets' combinations exist.
+type builtinList struct {
+	entries []listedTool
+	head    []byte
+}
+
+// builtinsFor returns st's role class's builtinList (made on first use).
+func (g *Gateway) builtinsFor(st *requestState) *builtinList {
+	key := builtin.RoleClass(st.Principal) + "|" + strings.Join(st.Toolsets, ",")
+	if v, ok := g.builtinLists.Load(key); ok {
+		return v.(*builtinList)
+	}
+	bl := &builtinList{}
+	for _, b := range g.builtins.All() {
+		if builtin.CanSee(st.Principal, b, st.Toolsets) {
+			def, err := json.Marshal(b.Tool())
+			if err == nil {
+				bl.entries = append(bl.entries, listedTool{b.Name, tasks.WithExecution(def), builtinResource(b)})
 			}
 		}
 	}
-	return all
+	sortEntries(bl.entries)
+	head := []byte(`{"tools":[`)
+	for i, e := range bl.entries {
+		if i > 0 {
+			head = append(head, ',')
+		}
+		head = append(head, e.def...)
+	}
+	bl.head = head
+	v, _ := g.builtinLists.LoadOrStore(key, bl)
+	return v.(*builtinList)
+}
+
+// builtinEntries are the tools/list entries of the built-ins st may see (none on the
+// single-server endpoint), sorted by name; the definitions are the shared builtinList's.
+func builtinEntries(g *Gateway, st *requestState) []listedTool {
+	if st.Single != nil {
+		return nil
+	}
+	return slices.Clone(g.builtinsFor(st).entries)
 }
 
 // proxiedEntry is the tools/list entry of proxied tool t of connection c under name
