@@ -3,6 +3,8 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +125,45 @@ func TestColdFirstPage(t *testing.T) {
 				t.Fatalf("no next page: %.300s", cold)
 			}
 		})
+	}
+}
+
+// failingPartStore fails every part and pack read (the index reads well).
+type failingPartStore struct{ catalog.Store }
+
+func (s failingPartStore) GetObject(ctx context.Context, key, inm string) ([]byte, string, error) {
+	if !strings.HasSuffix(key, "/index.json") {
+		return nil, "", errors.New("store down")
+	}
+	return s.Store.GetObject(ctx, key, inm)
+}
+
+// TestColdCatalogUnavailable: when the parts cannot be read, a cold request that needs the
+// whole catalog answers 503 "catalog unavailable", and a cold first page — whose own part
+// reads fail too — answers an error, never a page without the tools.
+func TestColdCatalogUnavailable(t *testing.T) {
+	c := newChurnEnv(t, 0)
+	v, err := auth.NewVerifier(context.Background(), auth.Options{Secret: benchSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, body string }{
+		{"call", c.call.body},
+		{"first page", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+	} {
+		g, err := gateway.New(gateway.Options{Pool: c.pool, Catalog: catalog.NewCache(failingPartStore{c.store}, time.Minute, nil),
+			Upstreams: c.up, Verifier: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rq := c.list
+		rq.body = tc.body
+		st, body := serveRaw(g.Handler(), rq)
+		if tc.name == "call" && (st != http.StatusServiceUnavailable || !strings.Contains(body, "catalog unavailable")) {
+			t.Errorf("%s: %d %s", tc.name, st, body)
+		}
+		if tc.name == "first page" && (!strings.Contains(body, `"error"`) || strings.Contains(body, `"tools"`)) {
+			t.Errorf("%s: %d %s", tc.name, st, body)
+		}
 	}
 }
