@@ -32,14 +32,16 @@ type Snapshot struct {
 	size   atomic.Int64 // estimated bytes held (Size)
 
 	// A lazy snapshot (Cache.GetLazy, lazy.go) is made from its index alone; its parts are
-	// read in the background. Until ready is closed, Doc is nil and only ETag, Head, Size
+	// read in the background (ReadAll). Until ready is closed, Doc is nil and only ETag, Head, Size
 	// (an estimate) and FirstTools may be used; Complete waits for it. ready is nil for a
 	// snapshot complete from the start.
-	ready chan struct{}
-	err   error  // why the background read failed (set before ready is closed)
-	head  *Index // the index a lazy snapshot was made from
-	store Store
-	ws    string
+	ready    chan struct{}
+	err      error  // why the background read failed (set before ready is closed)
+	head     *Index // the index a lazy snapshot was made from
+	store    Store
+	ws       string
+	read     func() // reads the whole document and closes ready (ReadAll runs it once)
+	readOnce sync.Once
 }
 
 // Size is the estimated number of bytes the snapshot holds: the bytes of every string and
@@ -207,9 +209,10 @@ func (c *Cache) Get(ctx context.Context, ws string) (*Snapshot, error) {
 }
 
 // GetLazy is Get that, when the process holds no snapshot of ws (a cold start, or one
-// evicted), returns a pending one made from the index alone (Snapshot.Pending, lazy.go)
-// while its parts are read in the background. The caller must call Complete before it
-// uses s.Doc or anything but ETag, Head, Size and FirstTools. A background read that fails
+// evicted), returns a pending one made from the index alone (Snapshot.Pending, lazy.go),
+// whose parts are read in the background once Snapshot.ReadAll or Complete is called.
+// The caller must call Complete before it uses s.Doc or anything but ETag, Head, Size and
+// FirstTools. A background read that fails
 // drops the snapshot from the cache (the next Get loads again), logs and counts the
 // failure like a failed load, and is Complete's error.
 func (c *Cache) GetLazy(ctx context.Context, ws string) (*Snapshot, error) {

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -235,7 +236,7 @@ func load(ctx context.Context, store Store, ws string, prev *Snapshot) (*Snapsho
 	if err != nil {
 		return nil, &decodeError{err}
 	}
-	doc, err := assemble(ctx, store, ws, ix, prev)
+	doc, err := assemble(ctx, store, ws, ix, prev, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +248,10 @@ func load(ctx context.Context, store Store, ws string, prev *Snapshot) (*Snapsho
 // assemble reads the parts ix names — reusing those prev (complete, or nil) holds with the
 // same id and hash — checks them and returns the document. errPartGone when a named object
 // is missing.
-func assemble(ctx context.Context, store Store, ws string, ix *Index, prev *Snapshot) (*Document, error) {
+//
+// With decodeMu set, one part is decoded at a time (the reads stay concurrent): a lazy
+// snapshot's background read then takes at most one core from the requests beside it.
+func assemble(ctx context.Context, store Store, ws string, ix *Index, prev *Snapshot, decodeMu *sync.Mutex) (*Document, error) {
 	have := map[string]*Connection{}
 	if prev != nil && prev.index != nil {
 		for i, p := range prev.index.Parts {
@@ -271,7 +275,7 @@ func assemble(ctx context.Context, store Store, ws string, ix *Index, prev *Snap
 		}
 		want[k] = append(want[k], i)
 	}
-	err := fetchParts(ctx, store, ws, ix.Parts, keys, want, func(i int, c Connection) { doc.Connections[i] = c })
+	err := fetchParts(ctx, store, ws, ix.Parts, keys, want, decodeMu, func(i int, c Connection) { doc.Connections[i] = c })
 	if err != nil {
 		return nil, err
 	}
@@ -283,9 +287,10 @@ func assemble(ctx context.Context, store Store, ws string, ix *Index, prev *Snap
 
 // fetchParts reads each object of keys once (partFetchConcurrency at a time), cuts and
 // decodes the parts of refs that want names in it, and calls put with each part's index
-// in refs and its connection (concurrently, for distinct indexes). errPartGone when an
-// object is missing; a *decodeError when a part does not decode or lies outside its pack.
-func fetchParts(ctx context.Context, store Store, ws string, refs []PartRef, keys []string, want map[string][]int, put func(int, Connection)) error {
+// in refs and its connection (concurrently, for distinct indexes; decodeMu, when set, held
+// while decoding). errPartGone when an object is missing; a *decodeError when a part does
+// not decode or lies outside its pack.
+func fetchParts(ctx context.Context, store Store, ws string, refs []PartRef, keys []string, want map[string][]int, decodeMu *sync.Mutex, put func(int, Connection)) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(partFetchConcurrency)
 	for _, k := range keys {
@@ -306,7 +311,13 @@ func fetchParts(ctx context.Context, store Store, ws string, refs []PartRef, key
 					}
 					part = b[ref.Off : ref.Off+ref.Len]
 				}
+				if decodeMu != nil {
+					decodeMu.Lock()
+				}
 				c, err := decodePart(part, ref)
+				if decodeMu != nil {
+					decodeMu.Unlock()
+				}
 				if err != nil {
 					return &decodeError{err}
 				}

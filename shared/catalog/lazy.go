@@ -11,8 +11,8 @@ import (
 // Lazy snapshots: a cold start that does not grow with the workspace (docs/CATALOG.md
 // "Cold start"). A process that holds no snapshot of a workspace reads its index (one
 // GET), answers what the index and a few parts can answer — the first tools/list page,
-// through FirstTools and the index's per-part summaries — and reads and decodes the whole
-// document in the background, which everything else waits for (Complete).
+// through FirstTools and the index's per-part summaries — and then reads and decodes the
+// whole document in the background (ReadAll), which everything else waits for (Complete).
 
 // Pending reports whether s is a lazy snapshot whose document is still being read: then
 // s.Doc is nil, and only ETag, Head, Size (an estimate from the index) and FirstTools may
@@ -37,6 +37,7 @@ func (s *Snapshot) Complete(ctx context.Context) error {
 	if s.ready == nil {
 		return nil
 	}
+	s.ReadAll()
 	select {
 	case <-s.ready:
 		return s.err
@@ -51,6 +52,7 @@ func (s *Snapshot) failed() bool { return s.ready != nil && !s.Pending() && s.er
 // wait blocks until s is complete (failed or not).
 func (s *Snapshot) wait() {
 	if s.ready != nil {
+		s.ReadAll()
 		<-s.ready
 	}
 }
@@ -62,9 +64,7 @@ func (s *Snapshot) Head() *Index {
 	if s.head != nil {
 		return s.head
 	}
-	if s.ready != nil {
-		<-s.ready
-	}
+	s.wait()
 	return s.index
 }
 
@@ -84,7 +84,7 @@ func lazySnapshotSize(ix *Index) int64 {
 }
 
 // loadLazy reads workspace ws's index and returns a pending snapshot of it whose parts
-// are read by a goroutine it starts; done is called once that read ends (its error, nil
+// are read by a goroutine that ReadAll (or Complete) starts; done is called once that read ends (its error, nil
 // on success) after the snapshot is complete or failed. A part gone under the read (a
 // writer replaced the index and deleted it) makes the read start over from the then
 // current index, as Load does: the snapshot then holds that newer document under the
@@ -102,8 +102,9 @@ func loadLazy(ctx context.Context, store Store, ws string, done func(*Snapshot, 
 	}
 	s := &Snapshot{ETag: etag, head: ix, store: store, ws: ws, ready: make(chan struct{})}
 	s.size.Store(lazySnapshotSize(ix))
-	go func() {
-		doc, err := assemble(ctx, store, ws, ix, nil)
+	s.read = func() {
+		// One part decoded at a time: the requests beside it (a FirstTools) keep a core.
+		doc, err := assemble(ctx, store, ws, ix, nil, &sync.Mutex{})
 		used := ix
 		if errors.Is(err, errPartGone) {
 			var fresh *Snapshot
@@ -121,8 +122,18 @@ func loadLazy(ctx context.Context, store Store, ws string, done func(*Snapshot, 
 		if done != nil {
 			done(s, err)
 		}
-	}()
+	}
 	return s, nil
+}
+
+// ReadAll starts reading s's whole document in the background, when s is pending and the
+// read has not started: Complete (and every method that needs the document) starts it
+// too. The gateway calls it once a cold first page is answered, so that the read does not
+// take the CPU from that answer and the next pages find it under way.
+func (s *Snapshot) ReadAll() {
+	if s.ready != nil {
+		s.readOnce.Do(func() { go s.read() })
+	}
 }
 
 // FirstTools returns, in exposed-name order, the n served tools (Tool.Served) with the
@@ -214,7 +225,7 @@ func (s *Snapshot) readParts(ctx context.Context, refs []PartRef) ([]*Connection
 	}
 	out := make([]*Connection, len(refs))
 	var mu sync.Mutex
-	err := fetchParts(ctx, s.store, s.ws, refs, keys, want, func(i int, c Connection) {
+	err := fetchParts(ctx, s.store, s.ws, refs, keys, want, nil, func(i int, c Connection) {
 		mu.Lock()
 		out[i] = &c
 		mu.Unlock()

@@ -75,6 +75,7 @@ func (g *Gateway) routeToolsList(w *limitedWriter, r *http.Request, st *requestS
 		page, ok, err := g.firstPage(r.Context(), st)
 		if err == nil && ok {
 			g.reply(w, st, req, json.RawMessage(page), nil)
+			st.Snapshot.ReadAll() // the rest of the catalog, now that the first page is out
 			return true
 		}
 		if err == nil {
