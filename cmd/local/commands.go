@@ -29,7 +29,6 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/deps"
-	"github.com/agentpack/gateway/shared/identity"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/registry"
@@ -219,7 +218,9 @@ func cmdServe(ctx context.Context) error {
 			who = " (the demo identity provider, mockoidc at " + cfg.Identity.Issuer + ", signs in " + demoIdPEmail +
 				",\n                  invited as an admin of the demo workspace)"
 		}
-		fmt.Printf("  Sign in with the identity provider: http://%s%s%s\n\n", addr, identity.SignInPath, who)
+		// The console's own sign-in link: it signs in through the gateway's authorization
+		// server, which sends the browser to the identity provider (docs/AUTH.md "The console").
+		fmt.Printf("  Sign in with the identity provider: http://%s%s%s\n\n", addr, console.SignInLink, who)
 	}
 	progress("listening on http://" + addr)
 	said := make(chan struct{})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentpack/gateway/functions/pins/api"
 	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 )
 
@@ -14,6 +15,10 @@ func main() {
 	deps.Main("pins", func(ctx context.Context, d *deps.Deps) error {
 		a := &api.API{Pins: d.Pins,
 			Catalog: d.CatalogCache(), Verifier: d.Verifier, Logger: d.Logger}
+		if d.SigningKey != nil {
+			// The console's tokens of the gateway's authorization server (docs/AUTH.md).
+			a.Console = httpapi.Bearer{PublicBaseURL: d.Config.PublicBaseURL, Grants: d.Grants}
+		}
 		return lambdaapp.Start(ctx, a.Handler(), "127.0.0.1:"+d.Config.Port, d.Logger)
 	})
 }

@@ -16,6 +16,13 @@ import (
 	"github.com/agentpack/gateway/shared/derrors"
 )
 
+// ConsoleClientID is the client_id of the admin console, the authorization server's one
+// first-party client (functions/marketplace/authserver, docs/AUTH.md "The console"). Its
+// grants are sign-ins of a console tab, not connected clients: Mine and InWorkspace leave
+// them out (signing out of the console revokes its grant; removing the person from the
+// workspace refuses its next refresh).
+const ConsoleClientID = "agentpack-console"
+
 // Service reads and revokes grants in Postgres.
 type Service struct {
 	Pool *db.Pool
@@ -96,9 +103,13 @@ func requireAdminOf(p *auth.Principal, ws string) error {
 	return nil
 }
 
+// views are rows as Views, the console's own grants left out (ConsoleClientID).
 func views(rows []db.ASGrant) []View {
 	out := make([]View, 0, len(rows))
 	for i := range rows {
+		if rows[i].ClientID == ConsoleClientID {
+			continue
+		}
 		out = append(out, viewOf(&rows[i]))
 	}
 	return out

@@ -219,10 +219,50 @@ func BearerToken(r *http.Request) string {
 	return ""
 }
 
+// GrantChecker says whether a grant of the gateway's authorization server still stands
+// (shared/grants.Service).
+type GrantChecker interface {
+	Active(ctx context.Context, id string) (bool, error)
+}
+
+// Bearer is the REST APIs' bearer authentication (docs/AUTH.md "The console"): today's
+// JWTs (HS256, JWT_JWKS_URL) and, when Grants is set, the access tokens the gateway's own
+// authorization server issues to the console for the REST resource APIResource(base),
+// whose grant must still stand. A token of that server for another resource (/mcp) is
+// refused, as an /api token is refused by the MCP endpoint.
+type Bearer struct {
+	Verifier *auth.Verifier
+	// PublicBaseURL is the issuer's base (the resource is its /api); "" derives it from
+	// the request's scheme (X-Forwarded-Proto) and host, as the authorization server does.
+	PublicBaseURL string
+	// Grants, when set, admits the authorization server's tokens for the REST resource;
+	// nil refuses them all.
+	Grants GrantChecker
+}
+
+// APIResource is the REST API's resource (RFC 8707) for issuer base: the audience of the
+// console's access tokens.
+func APIResource(base string) string { return base + "/api" }
+
+// BaseURL is public when set, else the request's scheme and host (https when r came over
+// TLS or with X-Forwarded-Proto: https).
+func BaseURL(public string, r *http.Request) string {
+	if public != "" {
+		return public
+	}
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
 // Authenticate wraps next so that only requests with a valid bearer token reach it; the
-// principal is put in the request context (auth.FromContext). Others get 401 with the
-// REST error body.
-func Authenticate(v *auth.Verifier, logger *slog.Logger, next http.Handler) http.Handler {
+// principal is put in the request context (auth.FromContext). Errors (401 with the REST
+// error body): no token; a token the verifier refuses (auth.Verifier's
+// messages, "token is for another resource" among them); a console token whose grant was
+// revoked ("the sign-in behind this token was revoked"). A failed grant read is 500.
+func (b Bearer) Authenticate(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok := BearerToken(r)
 		if tok == "" {
@@ -230,7 +270,18 @@ func Authenticate(v *auth.Verifier, logger *slog.Logger, next http.Handler) http
 				WithHint("send Authorization: Bearer <token>"))
 			return
 		}
-		p, err := v.Verify(r.Context(), tok)
+		resource := ""
+		if b.Grants != nil {
+			resource = APIResource(BaseURL(b.PublicBaseURL, r))
+		}
+		p, err := b.Verifier.VerifyResource(r.Context(), tok, resource)
+		if err == nil && p.Grant != "" {
+			var ok bool
+			if ok, err = b.Grants.Active(r.Context(), p.Grant); err == nil && !ok {
+				err = apperr.New(apperr.Unauthenticated, "the sign-in behind this token was revoked").
+					WithHint("sign in to the console again")
+			}
+		}
 		if err != nil {
 			Error(w, r, logger, err)
 			return

@@ -146,6 +146,18 @@ func (s *Service) Person(ctx context.Context, id string) (_ Person, err error) {
 	return personOf(p), nil
 }
 
+// Superuser reports whether personID has the platform flag (read from Postgres now; an
+// unknown person is NOT_FOUND). The authorization server gives the console's tokens of a
+// superuser auth.RoleSuperuser by it, as Principal does (docs/AUTH.md "The console").
+func (s *Service) Superuser(ctx context.Context, personID string) (_ bool, err error) {
+	defer derrors.Wrap(&err, "identity.Superuser(%s)", personID)
+	p, err := db.PersonGet(ctx, s.Pool, personID)
+	if err != nil {
+		return false, err
+	}
+	return p.Superuser, nil
+}
+
 // Groups returns personID's identity-provider groups as of its last sign-in (nil when the
 // sign-in carried none); an unknown person is NOT_FOUND. The authorization server copies
 // them into the access tokens it issues (docs/AUTH.md "Tokens").

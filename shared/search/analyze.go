@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/kljensen/snowball/english"
@@ -123,12 +124,14 @@ func Analyze(query string) []Concept {
 		w := kept[i]
 		var c Concept
 		if i+1 < len(kept) {
-			if alts, ok := phrases[foldAccents.Replace(w+" "+kept[i+1])]; ok {
+			if alts, ok := phrases[foldAccents.Replace(w+" "+kept[i+1])]; ok && !skip("phrase", foldAccents.Replace(w+" "+kept[i+1])) {
 				c = Concept{Word: w + " " + kept[i+1]}
 				for _, a := range alts {
 					c.add(a, 1)
 					for _, s := range synonyms[a] {
-						c.add(s, synonymWeight)
+						if !skip("synonym", a+">"+s) {
+							c.add(s, synonymWeight)
+						}
 					}
 				}
 				i++
@@ -143,12 +146,16 @@ func Analyze(query string) []Concept {
 			c.add(Stem(f), 1) // "área" is "area"
 		}
 		for _, s := range synonyms[stem] {
-			c.add(s, synonymWeight)
+			if !skip("synonym", stem+">"+s) {
+				c.add(s, synonymWeight)
+			}
 		}
 		for _, en := range translate(w) {
 			c.add(en, 1)
 			for _, s := range synonyms[en] {
-				c.add(s, synonymWeight)
+				if !skip("synonym", en+">"+s) {
+					c.add(s, synonymWeight)
+				}
 			}
 		}
 		out = appendConcept(out, c, seen)
@@ -242,7 +249,7 @@ var foldAccents = strings.NewReplacer(
 // know.
 func translate(w string) []string {
 	w = foldAccents.Replace(w)
-	if en, ok := lexicon[w]; ok {
+	if en, ok := lexicon[w]; ok && !skip("lexicon", w) {
 		return en
 	}
 	if en := prefixLookup(w); en != nil {
@@ -266,7 +273,7 @@ func translate(w string) []string {
 }
 
 func lookupPart(w string) []string {
-	if en, ok := lexicon[w]; ok {
+	if en, ok := lexicon[w]; ok && !skip("lexicon", w) {
 		return en
 	}
 	return prefixLookup(w)
@@ -275,11 +282,33 @@ func lookupPart(w string) []string {
 // prefixLookup finds the longest stem entry (at least 4 letters) that w starts with.
 func prefixLookup(w string) []string {
 	for n := len(w); n >= 4; n-- {
-		if en, ok := lexiconStems[w[:n]]; ok {
+		if en, ok := lexiconStems[w[:n]]; ok && !skip("lexicon", w[:n]+"*") {
 			return en
 		}
 	}
 	return nil
+}
+
+// tableFilter, when set (SetTableFilter), is asked before each use of a table entry.
+var tableFilter atomic.Pointer[func(table, key string) bool]
+
+// SetTableFilter makes Analyze skip every entry of the word tables for which f returns
+// true (nil: none skipped): table is "synonym" (key "stem>synonym"), "phrase" (the two
+// words) or "lexicon" (the word, or the stem entry with its "*"). For the evaluation
+// only (cmd/bench's cross-validation holds out the entries that only the held-out
+// queries use, and records which entries a query uses); it applies to every Index of
+// the process, so it must not be set while the gateway serves.
+func SetTableFilter(f func(table, key string) bool) {
+	if f == nil {
+		tableFilter.Store(nil)
+		return
+	}
+	tableFilter.Store(&f)
+}
+
+func skip(table, key string) bool {
+	f := tableFilter.Load()
+	return f != nil && (*f)(table, key)
 }
 
 // isNumber reports whether w is all digits: a value in an ask ("close issue 88"), not a

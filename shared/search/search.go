@@ -18,8 +18,10 @@
 // the document matches, so that a tool answering the whole ask outranks one that repeats
 // a single common word. An ask of several clauses ("find the crash and open an issue for
 // it") is also searched clause by clause, and the lists interleaved, so that a task that
-// spans two tools finds both. The tables are in lexicon.go; the weights in DefaultParams
-// were tuned on the dev half of the evaluation set (shared/search/searcheval).
+// spans two tools finds both. A word that neither the tables nor the catalog know is
+// matched, more weakly, by the catalog stems it begins with ("proceso" finds "process";
+// Params.Fallback). The tables are in lexicon.go; the weights in DefaultParams were tuned
+// on the dev half of the evaluation set (shared/search/searcheval).
 //
 // Nothing here does I/O; an Index is immutable once built and safe for concurrent use. A
 // query touches only the postings of its own terms, so its cost follows how many tools
@@ -69,6 +71,14 @@ type Params struct {
 	Novelty float64
 	// ClauseFusion is how the hit lists of a query's clauses are merged (see fuse).
 	ClauseFusion int
+	// Fallback is how much a catalog term counts for a query word the catalog does not
+	// know (no posting for any of its alternatives; words of 5 letters or more, accents
+	// folded): a catalog stem of 4 letters or more that begins the word ("texto" finds
+	// "text", "documentos" "document"), or of 5 letters or more that begins it but for its
+	// last letter ("proceso" finds "process"). A character-prefix stem fallback for
+	// inflected and cognate words outside the tables (0: off); chosen by cross-validation
+	// within the dev half (docs/SEARCH.md "Tuning").
+	Fallback float64
 }
 
 // DefaultParams are the constants tuned on the dev half of the evaluation set at 4,000
@@ -81,6 +91,7 @@ var DefaultParams = Params{
 	Coverage:     0.42,
 	Novelty:      0.3,
 	ClauseFusion: 0,
+	Fallback:     0.3,
 }
 
 // Doc is one tool to index. Params are its parameter names; ParamText its parameters'
@@ -127,7 +138,8 @@ type Index struct {
 	n        int
 	p        Params
 	postings map[string][]posting
-	scratch  sync.Pool // *accumulator, len n
+	vocab    []string   // the terms of postings, sorted (Fallback's prefix lookups)
+	scratch  *sync.Pool // *accumulator, len n
 }
 
 // accumulator holds one query's scores (dense, by document), the concepts each document
@@ -148,7 +160,7 @@ func New(docs []Doc) *Index { return NewWithParams(docs, DefaultParams) }
 
 // NewWithParams indexes docs with the given constants (the evaluation's tuning uses it).
 func NewWithParams(docs []Doc, p Params) *Index {
-	ix := &Index{n: len(docs), p: p, postings: map[string][]posting{}}
+	ix := &Index{n: len(docs), p: p, postings: map[string][]posting{}, scratch: &sync.Pool{}}
 	// Each field of each document analysed once (stems memoised: a catalog repeats its
 	// words), then the average field lengths, then the postings.
 	memo := map[string]string{}
@@ -194,6 +206,11 @@ func NewWithParams(docs []Doc, p Params) *Index {
 		}
 		fields[i] = [numFields][]string{}
 	}
+	ix.vocab = make([]string, 0, len(ix.postings))
+	for t := range ix.postings {
+		ix.vocab = append(ix.vocab, t)
+	}
+	slices.Sort(ix.vocab)
 	ix.scratch.New = func() any {
 		return &accumulator{scores: make([]float64, ix.n), concepts: make([]uint16, ix.n), masks: make([]uint32, ix.n),
 			fields: make([]uint8, ix.n), best: make([]float64, ix.n)}
@@ -204,6 +221,17 @@ func NewWithParams(docs []Doc, p Params) *Index {
 // docFields returns a document's text per field.
 func docFields(d *Doc) [numFields]string {
 	return [numFields]string{d.Name, d.Title, d.Description, strings.Join(d.Params, " "), d.ParamText, d.Server, d.ServerDescription}
+}
+
+// WithParams returns an index over the same postings that ranks with p's query-side
+// constants (K1, Synonym, Coverage, Novelty, ClauseFusion, Fallback); the field weights
+// and length normalisations stay those the index was built with. For the evaluation's
+// cross-validation, which tries many query-side constants over one index.
+func (ix *Index) WithParams(p Params) *Index {
+	c := *ix
+	c.p.K1, c.p.Synonym, c.p.Coverage, c.p.Novelty, c.p.ClauseFusion = p.K1, p.Synonym, p.Coverage, p.Novelty, p.ClauseFusion
+	c.p.Fallback = p.Fallback
+	return &c
 }
 
 // Len is the number of indexed documents.
@@ -235,8 +263,65 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) (hits 
 	return fuse(lists, limit, ix.p.ClauseFusion), total
 }
 
-// rank scores the documents for concepts (see Search).
+// rank scores the documents for concepts (see Search), the catalog's fallback stems
+// added to the concepts it does not know (see Params.Fallback).
 func (ix *Index) rank(concepts []Concept, limit int, keep func(doc int) bool) (hits []Hit, total int) {
+	return ix.rank1(ix.fallback(concepts), limit, keep)
+}
+
+// fallback adds, to each concept of one word whose alternatives the index does not know,
+// the catalog stems that begin the word (accents folded; see Params.Fallback).
+func (ix *Index) fallback(concepts []Concept) []Concept {
+	if ix.p.Fallback <= 0 {
+		return concepts
+	}
+	var out []Concept
+	for i, c := range concepts {
+		if c.Hint || strings.Contains(c.Word, " ") {
+			continue
+		}
+		known := false
+		for _, a := range c.Alternatives {
+			known = known || len(ix.postings[a.Term]) > 0
+		}
+		w := foldAccents.Replace(c.Word)
+		if known || len(w) < 5 {
+			continue
+		}
+		var alts []Alternative
+		lo, _ := slices.BinarySearch(ix.vocab, w[:4])
+		for _, t := range ix.vocab[lo:] {
+			if !strings.HasPrefix(t, w[:4]) {
+				break
+			}
+			if n := commonPrefix(t, w); n == len(t) || (len(t) >= 5 && n >= len(t)-1) {
+				alts = append(alts, Alternative{Term: t, Weight: ix.p.Fallback})
+			}
+		}
+		if alts == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(concepts)
+		}
+		out[i].Alternatives = append(slices.Clone(c.Alternatives), alts...)
+	}
+	if out == nil {
+		return concepts
+	}
+	return out
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// rank1 is rank without the fallback.
+func (ix *Index) rank1(concepts []Concept, limit int, keep func(doc int) bool) (hits []Hit, total int) {
 	acc := ix.scratch.Get().(*accumulator)
 	defer func() {
 		for _, d := range acc.touched {

@@ -43,13 +43,7 @@ func TestSearchRanks(t *testing.T) {
 		{Name: "mcp_weather_forecast", Description: "The weather forecast for a city.", Params: []string{"city"}},
 	}
 	ix := New(docs)
-	names := func(hits []Hit) []string {
-		var out []string
-		for _, h := range hits {
-			out = append(out, docs[h.Doc].Name)
-		}
-		return out
-	}
+	names := func(hits []Hit) []string { return hitNames(docs, hits) }
 	tests := []struct {
 		name      string
 		query     string
@@ -128,4 +122,87 @@ func BenchmarkIndex(b *testing.B) {
 	for b.Loop() {
 		New(docs)
 	}
+}
+
+// TestFallback: a word that neither the tables nor the catalog know finds the catalog
+// stems that begin it (a whole prefix of 4 letters or more, or of 5 or more but for the
+// word's last letter), weaker than a word's own match; a word the catalog knows, a short
+// word, and Fallback 0 add nothing.
+func TestFallback(t *testing.T) {
+	t.Parallel()
+	docs := []Doc{
+		{Name: "grant_access", Description: "Give a user access to a project."},
+		{Name: "list_calendars", Description: "List the calendars of an account."},
+		{Name: "get_textile", Description: "A textile's fibre."},
+		{Name: "get_text", Description: "The text of a page."},
+	}
+	ix := New(docs)
+	names := func(hits []Hit) []string { return hitNames(docs, hits) }
+	tests := []struct {
+		name, query string
+		ix          *Index
+		want        []string
+	}{
+		{"cognate but for its last letter", "acceso", ix, []string{"grant_access"}},
+		{"cognate with the stem as its beginning", "calendario", ix, []string{"list_calendars"}},
+		{"whole prefix of four letters", "textbausteine", ix, []string{"get_text"}},
+		{"a known word is not widened", "textile", ix, []string{"get_textile"}},
+		{"a word under five letters has none", "acce", ix, nil},
+		{"off", "acceso", ix.WithParams(Params{K1: DefaultParams.K1, Synonym: DefaultParams.Synonym}), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hits, total := tc.ix.Search(tc.query, 5, nil)
+			if d := cmp.Diff(tc.want, names(hits)); d != "" || total != len(tc.want) {
+				t.Errorf("Search(%q): total %d (-want +got):\n%s", tc.query, total, d)
+			}
+		})
+	}
+	// Weaker than the word itself: "access" scores its tool above "acceso" does.
+	own, _ := ix.Search("access", 1, nil)
+	fb, _ := ix.Search("acceso", 1, nil)
+	if len(own) != 1 || len(fb) != 1 || !(fb[0].Score < own[0].Score) {
+		t.Errorf("own %+v, fallback %+v; want the fallback's score below the word's", own, fb)
+	}
+}
+
+// TestSetTableFilter: a skipped synonym, lexicon entry or phrase no longer answers; the
+// filter sees the entries a query uses; nil restores the tables. Not parallel: the
+// filter is process-wide.
+func TestSetTableFilter(t *testing.T) {
+	docs := []Doc{{Name: "list_directory", Description: "List a directory."}, {Name: "get_elevation", Description: "Elevation of a point."}}
+	ix := New(docs)
+	found := func(q string) bool { hits, _ := ix.Search(q, 5, nil); return len(hits) > 0 }
+	if !found("folder") || !found("pasta") || !found("sea level") {
+		t.Fatal("the tables do not answer folder, pasta, sea level")
+	}
+	used := map[string]bool{}
+	SetTableFilter(func(table, key string) bool { used[table+":"+key] = true; return false })
+	Analyze("show the pasta, the folder and the sea level")
+	SetTableFilter(nil)
+	for _, e := range []string{"synonym:folder>directori", "lexicon:pasta*", "phrase:sea level"} {
+		if !used[e] {
+			t.Errorf("the filter did not see %s (saw %v)", e, used)
+		}
+	}
+	SetTableFilter(func(table, key string) bool {
+		return table+":"+key == "synonym:folder>directori" || table == "lexicon" || table == "phrase"
+	})
+	defer SetTableFilter(nil)
+	if found("folder") || found("pasta") || found("sea level") {
+		t.Error("skipped entries still answer")
+	}
+	SetTableFilter(nil)
+	if !found("folder") {
+		t.Error("nil did not restore the tables")
+	}
+}
+
+// hitNames is the names of the documents hits rank, in order.
+func hitNames(docs []Doc, hits []Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, docs[h.Doc].Name)
+	}
+	return out
 }

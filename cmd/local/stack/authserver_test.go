@@ -32,6 +32,9 @@ type testIdentity struct {
 	mu      sync.Mutex
 	members map[string][]authserver.Membership
 	groups  map[string][]string // each person's identity-provider groups
+	super   map[string]bool     // superusers (the platform flag)
+	// superErr, when set, fails Superuser (a failed read of the people table).
+	superErr error
 }
 
 const testPersonCookie = "test-person"
@@ -60,6 +63,12 @@ func (ti *testIdentity) Groups(_ context.Context, person string) ([]string, erro
 	return append([]string(nil), ti.groups[person]...), nil
 }
 
+func (ti *testIdentity) Superuser(_ context.Context, person string) (bool, error) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	return ti.super[person], ti.superErr
+}
+
 func (ti *testIdentity) setGroups(person string, groups ...string) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
@@ -81,7 +90,7 @@ type asWorld struct {
 
 func newASWorld(t *testing.T, edit func(*authserver.Options)) *asWorld {
 	t.Helper()
-	ti := &testIdentity{members: map[string][]authserver.Membership{}, groups: map[string][]string{}}
+	ti := &testIdentity{members: map[string][]authserver.Membership{}, groups: map[string][]string{}, super: map[string]bool{}}
 	w := newWorld(t, &stacktest.Options{Stack: &stack.Options{
 		Identity:   &stack.Identity{Sessions: ti, Members: ti},
 		AuthServer: edit,
@@ -295,9 +304,11 @@ func TestAuthServerFlowAndRefreshReuse(t *testing.T) {
 	if st, m := w.rpc(t, "/mcp/"+b.id, access, "tools/list", nil, nil); st != http.StatusForbidden {
 		t.Fatalf("ada's token on workspace B: %d %v, want 403", st, m)
 	}
-	// The token is for /mcp only: the REST API refuses it.
-	if st, _ := w.do(t, "GET", "/api/mcp-connections?workspaceId="+a.id, access, nil); st != http.StatusUnauthorized {
-		t.Fatalf("/mcp token on the REST API: %d, want 401", st)
+	// The token is for /mcp only: the REST API, which takes the console's tokens of this
+	// server (aud <base>/api), refuses it (TestConsoleClient: and an /api token at /mcp).
+	if st, m := w.do(t, "GET", "/api/mcp-connections?workspaceId="+a.id, access, nil); st != http.StatusUnauthorized ||
+		!strings.Contains(fmt.Sprint(m), "another resource") {
+		t.Fatalf("/mcp token on the REST API: %d %v, want 401 for another resource", st, m)
 	}
 
 	// Rotation: a new refresh token each time; the old one is then a reuse.

@@ -102,11 +102,18 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	}
 	market := &api.API{Pool: d.Pool, Services: d.Services, Verifier: d.Verifier, Logger: d.Logger,
 		SignIn: d.IdentityRoutes()}
+	cc := console.Config{OAuth: console.FromConfig(d.Config), DevSignIn: o.DevSignIn != nil}
+	var bearer httpapi.Bearer
 	if as != nil {
 		market.AuthServer = as.Handler()
+		// The console signs in through the authorization server; the REST APIs take its
+		// tokens (docs/AUTH.md "The console").
+		bearer = httpapi.Bearer{PublicBaseURL: d.Config.PublicBaseURL, Grants: d.Grants}
+		market.Console = bearer
+		cc.AuthServer = console.OwnAuthServer(d.Config.PublicBaseURL)
 	}
 	mux := http.NewServeMux()
-	console.Mount(mux, console.Config{OAuth: console.FromConfig(d.Config), DevSignIn: o.DevSignIn != nil})
+	console.Mount(mux, cc)
 	gh, mh := g.Handler(), market.Handler()
 	if as != nil {
 		for _, p := range api.AuthServerPaths {
@@ -120,7 +127,7 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 		mux.Handle(p, mh)
 	}
 	pinsAPI := &pinsapi.API{Pins: d.Pins, Catalog: cache,
-		Verifier: d.Verifier, Logger: d.Logger}
+		Verifier: d.Verifier, Logger: d.Logger, Console: bearer}
 	if o.DevSignIn != nil {
 		mux.Handle(console.DevSignInPath, o.DevSignIn)
 	}

@@ -85,6 +85,10 @@ type API struct {
 	// with its connected clients at /api/connected-clients (Services.Grants); nil answers
 	// 404 there.
 	AuthServer http.Handler
+	// Console, when its Grants is set, also admits the console's access tokens of the
+	// gateway's authorization server for the REST resource (httpapi.Bearer; its Verifier
+	// is Verifier): main and the local stack set it with the authorization server.
+	Console httpapi.Bearer
 	// SignIn, when set, serves the browser sign-in and session routes under /auth/
 	// (shared/identity: deps.Deps.IdentityRoutes).
 	SignIn http.Handler
@@ -118,9 +122,11 @@ func (a *API) Handler() http.Handler {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	mux := http.NewServeMux()
+	bearer := a.Console
+	bearer.Verifier = a.Verifier
 	for _, rt := range Routes {
 		h := rt.handler(a)
-		mux.Handle(rt.Pattern, httpapi.Authenticate(a.Verifier, logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.Handle(rt.Pattern, bearer.Authenticate(logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if err := h(w, r, auth.FromContext(r.Context())); err != nil {
 				httpapi.Error(w, r, logger, err)
 			}

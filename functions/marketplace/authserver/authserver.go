@@ -31,6 +31,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,6 +86,9 @@ func (s IdentitySessions) SignInURL(returnTo string) string { return identity.Si
 type Members interface {
 	Memberships(ctx context.Context, personID string) ([]Membership, error)
 	Groups(ctx context.Context, personID string) ([]string, error)
+	// Superuser reports the platform flag (identity.Service.Superuser): the console's
+	// tokens of a superuser carry auth.RoleSuperuser.
+	Superuser(ctx context.Context, personID string) (bool, error)
 }
 
 // Bounds of the groups an access token carries: the token travels in a request header
@@ -211,7 +215,7 @@ func (s *Server) Handler() http.Handler {
 		if r.Header.Get("Origin") != "" && !strings.HasPrefix(r.URL.Path, AuthorizePath) {
 			w.Header().Set("Access-Control-Allow-Origin", "*")
 		}
-		mux.ServeHTTP(w, r)
+		mux.ServeHTTP(w, s.withBase(r))
 	})
 }
 
@@ -268,35 +272,61 @@ func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
 }
 
 // resource checks the RFC 8707 resource parameters of r's form and replaces them with the
-// audience fosite binds to the token: the gateway's /mcp resource. A resource under it
-// (/mcp/{workspace}…) is the same resource (the workspace comes from the membership) and
-// names the workspace to preselect. Missing resource means the gateway's own (clients of
-// the 2025-03-26 revision send none). Any other resource is invalid_target (RFC 8707 §2).
+// audience fosite binds to the token. For an MCP client that is the gateway's /mcp
+// resource: a resource under it (/mcp/{workspace}…) is the same resource (the workspace
+// comes from the membership) and names the workspace to preselect; missing resource means
+// the gateway's own (clients of the 2025-03-26 revision send none). For the console client
+// (console.go) it is what it names of the REST API's resource, <base>/api, and the MCP
+// resource, <base>/mcp (exactly; the token's aud lists them), and <base>/api when it names
+// none. Any other resource is invalid_target (RFC 8707 §2): the REST resource for an MCP
+// client; anything but those two for the console.
 func (s *Server) resource(r *http.Request) (hint string, err error) {
-	res := Resource(s.base(r))
-	for _, v := range r.Form["resource"] {
-		u, perr := url.Parse(v)
-		if perr != nil || u.Fragment != "" {
-			return "", errInvalidTarget
+	base := s.base(r)
+	res := Resource(base)
+	aud := []string{res}
+	if r.Form.Get("client_id") == ConsoleClientID {
+		aud = nil
+		for _, v := range r.Form["resource"] {
+			v = strings.TrimSuffix(v, "/")
+			if v != APIResource(base) && v != res {
+				return "", errConsoleTarget
+			}
+			if !slices.Contains(aud, v) {
+				aud = append(aud, v)
+			}
 		}
-		p := strings.TrimSuffix(u.Scheme+"://"+u.Host+u.EscapedPath(), "/")
-		if p == res {
-			continue
+		if len(aud) == 0 {
+			aud = []string{APIResource(base)}
 		}
-		rest, ok := strings.CutPrefix(p, res+"/")
-		if !ok {
-			return "", errInvalidTarget
-		}
-		if ws, _, _ := strings.Cut(rest, "/"); db.IsUUID(ws) {
-			hint = ws
+		hint = r.Form.Get("workspace_hint")
+	} else {
+		for _, v := range r.Form["resource"] {
+			u, perr := url.Parse(v)
+			if perr != nil || u.Fragment != "" {
+				return "", errInvalidTarget
+			}
+			p := strings.TrimSuffix(u.Scheme+"://"+u.Host+u.EscapedPath(), "/")
+			if p == res {
+				continue
+			}
+			rest, ok := strings.CutPrefix(p, res+"/")
+			if !ok {
+				return "", errInvalidTarget
+			}
+			if ws, _, _ := strings.Cut(rest, "/"); db.IsUUID(ws) {
+				hint = ws
+			}
 		}
 	}
-	r.Form["audience"] = []string{res}
+	r.Form["audience"] = aud
 	if r.PostForm != nil && r.Method == http.MethodPost {
-		r.PostForm["audience"] = []string{res}
+		r.PostForm["audience"] = aud
 	}
 	return hint, nil
 }
+
+var errConsoleTarget = &fosite.RFC6749Error{ErrorField: "invalid_target",
+	DescriptionField: "The console's tokens are for this gateway's REST API (<origin>/api) and MCP endpoint (<origin>/mcp) only.", CodeField: http.StatusBadRequest}
 
 var errInvalidTarget = &fosite.RFC6749Error{ErrorField: "invalid_target",
 	DescriptionField: "The requested resource is not this gateway's MCP endpoint.", CodeField: http.StatusBadRequest}
@@ -344,6 +374,16 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		}
 		s.accessError(w, r, ar, fosite.ErrInvalidGrant.WithHint("The person is no longer a member of the workspace this grant is for."))
 		return
+	}
+	if isConsole(ar.GetClient()) {
+		su, err := s.o.Members.Superuser(ctx, js.JWTClaims.Subject)
+		if err != nil {
+			s.accessError(w, r, ar, fosite.ErrServerError.WithWrap(err))
+			return
+		}
+		if su {
+			role = auth.RoleSuperuser
+		}
 	}
 	js.JWTClaims.Extra["role"] = role
 	groups, err := s.o.Members.Groups(ctx, js.JWTClaims.Subject)

@@ -45,6 +45,8 @@ type client struct {
 	ClientURI string
 	// Document is true for a client whose client_id is its metadata document's URL.
 	Document bool
+	// firstParty is the console (console.go): no consent, the REST resource only.
+	firstParty bool
 }
 
 func newClient(id string, redirects []string) *client {
@@ -72,6 +74,9 @@ type cachedDoc struct {
 
 // get returns client id, or fosite.ErrInvalidClient with a hint saying why.
 func (cs *clients) get(ctx context.Context, id string) (fosite.Client, error) {
+	if id == ConsoleClientID {
+		return consoleClient(ctx)
+	}
 	if isDocumentID(id) {
 		return cs.document(ctx, id)
 	}

@@ -33,6 +33,13 @@ func (s *Server) authorize(rw http.ResponseWriter, r *http.Request) {
 	w := &issWriter{ResponseWriter: rw, iss: s.base(r)}
 	hint, resErr := s.resource(r)
 	ar, err := s.provider.NewAuthorizeRequest(ctx, r)
+	if err == nil && isConsole(ar.GetClient()) && r.Form.Get("redirect_uri") != ConsoleRedirectURI(s.base(r)) {
+		// Exactly <base>/admin/: fosite would take a loopback redirect URI on any port
+		// (RFC 8252 §7.3), which is for native apps, not for the console (make run serves
+		// it on loopback).
+		oauthError(w, http.StatusBadRequest, "invalid_request", "The console's redirect_uri is exactly "+ConsoleRedirectURI(s.base(r))+".")
+		return
+	}
 	if ar != nil && ar.GetRedirectURI() != nil {
 		w.redirect = ar.GetRedirectURI().String()
 	}
@@ -84,8 +91,17 @@ func (s *Server) authorize(rw http.ResponseWriter, r *http.Request) {
 			http.Error(w, "choose a workspace you are a member of", http.StatusBadRequest)
 			return
 		}
-		if err := db.ASConsentPut(ctx, s.o.Pool, person.ID, c.GetID(), ws, scopes); err != nil {
-			s.serverError(w, r, err)
+		if !c.firstParty { // the console asks no consent (console.go): nothing to remember
+			if err := db.ASConsentPut(ctx, s.o.Pool, person.ID, c.GetID(), ws, scopes); err != nil {
+				s.serverError(w, r, err)
+				return
+			}
+		}
+	} else if c.firstParty {
+		// The console: no consent; only a person in several workspaces (and no hint) is
+		// asked which one.
+		if ws == "" {
+			s.consentPage(ctx, w, r, person, c, ms, ws, scopes)
 			return
 		}
 	} else {
@@ -187,6 +203,8 @@ type pageData struct {
 	Workspaces []workspaceOption
 	Hidden     []hiddenField
 	Action     string
+	// FirstParty: the console's workspace chooser, not a consent.
+	FirstParty bool
 	// FormTarget is the CSP source of the client's redirect URI (its origin, or its
 	// custom scheme), "" when the page has no consent form.
 	FormTarget string
@@ -202,7 +220,10 @@ type hiddenField struct{ Name, Value string }
 func (s *Server) consentPage(ctx context.Context, w http.ResponseWriter, r *http.Request, p Person, c *client,
 	ms []Membership, ws string, scopes []string) {
 	d := pageData{Title: "Allow access", Person: p, Client: c.Name, ClientID: c.GetID(), LogoURI: c.LogoURI,
-		Document: c.Document, Scopes: scopes, Action: AuthorizePath}
+		Document: c.Document, Scopes: scopes, Action: AuthorizePath, FirstParty: c.firstParty}
+	if c.firstParty {
+		d.Title = "Choose a workspace"
+	}
 	if d.Client == "" {
 		d.Client = "An unnamed client"
 	}
@@ -284,7 +305,16 @@ button{font:inherit;padding:.5rem 1.2rem;margin-right:.5rem;border-radius:6px;bo
 button[value=allow]{background:#1f6feb;color:#fff;border-color:#1f6feb}.muted{color:#57606a;font-size:.9rem}
 code{font-size:.85rem;word-break:break-all}</style></head>
 <body><main class="card">
-{{if .ClientID}}
+{{if .FirstParty}}
+<h1 id="consent-title">Open the console in which workspace?</h1>
+<p>Signed in as <strong>{{if .Person.Email}}{{.Person.Email}}{{else}}{{.Person.Name}}{{end}}</strong>. You are a member of several workspaces; the console works in one at a time (sign in again to switch).</p>
+<form method="post" action="{{.Action}}">
+{{range .Hidden}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">{{end}}
+<p><label>Workspace
+<select name="workspace" id="workspace">{{range .Workspaces}}<option value="{{.ID}}"{{if .Selected}} selected{{end}}>{{.Name}} ({{.Role}})</option>{{end}}</select></label></p>
+<p><button type="submit" name="decision" value="allow" id="allow">Continue</button></p>
+</form>
+{{else if .ClientID}}
 <h1 id="consent-title">{{if .LogoURI}}<img src="{{.LogoURI}}" alt="">{{end}}Allow <span id="client-name">{{.Client}}</span> to use the gateway as you?</h1>
 <p>Signed in as <strong>{{if .Person.Email}}{{.Person.Email}}{{else}}{{.Person.Name}}{{end}}</strong>.</p>
 <p><span id="client-name-2">{{.Client}}</span> will be sent back to <strong id="redirect-host">{{.Redirect}}</strong>

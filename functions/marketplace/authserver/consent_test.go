@@ -1,7 +1,10 @@
 package authserver
 
 import (
+	"context"
 	"net/url"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +31,18 @@ func TestCSPSource(t *testing.T) {
 		if got := cspSource(u); got != want {
 			t.Errorf("cspSource(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The console client exists only on a request of this origin: fosite's GetClient without
+// the request's base (never the case through Handler) is invalid_client, not a client
+// with an empty redirect URI.
+func TestConsoleClientNeedsBase(t *testing.T) {
+	if _, err := consoleClient(t.Context()); err == nil || !strings.Contains(err.Error(), "invalid_client") {
+		t.Fatalf("console client without a base: %v", err)
+	}
+	c, err := consoleClient(context.WithValue(t.Context(), baseKey{}, "https://gw.example"))
+	if err != nil || !slices.Equal(c.GetRedirectURIs(), []string{"https://gw.example/admin/"}) || !c.IsPublic() || !isConsole(c) {
+		t.Fatalf("console client: %+v %v", c, err)
 	}
 }

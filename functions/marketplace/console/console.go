@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentpack/gateway/functions/marketplace/authserver"
 	"github.com/agentpack/gateway/shared/config"
 )
 
@@ -31,6 +32,10 @@ var dist embed.FS
 
 // Prefix is the path the console is served under.
 const Prefix = "/admin"
+
+// SignInLink is the console's path that starts its sign-in through the gateway's
+// authorization server at once (make run's "Sign in with the identity provider" link).
+const SignInLink = Prefix + "/#/sign-in"
 
 // OAuth is the deployed sign-in: OAuth 2.1 authorization code with PKCE (S256) against
 // the identity provider that issues the API's JWTs, the console being a public client
@@ -47,8 +52,31 @@ type OAuth struct {
 // Enabled reports whether o is complete enough to sign in with.
 func (o OAuth) Enabled() bool { return o.AuthorizeURL != "" && o.TokenURL != "" && o.ClientID != "" }
 
+// AuthServer is the gateway's own authorization server (functions/marketplace/authserver),
+// which the console signs in through as its first-party client (docs/AUTH.md "The
+// console"). All fields are public.
+type AuthServer struct {
+	// Base is the issuer (PUBLIC_BASE_URL); "" is the page's own origin.
+	Base          string `json:"base"`
+	ClientID      string `json:"clientId"`
+	AuthorizePath string `json:"authorizePath"`
+	TokenPath     string `json:"tokenPath"`
+	RevokePath    string `json:"revokePath"`
+}
+
+// OwnAuthServer is AuthServer for issuer base ("" : the page's origin).
+func OwnAuthServer(base string) *AuthServer {
+	return &AuthServer{Base: base, ClientID: authserver.ConsoleClientID, AuthorizePath: authserver.AuthorizePath,
+		TokenPath: authserver.TokenPath, RevokePath: authserver.RevokePath}
+}
+
 // Config is what the page needs to know at start.
 type Config struct {
+	// AuthServer, when set, is the sign-in the page's "Sign in" button starts (the
+	// gateway's own authorization server is on).
+	AuthServer *AuthServer
+	// OAuth is an external identity provider (CONSOLE_OAUTH_*): offered beside AuthServer
+	// as "Sign in with the external provider", alone when AuthServer is nil.
 	OAuth OAuth
 	// DevSignIn says a development sign-in link exists (cmd/local); the page then tells a
 	// signed-out user to use the link `make run` printed. Never set in Lambda.
@@ -93,9 +121,10 @@ func Handler(c Config) http.Handler {
 		panic("console: embedded bundle missing (run make console)")
 	}
 	cfg := struct {
-		OAuth     *OAuth `json:"oauth"`
-		DevSignIn bool   `json:"devSignIn"`
-	}{DevSignIn: c.DevSignIn}
+		AuthServer *AuthServer `json:"authServer"`
+		OAuth      *OAuth      `json:"oauth"`
+		DevSignIn  bool        `json:"devSignIn"`
+	}{AuthServer: c.AuthServer, DevSignIn: c.DevSignIn}
 	if c.OAuth.Enabled() {
 		o := c.OAuth
 		if o.Scope == "" {
@@ -121,6 +150,9 @@ func Handler(c Config) http.Handler {
 	idx.etag = `"` + hex.EncodeToString(sum[:8]) + `"`
 	assets["index.html"] = idx
 	csp := CSP(c.OAuth.TokenURL)
+	if c.AuthServer != nil && c.AuthServer.Base != "" {
+		csp = CSP(c.OAuth.TokenURL, c.AuthServer.Base)
+	}
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -168,12 +200,14 @@ func Handler(c Config) http.Handler {
 // origin only, images from it and from https (the logos of connected clients, which the
 // authorization server accepts as https URLs only; the page sends them no referrer), no
 // inline script or style, no plugins, no framing, forms and <base> locked; fetch to the
-// same origin and, when set, to tokenURL's origin (the identity provider's token
-// endpoint, for the PKCE code exchange).
-func CSP(tokenURL string) string {
+// same origin and, when set, to each tokenURL's origin (the token endpoints of the
+// identity provider and of the gateway's authorization server, for the PKCE code exchange).
+func CSP(tokenURLs ...string) string {
 	connect := "'self'"
-	if u, err := url.Parse(tokenURL); err == nil && u.Scheme != "" && u.Host != "" {
-		connect += " " + u.Scheme + "://" + u.Host
+	for _, t := range tokenURLs {
+		if u, err := url.Parse(t); err == nil && u.Scheme != "" && u.Host != "" {
+			connect += " " + u.Scheme + "://" + u.Host
+		}
 	}
 	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; font-src 'self'; " +
 		"connect-src " + connect + "; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"

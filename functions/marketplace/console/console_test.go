@@ -106,13 +106,39 @@ func TestHandlerOAuth(t *testing.T) {
 		t.Fatalf("CSP %q", csp)
 	}
 	_, page := get(t, h, "GET", "/admin/")
-	if !strings.Contains(page, `content="{&#34;oauth&#34;:{&#34;authorizeUrl&#34;`) || strings.Contains(page, `<client>`) {
+	if !strings.Contains(page, `&#34;oauth&#34;:{&#34;authorizeUrl&#34;`) || strings.Contains(page, `<client>`) {
 		t.Fatalf("meta tag not escaped: %s", page)
 	}
 	// Incomplete settings offer no OAuth sign-in.
 	_, body = get(t, console.Handler(console.Config{OAuth: console.OAuth{ClientID: "x"}}), "GET", "/admin/config.json")
 	if !strings.Contains(body, `"oauth":null`) {
 		t.Fatalf("incomplete OAuth offered: %s", body)
+	}
+}
+
+// TestHandlerAuthServer: with the gateway's authorization server on, the page learns the
+// console client's settings (config.json and the <meta> tag); with PUBLIC_BASE_URL set,
+// connect-src also names that origin (the token endpoint); CONSOLE_OAUTH_* stays offered
+// beside it.
+func TestHandlerAuthServer(t *testing.T) {
+	t.Parallel()
+	h := console.Handler(console.Config{AuthServer: console.OwnAuthServer("")})
+	res, body := get(t, h, "GET", "/admin/config.json")
+	want := `"authServer":{"base":"","clientId":"agentpack-console","authorizePath":"/oauth/authorize","tokenPath":"/oauth/token","revokePath":"/oauth/revoke"}`
+	if !strings.Contains(body, want) || !strings.Contains(body, `"oauth":null`) {
+		t.Fatalf("config.json: %s, want %s", body, want)
+	}
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self';") {
+		t.Fatalf("CSP %q", csp)
+	}
+	o := console.OAuth{AuthorizeURL: "https://id.example.com/authorize", TokenURL: "https://id.example.com/token", ClientID: "c"}
+	h = console.Handler(console.Config{AuthServer: console.OwnAuthServer("https://gw.example.com"), OAuth: o})
+	res, body = get(t, h, "GET", "/admin/config.json")
+	if !strings.Contains(body, `"base":"https://gw.example.com"`) || !strings.Contains(body, `"oauth":{"authorizeUrl"`) {
+		t.Fatalf("config.json: %s", body)
+	}
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self' https://id.example.com https://gw.example.com;") {
+		t.Fatalf("CSP %q", csp)
 	}
 }
 

@@ -34,6 +34,9 @@ type API struct {
 	Catalog  *catalog.Cache // the workspaces' catalog snapshots, for /tools
 	Verifier *auth.Verifier
 	Logger   *slog.Logger
+	// Console, when its Grants is set, also admits the console's access tokens of the
+	// gateway's authorization server (httpapi.Bearer; its Verifier is Verifier).
+	Console httpapi.Bearer
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, p *auth.Principal) error
@@ -46,9 +49,11 @@ func (a *API) Handler() http.Handler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	mux := http.NewServeMux()
+	bearer := a.Console
+	bearer.Verifier = a.Verifier
 	for _, rt := range routes {
 		h := rt.handler(a)
-		mux.Handle(rt.Op.Pattern, httpapi.Authenticate(a.Verifier, log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.Handle(rt.Op.Pattern, bearer.Authenticate(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if err := h(w, r, auth.FromContext(r.Context())); err != nil {
 				httpapi.Error(w, r, log, err)
 			}

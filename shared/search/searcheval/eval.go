@@ -148,7 +148,11 @@ type Ranker interface {
 
 // After is the current ranker (shared/search) over tools, indexed as the gateway does
 // (search.ToolDoc), with p.
-func After(tools []Tool, p search.Params) Ranker {
+func After(tools []Tool, p search.Params) Ranker { return IndexRanker(NewIndex(tools, p)) }
+
+// NewIndex is the shared/search index of tools, as the gateway builds it (search.ToolDoc),
+// with p.
+func NewIndex(tools []Tool, p search.Params) *search.Index {
 	docs := make([]search.Doc, len(tools))
 	for i, t := range tools {
 		d, ok := search.ToolDoc(t.Server, t.ServerDesc, t.Name, t.Title, t.Description, t.InputSchema)
@@ -157,8 +161,11 @@ func After(tools []Tool, p search.Params) Ranker {
 		}
 		docs[i] = d
 	}
-	return afterRanker{search.NewWithParams(docs, p)}
+	return search.NewWithParams(docs, p)
 }
+
+// IndexRanker ranks with ix (Hit.Doc is the tool's position).
+func IndexRanker(ix *search.Index) Ranker { return afterRanker{ix} }
 
 type afterRanker struct{ ix *search.Index }
 
@@ -219,7 +226,13 @@ type QueryResult struct {
 }
 
 // Evaluate runs the queries through r over tools.
-func Evaluate(r Ranker, tools []Tool, qs []Query) Result {
+func Evaluate(r Ranker, tools []Tool, qs []Query) Result { return evaluate(r, tools, qs, 3) }
+
+// Quality is Evaluate without the latencies (each query run once; P50 and P95 are not
+// measured): for tuning, which runs the queries many times.
+func Quality(r Ranker, tools []Tool, qs []Query) Result { return evaluate(r, tools, qs, 1) }
+
+func evaluate(r Ranker, tools []Tool, qs []Query, runs int) Result {
 	pos := make(map[string]int, len(tools))
 	for i, t := range tools {
 		pos[t.ID] = i
@@ -238,7 +251,7 @@ func Evaluate(r Ranker, tools []Tool, qs []Query) Result {
 		// slower runs measure the scheduler, not the search.
 		var ranked []int
 		fastest := time.Duration(math.MaxInt64)
-		for range 3 {
+		for range runs {
 			start := time.Now()
 			ranked = r.Rank(q.Text, 10)
 			fastest = min(fastest, time.Since(start))
@@ -263,7 +276,7 @@ func Evaluate(r Ranker, tools []Tool, qs []Query) Result {
 		res.MRR /= n
 	}
 	slices.Sort(lat)
-	if len(lat) > 0 {
+	if len(lat) > 0 && runs > 1 {
 		res.P50 = lat[len(lat)*50/100]
 		res.P95 = lat[min(len(lat)-1, len(lat)*95/100)]
 	}

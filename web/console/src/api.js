@@ -4,7 +4,7 @@
 // API's {code, message, hint, details} and the HTTP status; pages map details.field onto
 // their fields with ui.jsx's apiFieldErrors.
 
-import { getToken } from './auth.js';
+import { freshToken, refresh } from './auth.js';
 
 export class ApiError extends Error {
   constructor(status, body) {
@@ -25,14 +25,23 @@ export function setUnauthenticatedHandler(f) {
 // request is the transport every call below goes through: method, a same-origin path,
 // an optional JSON body; it answers the parsed JSON (null for an empty body) or throws
 // ApiError. A 401 also calls the unauthenticated handler (the frame signs out).
+// A token the server refuses (expired) is renewed once with the refresh token of the
+// gateway's authorization server, when the tab has one, and the request sent again.
 async function request(method, path, body) {
-  const headers = { Accept: 'application/json', Authorization: 'Bearer ' + getToken() };
+  const headers = { Accept: 'application/json', Authorization: 'Bearer ' + (await freshToken()) };
   const init = { method, headers };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
-  const r = await fetch(path, init);
+  let r = await fetch(path, init);
+  if (r.status === 401) {
+    const t = await refresh();
+    if (t) {
+      headers.Authorization = 'Bearer ' + t;
+      r = await fetch(path, init);
+    }
+  }
   const text = await r.text();
   let json = null;
   if (text) {
@@ -146,7 +155,7 @@ export const policies = {
 export const usage = {
   get: (params) => request('GET', '/api/usage' + qs(params)),
   csv: async (params) => {
-    const r = await fetch('/api/usage' + qs({ ...params, format: 'csv' }), { headers: { Authorization: 'Bearer ' + getToken() } });
+    const r = await fetch('/api/usage' + qs({ ...params, format: 'csv' }), { headers: { Authorization: 'Bearer ' + (await freshToken()) } });
     if (!r.ok) throw new ApiError(r.status, null);
     return r.blob();
   },

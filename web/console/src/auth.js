@@ -1,8 +1,13 @@
 // Sign-in state. The bearer token lives in sessionStorage (one tab, gone when the tab
-// closes) and in memory; never in localStorage, never in a cookie.
+// closes) and in memory; never in localStorage, never in a cookie. Signed in through the
+// gateway's own authorization server, the tab also keeps that server's refresh token
+// there, to renew the access token (15 minutes) without leaving the page, and revokes it
+// at sign-out (docs/AUTH.md "The console").
 
 const KEY = 'agentpack.console.token';
 const PKCE_KEY = 'agentpack.console.pkce';
+const REFRESH_KEY = 'agentpack.console.refresh';
+const SERVER_KEY = 'agentpack.console.server';
 
 export function getToken() {
   return sessionStorage.getItem(KEY) || '';
@@ -13,8 +18,82 @@ export function setToken(t) {
   else sessionStorage.removeItem(KEY);
 }
 
+// signOut forgets the tokens; signed in through the gateway's authorization server, it
+// also revokes the sign-in there (RFC 7009), so that its refresh token is dead too.
 export function signOut() {
+  const rt = sessionStorage.getItem(REFRESH_KEY);
+  const s = serverOf();
+  sessionStorage.removeItem(REFRESH_KEY);
   setToken('');
+  if (rt && s) {
+    const body = new URLSearchParams({ token: rt, token_type_hint: 'refresh_token', client_id: s.clientId });
+    fetch(s.revokeUrl, { method: 'POST', body }).catch(() => {});
+  }
+}
+
+// authServer is the sign-in settings of the gateway's own authorization server (config
+// authServer: base "" is this page's origin): the console is its first-party client and
+// asks for the REST API and the MCP endpoint (Playground, Client setup) as resources.
+export function authServer(cfg) {
+  if (!cfg) return null;
+  const base = cfg.base || location.origin;
+  return {
+    authorizeUrl: base + cfg.authorizePath,
+    tokenUrl: base + cfg.tokenPath,
+    revokeUrl: base + cfg.revokePath,
+    clientId: cfg.clientId,
+    scope: 'mcp',
+    resource: [base + '/api', base + '/mcp'],
+    server: true,
+  };
+}
+
+function serverOf() {
+  try {
+    return JSON.parse(sessionStorage.getItem(SERVER_KEY) || 'null');
+  } catch {
+    return null;
+  }
+}
+
+let refreshing = null;
+
+// refresh renews the access token with the kept refresh token (rotated at each use);
+// it answers the new access token, or '' when there is none to use or the server refused
+// it (the sign-in was revoked, the person left the workspace): then the tab signs in again.
+export function refresh() {
+  if (!refreshing) refreshing = doRefresh().finally(() => (refreshing = null));
+  return refreshing;
+}
+
+async function doRefresh() {
+  const rt = sessionStorage.getItem(REFRESH_KEY);
+  const s = serverOf();
+  if (!rt || !s) return '';
+  const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: rt, client_id: s.clientId });
+  for (const r of s.resource) body.append('resource', r);
+  try {
+    const r = await fetch(s.tokenUrl, { method: 'POST', body, headers: { Accept: 'application/json' } });
+    const j = await r.json();
+    if (!r.ok || !j.access_token) {
+      sessionStorage.removeItem(REFRESH_KEY);
+      return '';
+    }
+    setToken(j.access_token);
+    if (j.refresh_token) sessionStorage.setItem(REFRESH_KEY, j.refresh_token);
+    return j.access_token;
+  } catch {
+    return '';
+  }
+}
+
+// freshToken is the token to send now: renewed first when it expires within a minute and
+// a refresh token is kept.
+export async function freshToken() {
+  const t = getToken();
+  const c = t ? claims(t) : null;
+  if (!c || !c.exp || c.exp - Date.now() / 1000 > 60 || !sessionStorage.getItem(REFRESH_KEY)) return t;
+  return (await refresh()) || t;
 }
 
 // claims decodes the token's payload for display and for hiding actions the role
@@ -69,7 +148,7 @@ export async function startOAuth(o) {
   const verifier = random(32);
   const state = random(16);
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
-  sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state }));
+  sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state, server: !!o.server }));
   const u = new URL(o.authorizeUrl);
   u.searchParams.set('response_type', 'code');
   u.searchParams.set('client_id', o.clientId);
@@ -79,17 +158,22 @@ export async function startOAuth(o) {
   u.searchParams.set('code_challenge', b64url(digest));
   u.searchParams.set('code_challenge_method', 'S256');
   if (o.audience) u.searchParams.set('audience', o.audience);
+  for (const r of o.resource || []) u.searchParams.append('resource', r);
+  if (o.workspaceHint) u.searchParams.set('workspace_hint', o.workspaceHint);
   location.assign(u.toString());
 }
 
 // finishOAuth completes the flow when the page is loaded with ?code=&state=: it checks
 // the state, exchanges the code at the token endpoint (a public client: no secret) and
-// keeps the access token. It returns an error message, or '' when there was nothing to
-// finish or it succeeded.
-export async function finishOAuth(o) {
+// keeps the access token (and, from the gateway's authorization server, the refresh
+// token). servers is {server, external}: the settings of the gateway's authorization
+// server and of the external provider, whichever the flow was started with. It returns an
+// error message, or '' when there was nothing to finish or it succeeded.
+export async function finishOAuth(servers) {
   const q = new URLSearchParams(location.search);
   if (!q.has('code') && !q.has('error')) return '';
   const saved = JSON.parse(sessionStorage.getItem(PKCE_KEY) || '{}');
+  const o = saved.server ? servers.server : servers.external;
   sessionStorage.removeItem(PKCE_KEY);
   history.replaceState(null, '', location.pathname + '#/marketplace');
   if (q.has('error')) return 'Sign-in failed: ' + (q.get('error_description') || q.get('error'));
@@ -101,11 +185,16 @@ export async function finishOAuth(o) {
     client_id: o.clientId,
     code_verifier: saved.verifier,
   });
+  for (const r of o.resource || []) body.append('resource', r);
   try {
     const r = await fetch(o.tokenUrl, { method: 'POST', body, headers: { Accept: 'application/json' } });
     const j = await r.json();
     if (!r.ok || !j.access_token) return 'Sign-in failed: ' + (j.error_description || j.error || r.status);
     setToken(j.access_token);
+    if (o.server && j.refresh_token) {
+      sessionStorage.setItem(REFRESH_KEY, j.refresh_token);
+      sessionStorage.setItem(SERVER_KEY, JSON.stringify(o));
+    }
     return '';
   } catch (e) {
     return 'Sign-in failed: ' + e.message;

@@ -4,7 +4,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { chats, setUnauthenticatedHandler } from './api.js';
-import { claims as readClaims, finishOAuth, getToken, signOut, startOAuth, takeTokenFromHash } from './auth.js';
+import { authServer, claims as readClaims, finishOAuth, getToken, signOut, startOAuth, takeTokenFromHash } from './auth.js';
 import { ErrorBox } from './ui.jsx';
 import { PAGES } from './pages/index.js';
 
@@ -28,9 +28,14 @@ function SignIn({ config, error }) {
       <h1>Agentpack console</h1>
       <ErrorBox error={error ? { message: error } : null} />
       {consent ? <p data-consent="signin">Sign in to continue the authorization this link is for.</p> : null}
-      {config.oauth ? (
-        <button type="button" class="primary" onClick={() => startOAuth(config.oauth)}>
+      {config.authServer ? (
+        <button type="button" class="primary" id="sign-in" onClick={() => startOAuth(authServer(config.authServer))}>
           Sign in
+        </button>
+      ) : null}
+      {config.oauth ? (
+        <button type="button" class={config.authServer ? '' : 'primary'} id="sign-in-external" onClick={() => startOAuth(config.oauth)}>
+          {config.authServer ? 'Sign in with the external provider' : 'Sign in'}
         </button>
       ) : null}
       {config.devSignIn ? (
@@ -38,7 +43,7 @@ function SignIn({ config, error }) {
           Local development: open the sign-in link that <code>make run</code> printed.
         </p>
       ) : null}
-      {!config.oauth && !config.devSignIn ? <p>Sign-in is not configured for this deployment (see docs/CONSOLE.md).</p> : null}
+      {!config.authServer && !config.oauth && !config.devSignIn ? <p>Sign-in is not configured for this deployment (see docs/CONSOLE.md).</p> : null}
     </main>
   );
 }
@@ -177,7 +182,7 @@ function App({ config, bootError }) {
 async function boot() {
   // The server writes the public sign-in settings into a <meta> tag (no inline script
   // under the CSP, and one round trip fewer than fetching /admin/config.json).
-  let config = { oauth: null, devSignIn: false };
+  let config = { authServer: null, oauth: null, devSignIn: false };
   try {
     const m = document.querySelector('meta[name="agentpack-console-config"]');
     if (m) config = JSON.parse(m.content);
@@ -185,7 +190,16 @@ async function boot() {
     /* a malformed tag: the sign-in screen says what it can */
   }
   takeTokenFromHash();
-  const bootError = await finishOAuth(config.oauth);
+  const bootError = await finishOAuth({ server: authServer(config.authServer), external: config.oauth });
+  // /admin/#/sign-in (make run's "Sign in with the identity provider" link) starts the
+  // sign-in through the gateway's authorization server at once.
+  if (location.hash === '#/sign-in') {
+    history.replaceState(null, '', location.pathname + '#/marketplace');
+    if (!getToken() && !bootError && config.authServer) {
+      await startOAuth(authServer(config.authServer));
+      return;
+    }
+  }
   const resume = sessionStorage.getItem(RESUME_KEY);
   if (resume && getToken() && !/^#\/consent\//.test(location.hash)) {
     sessionStorage.removeItem(RESUME_KEY);

@@ -3,7 +3,7 @@
 // the signed-in user's token, as any stateless Streamable HTTP client does (the gateway
 // issues no session). An answer may come as JSON or as a one-event text/event-stream.
 
-import { getToken } from './auth.js';
+import { freshToken } from './auth.js';
 
 export const PROTOCOL_VERSION = '2025-11-25';
 
@@ -29,7 +29,7 @@ export async function rpc(url, method, params) {
   const r = await fetch(url, {
     method: 'POST',
     headers: {
-      Authorization: 'Bearer ' + getToken(),
+      Authorization: 'Bearer ' + (await freshToken()),
       'Content-Type': 'application/json',
       Accept: 'application/json, text/event-stream',
       'MCP-Protocol-Version': PROTOCOL_VERSION,
