@@ -28,8 +28,20 @@ type Snapshot struct {
 	index  *Index
 	byName map[string]ToolRef
 	byConn map[string]*Connection
-	memo   sync.Map // key → *memoValue (Memo)
-	size   int64    // estimated bytes held (Size)
+	memo   sync.Map     // key → *memoValue (Memo)
+	size   atomic.Int64 // estimated bytes held (Size)
+
+	// A lazy snapshot (Cache.GetLazy, lazy.go) is made from its index alone; its parts are
+	// read in the background (ReadAll). Until ready is closed, Doc is nil and only ETag, Head, Size
+	// (an estimate) and FirstTools may be used; Complete waits for it. ready is nil for a
+	// snapshot complete from the start.
+	ready    chan struct{}
+	err      error  // why the background read failed (set before ready is closed)
+	head     *Index // the index a lazy snapshot was made from
+	store    Store
+	ws       string
+	read     func() // reads the whole document and closes ready (ReadAll runs it once)
+	readOnce sync.Once
 }
 
 // Size is the estimated number of bytes the snapshot holds: the bytes of every string and
@@ -40,7 +52,7 @@ type Snapshot struct {
 // derived later (Memo, e.g. a search index) are not counted: they exist only for workspaces
 // above the discovery threshold. The Cache weighs its entries with it (docs/CATALOG.md
 // "Many workspaces per instance").
-func (s *Snapshot) Size() int64 { return s.size }
+func (s *Snapshot) Size() int64 { return s.size.Load() }
 
 const (
 	snapshotOverhead     = 512
@@ -77,6 +89,7 @@ type memoValue struct {
 // index of its tools — lives exactly as long as the snapshot: a superseded document takes
 // its derived values with it.
 func (s *Snapshot) Memo(key any, build func() any) any {
+	s.wait()
 	m, _ := s.memo.LoadOrStore(key, &memoValue{})
 	mv := m.(*memoValue)
 	mv.once.Do(func() { mv.v = build() })
@@ -91,19 +104,28 @@ type ToolRef struct {
 
 // Lookup returns the proxied tool exposed as name.
 func (s *Snapshot) Lookup(name string) (ToolRef, bool) {
+	s.wait()
 	r, ok := s.byName[name]
 	return r, ok
 }
 
 // ConnectionByRef returns the connection whose id or handle is ref.
 func (s *Snapshot) ConnectionByRef(ref string) (*Connection, bool) {
+	s.wait()
 	c, ok := s.byConn[ref]
 	return c, ok
 }
 
 // NewSnapshot indexes doc.
 func NewSnapshot(doc *Document, etag string) *Snapshot {
-	s := &Snapshot{Doc: doc, ETag: etag, byName: map[string]ToolRef{}, byConn: map[string]*Connection{}}
+	s := &Snapshot{ETag: etag}
+	s.fill(doc)
+	return s
+}
+
+// fill sets s's document and its indexes.
+func (s *Snapshot) fill(doc *Document) {
+	s.Doc, s.byName, s.byConn = doc, map[string]ToolRef{}, map[string]*Connection{}
 	for i := range doc.Connections {
 		c := &doc.Connections[i]
 		s.byConn[c.ID] = c
@@ -112,8 +134,7 @@ func NewSnapshot(doc *Document, etag string) *Snapshot {
 			s.byName[c.Tools[j].ExposedName] = ToolRef{Conn: c, Tool: &c.Tools[j]}
 		}
 	}
-	s.size = snapshotSize(doc)
-	return s
+	s.size.Store(snapshotSize(doc))
 }
 
 // Cache serves workspace snapshots from memory, revalidating against the store with a
@@ -174,26 +195,60 @@ func NewCache(store Store, ttl time.Duration, logger *slog.Logger) *Cache {
 		entries: budget.New[string](DefaultMaxBytes, func(e *cacheEntry) int64 { return e.snap.Size() }, nil)}
 }
 
-// Get returns workspace ws's current snapshot. It returns an error only when the store
-// fails and there is no earlier good copy.
+// Get returns workspace ws's current snapshot, complete (its document read). It returns
+// an error only when the store fails and there is no earlier good copy.
 func (c *Cache) Get(ctx context.Context, ws string) (*Snapshot, error) {
+	s, err := c.get(ctx, ws, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Complete(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// GetLazy is Get that, when the process holds no snapshot of ws (a cold start, or one
+// evicted), returns a pending one made from the index alone (Snapshot.Pending, lazy.go),
+// whose parts are read in the background once Snapshot.ReadAll or Complete is called.
+// The caller must call Complete before it uses s.Doc or anything but ETag, Head, Size and
+// FirstTools. A background read that fails
+// drops the snapshot from the cache (the next Get loads again), logs and counts the
+// failure like a failed load, and is Complete's error.
+func (c *Cache) GetLazy(ctx context.Context, ws string) (*Snapshot, error) {
+	return c.get(ctx, ws, true)
+}
+
+func (c *Cache) get(ctx context.Context, ws string, lazy bool) (*Snapshot, error) {
 	e, _ := c.entries.GetIfPresent(ws)
+	if e != nil && e.snap.failed() {
+		e = nil // a lazy read failed just after it was remembered: load again
+	}
 	if e != nil && time.Since(e.checked) < c.ttl {
 		return e.snap, nil
 	}
-	v, err, _ := c.group.Do(ws, func() (any, error) { return c.refresh(ctx, ws, e) })
+	v, err, _ := c.group.Do(ws, func() (any, error) { return c.refresh(ctx, ws, e, lazy) })
 	if err != nil {
 		return nil, err
 	}
 	return v.(*Snapshot), nil
 }
 
-func (c *Cache) refresh(ctx context.Context, ws string, prev *cacheEntry) (*Snapshot, error) {
+func (c *Cache) refresh(ctx context.Context, ws string, prev *cacheEntry, lazy bool) (*Snapshot, error) {
+	if prev != nil && prev.snap.Complete(ctx) != nil {
+		prev = nil // a lazy snapshot whose read failed is no good copy
+	}
 	var last *Snapshot
 	if prev != nil {
 		last = prev.snap
 	}
-	loaded, err := Load(context.WithoutCancel(ctx), c.store, ws, last)
+	var loaded *Snapshot
+	var err error
+	if lazy && last == nil {
+		loaded, err = loadLazy(context.WithoutCancel(ctx), c.store, ws, c.lazyDone)
+	} else {
+		loaded, err = Load(context.WithoutCancel(ctx), c.store, ws, last)
+	}
 	var snap *Snapshot
 	var invalid *decodeError
 	switch {
@@ -270,6 +325,31 @@ func contentTag(d *Document) string {
 	b, _ := json.Marshal(&cp)
 	sum := sha256.Sum256(b)
 	return "built-" + hex.EncodeToString(sum[:12])
+}
+
+// lazyDone ends a lazy snapshot's background read: on success its entry is weighed again
+// (its Size is now the document's); on failure the entry is dropped, so that the next
+// request loads again, and the failure is counted and logged as a failed load is.
+func (c *Cache) lazyDone(s *Snapshot, err error) {
+	op := otter.WriteOp
+	if err != nil {
+		op = otter.InvalidateOp
+		var invalid *decodeError
+		reason := "store"
+		if errors.As(err, &invalid) {
+			reason = "invalid"
+		} else if !errors.Is(err, ErrNotFound) {
+			c.storeFailures.Add(1)
+		}
+		c.revalidationFailed(reason)
+		c.logger.Error("catalog document could not be read", "workspace_id", s.ws, "etag", s.ETag, "err", err)
+	}
+	c.entries.ComputeIfPresent(s.ws, func(e *cacheEntry) (*cacheEntry, otter.ComputeOp) {
+		if e.snap != s {
+			return e, otter.CancelOp
+		}
+		return e, op
+	})
 }
 
 func (c *Cache) remember(ws string, s *Snapshot) {

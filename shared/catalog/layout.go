@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -48,13 +49,48 @@ type Index struct {
 // the hash of the part's bytes. A part stands alone at PartKey, or — when Pack is set —
 // is bytes [Off, Off+Len) of the pack object at PackKey(ws, Pack), which a whole rebuild
 // writes so that a cold read is one GET rather than one per connection.
+//
+// The summary fields let a reader serve the first tools/list page of a workspace without
+// reading every part (Snapshot.FirstTools): Size is the part's bytes (0: the ref was
+// written before summaries, and the reader falls back to the whole document), Tools its
+// tool count, Unserved how many of them are not served (input schema without "type":
+// "object", Tool.Served), First the smallest exposed name of a served tool ("" when none),
+// Scope "project" and Project the project of a project-scoped connection (both empty
+// otherwise: visible in every project).
 type PartRef struct {
-	ID     string `json:"id"`
-	Handle string `json:"handle"`
-	Hash   string `json:"hash"`
-	Pack   string `json:"pack,omitempty"`
-	Off    int    `json:"off,omitempty"`
-	Len    int    `json:"len,omitempty"`
+	ID       string `json:"id"`
+	Handle   string `json:"handle"`
+	Hash     string `json:"hash"`
+	Pack     string `json:"pack,omitempty"`
+	Off      int    `json:"off,omitempty"`
+	Len      int    `json:"len,omitempty"`
+	Size     int    `json:"size,omitempty"`
+	Tools    int    `json:"tools,omitempty"`
+	Unserved int    `json:"unserved,omitempty"`
+	First    string `json:"first,omitempty"`
+	Scope    string `json:"scope,omitempty"`
+	Project  string `json:"project,omitempty"`
+}
+
+// summarized reports whether ref carries the summary fields (see PartRef).
+func (ref PartRef) summarized() bool { return ref.Size > 0 }
+
+// summarize sets ref's summary fields from c, whose part is size bytes.
+func summarize(ref *PartRef, c *Connection, size int) {
+	ref.Size, ref.Tools, ref.Unserved, ref.First, ref.Scope, ref.Project = size, len(c.Tools), 0, "", "", ""
+	for i := range c.Tools {
+		t := &c.Tools[i]
+		if !t.Served() {
+			ref.Unserved++
+			continue
+		}
+		if ref.First == "" || t.ExposedName < ref.First {
+			ref.First = t.ExposedName
+		}
+	}
+	if c.Scope == "project" {
+		ref.Scope, ref.Project = c.Scope, c.ProjectID
+	}
 }
 
 // objectKey is the key of the object that holds ref's bytes in workspace ws.
@@ -182,6 +218,9 @@ func (e *decodeError) Unwrap() error { return e.err }
 var errPartGone = errors.New("catalog: part named by the index is gone")
 
 func load(ctx context.Context, store Store, ws string, prev *Snapshot) (*Snapshot, error) {
+	if prev != nil && prev.Complete(ctx) != nil {
+		prev = nil // a lazy snapshot whose parts could not be read: nothing to reuse
+	}
 	inm := ""
 	if prev != nil && prev.index != nil {
 		inm = prev.ETag
@@ -197,6 +236,22 @@ func load(ctx context.Context, store Store, ws string, prev *Snapshot) (*Snapsho
 	if err != nil {
 		return nil, &decodeError{err}
 	}
+	doc, err := assemble(ctx, store, ws, ix, prev, nil)
+	if err != nil {
+		return nil, err
+	}
+	s := NewSnapshot(doc, etag)
+	s.index = ix
+	return s, nil
+}
+
+// assemble reads the parts ix names — reusing those prev (complete, or nil) holds with the
+// same id and hash — checks them and returns the document. errPartGone when a named object
+// is missing.
+//
+// With decodeMu set, one part is decoded at a time (the reads stay concurrent): a lazy
+// snapshot's background read then takes at most one core from the requests beside it.
+func assemble(ctx context.Context, store Store, ws string, ix *Index, prev *Snapshot, decodeMu *sync.Mutex) (*Document, error) {
 	have := map[string]*Connection{}
 	if prev != nil && prev.index != nil {
 		for i, p := range prev.index.Parts {
@@ -220,6 +275,22 @@ func load(ctx context.Context, store Store, ws string, prev *Snapshot) (*Snapsho
 		}
 		want[k] = append(want[k], i)
 	}
+	err := fetchParts(ctx, store, ws, ix.Parts, keys, want, decodeMu, func(i int, c Connection) { doc.Connections[i] = c })
+	if err != nil {
+		return nil, err
+	}
+	if err := checkUnique(doc); err != nil {
+		return nil, &decodeError{err}
+	}
+	return doc, nil
+}
+
+// fetchParts reads each object of keys once (partFetchConcurrency at a time), cuts and
+// decodes the parts of refs that want names in it, and calls put with each part's index
+// in refs and its connection (concurrently, for distinct indexes; decodeMu, when set, held
+// while decoding). errPartGone when an object is missing; a *decodeError when a part does
+// not decode or lies outside its pack.
+func fetchParts(ctx context.Context, store Store, ws string, refs []PartRef, keys []string, want map[string][]int, decodeMu *sync.Mutex, put func(int, Connection)) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(partFetchConcurrency)
 	for _, k := range keys {
@@ -232,7 +303,7 @@ func load(ctx context.Context, store Store, ws string, prev *Snapshot) (*Snapsho
 				return err
 			}
 			for _, i := range want[k] {
-				ref := ix.Parts[i]
+				ref := refs[i]
 				part := b
 				if ref.Pack != "" {
 					if ref.Off+ref.Len > len(b) || ref.Off+ref.Len < ref.Off {
@@ -240,24 +311,22 @@ func load(ctx context.Context, store Store, ws string, prev *Snapshot) (*Snapsho
 					}
 					part = b[ref.Off : ref.Off+ref.Len]
 				}
+				if decodeMu != nil {
+					decodeMu.Lock()
+				}
 				c, err := decodePart(part, ref)
+				if decodeMu != nil {
+					decodeMu.Unlock()
+				}
 				if err != nil {
 					return &decodeError{err}
 				}
-				doc.Connections[i] = c
+				put(i, c)
 			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	if err := checkUnique(doc); err != nil {
-		return nil, &decodeError{err}
-	}
-	s := NewSnapshot(doc, etag)
-	s.index = ix
-	return s, nil
+	return g.Wait()
 }
 
 // checkUnique is validate's cross-part half (each part was validated alone): connection
@@ -368,6 +437,7 @@ func writeParts(ctx context.Context, store Store, ws string, old *Index, oldTag 
 			ref = PartRef{ID: conns[i].ID, Handle: conns[i].Handle, Hash: hash}
 			allKept = false
 		}
+		summarize(&ref, &conns[i], len(data)) // also upgrades a kept ref written before summaries
 		parts[i] = encoded{ref: ref, data: data, kept: ok}
 	}
 	// A pack is (re)written unless every part is already in one and the same pack.
@@ -380,8 +450,9 @@ func writeParts(ctx context.Context, store Store, ws string, old *Index, oldTag 
 	case pack && !onePack && len(parts) > 0:
 		var buf []byte
 		for i := range parts {
-			parts[i].ref = PartRef{ID: parts[i].ref.ID, Handle: parts[i].ref.Handle, Hash: parts[i].ref.Hash,
-				Off: len(buf), Len: len(parts[i].data)}
+			ref := parts[i].ref
+			ref.Off, ref.Len, ref.Pack = len(buf), len(parts[i].data), ""
+			parts[i].ref = ref
 			buf = append(append(buf, parts[i].data...), '\n')
 		}
 		sum := sha256.Sum256(buf)

@@ -192,6 +192,14 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 	if req != nil && g.edgeRoutes(w, r, st, req) {
 		return
 	}
+	if st.Snapshot.Pending() {
+		// A first tools/list page left to go-sdk (a version or header mismatch it answers):
+		// its server is built from the whole catalog.
+		if err := completeSnapshot(r.Context(), st); err != nil {
+			g.writeResolveError(w, r, err)
+			return
+		}
+	}
 	if req != nil {
 		// go-sdk decodes a numeric id as a float64 (an integer past 2^53 would come back
 		// rounded): it sees a stand-in id and the client gets its own id back, byte for byte.

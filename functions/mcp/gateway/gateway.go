@@ -95,6 +95,9 @@ type Gateway struct {
 	audit *audit.Trail
 	// cacheMetrics: the caches' counters last written as EMF (caches.go)
 	cacheMetrics cacheMetrics
+	// builtinLists: role class and toolsets → *builtinList, the built-ins' tools/list
+	// entries made once and shared by every server item of that class (tools.go)
+	builtinLists sync.Map
 }
 
 // New builds a gateway. It compiles every built-in definition once; an invalid

@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -98,6 +101,9 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// go-sdk requires both types listed; the gateway answers in the one the client allows.
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	st, err := g.resolve(ctx, r)
+	if err == nil && st.Snapshot.Pending() && !firstPageRequest(r, st) {
+		err = completeSnapshot(ctx, st)
+	}
 	if err != nil {
 		g.writeResolveError(w, r, err)
 		return
@@ -181,10 +187,18 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 	if st.ProjectID != "" && !db.IsUUID(st.ProjectID) {
 		return nil, apperr.New(apperr.Validation, "X-Project-Id must be a project id (UUID)")
 	}
-	if st.Snapshot, err = g.o.Catalog.Get(ctx, ws); err != nil {
+	// Lazy: a cold snapshot may still be reading its parts (catalog.Cache.GetLazy); only a
+	// first tools/list page is served from it as it is (serveMCP, firstPage), everything
+	// else completes it first.
+	if st.Snapshot, err = g.o.Catalog.GetLazy(ctx, ws); err != nil {
 		return nil, apperr.Wrap(err, apperr.Unavailable, "catalog unavailable")
 	}
 	st.ChatID = cmp.Or(r.Header.Get("X-Chat-Id"), r.URL.Query().Get("chat"))
+	if st.ChatID != "" || r.PathValue("connection") != "" {
+		if err := completeSnapshot(ctx, st); err != nil {
+			return nil, err
+		}
+	}
 	if st.ChatID != "" {
 		if st.Allowed, err = g.resolveChat(ctx, st); err != nil {
 			return nil, err
@@ -198,6 +212,44 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 		st.Single = c
 	}
 	return st, nil
+}
+
+// completeSnapshot waits until st's catalog snapshot is complete (catalog.Snapshot.Complete):
+// its failure is the request's "catalog unavailable", as a failed load is.
+func completeSnapshot(ctx context.Context, st *requestState) error {
+	if err := st.Snapshot.Complete(ctx); err != nil {
+		return apperr.Wrap(err, apperr.Unavailable, "catalog unavailable")
+	}
+	return nil
+}
+
+// firstPageRequest reports whether r (whose body it reads and puts back, bounded as
+// serveRPC reads it) may be served from st's pending snapshot as it is: a tools/list
+// without a cursor on the aggregate endpoint, with no chat, in a workspace whose index
+// holds no access policies (Gateway.firstPage). Anything else waits for the whole
+// catalog.
+func firstPageRequest(r *http.Request, st *requestState) bool {
+	if st.Single != nil || st.ChatID != "" {
+		return false
+	}
+	if head := st.Snapshot.Head(); head == nil || head.Policies != nil {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil || len(body) > maxRequestBytes {
+		return false
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params *struct {
+			Cursor *string `json:"cursor"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/list" {
+		return false
+	}
+	return msg.Params == nil || msg.Params.Cursor == nil || *msg.Params.Cursor == ""
 }
 
 // resolveChat returns the connection ids a chat may use (docs/DESIGN.md §7), checking that the

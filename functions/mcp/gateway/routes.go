@@ -10,6 +10,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/skills"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
+	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -68,6 +69,21 @@ func (g *Gateway) routeToolsList(w *limitedWriter, r *http.Request, st *requestS
 	if len(req.params) > 0 && string(req.params) != "null" {
 		if err := json.Unmarshal(req.params, &p); err != nil {
 			return false
+		}
+	}
+	if p.Cursor == "" && st.Snapshot.Pending() {
+		page, ok, err := g.firstPage(r.Context(), st)
+		if err == nil && ok {
+			g.reply(w, st, req, json.RawMessage(page), nil)
+			st.Snapshot.ReadAll() // the rest of the catalog, now that the first page is out
+			return true
+		}
+		if err == nil {
+			err = completeSnapshot(r.Context(), st)
+		}
+		if err != nil {
+			g.reply(w, st, req, nil, apperr.Wrap(err, apperr.Unavailable, "catalog unavailable"))
+			return true
 		}
 	}
 	page, ok := g.serverItem(st).toolsList(g, st, p.Cursor)

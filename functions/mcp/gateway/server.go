@@ -231,7 +231,8 @@ type serverItem struct {
 	calls     map[string]forward.Ref // proxied tools by the name the client calls
 
 	listOnce sync.Once
-	pages    [][]byte     // the tools/list result pages
+	pages    [][]byte     // the tools/list result pages; the first without head
+	head     []byte       // the first page's shared start: the built-ins (builtinList.head), or nil
 	listed   []listedTool // instead of pages when the workspace has access policies (policy.go)
 
 	appsOnce sync.Once

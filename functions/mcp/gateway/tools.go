@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,35 +80,15 @@ const toolsPageSize = 1000
 func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (result json.RawMessage, ok bool) {
 	cp := policiesOf(st.Snapshot)
 	it.listOnce.Do(func() {
-		type named = listedTool
-		var all []named
-		if st.Single == nil {
-			for _, b := range g.builtins.All() {
-				if builtin.CanSee(st.Principal, b, st.Toolsets) {
-					def, err := json.Marshal(b.Tool())
-					if err == nil {
-						all = append(all, named{b.Name, tasks.WithExecution(def), builtinResource(b)})
-					}
-				}
-			}
-		}
+		all := builtinEntries(g, st)
 		if listsProxied(st) { // else progressive discovery: the built-ins only (discovery.go)
 			proxiedTools(st, func(name string, c *catalog.Connection, t *catalog.Tool) {
-				if def, err := toolDefinition(t, name); err == nil {
-					if st.Single == nil {
-						def = apps.WithURIs(def, c.Handle) // views under the connection's handle
-					}
-					var res policy.Resource
-					if cp != nil {
-						res = cp.toolResource(c, t)
-					}
-					all = append(all, named{name, tasks.WithExecution(def), res})
-				} else {
-					g.log.Warn("tool definition unusable", "tool", name, "err", err)
+				if e, ok := proxiedEntry(g, st, cp, name, c, t); ok {
+					all = append(all, e)
 				}
 			})
 		}
-		slices.SortStableFunc(all, func(a, b named) int { return cmp.Compare(a.name, b.name) })
+		sortEntries(all)
 		if cp != nil {
 			// The workspace has access policies: the list is filtered per request (policy.go).
 			it.listed = all
@@ -115,23 +96,16 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 		}
 		for start := 0; start == 0 || start < len(all); start += toolsPageSize {
 			page := all[start:min(start+toolsPageSize, len(all))]
-			var buf bytes.Buffer
-			buf.WriteString(`{"tools":[`)
-			for i, n := range page {
-				if i > 0 {
-					buf.WriteByte(',')
+			b := pageBytes(page, len(it.pages), start+toolsPageSize < len(all))
+			if start == 0 && st.Single == nil {
+				// The built-ins lead page 1: the item keeps the rest (tail), the head is shared.
+				if bl := g.builtinsFor(st); len(bl.head) > len(`{"tools":[`) && bytes.HasPrefix(b, bl.head) {
+					it.head = bl.head
+					b = bytes.Clone(b[len(bl.head):])
 				}
-				buf.Write(n.def)
 			}
-			buf.WriteString(`]`)
-			if start+toolsPageSize < len(all) {
-				buf.WriteString(`,"nextCursor":`)
-				c, _ := json.Marshal(pageCursor(len(it.pages) + 1))
-				buf.Write(c)
-			}
-			buf.WriteString(`,"ttlMs":0,"cacheScope":"private"}`)
-			it.pages = append(it.pages, buf.Bytes())
-			it.grew(int64(buf.Cap()))
+			it.pages = append(it.pages, b)
+			it.grew(int64(cap(b)))
 		}
 	})
 	if cp != nil {
@@ -144,7 +118,151 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 			return nil, false
 		}
 	}
+	if n == 0 && it.head != nil {
+		return append(append(make([]byte, 0, len(it.head)+len(it.pages[0])), it.head...), it.pages[0]...), true
+	}
 	return it.pages[n], true
+}
+
+// builtinList is the built-ins' part of a tools/list for one role class and toolsets
+// (builtin.RoleClass, builtin.CanSee): their entries by name, and head, the first page's
+// bytes up to and including the last built-in's definition. It is made once per process
+// and shared by every server item of that class (Gateway.builtinLists), so that a server
+// item holds only its own proxied tools' bytes: built-ins are agentpack_*, proxied tools
+// mcp_*, so the built-ins lead page 1 (docs/CATALOG.md "Many workspaces per instance").
+// At most 3 role classes × the known toolsets' combinations exist.
+type builtinList struct {
+	entries []listedTool
+	head    []byte
+}
+
+// builtinsFor returns st's role class's builtinList (made on first use).
+func (g *Gateway) builtinsFor(st *requestState) *builtinList {
+	key := builtin.RoleClass(st.Principal) + "|" + strings.Join(st.Toolsets, ",")
+	if v, ok := g.builtinLists.Load(key); ok {
+		return v.(*builtinList)
+	}
+	bl := &builtinList{}
+	for _, b := range g.builtins.All() {
+		if builtin.CanSee(st.Principal, b, st.Toolsets) {
+			def, err := json.Marshal(b.Tool())
+			if err == nil {
+				bl.entries = append(bl.entries, listedTool{b.Name, tasks.WithExecution(def), builtinResource(b)})
+			}
+		}
+	}
+	sortEntries(bl.entries)
+	head := []byte(`{"tools":[`)
+	for i, e := range bl.entries {
+		if i > 0 {
+			head = append(head, ',')
+		}
+		head = append(head, e.def...)
+	}
+	bl.head = head
+	v, _ := g.builtinLists.LoadOrStore(key, bl)
+	return v.(*builtinList)
+}
+
+// builtinEntries are the tools/list entries of the built-ins st may see (none on the
+// single-server endpoint), sorted by name; the definitions are the shared builtinList's.
+func builtinEntries(g *Gateway, st *requestState) []listedTool {
+	if st.Single != nil {
+		return nil
+	}
+	return slices.Clone(g.builtinsFor(st).entries)
+}
+
+// proxiedEntry is the tools/list entry of proxied tool t of connection c under name
+// (proxiedTools); ok is false (and the tool logged and left out) when its definition is
+// unusable. cp, when not nil, gives the entry its policy resource.
+func proxiedEntry(g *Gateway, st *requestState, cp *compiledPolicies, name string, c *catalog.Connection, t *catalog.Tool) (listedTool, bool) {
+	def, err := toolDefinition(t, name)
+	if err != nil {
+		g.log.Warn("tool definition unusable", "tool", name, "err", err)
+		return listedTool{}, false
+	}
+	if st.Single == nil {
+		def = apps.WithURIs(def, c.Handle) // views under the connection's handle
+	}
+	var res policy.Resource
+	if cp != nil {
+		res = cp.toolResource(c, t)
+	}
+	return listedTool{name, tasks.WithExecution(def), res}, true
+}
+
+// sortEntries orders a tools/list by name (names are unique: built-ins are agentpack_*,
+// proxied tools mcp_<handle>_<tool>).
+func sortEntries(all []listedTool) {
+	slices.SortStableFunc(all, func(a, b listedTool) int { return cmp.Compare(a.name, b.name) })
+}
+
+// pageBytes is tools/list result page n (0-based) holding page, with nextCursor naming page
+// n+1 when more is true.
+func pageBytes(page []listedTool, n int, more bool) []byte {
+	var buf bytes.Buffer
+	buf.WriteString(`{"tools":[`)
+	for i, e := range page {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(e.def)
+	}
+	buf.WriteString(`]`)
+	if more {
+		buf.WriteString(`,"nextCursor":`)
+		c, _ := json.Marshal(pageCursor(n + 1))
+		buf.Write(c)
+	}
+	buf.WriteString(`,"ttlMs":0,"cacheScope":"private"}`)
+	return buf.Bytes()
+}
+
+// firstPage is toolsList's first page for a pending (lazy) catalog snapshot
+// (catalog.Snapshot.Pending): the same bytes, from the index's summaries and the few parts
+// that hold the first names (catalog.Snapshot.FirstTools), so that a cold start's first
+// page does not wait for the whole catalog (docs/CATALOG.md "Cold start"). ok is false
+// when it cannot be made so (an index without summaries, a part gone, access policies,
+// the single-server endpoint or a chat): the caller then completes the snapshot and
+// serves toolsList. Errors: the store's, or a part that does not decode.
+func (g *Gateway) firstPage(ctx context.Context, st *requestState) (json.RawMessage, bool, error) {
+	head := st.Snapshot.Head()
+	if st.Single != nil || st.Allowed != nil || head == nil || head.Policies != nil {
+		return nil, false, nil
+	}
+	all := builtinEntries(g, st)
+	total := len(all)
+	proxied := st.discovery == discoveryAll
+	n := toolsPageSize
+	if st.discovery == "" {
+		// The threshold's decision (listsProxied) needs the counts only.
+		_, _, count, ok, err := st.Snapshot.FirstTools(ctx, 0, st.Visible)
+		if err != nil || !ok {
+			return nil, ok, err
+		}
+		limit := DefaultDiscoveryThreshold
+		if head.DiscoveryThreshold != nil {
+			limit = *head.DiscoveryThreshold
+		}
+		proxied = count <= limit
+	}
+	if proxied {
+		refs, served, _, ok, err := st.Snapshot.FirstTools(ctx, n, st.Visible)
+		if err != nil || !ok {
+			return nil, ok, err
+		}
+		for _, r := range refs {
+			e, ok := proxiedEntry(g, st, nil, r.Tool.ExposedName, r.Conn, r.Tool)
+			if !ok {
+				return nil, false, nil // the whole list leaves it out: page boundaries are its
+			}
+			all = append(all, e)
+		}
+		total += served
+	}
+	sortEntries(all)
+	return pageBytes(all[:min(toolsPageSize, len(all))], 0, total > toolsPageSize), true, nil
 }
 
 // pageCursor is the opaque cursor of page n (1-based pages after the first).
