@@ -40,44 +40,11 @@ import (
 //
 // The console is handed each person's token as the development sign-in does
 // (/admin/#token=…, a token the REST API accepts, for the same person id the grants
-// name): the console does not sign in through the authorization server yet (docs/AUTH.md).
+// name), because the test needs two people's consoles at once; the console's own sign-in
+// through the authorization server is TestConsoleSignInThroughAuthServer.
 func TestConnectedClientsInBrowser(t *testing.T) {
 	chromium(t)
-	idp := startMockOIDC(t)
-
-	// The gateway's origin is known before the stack: the sign-in's redirect URL names it.
-	gwLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + gwLn.Addr().String()
-	sessions, err := identity.NewSessions([]byte(strings.Repeat("k", 32)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	people := &identity.Service{} // its pool is set once the stack has one
-	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{
-		Identity: &stack.Identity{Sessions: authserver.IdentitySessions{Sessions: sessions}, Members: people}}})
-	people.Pool = env.Pool
-	signIn, err := identity.NewSignIn(identity.OIDCConfig{Issuer: idp.Issuer(), ClientID: idp.ClientID,
-		ClientSecret: idp.ClientSecret, RedirectURL: base + identity.CallbackPath}, sessions, people, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/auth/", signIn.Handler())
-	mux.Handle("/", env.Stack.Handler)
-	gw := &httptest.Server{Listener: gwLn, Config: &http.Server{Handler: stacktest.CheckOpenAPI(t, mux)}}
-	gw.Start()
-	defer gw.Close()
-
-	ws, _, _ := env.Workspace(t, "Clients")
-	// mockoidc signs in its default user at once; invited, she becomes a member at her
-	// first sign-in.
-	const email = "jane.doe@example.com"
-	if _, err := db.InvitationEnsure(t.Context(), env.Pool, ws, email, auth.RoleMember); err != nil {
-		t.Fatal(err)
-	}
+	base, env, ws := startIdPStack(t, "Clients", auth.RoleMember)
 
 	cl := newTestClient(t, base, "Test MCP Client")
 	k, stop := kit(t, base)
@@ -102,7 +69,7 @@ func TestConnectedClientsInBrowser(t *testing.T) {
 		t.Fatalf("tools/list with the issued token: %d %s", st, body)
 	}
 	var jane string
-	if err := env.Pool.QueryRow(t.Context(), `SELECT id::text FROM people WHERE email = $1`, email).Scan(&jane); err != nil {
+	if err := env.Pool.QueryRow(t.Context(), `SELECT id::text FROM people WHERE email = $1`, mockEmail).Scan(&jane); err != nil {
 		t.Fatalf("the person signed in through mockoidc: %v", err)
 	}
 
@@ -319,4 +286,48 @@ func (c *testClient) rpc(token, ws string) (int, http.Header, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, string(b)
+}
+
+// mockEmail is the email of mockoidc's default user, the person every sign-in of these
+// tests signs in as.
+const mockEmail = "jane.doe@example.com"
+
+// startIdPStack starts the stack of the sign-in tests: the gateway on base, with the
+// identity provider's sign-in (/auth/…, a mockoidc of its own) and the browser session as
+// make run mounts them, every answer checked against the OpenAPI document; and workspace
+// ws, called name, to which mockEmail is invited with role (a member of it at her first
+// sign-in). The servers stop when the test ends.
+func startIdPStack(t *testing.T, name, role string) (base string, env *stacktest.Env, ws string) {
+	t.Helper()
+	idp := startMockOIDC(t)
+	// The gateway's origin is known before the stack: the sign-in's redirect URL names it.
+	gwLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base = "http://" + gwLn.Addr().String()
+	sessions, err := identity.NewSessions([]byte(strings.Repeat("k", 32)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	people := &identity.Service{} // its pool is set once the stack has one
+	env = stacktest.New(t, &stacktest.Options{Stack: &stack.Options{
+		Identity: &stack.Identity{Sessions: authserver.IdentitySessions{Sessions: sessions}, Members: people}}})
+	people.Pool = env.Pool
+	signIn, err := identity.NewSignIn(identity.OIDCConfig{Issuer: idp.Issuer(), ClientID: idp.ClientID,
+		ClientSecret: idp.ClientSecret, RedirectURL: base + identity.CallbackPath}, sessions, people, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/auth/", signIn.Handler())
+	mux.Handle("/", env.Stack.Handler)
+	gw := &httptest.Server{Listener: gwLn, Config: &http.Server{Handler: stacktest.CheckOpenAPI(t, mux)}}
+	gw.Start()
+	t.Cleanup(gw.Close)
+	ws, _, _ = env.Workspace(t, name)
+	if _, err := db.InvitationEnsure(t.Context(), env.Pool, ws, mockEmail, role); err != nil {
+		t.Fatal(err)
+	}
+	return base, env, ws
 }

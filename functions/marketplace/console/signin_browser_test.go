@@ -1,20 +1,15 @@
 package console_test
 
 import (
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentpack/gateway/cmd/local/stack"
-	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/functions/marketplace/authserver"
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
-	"github.com/agentpack/gateway/shared/identity"
 	"github.com/chromedp/chromedp"
 )
 
@@ -29,37 +24,7 @@ import (
 // shows the sign-in screen again.
 func TestConsoleSignInThroughAuthServer(t *testing.T) {
 	chromium(t)
-	idp := startMockOIDC(t)
-	gwLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + gwLn.Addr().String()
-	sessions, err := identity.NewSessions([]byte(strings.Repeat("k", 32)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	people := &identity.Service{}
-	env := stacktest.New(t, &stacktest.Options{Stack: &stack.Options{
-		Identity: &stack.Identity{Sessions: authserver.IdentitySessions{Sessions: sessions}, Members: people}}})
-	people.Pool = env.Pool
-	signIn, err := identity.NewSignIn(identity.OIDCConfig{Issuer: idp.Issuer(), ClientID: idp.ClientID,
-		ClientSecret: idp.ClientSecret, RedirectURL: base + identity.CallbackPath}, sessions, people, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/auth/", signIn.Handler())
-	mux.Handle("/", env.Stack.Handler)
-	gw := &httptest.Server{Listener: gwLn, Config: &http.Server{Handler: stacktest.CheckOpenAPI(t, mux)}}
-	gw.Start()
-	defer gw.Close()
-
-	ws, _, _ := env.Workspace(t, "Console")
-	const email = "jane.doe@example.com"
-	if _, err := db.InvitationEnsure(t.Context(), env.Pool, ws, email, auth.RoleAdmin); err != nil {
-		t.Fatal(err)
-	}
+	base, env, ws := startIdPStack(t, "Console", auth.RoleAdmin)
 	k, stop := kit(t, base)
 	defer stop()
 
@@ -101,7 +66,7 @@ func TestConsoleSignInThroughAuthServer(t *testing.T) {
 		}
 	}
 	var jane string
-	if err := env.Pool.QueryRow(t.Context(), `SELECT id::text FROM people WHERE email = $1`, email).Scan(&jane); err != nil {
+	if err := env.Pool.QueryRow(t.Context(), `SELECT id::text FROM people WHERE email = $1`, mockEmail).Scan(&jane); err != nil {
 		t.Fatal(err)
 	}
 	if g, err := db.ASGrantListByPerson(t.Context(), env.Pool, jane); err != nil || len(g) != 1 || g[0].ClientID != authserver.ConsoleClientID {

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -210,20 +209,5 @@ func (it *serverItem) filteredList(cp *compiledPolicies, st *requestState, curso
 	}
 	start := n * toolsPageSize
 	page := kept[start:min(start+toolsPageSize, len(kept))]
-	var buf bytes.Buffer
-	buf.WriteString(`{"tools":[`)
-	for i, t := range page {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(t.def)
-	}
-	buf.WriteString(`]`)
-	if start+toolsPageSize < len(kept) {
-		c, _ := json.Marshal(pageCursor(n + 1))
-		buf.WriteString(`,"nextCursor":`)
-		buf.Write(c)
-	}
-	buf.WriteString(`,"ttlMs":0,"cacheScope":"private"}`)
-	return buf.Bytes(), true
+	return pageBytes(page, n, start+toolsPageSize < len(kept)), true
 }
