@@ -307,3 +307,39 @@ func TestAuditLinger(t *testing.T) {
 		t.Fatal("too slow")
 	}
 }
+
+// TestLingerOption: Options.Linger 0 is DefaultLinger, a negative one writes at once, any
+// other is kept.
+func TestLingerOption(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want time.Duration }{
+		{0, DefaultLinger}, {-1, 0}, {5 * time.Millisecond, 5 * time.Millisecond},
+	} {
+		if got := NewTrail(Options{Linger: c.in}).linger; got != c.want {
+			t.Errorf("Linger %v: the trail lingers %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+// TestAuditCloseCutsLinger: Close writes the queued rows at once, without waiting out the
+// linger (an hour here), and loses none.
+func TestAuditCloseCutsLinger(t *testing.T) {
+	t.Parallel()
+	tr, _, _, count, ws := trailOver(t, 0)
+	tr.mu.Lock()
+	tr.linger = time.Hour
+	tr.mu.Unlock()
+	for i := range 3 {
+		if err := tr.Record(entry(i, ws)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), testpeer.Scaled(10*time.Second))
+	defer cancel()
+	if lost := tr.Close(ctx); lost != 0 || ctx.Err() != nil {
+		t.Fatalf("close: %d lost, ctx %v: it waited out the linger", lost, ctx.Err())
+	}
+	if got := count(); got != 3 {
+		t.Fatalf("%d rows after Close, want 3", got)
+	}
+}
