@@ -12,8 +12,9 @@ import (
 )
 
 // BenchmarkAuditEventInsert is the audit writer's statement (db.AuditEventInsert: the rows
-// and their usage_rollup upsert in one statement) in the functions' query mode
-// (db.QueryExecMode: parsed and planned on every execution), by batch size: the
+// and their usage_rollup upsert in one call of migrations/00047's audit_insert, whose plan
+// the server keeps per connection) in the functions' query mode (db.QueryExecMode: the
+// statement text is parsed and planned on every execution), by batch size: the
 // Postgres-side cost of one proxied call's audit row is a batch's time ÷ its rows
 // ("ns/row").
 func BenchmarkAuditEventInsert(b *testing.B) {

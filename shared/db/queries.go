@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
@@ -222,7 +221,7 @@ func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error 
 	reqs, principals, tools, versions, kinds, digests, outcomes := make([]string, n), make([]string, n), make([]string, n),
 		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	wss, conns, chats := make([]*string, n), make([]*string, n), make([]*string, n)
-	durs, errs := make([]float64, n), make([]bool, n)
+	durs, errs, buckets := make([]float64, n), make([]bool, n), make([]int32, n)
 	for i, e := range evs {
 		switch {
 		case e.RowKey == "":
@@ -238,8 +237,9 @@ func AuditEventInsert(ctx context.Context, q Querier, evs ...*AuditEvent) error 
 		reqs[i], principals[i], tools[i], versions[i], kinds[i], digests[i] = e.RequestID, e.Principal, e.Tool, e.Version, e.Kind, e.ArgsDigest
 		wss[i], conns[i], chats[i], durs[i], errs[i] = e.WorkspaceID, e.ConnectionID, e.ChatID, e.DurationMS, isError(e)
 		outcomes[i] = auditOutcome(e)
+		buckets[i] = int32(usageBucket(e.DurationMS))
 	}
-	_, err := q.Exec(ctx, auditInsertSQL, keys, at, reqs, principals, wss, tools, versions, kinds, conns, durs, digests, chats, errs, outcomes)
+	_, err := q.Exec(ctx, auditInsertSQL, keys, at, reqs, principals, wss, tools, versions, kinds, conns, durs, digests, chats, errs, outcomes, buckets)
 	return Interpret(err)
 }
 
@@ -283,45 +283,43 @@ func usageBucketBounds(i int) (lo, hi float64) {
 	return edge(i - 1), edge(i)
 }
 
-// usageBucketSQL is a duration's bucket (d in ms), as the migration's backfill computes it.
-const usageBucketSQL = `CASE WHEN d < 0.1 THEN 0 ELSE least(39, floor(2 * log(2.0, (d / 0.1)::numeric))::int + 1) END`
+// usageBucket is the latency bucket of a duration of d ms in usage_rollup's histogram
+// (UsageLatencyBuckets): 0 under 0.1 ms (and for NaN), else min(39, ⌊2·log2(d/0.1)⌋ + 1) —
+// the definition of migrations/00045's backfill, which computes d/0.1 in float8 and the log in
+// numeric. Here the quotient is the same float64 and the floor is decided exactly: k is the
+// largest integer with q² ≥ 2^k, compared through q² = hi + lo (math.FMA), so that a
+// duration on a bucket's edge lands where the numeric log puts it
+// (TestUsageBucketMatchesSQL).
+func usageBucket(d float64) int {
+	if math.IsNaN(d) || d < 0.1 {
+		return 0
+	}
+	q := d / 0.1
+	if q >= 1<<19 { // q² ≥ 2^38: bucket 39 and above
+		return UsageLatencyBuckets - 1
+	}
+	atLeast := func(k int) bool { // q² ≥ 2^k, exactly
+		hi := q * q
+		lo := math.FMA(q, q, -hi)
+		p := math.Ldexp(1, k)
+		return hi > p || (hi == p && lo >= 0)
+	}
+	k := int(math.Floor(2 * math.Log2(q)))
+	for k > 0 && !atLeast(k) {
+		k--
+	}
+	for k < 2*19 && atLeast(k+1) {
+		k++
+	}
+	return min(k+1, UsageLatencyBuckets-1)
+}
 
-// auditInsertSQL writes a batch of audit rows ($1…$12, one array each; a key already
-// written is skipped) and, in the same statement, adds the rows it wrote to usage_rollup:
-// per workspace, 5-minute bucket, tool, connection, principal and chat, the calls, the
-// errors ($13: isError of each row) and the latency histogram of the others. The groups go
-// in key order, so that concurrent batches lock the rollup rows they share in one order.
-// r is MATERIALIZED so that each row's latency bucket (a numeric log) is computed once, and
-// the histogram is one array_agg of the buckets counted into UsageLatencyBuckets slots:
-// written as 40 count(*) FILTER (WHERE … li = i) aggregates over an inlined r, Postgres
-// computed the numeric log in each of the 40 (about 0.9 ms per row), and planned 40
-// aggregates on every execution (the functions' query mode plans each statement:
-// BenchmarkAuditEventInsert).
-var auditInsertSQL = `WITH x AS (
-		SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::uuid[], $6::text[], $7::text[],
-			$8::text[], $9::uuid[], $10::float8[], $11::text[], $12::uuid[], $13::bool[], $14::text[]) AS x(k, t, r, p, w, tl, v, kd, c, d, g, ch, err, oc)
-	), ins AS (
-		INSERT INTO audit_events
-		(row_key, occurred_at, request_id, principal, workspace_id, tool, version, kind, connection_id, duration_ms, args_digest, chat_id, outcome)
-		SELECT k, COALESCE(t, now()), r, p, w, tl, v, kd, c, d, g, ch, oc FROM x
-		ON CONFLICT (row_key) WHERE row_key IS NOT NULL DO NOTHING
-		RETURNING row_key, occurred_at
-	), r AS MATERIALIZED (
-		SELECT x.w, date_bin('5 minutes', ins.occurred_at, timestamptz 'epoch') AS bk, x.tl, coalesce(x.c::text, 'builtin') AS conn,
-			x.p, coalesce(x.ch::text, 'none') AS chat, x.err, ` + usageBucketSQL + ` AS li
-		FROM ins JOIN x ON x.k = ins.row_key WHERE x.w IS NOT NULL
-	), g AS (
-		SELECT w, bk, tl, conn, p, chat, count(*) AS calls, count(*) FILTER (WHERE err) AS errors,
-			array_agg(li) FILTER (WHERE NOT err) AS lis
-		FROM r GROUP BY w, bk, tl, conn, p, chat
-	)
-	INSERT INTO usage_rollup AS u (workspace_id, bucket, tool, connection, principal, chat, calls, errors, latency)
-	SELECT w, bk, tl, conn, p, chat, calls, errors,
-		ARRAY(SELECT count(l) FROM generate_series(0, ` + strconv.Itoa(UsageLatencyBuckets-1) + `) AS b(i) LEFT JOIN unnest(lis) AS l ON l = b.i GROUP BY b.i ORDER BY b.i)
-	FROM g ORDER BY w, bk, tl, conn, p, chat
-	ON CONFLICT (workspace_id, bucket, tool, connection, principal, chat) DO UPDATE SET
-		calls = u.calls + EXCLUDED.calls, errors = u.errors + EXCLUDED.errors,
-		latency = ARRAY(SELECT a + b FROM unnest(u.latency, EXCLUDED.latency) WITH ORDINALITY AS h(a, b, o) ORDER BY o)`
+// auditInsertSQL writes a batch of audit rows and adds the rows it wrote to usage_rollup in
+// the same statement: migrations/00047's audit_insert, whose plan the server keeps per
+// connection (this text is the only thing parsed and planned per execution). Its parameters
+// are one array per column ($1 row keys … $14 outcomes, AuditEventInsert's order) and $15
+// each row's latency bucket (usageBucket).
+const auditInsertSQL = `SELECT audit_insert($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
 
 // AuditEventList returns the newest limit (1–200) audit rows of workspace ws.
 func AuditEventList(ctx context.Context, q Querier, ws string, limit int) ([]AuditEvent, error) {

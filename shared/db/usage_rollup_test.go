@@ -3,6 +3,8 @@ package db_test
 import (
 	"fmt"
 	"math"
+	"math/big"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -228,4 +230,75 @@ func TestUsageRollupHistogramExact(t *testing.T) {
 	if groups < 50 || differ != 0 || stored != groups {
 		t.Fatalf("%d groups (%d stored in usage_rollup), %d differ from the 40-FILTER histogram", groups, stored, differ)
 	}
+}
+
+// TestUsageBucketMatchesSQL: the latency bucket the writer computes (db.UsageBucket) is the
+// bucket's definition decided exactly (q = d/0.1 in float64, the largest k with q² ≥ 2^k, in
+// math/big) for every bucket edge and the float64s around it, the extremes, and random
+// durations; and it is the bucket migrations/00045's numeric SQL gives, except within 1e-12
+// of an edge, where the numeric log (about 16 significant digits) rounds onto the edge.
+func TestUsageBucketMatchesSQL(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.Fresh(t)
+	ds := []float64{0, -1, 0.05, 0.1, math.Nextafter(0.1, 0), 1e9, 1e300, 52428.8}
+	for k := 0; k <= 42; k++ {
+		e := 0.1 * math.Pow(math.Sqrt2, float64(k))
+		for _, d := range []float64{e, math.Nextafter(e, 0), math.Nextafter(e, math.Inf(1))} {
+			ds = append(ds, d, math.Nextafter(d, 0), math.Nextafter(d, math.Inf(1)))
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		ds = append(ds, math.Exp(r.Float64()*14-3))
+	}
+	rows, err := pool.Query(t.Context(), `SELECT d, CASE WHEN d < 0.1 THEN 0 ELSE least(39, floor(2 * log(2.0, (d / 0.1)::numeric))::int + 1) END
+		FROM unnest($1::float8[]) AS d`, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var d float64
+		var want int
+		if err := rows.Scan(&d, &want); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		got := db.UsageBucket(d)
+		if exact := exactUsageBucket(d); got != exact {
+			t.Errorf("duration %v ms (%x): bucket %d, exactly %d", d, math.Float64bits(d), got, exact)
+		}
+		if got != want && !nearUsageEdge(d) {
+			t.Errorf("duration %v ms (%x): bucket %d, SQL says %d", d, math.Float64bits(d), got, want)
+		}
+	}
+	if err := rows.Err(); err != nil || n != len(ds) {
+		t.Fatalf("%d of %d durations compared: %v", n, len(ds), err)
+	}
+}
+
+// exactUsageBucket is usage_rollup's bucket of d ms by its definition, in math/big: 0 under
+// 0.1 ms, else min(39, k+1) for the largest k with (d/0.1)² ≥ 2^k.
+func exactUsageBucket(d float64) int {
+	if d < 0.1 {
+		return 0
+	}
+	q := new(big.Float).SetPrec(256).SetFloat64(d / 0.1)
+	q2 := new(big.Float).SetPrec(256).Mul(q, q)
+	k := 0
+	for k < 40 && q2.Cmp(new(big.Float).SetMantExp(big.NewFloat(1), k+1)) >= 0 {
+		k++
+	}
+	return min(k+1, db.UsageLatencyBuckets-1)
+}
+
+// nearUsageEdge reports whether d is within 1e-12 (relative) of a bucket edge 0.1·√2^k.
+func nearUsageEdge(d float64) bool {
+	for k := 0; k <= 40; k++ {
+		if e := 0.1 * math.Pow(math.Sqrt2, float64(k)); math.Abs(d-e) <= 1e-12*e {
+			return true
+		}
+	}
+	return false
 }

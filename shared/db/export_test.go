@@ -1,0 +1,4 @@
+package db
+
+// UsageBucket is usageBucket, for TestUsageBucketMatchesSQL.
+var UsageBucket = usageBucket
