@@ -318,8 +318,11 @@ func usageBucket(d float64) int {
 // the same statement: migrations/00047's audit_insert, whose plan the server keeps per
 // connection (this text is the only thing parsed and planned per execution). Its parameters
 // are one array per column ($1 row keys … $14 outcomes, AuditEventInsert's order) and $15
-// each row's latency bucket (usageBucket).
-const auditInsertSQL = `SELECT audit_insert($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
+// each row's latency bucket (usageBucket). The uuid columns go as text[], cast by the server:
+// pgx has no binary encoding of a Go string as a uuid, and built an error on every
+// execution before it fell back to text.
+const auditInsertSQL = `SELECT audit_insert($1::text[]::uuid[], $2, $3, $4, $5::text[]::uuid[], $6, $7, $8, $9::text[]::uuid[],
+	$10, $11, $12::text[]::uuid[], $13, $14, $15)`
 
 // AuditEventList returns the newest limit (1–200) audit rows of workspace ws.
 func AuditEventList(ctx context.Context, q Querier, ws string, limit int) ([]AuditEvent, error) {
