@@ -128,7 +128,17 @@ func (w *Writer) Write(s *Schema, props []Prop, values ...float64) {
 // Millis is d in milliseconds with microsecond precision, the unit of the duration metrics.
 func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+// appendString appends s as a JSON string, the bytes json.Marshal would write: printable
+// ASCII other than '"', '\\', '<', '>' and '&' goes as it is (every metric name, dimension
+// and id), anything else through json.Marshal (escapes; invalid UTF-8 becomes U+FFFD).
 func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always encodes; invalid UTF-8 becomes U+FFFD
-	return append(b, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

@@ -113,3 +113,19 @@ func TestNewSchemaRefusesBadSchemas(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendStringIsJSONMarshal: appendString writes the bytes json.Marshal writes, for
+// every single byte, a request id, a tool name, HTML characters, non-ASCII and invalid UTF-8.
+func TestAppendStringIsJSONMarshal(t *testing.T) {
+	ins := []string{"", "ToolCalls", "mcp_demo_echo", "3f2a9c1e-0000-4000-8000-000000000001", `a"b\c`,
+		"<script>&", "héllo", "日本", "\xff\xfe", "tab\there", "\u2028", "del\x7f"}
+	for c := range 256 {
+		ins = append(ins, string([]byte{byte(c)}), "x"+string([]byte{byte(c)})+"y")
+	}
+	for _, s := range ins {
+		want, _ := json.Marshal(s)
+		if got := appendString([]byte("p:"), s); string(got) != "p:"+string(want) {
+			t.Errorf("appendString(%q) = %s, json.Marshal %s", s, got[2:], want)
+		}
+	}
+}
