@@ -1,9 +1,11 @@
 package mcpclient
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/agentpack/gateway/shared/testpeer"
 )
@@ -54,5 +56,41 @@ func TestSessionBound(t *testing.T) {
 	}
 	if n, _, _, ev := q.SessionStats(); n != 5 || ev != 0 {
 		t.Errorf("unbounded pool: %d sessions, %d evictions", n, ev)
+	}
+}
+
+// TestLiveSessionNotBehindConnectLock: a call to an upstream whose session is live takes
+// it without the connection's connect lock, so concurrent calls to one upstream do not
+// queue on each other: with the lock held (as by a connect in progress), a call still gets
+// the live session at once; a call to a connection with no session waits for the lock.
+func TestLiveSessionNotBehindConnectLock(t *testing.T) {
+	t.Parallel()
+	f := testpeer.NewFixture(t, nil)
+	p := newPool(t, nil)
+	tg := Target{ConnectionID: "c1", URL: f.URL}
+	s, err := p.session(t.Context(), tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.end()
+	p.mu.Lock()
+	e := p.conns["c1"]
+	p.mu.Unlock()
+	e.sem <- struct{}{} // a connect in progress holds the lock
+	defer func() { <-e.sem }()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	got, err := p.session(ctx, tg)
+	if err != nil || got != s {
+		t.Fatalf("live session behind the connect lock: %v (same session %v)", err, got == s)
+	}
+	got.end()
+
+	short, cancel2 := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel2()
+	other := Target{ConnectionID: "c1", URL: f.URL + "?other"} // another configuration: a connect
+	if _, err := p.session(short, other); err == nil {
+		t.Fatal("a connect did not wait for the connection's lock")
 	}
 }

@@ -417,7 +417,9 @@ func WithCallTimeout(ctx context.Context, d time.Duration) context.Context {
 }
 
 // session returns the cached live session for t, or connects one under t's lock, with the
-// call counted in (s.begin); the caller ends it with s.end.
+// call counted in (s.begin); the caller ends it with s.end. A live session of t's
+// configuration is taken under p.mu alone: the per-connection lock (e.sem) serialises
+// connects, and taking it on every call made concurrent calls to one upstream queue on it.
 func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 	if err := p.checkOpen(); err != nil {
 		return nil, err
@@ -435,6 +437,11 @@ func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 	if e == nil {
 		e = &entry{sem: make(chan struct{}, 1)}
 		p.conns[t.ConnectionID] = e
+	}
+	if s := e.sess; s != nil && s.key == key && !s.dead.Load() {
+		s.begin() // under p.mu, as below
+		p.mu.Unlock()
+		return s, nil
 	}
 	p.mu.Unlock()
 
