@@ -1,5 +1,5 @@
 -- The audit writer's batch statement as a function (db.AuditEventInsert; docs/PERFORMANCE.md
--- "Audit statement"). The statement is the same one the writer sent as text before: the
+-- "The audit statement"). The statement is the same one the writer sent as text before: the
 -- batch's rows, one array per column, inserted into audit_events (a row_key already written
 -- is skipped), and the rows actually written added to usage_rollup (migrations/00045) in the
 -- same statement, grouped and upserted in key order so that concurrent batches lock shared

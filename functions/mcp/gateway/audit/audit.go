@@ -54,8 +54,8 @@ const batchTimeout = 10 * time.Second
 
 // DefaultLinger is how long the oldest queued row waits for others to share its batch
 // (Options.Linger). 25 ms halves Postgres's CPU per proxied call at c=8 against 10 ms
-// (docs/PERFORMANCE.md "Audit statement"); it bounds how long a row waits in memory outside
-// Lambda (under Lambda, Drain cuts it at the end of each invocation).
+// (docs/PERFORMANCE.md, "The audit statement"); it bounds how long a row waits in memory
+// outside Lambda (under Lambda, Drain cuts it at the end of each invocation).
 const DefaultLinger = 25 * time.Millisecond
 
 // DefaultMaxQueued is how many rows a Trail holds in memory at most (Options.MaxQueued).
