@@ -284,12 +284,13 @@ func usageBucketBounds(i int) (lo, hi float64) {
 }
 
 // usageBucket is the latency bucket of a duration of d ms in usage_rollup's histogram
-// (UsageLatencyBuckets): 0 under 0.1 ms (and for NaN), else min(39, ⌊2·log2(d/0.1)⌋ + 1) —
-// the definition of migrations/00045's backfill, which computes d/0.1 in float8 and the log in
-// numeric. Here the quotient is the same float64 and the floor is decided exactly: k is the
-// largest integer with q² ≥ 2^k, compared through q² = hi + lo (math.FMA), so that a
-// duration on a bucket's edge lands where the numeric log puts it
-// (TestUsageBucketMatchesSQL).
+// (UsageLatencyBuckets): 0 under 0.1 ms, else min(39, ⌊2·log2(d/0.1)⌋ + 1) — the definition
+// of migrations/00045's backfill. Here q = d/0.1 is the float64 quotient and the floor is
+// decided exactly on it: k is the largest integer with q² ≥ 2^k, compared through
+// q² = hi + lo (math.FMA). The backfill's SQL casts the quotient to numeric (15 significant
+// digits) before its log, so the two differ only within about 1e-15 of an edge, never on one;
+// the writer's durations are whole microseconds (TestUsageBucketMatchesSQL). NaN is bucket 0
+// and +Inf bucket 39 (the SQL failed its whole batch on NaN).
 func usageBucket(d float64) int {
 	if math.IsNaN(d) || d < 0.1 {
 		return 0

@@ -192,7 +192,8 @@ func checkUsage(t *testing.T, pool *db.Pool, now time.Time) {
 // TestUsageRollupHistogramExact: the latency histogram the audit statement adds to
 // usage_rollup (one array_agg of each row's bucket, counted into 40 slots) equals, slot for
 // slot and group for group, the 40 count(*) FILTER (WHERE NOT err AND li = i) it replaced,
-// computed over the written audit_events rows with the same bucket expression.
+// computed over the written audit_events rows with 00045's bucket expression (the writer's
+// db.usageBucket agrees with it off the edges: TestUsageBucketMatchesSQL).
 func TestUsageRollupHistogramExact(t *testing.T) {
 	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
@@ -235,8 +236,9 @@ func TestUsageRollupHistogramExact(t *testing.T) {
 // TestUsageBucketMatchesSQL: the latency bucket the writer computes (db.UsageBucket) is the
 // bucket's definition decided exactly (q = d/0.1 in float64, the largest k with q² ≥ 2^k, in
 // math/big) for every bucket edge and the float64s around it, the extremes, and random
-// durations; and it is the bucket migrations/00045's numeric SQL gives, except within 1e-12
-// of an edge, where the numeric log (about 16 significant digits) rounds onto the edge.
+// durations; and it is the bucket migrations/00045's SQL gives, except within 1e-12 of an
+// edge, where the SQL's cast of the quotient to numeric (15 significant digits) moves it
+// onto the edge (0.19999999999999998 ms: SQL 3, exactly 2).
 func TestUsageBucketMatchesSQL(t *testing.T) {
 	t.Parallel()
 	pool, _ := dbtest.Fresh(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,7 +91,7 @@ func TestLiveSessionNotBehindConnectLock(t *testing.T) {
 	short, cancel2 := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel2()
 	other := Target{ConnectionID: "c1", URL: f.URL + "?other"} // another configuration: a connect
-	if _, err := p.session(short, other); err == nil {
-		t.Fatal("a connect did not wait for the connection's lock")
+	if _, err := p.session(short, other); err == nil || !strings.Contains(err.Error(), "waiting for another connect") {
+		t.Fatalf("a connect did not wait for the connection's lock: %v", err)
 	}
 }

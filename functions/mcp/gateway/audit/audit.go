@@ -12,7 +12,8 @@
 // at once when maxBatch rows wait or when Flush, Drain or Close waits on the queue: each
 // statement costs Postgres a fixed 0.3–0.5 ms whatever its rows (db.AuditEventInsert's
 // function call, its commit), which a batch of a few busy milliseconds' rows shares
-// instead of paying it row by row. The answer never waits on the database. What keeps a row from being lost:
+// instead of paying it row by row. The answer never waits on the database. What keeps a
+// row from being lost:
 //
 //   - each row has a key (a UUID chosen here) and the INSERT skips a key already written,
 //     so a batch whose commit was not seen is retried without writing a row twice;
