@@ -3,9 +3,9 @@
 --
 --   token_endpoint_auth_method  RFC 7591 §2: 'none' (public, PKCE only), 'client_secret_post'
 --                               or 'client_secret_basic' (RFC 6749 §2.3.1).
---   secret_hash                 the client secret's bcrypt hash (fosite's hasher), '' for a
---                               public client; the secret itself is returned once and never
---                               stored.
+--   secret_hash                 'sha256:' and the base64url SHA-256 of the client secret (256
+--                               random bits), '' for a public client; the secret itself is
+--                               returned once and never stored.
 --   registration_token_hash     the SHA-256 (base64url) of the RFC 7592 registration access
 --                               token; the token itself is returned once and never stored.
 --   scopes                      the scopes the client is registered with (those it asked

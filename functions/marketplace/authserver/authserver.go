@@ -140,7 +140,6 @@ type Server struct {
 	provider fosite.OAuth2Provider
 	store    *store
 	clients  *clients
-	hasher   fosite.Hasher // client secrets (registration.go)
 }
 
 // New builds a Server. Errors: a required option is missing or a lifespan is over the
@@ -199,7 +198,7 @@ func New(o Options) (*Server, error) {
 		// setting lifts it). OAuth 2.1 makes state optional with PKCE; every MCP client
 		// tried sends one (docs/AUTH.md).
 		SendDebugMessagesToClients: false,
-		HashCost:                   bcryptCost, // client secrets (registration.go)
+		ClientSecretsHasher:        secretHasher{}, // client secrets (registration.go)
 	}
 	strategy := &compose.CommonStrategy{CoreStrategy: &oauth2.DefaultJWTStrategy{
 		Signer: &jwtSigner{key: o.Key}, HMACSHAStrategy: opaque{}, Config: cfg}}
@@ -209,7 +208,7 @@ func New(o Options) (*Server, error) {
 		compose.OAuth2TokenRevocationFactory,
 		compose.OAuth2PKCEFactory,
 	)
-	return &Server{o: o, provider: provider, store: st, clients: cs, hasher: cfg.GetSecretsHasher(context.Background())}, nil
+	return &Server{o: o, provider: provider, store: st, clients: cs}, nil
 }
 
 // Handler returns the endpoints of the package doc.
