@@ -108,7 +108,7 @@ func TestASSweepMCPTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tok("live-old", "80 days", "10 days")    // made 80 days ago, 10 days left: stays, active
+	tok("live-old", "80 days", "10 days")     // made 80 days ago, 10 days left: stays, active
 	tok("just-expired", "30 days", "-1 hour") // expired an hour ago: stays a day, inactive
 	tok("long-expired", "95 days", "-5 days") // goes
 	if _, err := db.ASSweep(ctx, pool, 100); err != nil {

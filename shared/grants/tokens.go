@@ -237,5 +237,3 @@ func (s *Service) now() time.Time {
 	}
 	return time.Now()
 }
-
-

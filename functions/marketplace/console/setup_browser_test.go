@@ -51,7 +51,7 @@ func TestClientSetupURLFirstInBrowser(t *testing.T) {
 	// 1. URL first: the URL, then the URL-only set-up (the banner's text), then the header
 	// section; no snippet holds a token or a header before the header heading.
 	var order struct {
-		First, URL string
+		First, URL      string
 		URLBeforeHeader bool
 		Headings        []string
 	}
