@@ -51,6 +51,11 @@ func TestMCPAccessToken(t *testing.T) {
 	if st != http.StatusOK || len(toolNames(m)) == 0 {
 		t.Fatalf("tools/list with the MCP access token: %d %v", st, m)
 	}
+	// And on the single-server URL of the same workspace (the gateway-wide /mcp resource
+	// covers every MCP URL of the origin).
+	if st, m := w.rpc(t, "/mcp/"+a.id+"/servers/"+a.handle, tok, "tools/list", nil, nil); st != http.StatusOK || len(toolNames(m)) == 0 {
+		t.Fatalf("tools/list on the single-server URL: %d %v", st, m)
+	}
 	// Another workspace: refused.
 	if st, _ := w.rpc(t, "/mcp/"+b.id, tok, "tools/list", nil, nil); st != http.StatusForbidden {
 		t.Fatalf("workspace B: %d, want 403", st)
