@@ -160,7 +160,13 @@ func (s *Service) Begin(ctx context.Context, r BeginRequest) (authURL string, er
 	p := &Pending{State: rand.Text(), Caller: r.Caller, Key: r.Key, ServerURL: r.ServerURL,
 		Verifier: oauth2.GenerateVerifier(), ExpiresAt: s.now().Add(StateTTL), Endpoint: *ep,
 		Scopes: scopes, RedirectURL: s.redirect, ReturnTo: r.ReturnTo}
-	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(p.Verifier), oauth2.SetAuthURLParam("resource", ep.Resource)}
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(p.Verifier)}
+	if _, baked := bakedResource(ep.AuthURL); !baked {
+		// An endpoint that carries its own resource gets no second one (RFC 8707 §2: two
+		// resource parameters are invalid_target at a strict server); ep.Resource is that
+		// one then (discover).
+		opts = append(opts, oauth2.SetAuthURLParam("resource", ep.Resource))
+	}
 	names := slices.Sorted(maps.Keys(r.Settings.AuthorizationParams))
 	for _, k := range names {
 		if !slices.Contains(reservedParams, strings.ToLower(k)) { // Validate refused them; never let one through
