@@ -320,7 +320,7 @@ func forbiddenHeaderType(typ json.RawMessage) (string, bool) {
 // line per parameter ("amount" (number)). A conformant client excludes a tool with such an
 // annotation, and one that mirrors it sends a header the upstream cannot compare: without
 // it the tool is still listed and called, its value travelling in the body only
-// (docs/USING.md "Custom headers from tool parameters"). inputSchema itself (same bytes)
+// (docs/ARCHITECTURE.md, MCP request headers). inputSchema itself (same bytes)
 // and nil when there is nothing to remove or it is not a JSON object.
 func StripForbiddenHeaderAnnotations(inputSchema json.RawMessage) (json.RawMessage, []string) {
 	if !bytes.Contains(inputSchema, []byte("x-mcp-header")) {
