@@ -18,7 +18,7 @@ import (
 
 // hangingUpstream is the demo upstream on loopback behind a switch: while hang is set it
 // accepts every request and never answers (until the client gives up), as a wedged
-// process does; otherwise it serves. posts counts the POSTs that reached it.
+// process does; otherwise it serves. posts counts the POSTs that reached it while it hung.
 type hangingUpstream struct {
 	URL   string
 	hang  atomic.Bool
@@ -34,10 +34,10 @@ func newHangingUpstream(t *testing.T) *hangingUpstream {
 	u := &hangingUpstream{}
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			u.posts.Add(1)
-		}
 		if u.hang.Load() {
+			if r.Method == http.MethodPost {
+				u.posts.Add(1)
+			}
 			// Read the body first: the server notices the client going away (and cancels
 			// r.Context()) only once the body is consumed.
 			_, _ = io.Copy(io.Discard, r.Body)
@@ -201,6 +201,6 @@ func TestFlightSurvivesLeaderLeaving(t *testing.T) {
 		t.Errorf("follower: %v, want the shared connect's timeout", err)
 	}
 	if n := up.posts.Load(); n != 1 {
-		t.Errorf("%d connects for one leader and one follower, want 1", n)
+		t.Errorf("%d hung connects for one leader and one follower, want 1", n)
 	}
 }
