@@ -84,7 +84,6 @@ func TestTypeScriptSDKStateOptional(t *testing.T) {
 	}
 }
 
-
 // prmRecorder is an http.RoundTripper that keeps the body of every protected resource
 // metadata document (RFC 9728) a client fetched, by URL.
 type prmRecorder struct {
