@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -188,3 +189,62 @@ func TestClaudeCodeMetadataDocumentUnreachable(t *testing.T) {
 
 // unreachableReason matches a message that says a document could not be fetched.
 var unreachableReason = regexp.MustCompile(`(?i)unreachable|could not be (fetched|reached)|could not (fetch|reach)|no such host`)
+
+// geminiSettings are gemini-cli's user settings for the tests: an API key sign-in chosen up
+// front (so no sign-in dialog: signing in to an MCP server needs no model, and the key
+// GEMINI_API_KEY names is never used), folder trust off, and no update checks or usage
+// statistics (no internet here).
+const geminiSettings = `{"security":{"auth":{"selectedType":"gemini-api-key"},"folderTrust":{"enabled":false}},
+"general":{"disableAutoUpdate":true,"disableUpdateNag":true},"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false}}`
+
+// gemini-cli 0.61 (npm @google/gemini-cli, pinned in test/npm): `gemini mcp add --transport
+// http agentpack <URL>` with the banner's URL, then, in its interactive terminal UI,
+// `/mcp auth agentpack`. gemini-cli checks the protected resource metadata strictly: the
+// document's `resource` must be the URL it was given (or its origin), else "Protected
+// resource … does not match expected …". It registers itself (RFC 7591, redirect
+// http://localhost:<port>/oauth/callback), asks the person to continue, prints the
+// authorization URL; the member allows in the browser; gemini-cli says it authenticated
+// and `/mcp list` shows the server's tools.
+func TestGeminiCLISignsIn(t *testing.T) {
+	bin := npmBin(t, "@google/gemini-cli/bundle/gemini.js")
+	w := newASWorld(t, nil)
+	for name, mcpURL := range mcpURLs(w) {
+		t.Run(name, func(t *testing.T) {
+			home := t.TempDir()
+			proj := filepath.Join(home, "project")
+			if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			_ = os.MkdirAll(proj, 0o700)
+			if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(geminiSettings), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "GEMINI_API_KEY=unused-no-model-call",
+				"GEMINI_CLI_NO_RELAUNCH=1", "BROWSER=/bin/false"}
+			node := "node"
+			add := startTerminal(t, proj, env, node, bin, "mcp", "add", "--transport", "http", "agentpack", mcpURL)
+			if err := add.wait(60 * time.Second); err != nil || !strings.Contains(add.text(), `"agentpack" added`) {
+				t.Fatalf("gemini mcp add: %v\n%s", err, add.tail())
+			}
+			term := startTerminal(t, proj, env, node, bin)
+			term.waitFor(regexp.MustCompile(`Type your message`), 90*time.Second)
+			term.submit("/mcp auth agentpack", regexp.MustCompile(`Starting OAuth authentication for MCP server`))
+			term.waitFor(regexp.MustCompile(`Do you want to continue\?|Failed to authenticate.*`), 90*time.Second)
+			if m := regexp.MustCompile(`Failed to authenticate[^\n]*`).FindString(term.text()); m != "" {
+				t.Fatalf("gemini-cli refused the gateway: %s\n%s", m, term.tail())
+			}
+			term.typeKeys("\r") // "1. Yes"
+			authURL := term.waitFor(regexp.MustCompile(`copy and paste this URL into your browser:\s*`+authorizeURLIn.String()), 60*time.Second)[1]
+			q := checkAuthorizeRequest(t, authURL, mcpURL)
+			if !strings.HasPrefix(q.Get("redirect_uri"), "http://localhost:") || q.Get("state") == "" {
+				t.Fatalf("gemini-cli's authorization request: %v", q)
+			}
+			w.allowInBrowser(t, "ada", authURL)
+			term.waitFor(regexp.MustCompile(`Successfully authenticated with MCP server 'agentpack'`), 60*time.Second)
+			// It then reconnects to the server with the token; keys typed before its prompt
+			// is back are lost.
+			term.waitFor(regexp.MustCompile(`(?s)reloaded tools for 'agentpack'.*Type your message`), 60*time.Second)
+			term.submit("/mcp list", regexp.MustCompile(`(?s)reloaded tools for 'agentpack'.*/mcp list.*mcp_`+w.ws["A"].handle+`_echo`))
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -70,6 +71,9 @@ func startTerminal(t *testing.T, dir string, env []string, name string, args ...
 		close(term.done)
 	}()
 	t.Cleanup(func() {
+		if d := os.Getenv("PTY_DUMP"); d != "" { // debugging a client's screen
+			_ = os.WriteFile(filepath.Join(d, strings.ReplaceAll(t.Name(), "/", "_")+"-"+filepath.Base(name)+"-"+strconv.Itoa(cmd.Process.Pid)+".txt"), []byte(term.text()), 0o644)
+		}
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Process.Kill()
 		<-term.done
@@ -120,6 +124,26 @@ func (term *terminal) typeKeys(s string) {
 	if _, err := io.WriteString(term.tty, s); err != nil {
 		term.t.Fatalf("type into %s: %v", term.cmd.Path, err)
 	}
+}
+
+// submit types line into an interactive prompt and presses Enter until the shown text
+// matches started (a terminal UI that takes a fast burst of keys as a paste keeps an Enter
+// that comes with it as text, so Enter goes alone, a moment later, and again if needed).
+func (term *terminal) submit(line string, started *regexp.Regexp) {
+	term.t.Helper()
+	term.typeKeys(line)
+	for range 5 {
+		time.Sleep(time.Second)
+		term.typeKeys("\r")
+		deadline := time.Now().Add(testpeer.Scaled(5 * time.Second))
+		for time.Now().Before(deadline) {
+			if started.MatchString(term.text()) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	term.t.Fatalf("%s did not take %q:\n%s", term.cmd.Path, line, term.tail())
 }
 
 // wait waits for the process to end and returns its exit error (nil: exit 0).
@@ -186,4 +210,3 @@ func exitCode(err error) int {
 	return -1
 }
 
-var _ = strings.Contains

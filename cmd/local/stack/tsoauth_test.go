@@ -40,6 +40,15 @@ type oauthClientResult struct {
 // URL the browser was sent back to, to the SDK on stdin), and returns the client's result.
 func (w *asWorld) runOAuthClient(t *testing.T, mcpURL, person string, env ...string) *oauthClientResult {
 	t.Helper()
+	return w.runOAuthClientWith(t, mcpURL, func(authURL string) *url.URL {
+		return w.consentRedirect(t, w.browser(t, person), authURL, "http://127.0.0.1:9/callback")
+	}, env...)
+}
+
+// runOAuthClientWith is runOAuthClient with the browser step given: allow gets the
+// authorization URL the SDK asked to open and returns the URL the browser was sent back to.
+func (w *asWorld) runOAuthClientWith(t *testing.T, mcpURL string, allow func(authURL string) *url.URL, env ...string) *oauthClientResult {
+	t.Helper()
 	dir := testpeer.NPMDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testpeer.Scaled(90*time.Second))
 	defer cancel()
@@ -68,7 +77,7 @@ func (w *asWorld) runOAuthClient(t *testing.T, mcpURL, person string, env ...str
 			authorized = true
 			raw := strings.TrimPrefix(line, "AUTHORIZE ")
 			authz, _ = url.Parse(raw)
-			back = w.consentRedirect(t, w.browser(t, person), raw, "http://127.0.0.1:9/callback")
+			back = allow(raw)
 			if _, err := io.WriteString(stdin, back.String()+"\n"); err != nil {
 				t.Fatal(err)
 			}
