@@ -209,4 +209,3 @@ func exitCode(err error) int {
 	}
 	return -1
 }
-
