@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -181,4 +182,46 @@ func TestGoSDKClientSignsIn(t *testing.T) {
 func tailLogs(w *asWorld) string {
 	l := w.env.Logs.String()
 	return l[max(0, len(l)-4000):]
+}
+
+// A client that sends no `state` (the TypeScript SDK with a provider without state(), as
+// Cursor and the Inspector's web UI behave), with a real browser: headless Chromium, the
+// member signed in, opens the authorization URL, shows the consent page, allows, and lands
+// on the client's loopback callback with a code and no state; the client then lists the
+// workspace's tools.
+func TestNoStateSignInWithChromium(t *testing.T) {
+	browser := testpeer.Chromium(t)
+	w := newASWorld(t, nil)
+	mcpURL := w.env.URL + "/mcp/" + w.ws["A"].id
+	landed := make(chan *url.URL, 1)
+	cb := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		u, _ := url.Parse("http://" + r.Host + r.RequestURI)
+		select {
+		case landed <- u:
+		default:
+		}
+		_, _ = io.WriteString(rw, "signed in; you can close this window")
+	}))
+	t.Cleanup(cb.Close)
+	redirect := cb.URL + "/callback"
+	res := w.runOAuthClientWith(t, mcpURL, func(authURL string) *url.URL {
+		consent := allowInChromium(t, w, browser, authURL)
+		if !strings.Contains(consent, "TypeScript SDK test client") {
+			t.Errorf("the consent page does not name the client:\n%s", consent)
+		}
+		select {
+		case u := <-landed:
+			return u
+		case <-time.After(testpeer.Scaled(30 * time.Second)):
+			t.Fatal("the browser never reached the client's callback")
+			return nil
+		}
+	}, "MCP_NO_STATE=1", "MCP_REDIRECT_URL="+redirect)
+	checkSignedIn(t, w, res, mcpURL)
+	if _, sent := res.Authorize.Query()["state"]; sent {
+		t.Fatalf("the client sent a state: %v", res.Authorize.Query())
+	}
+	if _, back := res.Redirect.Query()["state"]; back || res.Redirect.Query().Get("code") == "" {
+		t.Fatalf("the browser landed on %s, want a code and no state", res.Redirect)
+	}
 }
