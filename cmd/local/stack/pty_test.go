@@ -3,7 +3,6 @@ package stack_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -196,16 +195,4 @@ func npmBin(t *testing.T, rel string) string {
 		t.Skipf("%s is not installed in test/npm (make npm-deps); skipping", p)
 	}
 	return p
-}
-
-// exitCode is err's exit status (0 for nil, -1 when it did not exit).
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	if err == nil {
-		return 0
-	}
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	return -1
 }
