@@ -10,16 +10,21 @@
 // asked to open, as one line `AUTHORIZE <url>`, and reads the URL the browser was sent back
 // to (the redirect URI with code, state and RFC 9207 iss) from one line of stdin. Then it finishes the flow
 // (transport.finishAuth), connects, lists tools, calls one, and prints one line
-// `RESULT <json>`: {"clientId", "scope" (the token response's), "tools": [names],
+// `RESULT <json>`: {"clientId", "scope" (the token response's), "authMethod" (the
+// registered token_endpoint_auth_method), "hasSecret" (the registration returned a
+// client_secret), "tools": [names],
 // "call": CallToolResult | {"error"}}.
 //
 // Inputs: argv[2] the MCP endpoint URL; env MCP_REDIRECT_URL (default
 // http://127.0.0.1:9/callback), MCP_CLIENT_METADATA_URL (optional), MCP_TOOL and
-// MCP_TOOL_ARGS (JSON) for the call; MCP_SDK=v2 runs the v2 client
-// (@modelcontextprotocol/client) instead of 1.x (@modelcontextprotocol/sdk), with the same
-// provider; MCP_NO_STATE=1 leaves out the provider's optional state(), as the SDK's own
-// example provider (simpleOAuthClientProvider) does, so the SDK sends no `state` at all;
-// MCP_STATE sets the state() value (default a random one).
+// MCP_TOOL_ARGS (JSON) for the call; MCP_TOKEN_AUTH_METHOD (default none): the
+// provider's clientMetadata.token_endpoint_auth_method — client_secret_post or
+// client_secret_basic make it a confidential client, which the SDK then authenticates at
+// the token endpoint with the secret the registration returned; MCP_SDK=v2 runs the v2
+// client (@modelcontextprotocol/client) instead of 1.x (@modelcontextprotocol/sdk), with
+// the same provider; MCP_NO_STATE=1 leaves out the provider's optional state(), as the
+// SDK's own example provider (simpleOAuthClientProvider) does, so the SDK sends no `state`
+// at all; MCP_STATE sets the state() value (default a random one).
 import readline from 'node:readline';
 
 const v2 = process.env.MCP_SDK === 'v2';
@@ -34,6 +39,7 @@ const { Client, StreamableHTTPClientTransport, UnauthorizedError } = v2
 const url = new URL(process.argv[2]);
 const redirectUrl = process.env.MCP_REDIRECT_URL || 'http://127.0.0.1:9/callback';
 const metadataUrl = process.env.MCP_CLIENT_METADATA_URL || undefined;
+const authMethod = process.env.MCP_TOKEN_AUTH_METHOD || 'none';
 const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 
 let info, tokens, verifier, discovery;
@@ -43,7 +49,7 @@ const provider = {
     return {
       client_name: 'TypeScript SDK test client', redirect_uris: [redirectUrl],
       grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
-      token_endpoint_auth_method: 'none',
+      token_endpoint_auth_method: authMethod,
     };
   },
   clientMetadataUrl: metadataUrl,
@@ -81,7 +87,7 @@ try {
   client = new Client({ name: 'ts-oauth-client', version: '1.0.0' });
   await client.connect(transport());
 }
-const out = { clientId: info?.client_id, scope: tokens?.scope };
+const out = { clientId: info?.client_id, scope: tokens?.scope, authMethod: info?.token_endpoint_auth_method, hasSecret: typeof info?.client_secret === 'string' };
 out.tools = (await client.listTools()).tools.map((t) => t.name);
 if (process.env.MCP_TOOL) {
   try {
