@@ -198,6 +198,9 @@ func (a *API) install(w http.ResponseWriter, r *http.Request, p *auth.Principal)
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
+	if err := notOwnRESTURL(r, in.URL); err != nil {
+		return err
+	}
 	out, err := a.Connections.Install(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
@@ -270,6 +273,9 @@ func (a *API) connectionCreate(w http.ResponseWriter, r *http.Request, p *auth.P
 	}
 	var in connections.CreateInput
 	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	if err := notOwnRESTURL(r, in.URL); err != nil {
 		return err
 	}
 	out, err := a.Connections.Create(r.Context(), p, in)
@@ -403,6 +409,11 @@ func (a *API) connectionUpdate(w http.ResponseWriter, r *http.Request, p *auth.P
 	var in connections.UpdateInput
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
+	}
+	if in.URL != nil {
+		if err := notOwnRESTURL(r, *in.URL); err != nil {
+			return err
+		}
 	}
 	out, err := a.Connections.Update(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
