@@ -87,6 +87,7 @@ type memberList struct {
 type policyValidity struct {
 	PolicyIDs []string `json:"policyIds"`
 	Valid     bool     `json:"valid"`
+	Warnings  []string `json:"warnings,omitempty" doc:"What the document would do that is probably not meant: a role left with no tool of the workspace at all (its members' tools/list empty). It may be saved anyway."`
 }
 
 type usageAnswer struct {
