@@ -48,6 +48,7 @@
 //	GET    /api/policies/global                           200 401 403
 //	PUT    /api/policies/global                           200 400 401 403 409
 //	GET    /api/usage?workspaceId=&by=&window=&format=    200 400 401 403 404
+//	GET    /api/me                                        200 401
 //	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
 //	GET    /api/openapi.json                              200 (no token)
 //
@@ -296,6 +297,9 @@ func (a *API) connectionGet(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	}
 	st, err := a.Connections.AuthorizationOf(r.Context(), c, p.Subject)
 	if err != nil {
+		return err
+	}
+	if err := a.Connections.NameAuthorizers(r.Context(), st); err != nil {
 		return err
 	}
 	httpapi.JSON(w, http.StatusOK, connections.DetailView{View: connections.NewView(c, true), Authorization: st})
