@@ -311,8 +311,11 @@ func startIdPStack(t *testing.T, name, role string) (base string, env *stacktest
 		t.Fatal(err)
 	}
 	people := &identity.Service{} // its pool is set once the stack has one
+	// DevSignIn as make run has one beside the authorization server (the signed-out page
+	// must still lead with its own Sign in; the handler itself is not used here).
 	env = stacktest.New(t, &stacktest.Options{Stack: &stack.Options{
-		Identity: &stack.Identity{Sessions: authserver.IdentitySessions{Sessions: sessions}, Members: people}}})
+		Identity:  &stack.Identity{Sessions: authserver.IdentitySessions{Sessions: sessions}, Members: people},
+		DevSignIn: http.NotFoundHandler()}})
 	people.Pool = env.Pool
 	signIn, err := identity.NewSignIn(identity.OIDCConfig{Issuer: idp.Issuer(), ClientID: idp.ClientID,
 		ClientSecret: idp.ClientSecret, RedirectURL: base + identity.CallbackPath}, sessions, people, nil)
