@@ -148,11 +148,11 @@ func TestLocalCluster(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
 		"postgres://postgres@127.0.0.1:54329/agentpack?sslmode=disable": "127.0.0.1:54329",
-		"postgres://u@localhost/agentpack":                               "localhost:5432",
-		"postgres://u@[::1]:6000/x":                                      "[::1]:6000",
-		"postgres://u@db.example.com:5432/x":                             "",
-		"postgres://u@10.0.0.5:5432/x":                                   "",
-		"::not a url":                                                    "",
+		"postgres://u@localhost/agentpack":                              "localhost:5432",
+		"postgres://u@[::1]:6000/x":                                     "[::1]:6000",
+		"postgres://u@db.example.com:5432/x":                            "",
+		"postgres://u@10.0.0.5:5432/x":                                  "",
+		"::not a url":                                                   "",
 	} {
 		if got := localCluster(in); got != want {
 			t.Errorf("localCluster(%q) = %q, want %q", in, got, want)
