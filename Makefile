@@ -55,7 +55,7 @@ healthcheck: ## Run one health-check pass locally
 .PHONY: db-start db-stop db-destroy
 db-start: ## Start the local Postgres cluster in .state/pg (prints its URL; its data persists until db-destroy)
 	scripts/pg.sh start
-db-stop: ## Stop the local Postgres cluster (data kept)
+db-stop: ## Stop the local Postgres cluster (data kept; refused while make run uses it, FORCE=1 overrides)
 	scripts/pg.sh stop
 db-destroy: ## Stop and delete the local Postgres cluster and its data
 	scripts/pg.sh destroy

@@ -12,6 +12,10 @@
 # PGPORT (make healthcheck, make migrate, url) reach that cluster, not another one on the
 # default port; a call with another PGPORT while it runs is told so and uses the running one.
 # PG_STATE_DIR moves .state (tests).
+#
+# stop and destroy refuse while a `make run` of this checkout holds .state/run.lock (its
+# flock, scripts/run.sh): stopping the database under it leaves every REST call failing.
+# run.sh's own shutdown sets PG_STOP_FROM_RUN=1 (it holds the lock then); FORCE=1 overrides.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,6 +79,18 @@ start() {
   fi
 }
 
+# in_use_by_run fails (status 1) when a make run of this checkout holds the run lock,
+# after saying so on stderr, unless PG_STOP_FROM_RUN=1 or FORCE=1.
+in_use_by_run() {
+  [ "${PG_STOP_FROM_RUN:-}" = 1 ] || [ "${FORCE:-}" = 1 ] && return 0
+  [ -f "$state/run.lock" ] || return 0
+  command -v flock >/dev/null || return 0
+  if flock -n "$state/run.lock" true 2>/dev/null; then return 0; fi
+  local holder; holder=$(head -c 32 "$state/run.lock" | tr -cd '0-9')
+  echo "pg.sh: make run${holder:+ (pid $holder)} is using the local Postgres: stop it first (Ctrl-C in its terminal${holder:+, or kill $holder}); it stops the database itself if it started it. FORCE=1 $1 anyway." >&2
+  return 1
+}
+
 # stop says on stderr what it did: stopped (and where the data stays), or nothing to stop.
 stop() {
   if [ ! -f "$state/pgdir" ]; then echo "pg.sh: no local cluster (nothing to stop)" >&2; return 0; fi
@@ -90,9 +106,9 @@ stop() {
 
 case "${1:-}" in
   start) start; url ;;
-  stop) stop ;;
+  stop) in_use_by_run "make db-stop" || exit 1; stop ;;
   url) url ;;
   status) [ -f "$state/pgdir" ] || exit 3; d=$(cat "$state/pgdir"); as_pg "$BIN/pg_ctl" -D "$d/data" status ;;
-  destroy) stop 2>/dev/null; rm -f "$state/pgport"; [ -f "$state/pgdir" ] && rm -rf "$(cat "$state/pgdir")" "$state/pgdir" ;;
+  destroy) in_use_by_run "make db-destroy" || exit 1; stop 2>/dev/null; rm -f "$state/pgport"; [ -f "$state/pgdir" ] && rm -rf "$(cat "$state/pgdir")" "$state/pgdir" ;;
   *) echo "usage: $0 start|stop|url|status|destroy" >&2; exit 2 ;;
 esac

@@ -29,7 +29,7 @@ fi
 cleanup() {
   if [ "$started_pg" = 1 ]; then
     say "stopping the local Postgres (its data stays until make db-destroy)"
-    scripts/pg.sh stop 2>/dev/null || true
+    PG_STOP_FROM_RUN=1 scripts/pg.sh stop 2>/dev/null || true
   fi
   say "stopped"
 }

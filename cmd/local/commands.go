@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -174,6 +175,9 @@ func cmdServe(ctx context.Context) error {
 		return err
 	}
 	defer d.Close()
+	if !cfg.Deployed() {
+		db.SetLocalCluster(localCluster(cfg.DatabaseURL))
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -539,4 +543,22 @@ func cmdImportRegistry(ctx context.Context, args []string) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
+}
+
+// localCluster is the host:port of databaseURL when it names a loopback host (the local
+// cluster of scripts/pg.sh, or another local Postgres), else "" (db.SetLocalCluster).
+func localCluster(databaseURL string) string {
+	u, err := url.Parse(databaseURL)
+	if err != nil || u.Hostname() == "" {
+		return ""
+	}
+	h := u.Hostname()
+	if ip := net.ParseIP(h); h != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	return net.JoinHostPort(h, port)
 }

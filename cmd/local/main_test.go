@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentpack/gateway/shared/auth"
@@ -179,5 +180,90 @@ func TestPgRemembersPort(t *testing.T) {
 	url, msg := pg("1", "start")
 	if !strings.Contains(url, ":"+port+"/") || !strings.Contains(msg, "already runs on 127.0.0.1:"+port) {
 		t.Fatalf("start with another PGPORT: %s (%s)", url, msg)
+	}
+}
+
+// TestLocalCluster: a loopback DATABASE_URL names the local cluster the 503 speaks of
+// (db.SetLocalCluster); any other host names none.
+func TestLocalCluster(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"postgres://postgres@127.0.0.1:54329/agentpack?sslmode=disable": "127.0.0.1:54329",
+		"postgres://u@localhost/agentpack":                              "localhost:5432",
+		"postgres://u@[::1]:6000/x":                                     "[::1]:6000",
+		"postgres://u@db.example.com:5432/x":                            "",
+		"postgres://u@10.0.0.5:5432/x":                                  "",
+		"::not a url":                                                   "",
+	} {
+		if got := localCluster(in); got != want {
+			t.Errorf("localCluster(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestPgStopRefusedWhileRunHolds (issue 44): while a make run of the checkout holds its
+// lock, pg.sh stop and destroy refuse, naming the holder, and the cluster keeps running;
+// FORCE=1 stops it, and without the lock stop works as before.
+func TestPgStopRefusedWhileRunHolds(t *testing.T) {
+	if _, err := exec.LookPath("pg_ctl"); err != nil {
+		if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(m) == 0 {
+			if os.Getenv("REQUIRE_DB") == "1" {
+				t.Fatal("no PostgreSQL binaries")
+			}
+			t.Skip("no PostgreSQL binaries")
+		}
+	}
+	state := t.TempDir()
+	_ = os.Chmod(state, 0o755)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	pg := func(env []string, args ...string) (string, error) {
+		cmd := exec.Command("../../scripts/pg.sh", args...)
+		cmd.Env = append(append(os.Environ(), "PG_STATE_DIR="+state, "PGPORT="+port, "FORCE=", "PG_STOP_FROM_RUN="), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	t.Cleanup(func() { _, _ = pg([]string{"FORCE=1"}, "destroy") })
+	if out, err := pg(nil, "start"); err != nil {
+		t.Fatalf("start: %v\n%s", err, out)
+	}
+	lock, err := os.OpenFile(filepath.Join(state, "run.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.WriteString("4242\n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, verb := range []string{"stop", "destroy"} {
+		out, err := pg(nil, verb)
+		if err == nil || !strings.Contains(out, "make run (pid 4242) is using the local Postgres: stop it first") {
+			t.Errorf("%s while make run holds the lock: %v\n%s", verb, err, out)
+		}
+		if out, err := pg(nil, "status"); err != nil {
+			t.Fatalf("after a refused %s the cluster is not running: %v\n%s", verb, err, out)
+		}
+	}
+	if out, err := pg([]string{"PG_STOP_FROM_RUN=1"}, "stop"); err != nil || !strings.Contains(out, "stopped the local cluster") {
+		t.Errorf("make run's own stop: %v\n%s", err, out)
+	}
+	if out, err := pg(nil, "start"); err != nil {
+		t.Fatalf("restart: %v\n%s", err, out)
+	}
+	if out, err := pg([]string{"FORCE=1"}, "stop"); err != nil || !strings.Contains(out, "stopped the local cluster") {
+		t.Errorf("FORCE=1 stop: %v\n%s", err, out)
+	}
+	_ = lock.Close() // releases the flock
+	if out, err := pg(nil, "start"); err != nil {
+		t.Fatalf("restart: %v\n%s", err, out)
+	}
+	if out, err := pg(nil, "stop"); err != nil || !strings.Contains(out, "stopped the local cluster") {
+		t.Errorf("stop without make run: %v\n%s", err, out)
 	}
 }

@@ -102,6 +102,7 @@ var Functions = []FunctionSpec{
 			{"ANY", "/api/policies"},
 			{"ANY", "/api/policies/{proxy+}"},
 			{"GET", "/api/usage"},
+			{"GET", "/api/me"},
 			// The gateway's own authorization server and its connected clients (docs/AUTH.md).
 			{"ANY", "/oauth/{proxy+}"},
 			{"ANY", "/.well-known/oauth-authorization-server"},

@@ -34,6 +34,7 @@ var wantRoutes = map[string][]string{
 		"ANY /api/rate-limits", "ANY /api/rate-limits/{proxy+}", // rate limits (issue 24)
 		"ANY /api/workspaces/{proxy+}", "ANY /auth/{proxy+}", // members and the sign-in (docs/AUTH.md)
 		"ANY /api/policies", "ANY /api/policies/{proxy+}", "GET /api/usage", // access policies and usage (issue 33)
+		"GET /api/me",                                                        // who the caller is (issue 44)
 		"ANY /oauth/{proxy+}", "ANY /.well-known/oauth-authorization-server", // the gateway's authorization server (docs/AUTH.md)
 		"ANY /.well-known/oauth-authorization-server/{proxy+}",
 		"ANY /api/connected-clients", "ANY /api/connected-clients/{id}",

@@ -41,6 +41,34 @@ type Authorization struct {
 type AuthorizationState struct {
 	Mode string `json:"mode" enum:"none,headers,oauth,oauth_per_user,client_credentials"`
 	upstreamauth.Status
+	// AuthorizedByName names AuthorizedBy's person (email, else name) when the gateway
+	// knows them (NameAuthorizers).
+	AuthorizedByName string `json:"authorizedByName,omitempty" doc:"The email (else name) of the person authorizedBy names, when the gateway knows them; authorizedBy stays their token subject."`
+}
+
+// NameAuthorizers sets AuthorizedByName of each of states (nil ones skipped) whose
+// AuthorizedBy is a person the gateway knows, with one statement for all of them
+// (db.PersonLabels), so that pages show who authorized by email rather than by subject.
+func (s *Service) NameAuthorizers(ctx context.Context, states ...*AuthorizationState) error {
+	var subjects []string
+	for _, st := range states {
+		if st != nil && st.AuthorizedBy != "" {
+			subjects = append(subjects, st.AuthorizedBy)
+		}
+	}
+	if len(subjects) == 0 {
+		return nil
+	}
+	labels, err := db.PersonLabels(ctx, s.Pool, subjects)
+	if err != nil {
+		return err
+	}
+	for _, st := range states {
+		if st != nil {
+			st.AuthorizedByName = labels[st.AuthorizedBy]
+		}
+	}
+	return nil
 }
 
 func validMode(m string) error {
@@ -227,6 +255,9 @@ func (s *Service) afterCallback(ctx context.Context, res *upstreamauth.Result, o
 		return
 	}
 	out.ConnectionName = c.Name // the callback page names it
+	if labels, err := db.PersonLabels(ctx, s.Pool, []string{res.Caller.Subject}); err == nil && labels[res.Caller.Subject] != "" {
+		out.Account = labels[res.Caller.Subject] // the person's email rather than their subject
+	}
 	o := *out
 	action := "mcp.authorized"
 	extra := map[string]any{"status": o.Status, "authMode": c.AuthMode}

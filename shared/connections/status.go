@@ -76,6 +76,13 @@ func (s *Service) Statuses(ctx context.Context, p *auth.Principal, ws string) (_
 		}
 		out = append(out, st)
 	}
+	states := make([]*AuthorizationState, len(out))
+	for i := range out {
+		states[i] = out[i].Authorization
+	}
+	if err := s.NameAuthorizers(ctx, states...); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -119,6 +126,13 @@ func (s *Service) MyAuthorizations(ctx context.Context, p *auth.Principal, ws st
 		can := mode == upstreamauth.ModeOAuthPerUser || (p.IsAdmin() && (c.WorkspaceID != nil || p.IsSuperuser()))
 		out = append(out, MyAuthorization{ConnectionID: c.ID, Name: c.Name, Handle: c.Handle, WorkspaceID: c.WorkspaceID,
 			Enabled: c.Enabled, CanAuthorize: can, Authorization: *st})
+	}
+	states := make([]*AuthorizationState, len(out))
+	for i := range out {
+		states[i] = &out[i].Authorization
+	}
+	if err := s.NameAuthorizers(ctx, states...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

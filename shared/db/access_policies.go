@@ -80,7 +80,10 @@ func AccessPolicyPut(ctx context.Context, q Querier, ws *string, text, actor str
 
 // UsageRow is one group of a workspace's audited calls (UsageByKey).
 type UsageRow struct {
-	Key    string   `db:"key" json:"key"`
+	Key string `db:"key" json:"key"`
+	// Label names a principal key's person (email, else name) when the gateway knows them
+	// (people, joined in the same statement); absent otherwise and for other groupings.
+	Label  string   `db:"label" json:"label,omitempty" doc:"For by=principal: the person's email (else name) when the gateway knows them; absent otherwise."`
 	Calls  int64    `db:"calls" json:"calls"`
 	Errors int64    `db:"errors" json:"errors"`
 	P50MS  *float64 `db:"p50_ms" json:"p50Ms"`
@@ -117,6 +120,11 @@ func UsageByKey(ctx context.Context, q Querier, ws, by string, since time.Time) 
 		Calls   int64   `db:"calls"`
 		Errors  int64   `db:"errors"`
 		Latency []int64 `db:"latency"`
+		Label   *string `db:"label"`
+	}
+	label, join := `NULL::text AS label`, ``
+	if by == "principal" {
+		label, join = `pl.label`, personLabelJoin("t.key")
 	}
 	groups, err := collect[group](ctx, q, `WITH r AS (
 			SELECT `+key+` AS key, calls, errors, latency FROM usage_rollup
@@ -128,15 +136,19 @@ func UsageByKey(ctx context.Context, q Querier, ws, by string, since time.Time) 
 			SELECT r.key, o, sum(n)::bigint AS n FROM r JOIN t ON t.key = r.key, unnest(r.latency) WITH ORDINALITY AS u(n, o)
 			GROUP BY r.key, o
 		)
-		SELECT t.key, t.calls, t.errors, ARRAY(SELECT h.n FROM h WHERE h.key = t.key ORDER BY h.o) AS latency
-		FROM t ORDER BY t.calls DESC, t.key`, ws, since)
+		SELECT t.key, t.calls, t.errors, ARRAY(SELECT h.n FROM h WHERE h.key = t.key ORDER BY h.o) AS latency, `+label+`
+		FROM t`+join+` ORDER BY t.calls DESC, t.key`, ws, since)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]UsageRow, 0, len(groups))
 	for _, g := range groups {
-		out = append(out, UsageRow{Key: g.Key, Calls: g.Calls, Errors: g.Errors,
-			P50MS: histogramQuantile(g.Latency, 0.5), P95MS: histogramQuantile(g.Latency, 0.95)})
+		u := UsageRow{Key: g.Key, Calls: g.Calls, Errors: g.Errors,
+			P50MS: histogramQuantile(g.Latency, 0.5), P95MS: histogramQuantile(g.Latency, 0.95)}
+		if g.Label != nil {
+			u.Label = *g.Label
+		}
+		out = append(out, u)
 	}
 	return out, nil
 }

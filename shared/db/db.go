@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentpack/gateway/migrations"
@@ -156,8 +157,7 @@ func Interpret(err error) error {
 		case "23514", "22P02", "22001", "23502":
 			return apperr.Wrap(err, apperr.Validation, "invalid value")
 		case "57P01", "57P02", "57P03", "53300", "08000", "08003", "08006", "08001", "08004":
-			return apperr.Wrap(err, apperr.Unavailable, "database unavailable").
-				WithHint("retry shortly")
+			return unavailable(err)
 		}
 		return apperr.Wrap(err, apperr.Internal, "internal error")
 	}
@@ -165,9 +165,36 @@ func Interpret(err error) error {
 	var connErr *pgconn.ConnectError
 	if errors.As(err, &netErr) || errors.As(err, &connErr) || pgconn.SafeToRetry(err) ||
 		errors.Is(err, context.DeadlineExceeded) || isClosedPool(err) {
-		return apperr.Wrap(err, apperr.Unavailable, "database unavailable").WithHint("retry shortly")
+		return unavailable(err)
 	}
 	return apperr.Wrap(err, apperr.Internal, "internal error")
+}
+
+// localCluster is the address (host:port) of the local development cluster the process
+// uses (SetLocalCluster); nil when deployed or unknown.
+var localCluster atomic.Pointer[string]
+
+// SetLocalCluster tells Interpret that the database is the local development cluster at
+// addr (host:port; cmd/local serve sets it when DATABASE_URL names a loopback host and the
+// environment is not deployed): an unreachable database is then the UNAVAILABLE "database
+// unavailable: the local Postgres at addr is not answering", with the hint to start it
+// again, rather than "retry shortly", which no wait cures when `make db-stop` stopped it
+// (issue 44). "" forgets it.
+func SetLocalCluster(addr string) {
+	if addr == "" {
+		localCluster.Store(nil)
+		return
+	}
+	localCluster.Store(&addr)
+}
+
+// unavailable is the UNAVAILABLE of an unreachable database (Interpret).
+func unavailable(err error) error {
+	if a := localCluster.Load(); a != nil {
+		return apperr.Wrap(err, apperr.Unavailable, "database unavailable: the local Postgres at %s is not answering (stopped?)", *a).
+			WithHint("start it again: make db-start, or stop and restart make run (which starts it)")
+	}
+	return apperr.Wrap(err, apperr.Unavailable, "database unavailable").WithHint("retry shortly")
 }
 
 // isClosedPool reports a query on a pool that was closed: pgxpool returns puddle's

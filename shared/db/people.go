@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"time"
+
+	"github.com/agentpack/gateway/shared/apperr"
 )
 
 // People, memberships, invitations and group roles (migrations/00024_people.sql).
@@ -254,4 +256,56 @@ func InvitationDelete(ctx context.Context, q Querier, ws, email string) error {
 		return notFound()
 	}
 	return nil
+}
+
+// DevSignInIssuer is the issuer of the people `make run`'s development sign-in records
+// (identity.DevIssuer): their token subject is the person's subject ("dev-admin"), not
+// their id.
+const DevSignInIssuer = "urn:agentpack:dev-sign-in"
+
+// personLabelJoin is a LEFT JOIN LATERAL that gives key (an SQL expression: a token
+// subject) its person's label as pl.label: the email, else the name, of the person whose
+// id is key (the subject of the gateway's authorization server's tokens) or, for a
+// development sign-in, whose subject is key; NULL when no such person is known. One index
+// probe per key (the primary key, or people's (issuer, subject) key).
+func personLabelJoin(key string) string {
+	return ` LEFT JOIN LATERAL (SELECT CASE WHEN pe.email <> '' THEN pe.email ELSE nullif(pe.name, '') END AS label
+		FROM people pe
+		WHERE pe.id = (CASE WHEN ` + key + ` ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN (` + key + `)::uuid END)
+		   OR (pe.issuer = '` + DevSignInIssuer + `' AND pe.subject = ` + key + `)
+		LIMIT 1) pl ON true`
+}
+
+// PersonLabels returns, for each of subjects (token subjects) whose person is known, its
+// label (email, else name; personLabelJoin), in one statement. Unknown subjects, and
+// people with neither, are absent.
+func PersonLabels(ctx context.Context, q Querier, subjects []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(subjects) == 0 {
+		return out, nil
+	}
+	type row struct {
+		Key   string `db:"key"`
+		Label string `db:"label"`
+	}
+	rows, err := collect[row](ctx, q, `SELECT s.key, pl.label FROM unnest($1::text[]) AS s(key)`+personLabelJoin("s.key")+
+		` WHERE pl.label IS NOT NULL`, subjects)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[r.Key] = r.Label
+	}
+	return out, nil
+}
+
+// PersonOfSubject returns the person a token subject names (the person whose id it is, or
+// a development sign-in's person with that subject; personLabelJoin's rule), or NOT_FOUND.
+func PersonOfSubject(ctx context.Context, q Querier, subject string) (*Person, error) {
+	if IsUUID(subject) {
+		if p, err := PersonGet(ctx, q, subject); err == nil || apperr.CodeOf(err) != apperr.NotFound {
+			return p, err
+		}
+	}
+	return one[Person](ctx, q, `SELECT `+personCols+` FROM people WHERE issuer = $1 AND subject = $2`, DevSignInIssuer, subject)
 }

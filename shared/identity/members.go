@@ -233,7 +233,7 @@ func conflictAs(err error, format string, args ...any) error {
 }
 
 // DevIssuer is the issuer of the people the development sign-in creates (cmd/local only).
-const DevIssuer = "urn:agentpack:dev-sign-in"
+const DevIssuer = db.DevSignInIssuer
 
 // DevSignIn records the development sign-in of principal dp (`make run`'s link): a person
 // (DevIssuer, dp.Subject) named after it, a member of each of dp.Workspaces with dp.Role

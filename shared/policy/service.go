@@ -42,6 +42,8 @@ type View struct {
 	// CatalogPending: saved, but the catalog documents could not be rebuilt yet (the
 	// gateway decides with the previous policies until the next rebuild).
 	CatalogPending bool `json:"catalogPending,omitempty" doc:"Saved, but the catalog could not be republished yet: the gateway decides with the previous policies until the next rebuild."`
+	// Warnings: what the saved document does that is probably not meant (Warnings).
+	Warnings []string `json:"warnings,omitempty" doc:"What the saved document does that is probably not meant: a role left with no tool of the workspace at all (its members' tools/list is empty). Saved anyway."`
 }
 
 func viewOf(ws *string, row *db.AccessPolicy) *View {
@@ -160,6 +162,60 @@ func (s *Service) Check(ctx context.Context, p *auth.Principal, ws string, globa
 	return set, nil
 }
 
+// Warnings returns what workspace ws's document set would do that is probably not meant,
+// as sentences for the admin (nil: nothing): for each role (member, admin; a principal of
+// no identity-provider group, on the aggregate endpoint) under which not one of the
+// workspace's proxied tools may be listed, while the workspace has some, "under this
+// document the member role can list no tool …" — every such member's tools/list would be
+// empty. The global document gets none (it has no tools of its own). Errors: UNAVAILABLE.
+func (s *Service) Warnings(ctx context.Context, ws string, global bool, set *Set) ([]string, error) {
+	if global {
+		return nil, nil
+	}
+	doc, err := catalog.Build(ctx, s.Pool, ws)
+	if err != nil {
+		return nil, err
+	}
+	return emptyRoles(doc, ws, set), nil
+}
+
+// emptyRoles is Warnings over doc with set as the workspace's document.
+func emptyRoles(doc *catalog.Document, ws string, set *Set) []string {
+	e := &Engine{Workspace: set}
+	if doc.Policies != nil {
+		e.Global, _ = Parse(doc.Policies.Global)
+	}
+	var tools []Resource
+	for i := range doc.Connections {
+		c := &doc.Connections[i]
+		for j := range c.Tools {
+			if t := &c.Tools[j]; t.Served() {
+				tools = append(tools, ToolResource(c, t))
+			}
+		}
+	}
+	if len(tools) == 0 {
+		return nil
+	}
+	var out []string
+	for _, role := range []string{auth.RoleMember, auth.RoleAdmin} {
+		listed := false
+		for _, r := range tools {
+			req := &Request{Principal: Principal{Role: role, Workspace: ws}, Action: ActionList, Resource: r,
+				Endpoint: "aggregate", Protocol: "2025-11-25", Time: time.Now()}
+			if e.Decide(req).Allowed {
+				listed = true
+				break
+			}
+		}
+		if !listed {
+			out = append(out, "under this document the "+role+" role can list no tool of this workspace (none of its "+
+				strconv.Itoa(len(tools))+"): every "+role+"'s tools/list will be empty unless a group of theirs is permitted")
+		}
+	}
+	return out
+}
+
 // apiRequest is the policy API's own decision for principal p in workspace ws.
 func apiRequest(p auth.Principal, ws string) *Request {
 	return &Request{Principal: Principal{Subject: p.Subject, Role: p.Role, Workspace: ws, Groups: p.Groups},
@@ -230,6 +286,10 @@ func (s *Service) Put(ctx context.Context, p *auth.Principal, ws string, global 
 		return nil, err
 	}
 	v := viewOf(key, row)
+	if v.Warnings, err = s.Warnings(ctx, ws, global, set); err != nil {
+		// Saved: a warning that could not be computed is not a failed save.
+		v.Warnings = nil
+	}
 	var workspaces []string
 	if key != nil {
 		workspaces = []string{ws}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -128,10 +129,23 @@ func TestPostgresStoppedMidRun(t *testing.T) {
 		t.Fatalf("before: %d %s", st, out)
 	}
 
+	// As make run sets it (cmd/local serve, a loopback DATABASE_URL): the 503 names the
+	// stopped local Postgres and how to start it, not "retry shortly" (issue 44).
+	db.SetLocalCluster(fmt.Sprintf("127.0.0.1:%d", c.port))
+	t.Cleanup(func() { db.SetLocalCluster("") })
 	c.Stop()
 	restCode := func(b map[string]any) string {
 		e, _ := b["error"].(map[string]any)
 		return fmt.Sprint(e["code"])
+	}
+	restText := func(b map[string]any) string {
+		e, _ := b["error"].(map[string]any)
+		return fmt.Sprint(e["message"], " / ", e["hint"])
+	}
+	if st, b := w.do(t, "GET", "/api/mcp-connections?workspaceId="+ws, admin, nil); st != http.StatusServiceUnavailable ||
+		!strings.Contains(restText(b), fmt.Sprintf("the local Postgres at 127.0.0.1:%d is not answering", c.port)) ||
+		!strings.Contains(restText(b), "make db-start") || strings.Contains(restText(b), "retry shortly") {
+		t.Errorf("down, local: %d %q, want the stopped local Postgres named and make db-start", st, restText(b))
 	}
 	for _, r := range []struct{ method, path string }{
 		{"GET", "/api/mcp-connections?workspaceId=" + ws},

@@ -199,6 +199,9 @@ func (a *API) install(w http.ResponseWriter, r *http.Request, p *auth.Principal)
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
+	if err := notOwnRESTURL(r, in.URL); err != nil {
+		return err
+	}
 	out, err := a.Connections.Install(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {
 		return err
@@ -273,6 +276,9 @@ func (a *API) connectionCreate(w http.ResponseWriter, r *http.Request, p *auth.P
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
+	if err := notOwnRESTURL(r, in.URL); err != nil {
+		return err
+	}
 	out, err := a.Connections.Create(r.Context(), p, in)
 	if err != nil {
 		return err
@@ -291,6 +297,9 @@ func (a *API) connectionGet(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	}
 	st, err := a.Connections.AuthorizationOf(r.Context(), c, p.Subject)
 	if err != nil {
+		return err
+	}
+	if err := a.Connections.NameAuthorizers(r.Context(), st); err != nil {
 		return err
 	}
 	httpapi.JSON(w, http.StatusOK, connections.DetailView{View: connections.NewView(c, true), Authorization: st})
@@ -404,6 +413,11 @@ func (a *API) connectionUpdate(w http.ResponseWriter, r *http.Request, p *auth.P
 	var in connections.UpdateInput
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
+	}
+	if in.URL != nil {
+		if err := notOwnRESTURL(r, *in.URL); err != nil {
+			return err
+		}
 	}
 	out, err := a.Connections.Update(r.Context(), p, r.PathValue("id"), in)
 	if err != nil {

@@ -3,7 +3,9 @@ package api
 import (
 	"net/http"
 
+	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
 )
@@ -78,5 +80,21 @@ func (a *API) invitationRevoke(w http.ResponseWriter, r *http.Request, p *auth.P
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// me is GET /api/me (any role): the caller's subject and role, and their person's email and
+// name when known (db.PersonLabels' rule: the person whose id is the subject, or a
+// development sign-in's person).
+func (a *API) me(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	out := meAnswer{Subject: p.Subject, Role: p.Role}
+	person, err := db.PersonOfSubject(r.Context(), a.Pool, p.Subject)
+	switch {
+	case err == nil:
+		out.Email, out.Name = person.Email, person.Name
+	case apperr.CodeOf(err) != apperr.NotFound:
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, out)
 	return nil
 }

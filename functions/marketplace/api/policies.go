@@ -66,7 +66,9 @@ func (a *API) policyPut(global bool) handlerFunc {
 }
 
 // policyValidate is POST /api/policies/validate (admin): the same checks as a save,
-// nothing stored: 200 {"valid": true, "policyIds"} or the save's 400.
+// nothing stored: 200 {"valid": true, "policyIds", "warnings"} or the save's 400. warnings
+// (policy.Service.Warnings) name a role the document leaves with no tool at all; the
+// console shows them and asks before saving, and the save's answer carries them too.
 func (a *API) policyValidate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	if err := requireAdmin(p); err != nil {
 		return err
@@ -80,7 +82,11 @@ func (a *API) policyValidate(w http.ResponseWriter, r *http.Request, p *auth.Pri
 	if err != nil {
 		return err
 	}
-	httpapi.JSON(w, http.StatusOK, policyValidity{Valid: true, PolicyIDs: set.IDs()})
+	warnings, err := a.Policies.Warnings(r.Context(), ws, false, set)
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, policyValidity{Valid: true, PolicyIDs: set.IDs(), Warnings: warnings})
 	return nil
 }
 

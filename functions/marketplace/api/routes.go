@@ -514,6 +514,14 @@ var Routes = []Route{
 			apperr.Validation: "Malformed or invalid input (VALIDATION_ERROR, details.field names the field); nothing written.",
 		},
 	}},
+	{Pattern: "GET /api/me", handler: func(a *API) handlerFunc { return a.me }, Op: restdoc.Op{
+		ID: "me", Tag: "members",
+		Summary:     "Who the caller is (any role)",
+		Description: "The token's subject and role, with the person's email and name when the gateway knows them (its authorization server's sign-ins and make run's development sign-ins record people; an external provider's token subjects have none). The console's header shows it.",
+		Responses: []restdoc.Response{
+			{Status: 200, Description: "The caller.", Body: meAnswer{}},
+		},
+	}},
 	{Pattern: "GET /api/workspaces/{ws}/members", handler: func(a *API) handlerFunc { return a.memberList }, Op: restdoc.Op{
 		ID: "memberList", Tag: "members",
 		Summary:     "List a workspace's members (admin)",
@@ -671,7 +679,7 @@ var Routes = []Route{
 	{Pattern: "GET /api/usage", handler: func(a *API) handlerFunc { return a.usageGet }, Op: restdoc.Op{
 		ID: "usageGet", Tag: "policies",
 		Summary:     "A workspace's tool usage (admin)",
-		Description: "Calls, errors (calls refused by an access policy) and p50/p95 latency (ms) per tool, connection, principal or chat over the last 24 h or 7 d, read from the audit log at request time (docs/POLICIES.md \"Usage\"). format=csv answers text/csv.",
+		Description: "Calls, errors (calls that did not succeed: refused by an access policy, a tool error result (isError), the upstream's JSON-RPC error, a timeout, an unreachable or failing upstream) and p50/p95 latency (ms) per tool (its exposed name, whichever endpoint called it), connection, principal (with the person's email or name as label when known) or chat over the last 24 h or 7 d, read from the audit log at request time (docs/POLICIES.md \"Usage\"). format=csv answers text/csv.",
 		Query:       usageQuery{},
 		Responses: []restdoc.Response{
 			{Status: 200, Description: "The groups, busiest first (at most 500).", Body: usageAnswer{}},

@@ -23,7 +23,8 @@ var usageWindows = map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 
 // writer's batch updates in the statement that writes the rows: docs/POLICIES.md "Usage"),
 // so the figures are as fresh as the audit log; the window is whole 5-minute buckets, and
 // p50/p95 are within one latency bucket's width of the exact figures. format=csv answers
-// text/csv with a header line.
+// text/csv with a header line (by=principal adds a last column, label: the person's email
+// or name, as the JSON rows' label).
 func (a *API) usageGet(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	if err := requireAdmin(p); err != nil {
 		return err
@@ -64,7 +65,11 @@ func (a *API) usageGet(w http.ResponseWriter, r *http.Request, p *auth.Principal
 		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 		w.Header().Set("Content-Disposition", `attachment; filename="usage-`+by+`-`+window+`.csv"`)
 		cw := csv.NewWriter(w)
-		_ = cw.Write([]string{by, "calls", "errors", "p50_ms", "p95_ms"})
+		head := []string{by, "calls", "errors", "p50_ms", "p95_ms"}
+		if by == "principal" {
+			head = append(head, "label") // the person's email or name (UsageRow.Label)
+		}
+		_ = cw.Write(head)
 		f := func(v *float64) string {
 			if v == nil {
 				return ""
@@ -72,7 +77,11 @@ func (a *API) usageGet(w http.ResponseWriter, r *http.Request, p *auth.Principal
 			return strconv.FormatFloat(*v, 'f', 3, 64)
 		}
 		for _, u := range rows {
-			_ = cw.Write([]string{u.Key, strconv.FormatInt(u.Calls, 10), strconv.FormatInt(u.Errors, 10), f(u.P50MS), f(u.P95MS)})
+			rec := []string{u.Key, strconv.FormatInt(u.Calls, 10), strconv.FormatInt(u.Errors, 10), f(u.P50MS), f(u.P95MS)}
+			if by == "principal" {
+				rec = append(rec, u.Label)
+			}
+			_ = cw.Write(rec)
 		}
 		cw.Flush()
 		return nil

@@ -91,6 +91,15 @@ type memberList struct {
 type policyValidity struct {
 	PolicyIDs []string `json:"policyIds"`
 	Valid     bool     `json:"valid"`
+	Warnings  []string `json:"warnings,omitempty" doc:"What the document would do that is probably not meant: a role left with no tool of the workspace at all (its members' tools/list empty). It may be saved anyway."`
+}
+
+// meAnswer is GET /api/me.
+type meAnswer struct {
+	Subject string `json:"subject" doc:"The token's subject (sub)."`
+	Role    string `json:"role" enum:"member,admin,superuser"`
+	Email   string `json:"email,omitempty" doc:"The person's email, when the gateway knows them."`
+	Name    string `json:"name,omitempty" doc:"The person's name, when the gateway knows them."`
 }
 
 type usageAnswer struct {

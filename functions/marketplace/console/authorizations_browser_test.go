@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/seed"
 	"github.com/agentpack/gateway/shared/upstreamauth"
@@ -100,7 +101,13 @@ func kit(t *testing.T, base string) (*pgKit, func()) {
 func TestMemberConsentInBrowser(t *testing.T) {
 	env, dev := devStack(t, nil)
 	ws, _, _ := env.Workspace(t, "Authorizations")
-	dev.as("member", "web-member", auth.RoleMember, ws)
+	// The member is a person of the gateway (the subject is their person id, as the
+	// gateway's authorization server issues it): pages name them by email (issue 44).
+	mia, err := db.PersonUpsert(t.Context(), env.Pool, &db.Person{Issuer: "https://idp.example", Subject: "mia", Email: "mia.member@example.com", Name: "Mia"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev.as("member", mia.ID, auth.RoleMember, ws)
 	p, err := demoupstream.StartProtected("127.0.0.1:0", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +147,11 @@ func TestMemberConsentInBrowser(t *testing.T) {
 	// The consent page (this member's link), the authorization server, then the callback.
 	k.do("callback page", chromedp.WaitVisible(`h1[data-status="authorized"]`, chromedp.ByQuery))
 	k.shot("authorization-callback")
+	var summary string
+	k.eval("callback summary", `document.querySelector('#summary')?.textContent || ''`, &summary)
+	if !strings.Contains(summary, "is authorized for mia.member@example.com") || strings.Contains(summary, mia.ID) {
+		t.Errorf("callback page %q, want the account named by email", summary)
+	}
 	var back string
 	k.eval("link back", `[...document.querySelectorAll('a')].map(a => a.href).find(h => h.includes('#/authorizations')) || ''`, &back)
 	if back == "" {
@@ -148,17 +160,17 @@ func TestMemberConsentInBrowser(t *testing.T) {
 	k.do("back", chromedp.Navigate(back), chromedp.WaitVisible(`body[data-ready="authorizations"]`, chromedp.ByQuery))
 	var after struct{ State, Text string }
 	k.eval("after", `({State: document.querySelector('`+item+`').dataset.authorization, Text: document.querySelector('`+item+`').textContent})`, &after)
-	if after.State != "authorized" || !strings.Contains(after.Text, "by web-member") || !strings.Contains(after.Text, "Authorize again") {
+	if after.State != "authorized" || !strings.Contains(after.Text, "by mia.member@example.com") || strings.Contains(after.Text, mia.ID) || !strings.Contains(after.Text, "Authorize again") {
 		t.Fatalf("after consent: %+v", after)
 	}
 	k.shot("authorizations-authorized-1280")
-	if n := countRows(t, env, `SELECT count(*) FROM mcp_oauth_grants WHERE subject = 'web-member'`); n != 1 {
+	if n := countRows(t, env, `SELECT count(*) FROM mcp_oauth_grants WHERE subject = '`+mia.ID+`'`); n != 1 {
 		t.Fatalf("grants of the member: %d", n)
 	}
 
 	// Issue 34, item 3: without a grant (deleted here), the Playground's call answers -32042;
 	// the page shows its message and an Authorize link to the member's consent page.
-	if _, err := env.Pool.Exec(t.Context(), `DELETE FROM mcp_oauth_grants WHERE subject = 'web-member'`); err != nil {
+	if _, err := env.Pool.Exec(t.Context(), `DELETE FROM mcp_oauth_grants WHERE subject = $1`, mia.ID); err != nil {
 		t.Fatal(err)
 	}
 	k.open("#/playground", "playground")

@@ -134,6 +134,15 @@ func TestConnectedClientsInBrowser(t *testing.T) {
 	}
 	layouts(t, k, []route{{"#/clients", "clients", "clients-admin"}})
 	k.do("viewport", chromedp.EmulateViewport(1280, 900))
+	// Issue 44: the redirect host ("127.0.0.1:PORT") never wraps inside its last label and
+	// port; it may break only after a dot.
+	var hostWhole bool
+	k.eval("redirect host unbroken", `(() => { const cells = [...document.querySelectorAll('table.clients td.host')];
+		return cells.length > 0 && cells.every(td => { const parts = td.querySelectorAll(':scope > span');
+			const r = document.createRange(); r.selectNodeContents(parts[parts.length - 1]); return r.getClientRects().length === 1 }) })()`, &hostWhole)
+	if !hostWhole {
+		t.Error("a redirect host wraps inside its port at 1280 px")
+	}
 	k.do("admin revokes", chromedp.Click(adminRow+` button.danger`, chromedp.ByQuery), chromedp.WaitVisible(`#revoke-dialog`, chromedp.ByQuery))
 	k.do("admin confirms", chromedp.Click(`#revoke-dialog button.danger`, chromedp.ByQuery))
 	k.waitJS("admin revoked", `!document.querySelector('`+adminRow+`')`)
@@ -311,8 +320,11 @@ func startIdPStack(t *testing.T, name, role string) (base string, env *stacktest
 		t.Fatal(err)
 	}
 	people := &identity.Service{} // its pool is set once the stack has one
+	// DevSignIn as make run has one beside the authorization server (the signed-out page
+	// must still lead with its own Sign in; the handler itself is not used here).
 	env = stacktest.New(t, &stacktest.Options{Stack: &stack.Options{
-		Identity: &stack.Identity{Sessions: authserver.IdentitySessions{Sessions: sessions}, Members: people}}})
+		Identity:  &stack.Identity{Sessions: authserver.IdentitySessions{Sessions: sessions}, Members: people},
+		DevSignIn: http.NotFoundHandler()}})
 	people.Pool = env.Pool
 	signIn, err := identity.NewSignIn(identity.OIDCConfig{Issuer: idp.Issuer(), ClientID: idp.ClientID,
 		ClientSecret: idp.ClientSecret, RedirectURL: base + identity.CallbackPath}, sessions, people, nil)

@@ -40,7 +40,8 @@ type pgKit struct {
 type route struct{ hash, ready, name string }
 
 // layouts opens every route at 1280 and at 390 px, saves <name>-1280.png and
-// <name>-390.png, and fails when a page scrolls sideways on the phone (issue 25 item 8).
+// <name>-390.png, and fails when a page scrolls sideways (issue 25 item 8) or its header
+// is higher than a fifth of the screen (issue 44).
 func layouts(t *testing.T, k *pgKit, routes []route) {
 	t.Helper()
 	for _, w := range []struct {
@@ -50,7 +51,12 @@ func layouts(t *testing.T, k *pgKit, routes []route) {
 		k.do("viewport "+w.name, chromedp.EmulateViewport(w.w, w.h))
 		for _, r := range routes {
 			// open waits for a route change: leave first when the page is already this one.
-			k.do("leave", chromedp.Evaluate(`location.hash = '#/leave'`, nil))
+			// (An unknown route shows the Marketplace: leave that one for Chats.)
+			leave := "#/leave"
+			if r.hash == "#/marketplace" {
+				leave = "#/chats"
+			}
+			k.do("leave", chromedp.Evaluate(`location.hash = '`+leave+`'`, nil))
 			k.open(r.hash, r.ready)
 			var overflow bool
 			k.eval("sideways scroll "+r.name, `document.documentElement.scrollWidth > window.innerWidth`, &overflow)
@@ -59,6 +65,13 @@ func layouts(t *testing.T, k *pgKit, routes []route) {
 				k.eval("what is wide", `[...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
 					.slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`, &culprits)
 				t.Fatalf("%s scrolls sideways at %s px: %v", r.name, w.name, culprits)
+			}
+			// The header takes at most a fifth of the screen's height (issue 44: 274–308 px of
+			// an 844 px phone before).
+			var header float64
+			k.eval("header height "+r.name, `document.querySelector('header.top')?.getBoundingClientRect().height || 0`, &header)
+			if header > float64(w.h)/5 {
+				t.Fatalf("%s at %s px: the header is %.0f px high, more than a fifth of %d px", r.name, w.name, header, w.h)
 			}
 			k.do("top "+r.name, chromedp.Evaluate(`window.scrollTo(0, 0)`, nil))
 			k.shot(r.name + "-" + w.name)

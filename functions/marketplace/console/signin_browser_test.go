@@ -38,6 +38,13 @@ func TestConsoleSignInThroughAuthServer(t *testing.T) {
 	if len(signedOut.Buttons) != 1 || signedOut.Buttons[0] != "Sign in" || signedOut.External {
 		t.Fatalf("sign-in screen: %+v, want one Sign in button", signedOut)
 	}
+	// Issue 44: with its own Sign in working, the page does not send people to make run's
+	// development links (this stack has one, as make run does).
+	var signedOutText string
+	k.eval("signed-out text", `document.querySelector('main').textContent`, &signedOutText)
+	if strings.Contains(signedOutText, "make run") {
+		t.Errorf("the signed-out page sends people to make run's links: %q", signedOutText)
+	}
 	k.do("sign in", chromedp.Click(`#sign-in`, chromedp.ByQuery),
 		chromedp.WaitVisible(`body[data-ready="marketplace"]`, chromedp.ByQuery))
 	var in struct {
@@ -68,6 +75,13 @@ func TestConsoleSignInThroughAuthServer(t *testing.T) {
 	var jane string
 	if err := env.Pool.QueryRow(t.Context(), `SELECT id::text FROM people WHERE email = $1`, mockEmail).Scan(&jane); err != nil {
 		t.Fatal(err)
+	}
+	// Issue 44: the header names Jane by email, not by her person id (the token's sub).
+	k.waitJS("header email", `(document.querySelector('#signed-in-as')?.textContent || '').includes(`+"`"+mockEmail+"`"+`)`)
+	var headerText string
+	k.eval("header", `document.querySelector('header.top').textContent + ' ' + document.querySelector('header .role').title`, &headerText)
+	if strings.Contains(headerText, jane) {
+		t.Errorf("the header names Jane by id: %q", headerText)
 	}
 	if g, err := db.ASGrantListByPerson(t.Context(), env.Pool, jane); err != nil || len(g) != 1 || g[0].ClientID != authserver.ConsoleClientID {
 		t.Fatalf("the console's grant: %v %v", g, err)

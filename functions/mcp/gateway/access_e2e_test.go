@@ -287,7 +287,8 @@ func TestSingleServerEndpoint(t *testing.T) {
 	if got := callOutcome(st, out); got != "ok" {
 		t.Errorf("echo = %s %v", got, out)
 	}
-	if rows := auditRows(t, w, "echo"); len(rows) != 1 || rows[0].kind != "proxied" {
+	// Counted under the tool's exposed name, as on the aggregate endpoint (issue 44).
+	if rows := auditRows(t, w, "mcp_"+w.handle+"_echo"); len(rows) != 1 || rows[0].kind != "proxied" {
 		t.Errorf("audit rows for the single-server call = %+v", rows)
 	}
 	for _, tc := range []struct {

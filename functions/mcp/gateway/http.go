@@ -58,6 +58,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("/mcp", g.serveMCP)
 	mux.HandleFunc("/mcp/{workspaceId}", g.serveMCP)
 	mux.HandleFunc("/mcp/{workspaceId}/servers/{connection}", g.serveMCP)
+	mux.HandleFunc("/mcp/{rest...}", g.serveNoEndpoint) // notfound.go: a JSON answer, not text
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource", g.serveResourceMetadata)
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/{rest...}", g.serveResourceMetadata)
 	mux.HandleFunc("GET /health", g.serveHealth)
@@ -207,7 +208,7 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 	if ref := r.PathValue("connection"); ref != "" {
 		c, ok := st.Snapshot.ConnectionByRef(ref)
 		if !ok || !st.Visible(c) {
-			return nil, apperr.New(apperr.NotFound, "no such server in this workspace")
+			return nil, unknownServer(st, ref)
 		}
 		st.Single = c
 	}

@@ -92,7 +92,8 @@ func TestMRTRPassThrough(t *testing.T) {
 					audited := func() int { // after the queued rows are written (they follow the answer)
 						env.FlushAudit(t)
 						var n int
-						if err := env.Pool.QueryRow(t.Context(), `SELECT count(*) FROM audit_events WHERE connection_id = $1 AND tool = $2`, c.ID, ep.tool).Scan(&n); err != nil {
+						if err := env.Pool.QueryRow(t.Context(), `SELECT count(*) FROM audit_events WHERE connection_id = $1 AND tool = $2`, c.ID,
+							"mcp_"+c.Handle+"_needs_input").Scan(&n); err != nil { // the exposed name from either endpoint (issue 44)
 							t.Fatal(err)
 						}
 						return n

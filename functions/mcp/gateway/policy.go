@@ -126,11 +126,11 @@ func (g *Gateway) policyCall(ctx context.Context, st *requestState, it *serverIt
 	}
 	start := time.Now()
 	var res policy.Resource
-	kind, connID, version := "proxied", "", "upstream"
+	kind, connID, version, counted := "proxied", "", "upstream", name
 	if b := g.builtins.Lookup(name); b != nil && st.Single == nil {
 		res, kind, version = builtinResource(b), "builtin", b.Version
 	} else if ref, ok := it.lookup(st, name); ok {
-		res, connID = cp.toolResource(ref.Conn, ref.Tool), ref.Conn.ID
+		res, connID, counted = cp.toolResource(ref.Conn, ref.Tool), ref.Conn.ID, ref.Canonical()
 	} else {
 		return nil, nil
 	}
@@ -146,7 +146,7 @@ func (g *Gateway) policyCall(ctx context.Context, st *requestState, it *serverIt
 	logx.Annotate(ctx, logx.FieldOutcome, "policy_denied")
 	logx.Annotate(ctx, logx.FieldRPCCode, string(apperr.Forbidden))
 	if err := g.audit.Record(audit.Entry{RequestID: st.RequestID, Principal: st.Principal.Subject,
-		WorkspaceID: st.Workspace, ChatID: st.ChatID, Tool: name, Version: why, Kind: "denied", ConnectionID: connID,
+		WorkspaceID: st.Workspace, ChatID: st.ChatID, Tool: counted, Version: why, Kind: "denied", ConnectionID: connID,
 		Duration: time.Since(start), Arguments: args}); err != nil {
 		return nil, wire.Internal(ctx, g.log, "tools/call", err, nil)
 	}

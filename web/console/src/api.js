@@ -128,6 +128,9 @@ export const chats = {
   unpin: (id, pinId) => request('DELETE', `/api/chats/${id}/pins/${pinId}`),
 };
 
+// Who the caller is: subject, role, and their email and name when the gateway knows them.
+export const me = () => request('GET', '/api/me');
+
 // Members and invitations of a workspace (admin).
 export const members = {
   list: (workspaceId) => request('GET', `/api/workspaces/${enc(workspaceId)}/members`),
@@ -148,6 +151,7 @@ export const rateLimits = {
 export const policies = {
   get: (workspaceId) => request('GET', '/api/policies' + ws(workspaceId)),
   put: (workspaceId, text) => request('PUT', '/api/policies', { workspaceId, text }),
+  validate: (workspaceId, text) => request('POST', '/api/policies/validate', { workspaceId, text }),
   whatIf: (body) => request('POST', '/api/policies/what-if', body),
 };
 

@@ -3,7 +3,7 @@
 
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { chats, setUnauthenticatedHandler } from './api.js';
+import { chats, me, setUnauthenticatedHandler } from './api.js';
 import { authServer, claims as readClaims, finishOAuth, getToken, signOut, startOAuth, takeTokenFromHash } from './auth.js';
 import { ErrorBox } from './ui.jsx';
 import { PAGES } from './pages/index.js';
@@ -38,9 +38,9 @@ function SignIn({ config, error }) {
           {config.authServer ? 'Sign in with the external provider' : 'Sign in'}
         </button>
       ) : null}
-      {config.devSignIn ? (
+      {!config.authServer && !config.oauth && config.devSignIn ? (
         <p>
-          Local development: open the sign-in link that <code>make run</code> printed.
+          Local development: open one of the sign-in links that <code>make run</code> printed.
         </p>
       ) : null}
       {!config.authServer && !config.oauth && !config.devSignIn ? <p>Sign-in is not configured for this deployment (see docs/CONSOLE.md).</p> : null}
@@ -77,6 +77,18 @@ function App({ config, bootError }) {
     return () => clearTimeout(t);
   }, [token, wsKey]);
   const wsName = (w) => names[w] || 'Workspace ' + w.slice(0, 8);
+  // who: the signed-in person's email (else name) from GET /api/me, so the header names
+  // them rather than their token subject (a person id for the gateway's own sign-in).
+  const [who, setWho] = useState(null);
+  useEffect(() => {
+    if (!token || !c) return;
+    let live = true;
+    me().then((m) => live && setWho(m.email || m.name || null), () => {});
+    return () => {
+      live = false;
+    };
+  }, [token]);
+  const person = who || c?.sub || '';
 
   useEffect(() => {
     const f = () => setRoute(parseRoute());
@@ -157,8 +169,8 @@ function App({ config, bootError }) {
               {wsName(ws)}
             </span>
           )}
-          <span class="role" data-role={c.role} title={c.sub + ' · ' + c.role}>
-            <span class="sub">{c.sub} · </span>
+          <span class="role" data-role={c.role} title={person + ' · ' + c.role}>
+            <span class="sub" id="signed-in-as" data-subject={c.sub}>{person} · </span>
             {c.role}
           </span>
           <button

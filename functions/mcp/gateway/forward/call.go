@@ -100,7 +100,7 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 			}
 			je = ClientError(st.Version, je)
 			out.kind, out.upstream, out.rpcCode = "rpc_error", "rpc_error", strconv.FormatInt(je.Code, 10)
-			f.auditFailure(st, name, ref.Conn.ID, out.d, p["arguments"], AuditRPCError)
+			f.auditFailure(st, ref.Canonical(), ref.Conn.ID, out.d, p["arguments"], AuditRPCError)
 			return nil, je
 		}
 		if ans, ansErr, ok := f.stepUp(ctx, st, ref.Conn, ver, err); ok {
@@ -118,7 +118,7 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 		fail.Message = ref.Conn.Name + ": " + fail.Message
 		f.log.WarnContext(ctx, "proxied call failed", "tool", name, "connection_id", ref.Conn.ID, "error_id", errorID, "err", err)
 		out.kind, out.upstream, out.rpcCode, out.errorID, out.spanErr = "tool_error", "error", string(fail.Code), errorID, err
-		f.auditFailure(st, name, ref.Conn.ID, out.d, p["arguments"], FailureOutcome(fail.Code))
+		f.auditFailure(st, ref.Canonical(), ref.Conn.ID, out.d, p["arguments"], FailureOutcome(fail.Code))
 		return wire.SealJSON(wire.EnvelopeMeta{Tool: name, Version: "upstream"}, fail), nil
 	}
 	out.kind = "ok"
@@ -133,11 +133,11 @@ func (f *Forwarder) Call(ctx context.Context, st *request.State, ref Ref, params
 	out.metric, out.upstream = out.kind, out.kind
 	switch out.kind {
 	case "ok":
-		if err := f.Audit(st, name, ref.Conn.ID, out.d, p["arguments"], AuditOK); err != nil {
+		if err := f.Audit(st, ref.Canonical(), ref.Conn.ID, out.d, p["arguments"], AuditOK); err != nil {
 			return nil, wire.Internal(ctx, f.log, "tools/call", err, nil) // its outcome: "error"
 		}
 	case "tool_error":
-		f.auditFailure(st, name, ref.Conn.ID, out.d, p["arguments"], AuditToolError)
+		f.auditFailure(st, ref.Canonical(), ref.Conn.ID, out.d, p["arguments"], AuditToolError)
 	}
 	return res, nil
 }
@@ -201,13 +201,13 @@ func (f *Forwarder) limit(ctx context.Context, st *request.State, ref Ref) (json
 	if f.o.Limiter == nil {
 		return nil, outcome{}
 	}
-	if st.Snapshot != nil && st.Snapshot.Doc != nil && !st.Snapshot.Doc.Limited(ref.Conn.ID, ref.Name, st.Principal.Subject) {
+	if st.Snapshot != nil && st.Snapshot.Doc != nil && !st.Snapshot.Doc.Limited(ref.Conn.ID, ref.Canonical(), st.Principal.Subject) {
 		// No limit of the workspace's snapshot applies: no statement (docs/RATE-LIMITS.md,
 		// "Limits travel with the catalog").
 		return nil, outcome{}
 	}
 	d, err := f.o.Limiter.Take(ctx, ratelimit.Call{Workspace: st.Workspace, Connection: ref.Conn.ID,
-		Tool: ref.Name, Principal: st.Principal.Subject})
+		Tool: ref.Canonical(), Principal: st.Principal.Subject})
 	meta := wire.EnvelopeMeta{Tool: ref.Name, Version: "upstream"}
 	switch {
 	case err != nil:

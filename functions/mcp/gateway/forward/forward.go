@@ -92,6 +92,19 @@ type Ref struct {
 	Tool *catalog.Tool
 }
 
+// Canonical is the name a call of r is counted under, whichever endpoint it came through:
+// the tool's exposed name in its workspace (catalog.Tool.ExposedName), the name the
+// aggregate endpoint lists, also for a call on the single-server endpoint, whose Name is
+// the upstream's own. Audit rows (so the Usage page), rate-limit keys and task jobs use it
+// (docs/POLICIES.md "Usage": the exposed name is unique in the workspace, the upstream's is
+// only unique within its server, and rate limits already name exposed tools).
+func (r Ref) Canonical() string {
+	if r.Tool != nil && r.Tool.ExposedName != "" {
+		return r.Tool.ExposedName
+	}
+	return r.Name
+}
+
 // CallContext is the context of an upstream call: bounded by CallTimeout and by the
 // request's own deadline (the Lambda deadline less 1 s), which go-sdk does not pass to
 // tool handlers, and cancelled with ctx — but carrying none of ctx's values except the

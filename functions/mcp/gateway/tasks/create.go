@@ -33,6 +33,9 @@ func (s *Service) Create(ctx context.Context, st *request.State, name string, re
 	if err != nil {
 		return nil, nil, wire.Refusal(jsonrpc.CodeInvalidParams, "invalid params")
 	}
+	if ref != nil {
+		name = ref.Canonical() // the name its audit row counts it under
+	}
 	row := &db.Task{ID: newID(), WorkspaceID: st.Workspace, Principal: st.Principal.Subject, Tool: name,
 		TTLMS: ttl.Milliseconds(), PollIntervalMS: int(pollInterval.Milliseconds())}
 	if b != nil {

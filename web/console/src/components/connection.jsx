@@ -41,7 +41,11 @@ export function AuthorizationState({ az }) {
       <dt>Authorization</dt>
       <dd data-authorization={st}>
         <Badge kind={'az-' + st}>{AZ_LABEL[st] || st}</Badge>
-        {st === 'authorized' && az.authorizedBy ? ` by ${az.authorizedBy} · ${when(az.authorizedAt)}` : null}
+        {st === 'authorized' && az.authorizedBy ? (
+          <>
+            {' '}by <span data-authorized-by={az.authorizedBy}>{az.authorizedByName || az.authorizedBy}</span> · {when(az.authorizedAt)}
+          </>
+        ) : null}
         {az.mode === 'oauth_per_user' ? ' (your own grant)' : null}
         {az.reason ? <span class="err-text"> · {az.reason}</span> : null}
       </dd>
@@ -78,4 +82,27 @@ export function ConnectStep({ name, url, onLater }) {
       </div>
     </div>
   );
+}
+
+// serverUrlProblem says what is wrong with url as an MCP server's URL, or '' when nothing
+// the page can see is: empty; no http(s):// scheme (the REST API's "url must use http or
+// https"); the catalog's YOUR-HOST placeholder; this gateway's own REST API (same origin,
+// /api…), which is not an MCP server. The API checks the same and more.
+export function serverUrlProblem(url) {
+  const v = url.trim();
+  if (!v) return "Enter your server's MCP URL, e.g. https://mcp.example.com/mcp.";
+  const m = /^([a-z][a-z0-9+.-]*):\/\//i.exec(v);
+  if (!m) return `The URL must start with https:// (or http:// locally): “${v}” has no scheme. For example https://${v.replace(/^\/+/, '')}.`;
+  if (!/^https?$/i.test(m[1])) return `The URL must start with https:// (or http:// locally), not ${m[1]}://.`;
+  let u;
+  try {
+    u = new URL(v);
+  } catch {
+    return 'Enter a full URL, e.g. https://mcp.example.com/mcp.';
+  }
+  if (/YOUR-HOST/i.test(v)) return "Replace YOUR-HOST with your server's host name.";
+  if (u.origin === location.origin && /^\/api(\/|$)/.test(u.pathname)) {
+    return "This is the gateway's own REST API URL, not an MCP server's. Enter the URL of the MCP server to connect, e.g. https://mcp.example.com/mcp.";
+  }
+  return '';
 }

@@ -76,7 +76,10 @@ export function Authorizations({ ctx }) {
                   <Badge kind={'az-' + st}>{LABEL[st] || st}</Badge>{' '}
                   <span class="help">{MODE[a.authorization.mode] || a.authorization.mode}</span>
                   {st === 'authorized' && a.authorization.authorizedBy ? (
-                    <span> · by {a.authorization.authorizedBy} · {when(a.authorization.authorizedAt)}</span>
+                    <span>
+                      {' '}· by <span data-authorized-by={a.authorization.authorizedBy}>{a.authorization.authorizedByName || a.authorization.authorizedBy}</span> ·{' '}
+                      {when(a.authorization.authorizedAt)}
+                    </span>
                   ) : null}
                   {a.authorization.reason ? <span class="err-text"> · {a.authorization.reason}</span> : null}
                 </div>

@@ -110,8 +110,8 @@ function ClientTable({ id, items, labelledBy, ctx, person, onRevoke }) {
               </div>
             </td>
             {person ? <td data-label="Person">{person(g)}</td> : null}
-            <td data-label="Sent back to" class="mono">
-              {g.redirectHost}
+            <td data-label="Sent back to" class="mono host">
+              <Host host={g.redirectHost} />
             </td>
             <td data-label="Workspace">{ws(g.workspaceId)}</td>
             <td data-label="Scopes">
@@ -133,4 +133,20 @@ function ClientTable({ id, items, labelledBy, ctx, person, onRevoke }) {
       </tbody>
     </table>
   );
+}
+
+// Host shows host[:port] with line breaks allowed only after a dot, never inside the
+// port or a name's label (a narrow column wrapped "127.0.0.1:54" / "321").
+function Host({ host }) {
+  const parts = String(host || '').split('.');
+  return parts.map((p, i) => (
+    <span key={i}>
+      {p}
+      {i < parts.length - 1 ? (
+        <>
+          .<wbr />
+        </>
+      ) : null}
+    </span>
+  ));
 }

@@ -5,7 +5,7 @@
 import { useEffect, useReducer, useState } from 'preact/hooks';
 import { connections, openAuthorization } from '../api.js';
 import { ClientConfigs } from '../components/clientconfigs.jsx';
-import { AuthorizationState, ConnectStep, STATE_LEGEND, StateBadge, consoleReturnTo } from '../components/connection.jsx';
+import { AuthorizationState, ConnectStep, STATE_LEGEND, StateBadge, consoleReturnTo, serverUrlProblem } from '../components/connection.jsx';
 import { endpoint } from '../mcp.js';
 import {
   AdminOnly,
@@ -37,12 +37,8 @@ export function fieldErrors(v, apiErr) {
   const e = {};
   if (!v.name.trim()) e.name = 'A name is required.';
   else if (v.name.trim().length > 100) e.name = 'At most 100 characters.';
-  try {
-    const u = new URL(v.url);
-    if (u.protocol !== 'https:' && u.protocol !== 'http:') e.url = 'The URL must start with https:// (or http:// locally).';
-  } catch {
-    e.url = 'Enter a full URL, e.g. https://mcp.example.com/mcp.';
-  }
+  const urlProblem = serverUrlProblem(v.url);
+  if (urlProblem) e.url = urlProblem;
   v.headers.forEach((h, i) => {
     if (!h.name && !h.value) return;
     if (!HEADER_NAME.test(h.name)) e['hname' + i] = 'Not a valid header name.';

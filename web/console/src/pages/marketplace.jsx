@@ -2,7 +2,7 @@
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { marketplace } from '../api.js';
-import { ConnectStep, consoleReturnTo } from '../components/connection.jsx';
+import { ConnectStep, consoleReturnTo, serverUrlProblem } from '../components/connection.jsx';
 import { HealthBadge, SourceBadge, TierBadge, categoryLabel } from '../components/entry.jsx';
 import { CardSkills } from '../components/skills.jsx';
 import { Badge, ConfirmDialog, Dialog, ErrorBox, Field, Menu, Notice, fieldErrorOf, markReady, outcomeNotice, useAction, useLoad, when } from '../ui.jsx';
@@ -236,8 +236,9 @@ function InstallDialog({ entry, ctx, onClose, onDone }) {
   const submit = async (ev) => {
     ev.preventDefault();
     if (entry.isPlaceholder) {
-      if (!/^https?:\/\/[^/]/.test(url) || /YOUR-HOST/i.test(url)) {
-        setUrlErr("Enter your server's MCP URL, e.g. https://mcp.example.com/mcp.");
+      const problem = serverUrlProblem(url);
+      if (problem) {
+        setUrlErr(problem);
         return;
       }
       setUrlErr('');

@@ -161,6 +161,10 @@ function AddMember({ ws, onDone }) {
   return (
     <form id="member-add" onSubmit={submit} noValidate>
       <h2>Add or invite</h2>
+      <p class="help" id="invite-no-email">
+        The gateway sends no email: someone who has signed in before becomes a member at once; anyone else is invited,
+        and the invitation waits until they sign in with this address. Tell them yourself, with the console's address.
+      </p>
       <Field id="member-email" label="Email" error={error}>
         <input
           id="member-email"

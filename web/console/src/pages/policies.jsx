@@ -95,8 +95,14 @@ function WhatIf({ ctx, text }) {
           </select>
         </label>
       </div>
-      <label>Tool <input id="wi-tool" value={form.tool} onInput={set('tool')} placeholder="mcp_handle_tool or agentpack_…" required /></label>
-      <label>Arguments (JSON) <textarea id="wi-args" rows="2" value={form.arguments} onInput={set('arguments')} /></label>
+      <div class="field">
+        <label for="wi-tool">Tool</label>
+        <input id="wi-tool" value={form.tool} onInput={set('tool')} placeholder="mcp_handle_tool or agentpack_…" required />
+      </div>
+      <div class="field">
+        <label for="wi-args">Arguments (JSON)</label>
+        <textarea id="wi-args" rows="2" value={form.arguments} onInput={set('arguments')} />
+      </div>
       <button type="submit" id="wi-run">Decide</button>
       <ErrorBox error={error} />
       {out ? (
@@ -115,6 +121,9 @@ export function Policies({ ctx }) {
   const [problems, setProblems] = useState(null);
   const [error, setError] = useState(null);
   const [saved, setSaved] = useState(null);
+  // warned: the text the last check warned about (policy warnings: a role left with no
+  // tool); saving that same text again goes ahead.
+  const [warned, setWarned] = useState(null);
   useEffect(() => {
     if (doc.data && text === null) setText(doc.data.text || BASE);
     if (!doc.loading) markReady('policies');
@@ -133,7 +142,15 @@ export function Policies({ ctx }) {
     setProblems(null);
     setSaved(null);
     try {
+      if (!warned || warned.text !== current) {
+        const check = await policies.validate(ctx.ws, current);
+        if (check.warnings && check.warnings.length) {
+          setWarned({ text: current, warnings: check.warnings });
+          return;
+        }
+      }
       const v = await policies.put(ctx.ws, current);
+      setWarned(null);
       setSaved(v);
     } catch (err) {
       if (err.details && err.details.problems) setProblems(err.details.problems);
@@ -163,7 +180,19 @@ export function Policies({ ctx }) {
         </div>
         <Problems problems={problems} />
         <ErrorBox error={problems ? null : error} />
-        <button type="submit" class="primary" id="policy-save">Save</button>
+        {warned && warned.text === current ? (
+          <Notice kind="warn">
+            <ul id="policy-warnings">
+              {warned.warnings.map((w, i) => (
+                <li key={i}>{w}</li>
+              ))}
+            </ul>
+            Nothing was saved yet: Save anyway to keep it.
+          </Notice>
+        ) : null}
+        <button type="submit" class="primary" id="policy-save">
+          {warned && warned.text === current ? 'Save anyway' : 'Save'}
+        </button>
         {saved ? (
           <Notice kind={saved.catalogPending ? 'warn' : 'ok'}>
             <span id="policy-saved">Saved {saved.policyIds.length} policies{saved.catalogPending ? '; the gateway picks them up at the next catalog rebuild' : ''}.</span>
