@@ -6,6 +6,8 @@
 # Needs LocalStack (Docker) and samlocal (pip install aws-sam-cli-local): deploy-localstack.
 
 INFRA_FUNCTIONS := mcp marketplace pins healthcheck
+# The migration function (cmd/migrate; docs/DEPLOY.md): built like a function, from cmd/.
+INFRA_ASSETS := $(INFRA_FUNCTIONS) migrate
 INFRA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 
 # The Lambda runtime interface emulator has no tagged releases: pin the pseudo-version
@@ -25,7 +27,7 @@ CDK_CHECK_OUT := $(CURDIR)/.state/cdk-check.out
 
 # ---------------------------------------------------------------- SAM makefile builder
 # `sam build` runs `make build-<LogicalId>` with ARTIFACTS_DIR set (BuildMethod: makefile).
-.PHONY: build-McpFunction build-MarketplaceFunction build-PinsFunction build-HealthCheckFunction
+.PHONY: build-McpFunction build-MarketplaceFunction build-PinsFunction build-HealthCheckFunction build-MigrationFunction
 build-McpFunction:
 	$(call sam_go_build,mcp)
 build-MarketplaceFunction:
@@ -34,10 +36,16 @@ build-PinsFunction:
 	$(call sam_go_build,pins)
 build-HealthCheckFunction:
 	$(call sam_go_build,healthcheck)
+build-MigrationFunction:
+	$(call sam_go_build_pkg,./cmd/migrate)
 
 define sam_go_build
+	$(call sam_go_build_pkg,./functions/$(1))
+endef
+
+define sam_go_build_pkg
 	@test -n "$(ARTIFACTS_DIR)" || { echo "ARTIFACTS_DIR is not set: this target is for sam build" >&2; exit 1; }
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build $(INFRA_BUILD_FLAGS) -o "$(ARTIFACTS_DIR)/bootstrap" ./functions/$(1)
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build $(INFRA_BUILD_FLAGS) -o "$(ARTIFACTS_DIR)/bootstrap" $(1)
 endef
 
 # ---------------------------------------------------------------- SAM / LocalStack
@@ -66,7 +74,7 @@ cdk-synth: build ## Synthesize the Go CDK app into infra/cdk/cdk.out from bin/*/
 # binaries, and must not depend on a cross-compiled build.
 cdk-synth-check:
 	@rm -rf $(CDK_CHECK_OUT) && mkdir -p $(CDK_CHECK_OUT)/assets
-	@for fn in $(INFRA_FUNCTIONS); do mkdir -p $(CDK_CHECK_OUT)/assets/$$fn && echo placeholder > $(CDK_CHECK_OUT)/assets/$$fn/bootstrap; done
+	@for fn in $(INFRA_ASSETS); do mkdir -p $(CDK_CHECK_OUT)/assets/$$fn && echo placeholder > $(CDK_CHECK_OUT)/assets/$$fn/bootstrap; done
 	cd infra/cdk && CDK_OUTDIR=$(CDK_CHECK_OUT)/cdk.out JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 \
 	  AGENTPACK_ASSET_DIR=$(CDK_CHECK_OUT)/assets go run . 2> >(grep -v '^!!' >&2)
 

@@ -199,8 +199,12 @@ func TestSAMTemplateFacts(t *testing.T) {
 	}
 	f := samFacts(t, tpl)
 
-	if len(f.Functions) != 4 {
-		t.Errorf("functions = %d, want 4", len(f.Functions))
+	// The four serving functions and the migration function (docs/DEPLOY.md).
+	if len(f.Functions) != 5 {
+		t.Errorf("functions = %d, want 5", len(f.Functions))
+	}
+	if m := f.Functions[migrationFunction]; m.Runtime != "provided.al2023" || m.Architecture != "arm64" || m.Timeout != 900 {
+		t.Errorf("%s: %+v", migrationFunction, m)
 	}
 	for id := range wantRoutes {
 		fn, ok := f.Functions[id]

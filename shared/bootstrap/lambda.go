@@ -115,4 +115,3 @@ func truncate(s string, n int) string {
 	}
 	return s[:n-len(" …")] + " …"
 }
-
