@@ -355,7 +355,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: awslambda.Architecture_ARM_64(),
 		Handler:      jsii.String("bootstrap"),
-		Code:         awslambda.Code_FromAsset(assetPath(cfg.AssetDir, "migrate"), nil),
+		Code:         awslambda.Code_FromAsset(assetPath(cfg.AssetDir, MigrationAssetDir), nil),
 		MemorySize:   jsii.Number(256),
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(900)),
 		Tracing:      awslambda.Tracing_ACTIVE,

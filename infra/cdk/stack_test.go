@@ -21,8 +21,12 @@ func synth(t *testing.T, databaseURL string) assertions.Template {
 	t.Helper()
 	build := func() assertions.Template {
 		assets := t.TempDir()
+		dirs := []string{MigrationAssetDir}
 		for _, f := range Functions {
-			dir := filepath.Join(assets, f.Dir)
+			dirs = append(dirs, f.Dir)
+		}
+		for _, d := range dirs {
+			dir := filepath.Join(assets, d)
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -44,14 +48,15 @@ func synth(t *testing.T, databaseURL string) assertions.Template {
 
 func TestFunctions(t *testing.T) {
 	tpl := synth(t, "")
-	tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(4))
+	// The four serving functions and the migration function (docs/DEPLOY.md).
+	tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(5))
 	tpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"Runtime":       "provided.al2023",
 		"Architectures": []any{"arm64"},
 		"Handler":       "bootstrap",
 		"VpcConfig":     assertions.Match_ObjectLike(&map[string]any{"SubnetIds": assertions.Match_AnyValue()}),
 	})
-	for id, want := range map[string]int{"McpFunction": 900, "MarketplaceFunction": 29, "PinsFunction": 29} {
+	for id, want := range map[string]int{"McpFunction": 900, "MarketplaceFunction": 29, "PinsFunction": 29, "MigrationFunction": 900} {
 		// McpFunction: 900 s for the asynchronous task path (docs/TASKS.md).
 		props := tpl.FindResources(jsii.String("AWS::Lambda::Function"), map[string]any{
 			"Properties": map[string]any{"Timeout": want},
@@ -212,8 +217,9 @@ func TestExternalDatabase(t *testing.T) {
 	for _, typ := range []string{"AWS::EC2::VPC", "AWS::RDS::DBInstance", "AWS::RDS::DBProxy", "AWS::EC2::NatGateway"} {
 		tpl.ResourceCountIs(jsii.String(typ), jsii.Number(0))
 	}
-	// Only the browser session key's secret (docs/AUTH.md), no database secret.
-	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(1))
+	// The browser session key's secret (docs/AUTH.md) and the identity provider's client
+	// secret slot (docs/DEPLOY.md), no database secret.
+	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(2))
 	tpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"VpcConfig": assertions.Match_Absent(),
 		"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{
