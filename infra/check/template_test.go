@@ -32,7 +32,7 @@ var wantRoutes = map[string][]string{
 		"GET /api/events", "GET /admin", "GET /admin/{proxy+}",
 		"ANY /api/oauth/{proxy+}",                               // upstream OAuth callback, client metadata document and consent (issue 12)
 		"ANY /api/rate-limits", "ANY /api/rate-limits/{proxy+}", // rate limits (issue 24)
-		"ANY /api/workspaces", // workspace creation (superuser; docs/DEPLOY.md)
+		"ANY /api/workspaces",                                // workspace creation (superuser; docs/DEPLOY.md)
 		"ANY /api/workspaces/{proxy+}", "ANY /auth/{proxy+}", // members and the sign-in (docs/AUTH.md)
 		"ANY /api/policies", "ANY /api/policies/{proxy+}", "GET /api/usage", // access policies and usage (issue 33)
 		"ANY /oauth/{proxy+}", "ANY /.well-known/oauth-authorization-server", // the gateway's authorization server (docs/AUTH.md)
