@@ -49,9 +49,17 @@ define sam_go_build_pkg
 endef
 
 # ---------------------------------------------------------------- SAM / LocalStack
-.PHONY: sam-build sam-local deploy-localstack
+.PHONY: sam-build sam-local deploy-localstack deploy
 sam-build: ## sam build through the makefile builder (needs the SAM CLI; no Docker)
 	$(SAM) build
+
+# docs/DEPLOY.md. The SAM CLI is not installed here (nor in CI): this target is for a
+# machine with it and AWS credentials. DEPLOY_ARGS=--guided asks for every parameter.
+DEPLOY_ARGS ?= --guided
+deploy: ## sam build + sam deploy (DEPLOY_ARGS, default --guided; needs the SAM CLI and AWS credentials, not installed here); docs/DEPLOY.md
+	@command -v $(SAM) >/dev/null 2>&1 || { echo "deploy: the SAM CLI ($(SAM)) is not installed: see docs/DEPLOY.md, Prerequisites" >&2; exit 1; }
+	$(SAM) build
+	$(SAM) deploy $(DEPLOY_ARGS)
 
 # On Linux the function containers share the host network so that 127.0.0.1:54329 (the
 # local Postgres of scripts/pg.sh) is reachable; elsewhere edit infra/local/env.json.
