@@ -125,9 +125,9 @@ func TestRoutes(t *testing.T) {
 	// and /auth/{proxy+} (members and the sign-in, docs/AUTH.md), /api/policies,
 	// /api/policies/{proxy+} and GET /api/usage (docs/POLICIES.md), the authorization
 	// server's /oauth/{proxy+}, its RFC 8414 metadata (two) and the connected clients (two;
-	// docs/AUTH.md).
-	if want != 31 {
-		t.Errorf("function table has %d routes, want 31", want)
+	// docs/AUTH.md), and /api/workspaces (workspace creation, docs/DEPLOY.md).
+	if want != 32 {
+		t.Errorf("function table has %d routes, want 32", want)
 	}
 	tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(want)))
 	for _, key := range []string{"ANY /mcp", "ANY /mcp/{workspaceId}", "ANY /mcp/{workspaceId}/servers/{connection}"} {
@@ -178,8 +178,9 @@ func TestDatabase(t *testing.T) {
 		"EngineFamily": "POSTGRESQL",
 		"RequireTLS":   true,
 	})
-	// The database's secret and the browser session key (docs/AUTH.md).
-	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(2))
+	// The database's secret, the browser session key (docs/AUTH.md) and the identity
+	// provider's client-secret slot (docs/DEPLOY.md).
+	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(3))
 	tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(1))
 	tpl.HasResourceProperties(jsii.String("AWS::EC2::Route"), map[string]any{
 		"DestinationCidrBlock": "0.0.0.0/0",
