@@ -71,6 +71,14 @@ deploy-localstack: ## Deploy the stack to LocalStack with DatabaseUrl set (needs
 	$(SAMLOCAL) build --config-env localstack
 	$(SAMLOCAL) deploy --config-env localstack
 
+# docs/DEPLOY.md "Smoke test": health, the RFC 9728 and RFC 8414 metadata, an
+# unauthenticated 401 and the console page of a running stack (URL: its base URL, e.g. the
+# BaseUrl output, or http://127.0.0.1:8080 for make run).
+.PHONY: smoke
+smoke: ## Check a running stack from outside: make smoke URL=https://… (health, OAuth metadata, 401, console); says what is wrong
+	@test -n "$(URL)" || { echo "usage: make smoke URL=<the stack's base URL>" >&2; exit 2; }
+	$(GO) run ./cmd/smoke "$(URL)"
+
 # ---------------------------------------------------------------- CDK
 .PHONY: cdk-synth cdk-synth-check
 cdk-synth: build ## Synthesize the Go CDK app into infra/cdk/cdk.out from bin/*/bootstrap (needs node; no cdk CLI)
