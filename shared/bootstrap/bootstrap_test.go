@@ -64,6 +64,17 @@ func TestRunFirstAdminClaimedAtSignIn(t *testing.T) {
 	if again, err := db.PersonGet(ctx, pool, unverified.ID); err != nil || again.Superuser {
 		t.Errorf("the unverified identity became a superuser: %+v %v", again, err)
 	}
+	// A superuser with no membership left still acts (to create a workspace), where anyone
+	// else without one gets the no-membership answer.
+	if err := db.MembershipDelete(ctx, pool, r.WorkspaceID, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if pr, err := ids.Principal(ctx, p.ID, ""); err != nil || pr.Role != "superuser" {
+		t.Errorf("superuser without membership: %+v %v", pr, err)
+	}
+	if _, err := ids.Principal(ctx, unverified.ID, ""); !errors.Is(err, identity.ErrNoMembership) {
+		t.Errorf("a person without membership: %v, want ErrNoMembership", err)
+	}
 	// A second run with the same email invites nobody again (the invitation is claimed).
 	if r2 := run(t, pool, "first.admin@example.com"); r2.FirstAdmin != "already" || r2.WorkspaceID != r.WorkspaceID {
 		t.Errorf("second run %+v", r2)
