@@ -125,9 +125,10 @@ func TestRoutes(t *testing.T) {
 	// and /auth/{proxy+} (members and the sign-in, docs/AUTH.md), /api/policies,
 	// /api/policies/{proxy+} and GET /api/usage (docs/POLICIES.md), the authorization
 	// server's /oauth/{proxy+}, its RFC 8414 metadata (two) and the connected clients (two;
-	// docs/AUTH.md), and /api/workspaces (workspace creation, docs/DEPLOY.md).
-	if want != 32 {
-		t.Errorf("function table has %d routes, want 32", want)
+	// docs/AUTH.md), /api/mcp-tokens and /api/mcp-tokens/{id} (MCP access tokens), and
+	// /api/workspaces (workspace creation, docs/DEPLOY.md).
+	if want != 34 {
+		t.Errorf("function table has %d routes, want 34", want)
 	}
 	tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(want)))
 	for _, key := range []string{"ANY /mcp", "ANY /mcp/{workspaceId}", "ANY /mcp/{workspaceId}/servers/{connection}"} {

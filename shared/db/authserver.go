@@ -132,10 +132,13 @@ type ASGrant struct {
 	CreatedAt    time.Time  `db:"created_at"`
 	LastUsedAt   time.Time  `db:"last_used_at"`
 	RevokedAt    *time.Time `db:"revoked_at"`
+	// ExpiresAt is an MCP access token's end (migrations/00053); nil for an OAuth grant,
+	// which lives by its refresh tokens.
+	ExpiresAt *time.Time `db:"expires_at"`
 }
 
 const asGrantCols = `id, client_id, client_name, logo_uri, redirect_host, person_id, workspace_id,
-	scopes, created_at, last_used_at, revoked_at`
+	scopes, created_at, last_used_at, revoked_at, expires_at`
 
 // ASGrantTouch creates grant g, or when it exists records its use (last_used_at). A
 // revoked grant stays revoked.
@@ -153,10 +156,22 @@ func ASGrantGet(ctx context.Context, q Querier, id string) (*ASGrant, error) {
 }
 
 // ASGrantActive reports whether grant id exists and is not revoked: the gateway's check
-// on every call made with an access token the gateway issued.
+// on every call made with an access token the gateway issued. An MCP access token's grant
+// (migrations/00053) must also not be past its expires_at and, with member_check, its
+// person must still hold its role (or admin) in its workspace, by membership or by a group
+// role (MembershipsOfPerson's rule), so that removal or demotion ends it at the next call.
 func ASGrantActive(ctx context.Context, q Querier, id string) (bool, error) {
 	var ok bool
-	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM as_grants WHERE id = $1 AND revoked_at IS NULL)`, id).Scan(&ok)
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM as_grants g WHERE g.id = $1 AND g.revoked_at IS NULL
+		AND (g.expires_at IS NULL OR g.expires_at > now())
+		AND CASE WHEN g.member_check THEN EXISTS (
+			SELECT 1 FROM memberships m WHERE m.person_id = g.person_id::uuid AND m.workspace_id = g.workspace_id
+				AND (g.role = 'member' OR m.role = 'admin')
+			UNION ALL
+			SELECT 1 FROM group_roles r JOIN people p ON r.group_name = ANY(p.groups)
+			WHERE p.id = g.person_id::uuid AND r.workspace_id = g.workspace_id
+				AND (g.role = 'member' OR r.role = 'admin'))
+		ELSE true END)`, id).Scan(&ok)
 	return ok, Interpret(err)
 }
 
@@ -177,10 +192,12 @@ func ASGrantRevoke(ctx context.Context, q Querier, id string) error {
 	return Interpret(err)
 }
 
-// ASGrantListByPerson returns the active grants of person, newest first.
+// ASGrantListByPerson returns the active grants of person (an MCP access token's until it
+// expires), newest first.
 func ASGrantListByPerson(ctx context.Context, q Querier, person string) ([]ASGrant, error) {
 	return collect[ASGrant](ctx, q, `SELECT `+asGrantCols+` FROM as_grants
-		WHERE person_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id`, person)
+		WHERE person_id = $1 AND revoked_at IS NULL
+		AND (expires_at IS NULL OR expires_at > now()) ORDER BY created_at DESC, id`, person)
 }
 
 // ASGrantListByWorkspace returns the active grants in workspace ws, newest first.
@@ -189,7 +206,8 @@ func ASGrantListByWorkspace(ctx context.Context, q Querier, ws string) ([]ASGran
 		return nil, nil
 	}
 	return collect[ASGrant](ctx, q, `SELECT `+asGrantCols+` FROM as_grants
-		WHERE workspace_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC, id`, ws)
+		WHERE workspace_id = $1 AND revoked_at IS NULL
+		AND (expires_at IS NULL OR expires_at > now()) ORDER BY created_at DESC, id`, ws)
 }
 
 // ASConsentGet reports whether person consented to client in workspace ws for every
@@ -226,7 +244,9 @@ type ASSwept struct {
 //     expiry (the day keeps a just-expired refresh token's reuse detectable meanwhile);
 //   - as_grants with no unexpired token left, a day after their revocation or 31 days after
 //     their last use (the refresh lifetime is 30 days): such a family can issue nothing, and
-//     a missing grant is inactive to ASGrantActive, as a revoked one is;
+//     a missing grant is inactive to ASGrantActive, as a revoked one is; an MCP access
+//     token's grant (expires_at set) only a day after its revocation or its expiry, since
+//     it holds no stored token and is not "used" by the calls it makes;
 //   - as_clients registered (RFC 7591) more than 30 days ago that hold no grant: clients
 //     that registered and never connected anyone, the trace of a registration flood.
 //
@@ -241,7 +261,9 @@ func ASSweep(ctx context.Context, q Querier, limit int) (ASSwept, error) {
 	out.Tokens = tag.RowsAffected()
 	tag, err = q.Exec(ctx, `DELETE FROM as_grants WHERE id IN (
 		SELECT g.id FROM as_grants g
-		WHERE (g.revoked_at < now() - interval '1 day' OR g.last_used_at < now() - interval '31 days')
+		WHERE (g.revoked_at < now() - interval '1 day'
+		       OR (g.expires_at IS NULL AND g.last_used_at < now() - interval '31 days')
+		       OR g.expires_at < now() - interval '1 day')
 		  AND NOT EXISTS (SELECT 1 FROM as_tokens t WHERE t.request_id = g.id AND t.expires_at > now())
 		LIMIT $1)`, limit)
 	if err != nil {
