@@ -34,39 +34,125 @@ func Begin(ctx context.Context, pool *Pool) (OpenTx, error) {
 	return openTx{tx{ptx}}, nil
 }
 
-// ASClient is a client registered by RFC 7591 dynamic registration. Metadata is the
-// registration response's client metadata as stored (JSON object).
+// ASClient is a client registered by RFC 7591 dynamic registration (migrations/00027,
+// 00048). Metadata is the registration response's client metadata as stored (JSON object,
+// never a secret or token). SecretHash is fosite's bcrypt hash of the client secret ("" for
+// a public client, AuthMethod "none"); RegistrationTokenHash the SHA-256 of the RFC 7592
+// registration access token; Shape what the registration limit groups by.
 type ASClient struct {
-	ClientID     string          `db:"client_id"`
-	ClientName   string          `db:"client_name"`
-	LogoURI      string          `db:"logo_uri"`
-	ClientURI    string          `db:"client_uri"`
-	RedirectURIs []string        `db:"redirect_uris"`
-	Metadata     json.RawMessage `db:"metadata"`
-	SourceIP     string          `db:"source_ip"`
-	CreatedAt    time.Time       `db:"created_at"`
+	ClientID              string          `db:"client_id"`
+	ClientName            string          `db:"client_name"`
+	LogoURI               string          `db:"logo_uri"`
+	ClientURI             string          `db:"client_uri"`
+	RedirectURIs          []string        `db:"redirect_uris"`
+	Metadata              json.RawMessage `db:"metadata"`
+	SourceIP              string          `db:"source_ip"`
+	CreatedAt             time.Time       `db:"created_at"`
+	AuthMethod            string          `db:"token_endpoint_auth_method"`
+	SecretHash            string          `db:"secret_hash"`
+	RegistrationTokenHash string          `db:"registration_token_hash"`
+	Scopes                []string        `db:"scopes"`
+	Shape                 string          `db:"shape"`
 }
 
-// ASClientInsert stores c (client_id must be new: CONFLICT otherwise).
-func ASClientInsert(ctx context.Context, q Querier, c *ASClient) error {
+// ASRegistrationLimits bound the RFC 7591 registrations made since Since (an hour ago):
+// ShapesPerSource distinct shapes from one source, PerShape registrations of one shape
+// from one source, Global registrations in all (docs/AUTH.md "Registration limits").
+type ASRegistrationLimits struct {
+	Since           time.Time
+	ShapesPerSource int
+	PerShape        int
+	Global          int
+}
+
+// Limits ASClientRegister reports as the one that refused a registration.
+const (
+	ASLimitShapes = "shapes" // ShapesPerSource
+	ASLimitShape  = "shape"  // PerShape
+	ASLimitGlobal = "global" // Global
+)
+
+// ASClientRegister stores c (its source and shape set) unless a limit of l is reached, in
+// one transaction serialised with every other registration (an advisory lock), so that
+// concurrent registrations cannot overshoot a limit. It returns "" when stored, else the
+// ASLimit* that refused it (nothing stored). client_id must be new: CONFLICT otherwise.
+func ASClientRegister(ctx context.Context, pool *Pool, c *ASClient, l ASRegistrationLimits) (refused string, err error) {
+	err = InTx(ctx, pool, func(tx Tx) error {
+		if err := LockKey(ctx, tx, "as_clients", "register"); err != nil {
+			return err
+		}
+		var shapes, same, total int
+		if err := tx.QueryRow(ctx, `SELECT count(DISTINCT shape) FILTER (WHERE source_ip = $1),
+			count(*) FILTER (WHERE source_ip = $1 AND shape = $2), count(*)
+			FROM as_clients WHERE created_at >= $3`, c.SourceIP, c.Shape, l.Since).Scan(&shapes, &same, &total); err != nil {
+			return Interpret(err)
+		}
+		switch {
+		case total >= l.Global:
+			refused = ASLimitGlobal
+		case same >= l.PerShape:
+			refused = ASLimitShape
+		case same == 0 && shapes >= l.ShapesPerSource:
+			refused = ASLimitShapes
+		default:
+			return asClientInsert(ctx, tx, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return refused, nil
+}
+
+func asClientInsert(ctx context.Context, q Querier, c *ASClient) error {
+	method := c.AuthMethod
+	if method == "" {
+		method = "none"
+	}
+	scopes := c.Scopes
+	if scopes == nil {
+		scopes = []string{}
+	}
 	_, err := q.Exec(ctx, `INSERT INTO as_clients (client_id, client_name, logo_uri, client_uri,
-		redirect_uris, metadata, source_ip) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		c.ClientID, c.ClientName, c.LogoURI, c.ClientURI, c.RedirectURIs, string(c.Metadata), c.SourceIP)
+		redirect_uris, metadata, source_ip, token_endpoint_auth_method, secret_hash,
+		registration_token_hash, scopes, shape) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		c.ClientID, c.ClientName, c.LogoURI, c.ClientURI, c.RedirectURIs, string(c.Metadata), c.SourceIP,
+		method, c.SecretHash, c.RegistrationTokenHash, scopes, c.Shape)
 	return Interpret(err)
 }
 
 // ASClientGet returns registered client id, or NOT_FOUND.
 func ASClientGet(ctx context.Context, q Querier, id string) (*ASClient, error) {
 	return one[ASClient](ctx, q, `SELECT client_id, client_name, logo_uri, client_uri, redirect_uris,
-		metadata, source_ip, created_at FROM as_clients WHERE client_id = $1`, id)
+		metadata, source_ip, created_at, token_endpoint_auth_method, secret_hash,
+		registration_token_hash, scopes, shape FROM as_clients WHERE client_id = $1`, id)
 }
 
-// ASClientCountSince returns how many clients source registered at or after since.
-func ASClientCountSince(ctx context.Context, q Querier, source string, since time.Time) (int, error) {
-	var n int
-	err := q.QueryRow(ctx, `SELECT count(*) FROM as_clients WHERE source_ip = $1 AND created_at >= $2`,
-		source, since).Scan(&n)
-	return n, Interpret(err)
+// ASClientDelete removes registered client id (RFC 7592 §2.3) and, in the same
+// transaction, revokes every grant issued to it (as ASGrantRevoke: refresh and access
+// tokens inactive, the gateway refuses the grant's access tokens) and forgets its
+// consents. Codes not yet exchanged die with the client (no client, no exchange).
+// NOT_FOUND when there is no such client.
+func ASClientDelete(ctx context.Context, pool *Pool, id string) error {
+	return InTx(ctx, pool, func(tx Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM as_clients WHERE client_id = $1`, id)
+		if err != nil {
+			return Interpret(err)
+		}
+		if tag.RowsAffected() == 0 {
+			return notFound()
+		}
+		if _, err := tx.Exec(ctx, `UPDATE as_grants SET revoked_at = coalesce(revoked_at, now()) WHERE client_id = $1`, id); err != nil {
+			return Interpret(err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE as_tokens SET active = false
+			WHERE request_id IN (SELECT id FROM as_grants WHERE client_id = $1)`, id); err != nil {
+			return Interpret(err)
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM as_consents WHERE client_id = $1`, id)
+		return Interpret(err)
+	})
 }
 
 // ASToken is a stored token, code or PKCE challenge of the authorization server: Request

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,15 +25,31 @@ import (
 
 // oauthClientResult is what test/npm/ts-oauth-client.mjs prints on its RESULT line.
 type oauthClientResult struct {
-	ClientID string         `json:"clientId"`
-	Tools    []string       `json:"tools"`
-	Call     map[string]any `json:"call"`
+	ClientID   string         `json:"clientId"`
+	Scope      string         `json:"scope"`
+	AuthMethod string         `json:"authMethod"`
+	HasSecret  bool           `json:"hasSecret"`
+	Tools      []string       `json:"tools"`
+	Call       map[string]any `json:"call"`
+	// Filled by runOAuthClient: the authorization URL the SDK asked to open, and where the
+	// gateway sent the browser back (the redirect URI with code, state, iss).
+	Authorize *url.URL `json:"-"`
+	Redirect  *url.URL `json:"-"`
 }
 
 // runOAuthClient runs test/npm/ts-oauth-client.mjs against mcpURL with env, plays the
 // browser of person when the SDK asks to open the authorization URL (consent, then the
-// code back to the SDK on stdin), and returns the client's result.
+// URL the browser was sent back to, to the SDK on stdin), and returns the client's result.
 func (w *asWorld) runOAuthClient(t *testing.T, mcpURL, person string, env ...string) *oauthClientResult {
+	t.Helper()
+	return w.runOAuthClientWith(t, mcpURL, func(authURL string) *url.URL {
+		return w.consentRedirect(t, w.browser(t, person), authURL, "http://127.0.0.1:9/callback")
+	}, env...)
+}
+
+// runOAuthClientWith is runOAuthClient with the browser step given: allow gets the
+// authorization URL the SDK asked to open and returns the URL the browser was sent back to.
+func (w *asWorld) runOAuthClientWith(t *testing.T, mcpURL string, allow func(authURL string) *url.URL, env ...string) *oauthClientResult {
 	t.Helper()
 	dir := testpeer.NPMDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testpeer.Scaled(90*time.Second))
@@ -51,6 +68,7 @@ func (w *asWorld) runOAuthClient(t *testing.T, mcpURL, person string, env ...str
 	}
 	defer func() { _ = cmd.Cancel(); _ = cmd.Wait() }()
 	var res *oauthClientResult
+	var authz, back *url.URL
 	authorized := false
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
@@ -59,8 +77,10 @@ func (w *asWorld) runOAuthClient(t *testing.T, mcpURL, person string, env ...str
 		switch {
 		case strings.HasPrefix(line, "AUTHORIZE "):
 			authorized = true
-			code := w.consent(t, w.browser(t, person), strings.TrimPrefix(line, "AUTHORIZE "), "http://127.0.0.1:9/callback")
-			if _, err := io.WriteString(stdin, code+"\n"); err != nil {
+			raw := strings.TrimPrefix(line, "AUTHORIZE ")
+			authz, _ = url.Parse(raw)
+			back = allow(raw)
+			if _, err := io.WriteString(stdin, back.String()+"\n"); err != nil {
 				t.Fatal(err)
 			}
 		case strings.HasPrefix(line, "RESULT "):
@@ -76,6 +96,7 @@ func (w *asWorld) runOAuthClient(t *testing.T, mcpURL, person string, env ...str
 	if !authorized {
 		t.Fatalf("the SDK never asked to open the authorization URL: it connected without signing in")
 	}
+	res.Authorize, res.Redirect = authz, back
 	return res
 }
 
@@ -123,4 +144,32 @@ func TestTypeScriptSDKSignsInByItself(t *testing.T) {
 		}
 		check(t, res)
 	})
+}
+
+// The official TypeScript SDK client as a confidential client: its provider's
+// clientMetadata names client_secret_post (what claude.ai's connectors register with) or
+// client_secret_basic; the registration returns a secret and that method, and the SDK
+// authenticates its code exchange with them (the server refuses a confidential client's
+// token request without its secret, so the tools/list proves the SDK sent it).
+func TestTypeScriptSDKConfidentialClient(t *testing.T) {
+	w := newASWorld(t, nil)
+	a := w.ws["A"]
+	mcpURL := w.env.URL + "/mcp/" + a.id
+	for _, method := range []string{authserver.AuthMethodSecretPost, authserver.AuthMethodSecretBasic} {
+		t.Run(method, func(t *testing.T) {
+			res := w.runOAuthClient(t, mcpURL, "ada", "MCP_TOKEN_AUTH_METHOD="+method, "MCP_TOOL=mcp_"+a.handle+"_echo",
+				`MCP_TOOL_ARGS={"message":"confidential"}`)
+			if res.AuthMethod != method || !res.HasSecret {
+				t.Fatalf("registered as %q, secret returned %v; want %s with a secret", res.AuthMethod, res.HasSecret, method)
+			}
+			if !hasPrefix(res.Tools, "mcp_"+a.handle+"_") || res.Call["content"] == nil {
+				t.Fatalf("tools/list and tools/call as the signed-in member: %v %v", res.Tools, res.Call)
+			}
+			var stored, hash string
+			if err := w.env.Pool.QueryRow(t.Context(), `SELECT token_endpoint_auth_method, secret_hash FROM as_clients
+				WHERE client_id = $1`, res.ClientID).Scan(&stored, &hash); err != nil || stored != method || hash == "" {
+				t.Fatalf("stored client %s: method %q, hash set %v (%v)", res.ClientID, stored, hash != "", err)
+			}
+		})
+	}
 }
