@@ -30,9 +30,10 @@ test: npm-deps pgbouncer-deps ## The whole suite: vet, race tests against real P
 	scripts/test.sh
 
 .PHONY: build
-build: ## Build one bootstrap per function for Lambda (linux/arm64, provided.al2023) into bin/<fn>/bootstrap
-	@for fn in $(FUNCTIONS); do \
-	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(BUILD_FLAGS) -o bin/$$fn/bootstrap ./functions/$$fn; \
+build: ## Build one bootstrap per function for Lambda (linux/arm64, provided.al2023) into bin/<fn>/bootstrap, the migration function (cmd/migrate) into bin/migrate
+	@for fn in $(FUNCTIONS) migrate; do \
+	  pkg=./functions/$$fn; [ $$fn = migrate ] && pkg=./cmd/migrate; \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(BUILD_FLAGS) -o bin/$$fn/bootstrap $$pkg; \
 	  printf '  %-12s %s bytes\n' $$fn $$(stat -c %s bin/$$fn/bootstrap); \
 	done
 

@@ -6,6 +6,8 @@
 # Needs LocalStack (Docker) and samlocal (pip install aws-sam-cli-local): deploy-localstack.
 
 INFRA_FUNCTIONS := mcp marketplace pins healthcheck
+# The migration function (cmd/migrate; docs/DEPLOY.md): built like a function, from cmd/.
+INFRA_ASSETS := $(INFRA_FUNCTIONS) migrate
 INFRA_BUILD_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 
 # The Lambda runtime interface emulator has no tagged releases: pin the pseudo-version
@@ -25,7 +27,7 @@ CDK_CHECK_OUT := $(CURDIR)/.state/cdk-check.out
 
 # ---------------------------------------------------------------- SAM makefile builder
 # `sam build` runs `make build-<LogicalId>` with ARTIFACTS_DIR set (BuildMethod: makefile).
-.PHONY: build-McpFunction build-MarketplaceFunction build-PinsFunction build-HealthCheckFunction
+.PHONY: build-McpFunction build-MarketplaceFunction build-PinsFunction build-HealthCheckFunction build-MigrationFunction
 build-McpFunction:
 	$(call sam_go_build,mcp)
 build-MarketplaceFunction:
@@ -34,16 +36,30 @@ build-PinsFunction:
 	$(call sam_go_build,pins)
 build-HealthCheckFunction:
 	$(call sam_go_build,healthcheck)
+build-MigrationFunction:
+	$(call sam_go_build_pkg,./cmd/migrate)
 
 define sam_go_build
+	$(call sam_go_build_pkg,./functions/$(1))
+endef
+
+define sam_go_build_pkg
 	@test -n "$(ARTIFACTS_DIR)" || { echo "ARTIFACTS_DIR is not set: this target is for sam build" >&2; exit 1; }
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build $(INFRA_BUILD_FLAGS) -o "$(ARTIFACTS_DIR)/bootstrap" ./functions/$(1)
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build $(INFRA_BUILD_FLAGS) -o "$(ARTIFACTS_DIR)/bootstrap" $(1)
 endef
 
 # ---------------------------------------------------------------- SAM / LocalStack
-.PHONY: sam-build sam-local deploy-localstack
+.PHONY: sam-build sam-local deploy-localstack deploy
 sam-build: ## sam build through the makefile builder (needs the SAM CLI; no Docker)
 	$(SAM) build
+
+# docs/DEPLOY.md. The SAM CLI is not installed here (nor in CI): this target is for a
+# machine with it and AWS credentials. DEPLOY_ARGS=--guided asks for every parameter.
+DEPLOY_ARGS ?= --guided
+deploy: ## sam build + sam deploy (DEPLOY_ARGS, default --guided; needs the SAM CLI and AWS credentials, not installed here); docs/DEPLOY.md
+	@command -v $(SAM) >/dev/null 2>&1 || { echo "deploy: the SAM CLI ($(SAM)) is not installed: see docs/DEPLOY.md, Prerequisites" >&2; exit 1; }
+	$(SAM) build
+	$(SAM) deploy $(DEPLOY_ARGS)
 
 # On Linux the function containers share the host network so that 127.0.0.1:54329 (the
 # local Postgres of scripts/pg.sh) is reachable; elsewhere edit infra/local/env.json.
@@ -54,6 +70,14 @@ sam-local: sam-build ## sam local start-api on 127.0.0.1:3000 against the local 
 deploy-localstack: ## Deploy the stack to LocalStack with DatabaseUrl set (needs LocalStack + samlocal + Docker; see infra/README.md)
 	$(SAMLOCAL) build --config-env localstack
 	$(SAMLOCAL) deploy --config-env localstack
+
+# docs/DEPLOY.md "Smoke test": health, the RFC 9728 and RFC 8414 metadata, an
+# unauthenticated 401 and the console page of a running stack (URL: its base URL, e.g. the
+# BaseUrl output, or http://127.0.0.1:8080 for make run).
+.PHONY: smoke
+smoke: ## Check a running stack from outside: make smoke URL=https://… (health, OAuth metadata, 401, console); says what is wrong
+	@test -n "$(URL)" || { echo "usage: make smoke URL=<the stack's base URL>" >&2; exit 2; }
+	$(GO) run ./cmd/smoke "$(URL)"
 
 # ---------------------------------------------------------------- CDK
 .PHONY: cdk-synth cdk-synth-check
@@ -66,7 +90,7 @@ cdk-synth: build ## Synthesize the Go CDK app into infra/cdk/cdk.out from bin/*/
 # binaries, and must not depend on a cross-compiled build.
 cdk-synth-check:
 	@rm -rf $(CDK_CHECK_OUT) && mkdir -p $(CDK_CHECK_OUT)/assets
-	@for fn in $(INFRA_FUNCTIONS); do mkdir -p $(CDK_CHECK_OUT)/assets/$$fn && echo placeholder > $(CDK_CHECK_OUT)/assets/$$fn/bootstrap; done
+	@for fn in $(INFRA_ASSETS); do mkdir -p $(CDK_CHECK_OUT)/assets/$$fn && echo placeholder > $(CDK_CHECK_OUT)/assets/$$fn/bootstrap; done
 	cd infra/cdk && CDK_OUTDIR=$(CDK_CHECK_OUT)/cdk.out JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=1 \
 	  AGENTPACK_ASSET_DIR=$(CDK_CHECK_OUT)/assets go run . 2> >(grep -v '^!!' >&2)
 

@@ -17,6 +17,9 @@ import (
 
 func main() {
 	deps.Main("marketplace", func(ctx context.Context, d *deps.Deps) error {
+		if err := d.RequireVerifier(); err != nil {
+			return err
+		}
 		a := &api.API{Pool: d.Pool, Services: d.Services, Verifier: d.Verifier, Logger: d.Logger,
 			SignIn: d.IdentityRoutes()}
 		cc := console.Config{OAuth: console.FromConfig(d.Config)}

@@ -39,6 +39,9 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer d.Close()
+	if err := d.RequireVerifier(); err != nil {
+		return err
+	}
 	o := gatewayOptions(d)
 	if lambdaapp.InLambda() {
 		// Tasks run in an asynchronous invocation of this function (tasks.go in this directory; the tasks themselves are package gateway/tasks).

@@ -13,6 +13,9 @@ import (
 
 func main() {
 	deps.Main("pins", func(ctx context.Context, d *deps.Deps) error {
+		if err := d.RequireVerifier(); err != nil {
+			return err
+		}
 		a := &api.API{Pins: d.Pins,
 			Catalog: d.CatalogCache(), Verifier: d.Verifier, Logger: d.Logger}
 		if d.SigningKey != nil {

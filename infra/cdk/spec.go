@@ -54,6 +54,11 @@ const (
 	SignerKey
 )
 
+// MigrationAssetDir is the migration function's folder under the asset root
+// (bin/migrate/bootstrap, built from cmd/migrate; docs/DEPLOY.md). It is not in Functions:
+// it serves no route and no schedule, and the serving functions depend on it.
+const MigrationAssetDir = "migrate"
+
 // Functions is the stack's function table (docs/DESIGN.md §2, §4, §7, §9a).
 var Functions = []FunctionSpec{
 	{
@@ -97,6 +102,7 @@ var Functions = []FunctionSpec{
 			{"ANY", "/api/oauth/{proxy+}"},
 			{"ANY", "/api/rate-limits"},
 			{"ANY", "/api/rate-limits/{proxy+}"},
+			{"ANY", "/api/workspaces"},
 			{"ANY", "/api/workspaces/{proxy+}"},
 			{"ANY", "/auth/{proxy+}"},
 			{"ANY", "/api/policies"},

@@ -90,6 +90,8 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 	var (
 		vpc       awsec2.Vpc
 		lambdaSG  awsec2.SecurityGroup
+		migrateSG awsec2.SecurityGroup
+		dbInst    awsrds.DatabaseInstance
 		dbSecret  awssecretsmanager.ISecret
 		dbProxy   awsrds.DatabaseProxy
 		useRDS    = cfg.DatabaseURL == ""
@@ -131,6 +133,17 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 			Vpc: vpc, Description: jsii.String("RDS PostgreSQL (from RDS Proxy only)"), AllowAllOutbound: jsii.Bool(false),
 		})
 		dbSG.AddIngressRule(proxySG, awsec2.Port_Tcp(jsii.Number(5432)), jsii.String("PostgreSQL from RDS Proxy"), nil)
+		// The migration function reaches the instance directly (goose's session lock;
+		// docs/DATABASE.md), as in template.yaml.
+		migrateSG = awsec2.NewSecurityGroup(stack, jsii.String("MigrationSecurityGroup"), &awsec2.SecurityGroupProps{
+			Vpc: vpc, Description: jsii.String("Agentpack migration function (the database directly, AWS APIs)"), AllowAllOutbound: jsii.Bool(false),
+		})
+		migrateSG.AddEgressRule(awsec2.Peer_AnyIpv4(), awsec2.Port_Tcp(jsii.Number(443)),
+			jsii.String("HTTPS to Secrets Manager and the CloudFormation response URL"), nil)
+		migrateSG.AddEgressRule(awsec2.Peer_Ipv4(vpc.VpcCidrBlock()), awsec2.Port_Tcp(jsii.Number(5432)),
+			jsii.String("PostgreSQL to the instance directly (not RDS Proxy)"), nil)
+		dbSG.AddIngressRule(migrateSG, awsec2.Port_Tcp(jsii.Number(5432)),
+			jsii.String("PostgreSQL from the migration function (goose's session lock; docs/DATABASE.md)"), nil)
 
 		secret := awsrds.NewDatabaseSecret(stack, jsii.String("DbSecret"), &awsrds.DatabaseSecretProps{
 			Username:          jsii.String("agentpack"),
@@ -163,6 +176,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 			RemovalPolicy:           awscdk.RemovalPolicy_SNAPSHOT,
 		})
 		overrideID(db, "Database")
+		dbInst = db
 
 		dbProxy = db.AddProxy(jsii.String("DbProxy"), &awsrds.DatabaseProxyOptions{
 			Secrets:                   &[]awssecretsmanager.ISecret{secret},
@@ -217,13 +231,54 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		},
 	})
 	overrideID(sessionKey, "SessionKeySecret")
-	idpSecretCond := awscdk.NewCfnCondition(stack, jsii.String("HasIdpClientSecret"), &awscdk.CfnConditionProps{
+	awscdk.NewCfnCondition(stack, jsii.String("HasIdpClientSecret"), &awscdk.CfnConditionProps{
 		Expression: awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(p.idpClientSecretARN.ValueAsString(), jsii.String(""))),
 	})
+	// The identity provider's client-secret slot when IdpClientSecretArn is empty, as in
+	// template.yaml (retained: it holds a value the stack did not make).
+	createIdpSecret := awscdk.NewCfnCondition(stack, jsii.String("CreateIdpClientSecret"), &awscdk.CfnConditionProps{
+		Expression: awscdk.Fn_ConditionEquals(p.idpClientSecretARN.ValueAsString(), jsii.String("")),
+	})
+	idpSlot := awssecretsmanager.NewCfnSecret(stack, jsii.String("IdpClientSecret"), &awssecretsmanager.CfnSecretProps{
+		Description: awscdk.Fn_Sub(jsii.String("Agentpack ${Environment} identity provider client secret (IDP_CLIENT_SECRET_ARN); replace the placeholder"),
+			&map[string]*string{"Environment": jsii.String(cfg.Environment)}),
+		GenerateSecretString: &awssecretsmanager.CfnSecret_GenerateSecretStringProperty{
+			PasswordLength: jsii.Number(32), ExcludePunctuation: jsii.Bool(true),
+		},
+	})
+	idpSlot.CfnOptions().SetCondition(createIdpSecret)
+	idpSlot.ApplyRemovalPolicy(awscdk.RemovalPolicy_RETAIN, nil)
+	idpSecretARN := awscdk.Token_AsString(awscdk.Fn_ConditionIf(jsii.String("HasIdpClientSecret"),
+		p.idpClientSecretARN.ValueAsString(), idpSlot.Ref()), nil)
+
+	// ------------------------------------------------------------ custom domain (optional)
+	customDomain := awscdk.NewCfnCondition(stack, jsii.String("HasCustomDomain"), &awscdk.CfnConditionProps{
+		Expression: awscdk.Fn_ConditionAnd(
+			awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(p.customDomainName.ValueAsString(), jsii.String(""))),
+			awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(p.customDomainCert.ValueAsString(), jsii.String("")))),
+	})
+	awscdk.NewCfnRule(stack, jsii.String("CustomDomainNeedsCertificate"), &awscdk.CfnRuleProps{
+		Assertions: &[]*awscdk.CfnRuleAssertion{{
+			Assert: awscdk.Fn_ConditionOr(
+				awscdk.Fn_ConditionAnd(awscdk.Fn_ConditionEquals(p.customDomainName.ValueAsString(), jsii.String("")),
+					awscdk.Fn_ConditionEquals(p.customDomainCert.ValueAsString(), jsii.String(""))),
+				awscdk.Fn_ConditionAnd(
+					awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(p.customDomainName.ValueAsString(), jsii.String(""))),
+					awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(p.customDomainCert.ValueAsString(), jsii.String("")))),
+			),
+			AssertDescription: jsii.String("CustomDomainName and CustomDomainCertificateArn go together"),
+		}},
+	})
+	// The public base URL: https://<CustomDomainName> with a custom domain, else the API's
+	// own URL (outputs) or PublicBaseUrl (the functions' PUBLIC_BASE_URL).
+	onDomain := func(path string, otherwise *string) *string {
+		return awscdk.Token_AsString(awscdk.Fn_ConditionIf(jsii.String("HasCustomDomain"),
+			awscdk.Fn_Sub(jsii.String("https://${CustomDomainName}"+path), nil), otherwise), nil)
+	}
 	identityEnv := map[string]*string{
 		"IDP_ISSUER":             p.idpIssuer.ValueAsString(),
 		"IDP_CLIENT_ID":          p.idpClientID.ValueAsString(),
-		"IDP_CLIENT_SECRET_ARN":  p.idpClientSecretARN.ValueAsString(),
+		"IDP_CLIENT_SECRET_ARN":  idpSecretARN,
 		"IDP_SCOPES":             p.idpScopes.ValueAsString(),
 		"IDP_GROUPS_CLAIM":       p.idpGroupsClaim.ValueAsString(),
 		"IDP_TRUST_EMAIL":        p.idpTrustEmail.ValueAsString(),
@@ -239,7 +294,7 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		"JWT_JWKS_URL":            p.jwtJwksURL.ValueAsString(),
 		"JWT_SECRET":              p.jwtSecret.ValueAsString(),
 		"AUTH_SERVER_URL":         p.authServerURL.ValueAsString(),
-		"PUBLIC_BASE_URL":         p.publicBaseURL.ValueAsString(),
+		"PUBLIC_BASE_URL":         onDomain("", p.publicBaseURL.ValueAsString()),
 		"ALLOWED_ORIGINS":         p.allowedOrigins.ValueAsString(),
 		"ALLOW_PRIVATE_UPSTREAMS": p.allowPrivate.ValueAsString(),
 		"CATALOG_BUCKET":          bucket.BucketName(),
@@ -290,6 +345,56 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		"Format":         `{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","method":"$context.httpMethod","routeKey":"$context.routeKey","status":"$context.status","latencyMs":"$context.responseLatency","integrationStatus":"$context.integrationStatus","integrationError":"$context.integrationErrorMessage"}`,
 	})
 
+	// ------------------------------------------------------------ migrations (docs/DEPLOY.md)
+	// The migration function and the custom resource that runs it on every deploy whose
+	// function code changed (a new version), as in template.yaml; every serving function
+	// depends on the custom resource.
+	migrateEnv := maps.Clone(env)
+	migrateProps := &awslambda.FunctionProps{
+		Description:  jsii.String("Migrations, curated catalog, first workspace and first admin, run by the DatabaseMigration custom resource (cmd/migrate)"),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(assetPath(cfg.AssetDir, MigrationAssetDir), nil),
+		MemorySize:   jsii.Number(256),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(900)),
+		Tracing:      awslambda.Tracing_ACTIVE,
+		Environment:  &migrateEnv,
+	}
+	if useRDS {
+		// The instance's own endpoint, never the proxy's.
+		migrateEnv["DATABASE_HOST"] = dbInst.DbInstanceEndpointAddress()
+		migrateProps.Vpc = vpc
+		migrateProps.VpcSubnets = vpcSubnet
+		migrateProps.SecurityGroups = &[]awsec2.ISecurityGroup{migrateSG}
+	}
+	migrateFn := awslambda.NewFunction(stack, jsii.String("MigrationFunction"), migrateProps)
+	overrideID(migrateFn, "MigrationFunction")
+	mon.instrument(migrateFn)
+	if useRDS {
+		migrateFn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("DatabaseSecretRead"),
+			Actions:   jsii.Strings("secretsmanager:GetSecretValue"),
+			Resources: jsii.Strings(*dbSecret.SecretArn()),
+		}))
+	}
+	awslogs.NewLogGroup(stack, jsii.String("MigrationLogGroup"), &awslogs.LogGroupProps{
+		LogGroupName:  jsii.String("/aws/lambda/" + *migrateFn.FunctionName()),
+		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	migration := awscdk.NewCfnResource(stack, jsii.String("DatabaseMigration"), &awscdk.CfnResourceProps{
+		Type: jsii.String("Custom::DatabaseMigration"),
+		Properties: &map[string]any{
+			"ServiceToken":       migrateFn.FunctionArn(),
+			"ServiceTimeout":     960,
+			"CodeVersion":        migrateFn.CurrentVersion().Version(),
+			"FirstAdminEmail":    p.firstAdminEmail.ValueAsString(),
+			"FirstWorkspaceName": p.firstWorkspaceName.ValueAsString(),
+		},
+	})
+	migration.OverrideLogicalId(jsii.String("DatabaseMigration"))
+
 	fns := map[string]awslambda.Function{}
 	for _, spec := range Functions {
 		fnProps := &awslambda.FunctionProps{
@@ -327,6 +432,8 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 		}
 		fn := awslambda.NewFunction(stack, jsii.String(spec.LogicalID), fnProps)
 		overrideID(fn, spec.LogicalID)
+		// New code goes live only after its schema (docs/DEPLOY.md, "Upgrades").
+		fn.Node().DefaultChild().(awscdk.CfnResource).AddDependency(migration)
 		mon.instrument(fn)
 		fns[spec.LogicalID] = fn
 		// The function's default log group, created here to give it a retention (as in
@@ -377,20 +484,19 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 				Actions:   jsii.Strings("secretsmanager:GetSecretValue"),
 				Resources: jsii.Strings(*sessionKey.SecretArn()),
 			}))
-			// Only when a client secret ARN is given (an empty Resource is no policy), as
-			// template.yaml's !If HasIdpClientSecret.
-			pol := awsiam.NewCfnPolicy(stack, jsii.String(spec.LogicalID+"IdpClientSecretRead"), &awsiam.CfnPolicyProps{
+			// The given client secret (HasIdpClientSecret), else the stack's slot, as
+			// template.yaml.
+			awsiam.NewCfnPolicy(stack, jsii.String(spec.LogicalID+"IdpClientSecretRead"), &awsiam.CfnPolicyProps{
 				PolicyName: jsii.String("IdpClientSecretRead"),
 				Roles:      jsii.Strings(*fn.Role().RoleName()),
 				PolicyDocument: map[string]any{
 					"Version": "2012-10-17",
 					"Statement": []any{map[string]any{
 						"Sid": "IdpClientSecretRead", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue",
-						"Resource": p.idpClientSecretARN.ValueAsString(),
+						"Resource": idpSecretARN,
 					}},
 				},
 			})
-			pol.CfnOptions().SetCondition(idpSecretCond)
 		}
 		if spec.InvokeSelf {
 			// As in template.yaml: the function's generated name (a reference to its own ARN
@@ -444,13 +550,49 @@ func NewGatewayStack(scope constructs.Construct, id string, props *awscdk.StackP
 	addMonitoring(stack, mon, cfg.Environment, api.Node().DefaultChild().(awscdk.CfnResource), fns, proxyRes)
 
 	// ------------------------------------------------------------ outputs
-	awscdk.NewCfnOutput(stack, jsii.String("ApiUrl"), &awscdk.CfnOutputProps{
-		Description: jsii.String("Base URL of the HTTP API"), Value: api.ApiEndpoint(),
+	// The custom domain: an API Gateway domain name and its mapping to the $default stage.
+	domain := awsapigatewayv2.NewCfnDomainName(stack, jsii.String("ApiDomainName"), &awsapigatewayv2.CfnDomainNameProps{
+		DomainName: p.customDomainName.ValueAsString(),
+		DomainNameConfigurations: &[]any{&awsapigatewayv2.CfnDomainName_DomainNameConfigurationProperty{
+			CertificateArn: p.customDomainCert.ValueAsString(), EndpointType: jsii.String("REGIONAL"),
+			SecurityPolicy: jsii.String("TLS_1_2"),
+		}},
 	})
-	awscdk.NewCfnOutput(stack, jsii.String("McpUrl"), &awscdk.CfnOutputProps{
-		Description: jsii.String("MCP endpoint to give an MCP client"),
-		Value:       jsii.String(*api.ApiEndpoint() + "/mcp"),
+	domain.CfnOptions().SetCondition(customDomain)
+	mapping := awsapigatewayv2.NewCfnApiMapping(stack, jsii.String("ApiDomainMapping"), &awsapigatewayv2.CfnApiMappingProps{
+		ApiId: api.ApiId(), DomainName: domain.Ref(), Stage: jsii.String("$default"),
 	})
+	mapping.CfnOptions().SetCondition(customDomain)
+	mapping.AddDependency(stage.Node().DefaultChild().(awscdk.CfnResource))
+
+	apiURL := api.ApiEndpoint()
+	out := func(id, desc string, v *string) {
+		awscdk.NewCfnOutput(stack, jsii.String(id), &awscdk.CfnOutputProps{Description: jsii.String(desc), Value: v})
+	}
+	out("ApiUrl", "The HTTP API's own URL (execute-api)", apiURL)
+	out("BaseUrl", "Public base URL of the gateway (the custom domain when set) and the OAuth issuer of its authorization server",
+		onDomain("", apiURL))
+	out("McpUrl", "MCP endpoint of a workspace, to give an MCP client (replace {workspaceId}; the console shows each workspace's URL)",
+		onDomain("/mcp/{workspaceId}", jsii.String(*apiURL+"/mcp/{workspaceId}")))
+	wsID := migration.GetAtt(jsii.String("WorkspaceId"), awscdk.ResolutionTypeHint_STRING).ToString()
+	out("FirstWorkspaceMcpUrl", "MCP endpoint of the first workspace (created by the first deploy)",
+		awscdk.Token_AsString(awscdk.Fn_ConditionIf(jsii.String("HasCustomDomain"),
+			awscdk.Fn_Join(jsii.String(""), &[]*string{awscdk.Fn_Sub(jsii.String("https://${CustomDomainName}/mcp/"), nil), wsID}),
+			awscdk.Fn_Join(jsii.String(""), &[]*string{apiURL, jsii.String("/mcp/"), wsID})), nil))
+	out("ConsoleUrl", "The admin console", onDomain("/admin/", jsii.String(*apiURL+"/admin/")))
+	out("OAuthIssuer", "Issuer of the gateway's authorization server (RFC 8414 metadata at /.well-known/oauth-authorization-server)",
+		onDomain("", apiURL))
+	out("IdpRedirectUri", "Redirect URI to register at the identity provider for the gateway's client",
+		onDomain("/auth/callback", jsii.String(*apiURL+"/auth/callback")))
+	out("IdpClientSecretArnUsed", "Secrets Manager secret the gateway reads the identity provider's client secret from (put the value here)",
+		idpSecretARN)
+	target := awscdk.NewCfnOutput(stack, jsii.String("CustomDomainTarget"), &awscdk.CfnOutputProps{
+		Description: jsii.String("Point CustomDomainName's DNS (CNAME or Route 53 alias) here"),
+		Value:       domain.AttrRegionalDomainName(),
+	})
+	target.SetCondition(customDomain)
+	out("SchemaVersion", "Database schema version after this deploy's migrations",
+		migration.GetAtt(jsii.String("SchemaVersion"), awscdk.ResolutionTypeHint_STRING).ToString())
 	awscdk.NewCfnOutput(stack, jsii.String("CatalogBucketName"), &awscdk.CfnOutputProps{
 		Description: jsii.String("S3 bucket of the precomputed catalog (CATALOG_BUCKET)"), Value: bucket.BucketName(),
 	})
@@ -473,6 +615,7 @@ type params struct {
 	consoleClientID, consoleAuthorizeURL, consoleTokenURL, consoleScope, consoleAudience awscdk.CfnParameter
 	registrySyncURL, registrySyncRate                                                    awscdk.CfnParameter
 	idpIssuer, idpClientID, idpClientSecretARN, idpScopes, idpGroupsClaim, idpTrustEmail awscdk.CfnParameter
+	firstAdminEmail, firstWorkspaceName, customDomainName, customDomainCert              awscdk.CfnParameter
 }
 
 func newParams(stack awscdk.Stack) params {
@@ -488,21 +631,31 @@ func newParams(stack awscdk.Stack) params {
 		}
 		return awscdk.NewCfnParameter(stack, jsii.String(id), props)
 	}
+	firstAdmin := str("FirstAdminEmail", "",
+		"Email of the first admin, invited by the deploy as admin of the first workspace and superuser (docs/DEPLOY.md).", false)
+	firstAdmin.SetAllowedPattern(jsii.String(`^$|^[^@\s,<>]+@[^@\s,<>]+$`))
+	firstAdmin.SetConstraintDescription(jsii.String("one email address, or empty"))
+	firstWs := str("FirstWorkspaceName", "Default workspace", "Name of the workspace the first deploy creates.", false)
+	firstWs.SetMaxLength(jsii.Number(200))
 	return params{
-		logLevel:       str("LogLevel", "info", "LOG_LEVEL of every function.", false, "debug", "info", "warn", "error"),
-		jwtIssuer:      str("JwtIssuer", "", "Expected iss of bearer tokens (JWT_ISSUER).", false),
-		jwtAudience:    str("JwtAudience", "", "Expected aud of bearer tokens (JWT_AUDIENCE).", false),
-		jwtJwksURL:     str("JwtJwksUrl", "", "JWKS URL for RS256/ES256 tokens (JWT_JWKS_URL).", false),
-		jwtSecret:      str("JwtSecret", "", "HS256 secret (JWT_SECRET); LocalStack only.", true),
-		authServerURL:  str("AuthServerUrl", "", "Authorization server of the RFC 9728 metadata (AUTH_SERVER_URL).", false),
-		publicBaseURL:  str("PublicBaseUrl", "", "Public base URL (PUBLIC_BASE_URL); empty derives it from the request.", false),
-		allowedOrigins: str("AllowedOrigins", "", "Browser origins allowed to call /mcp (ALLOWED_ORIGINS).", false),
-		allowPrivate:   str("AllowPrivateUpstreams", "false", "ALLOW_PRIVATE_UPSTREAMS.", false, "true", "false"),
-		catalogTTL:     str("CatalogTtl", "5s", "CATALOG_TTL.", false),
+		firstAdminEmail: firstAdmin, firstWorkspaceName: firstWs,
+		customDomainName: str("CustomDomainName", "",
+			"Optional custom domain of the API (e.g. mcp.example.com); needs CustomDomainCertificateArn (docs/DEPLOY.md).", false),
+		customDomainCert: str("CustomDomainCertificateArn", "", "ACM certificate (in the stack's region) covering CustomDomainName.", false),
+		logLevel:         str("LogLevel", "info", "LOG_LEVEL of every function.", false, "debug", "info", "warn", "error"),
+		jwtIssuer:        str("JwtIssuer", "", "Expected iss of bearer tokens (JWT_ISSUER).", false),
+		jwtAudience:      str("JwtAudience", "", "Expected aud of bearer tokens (JWT_AUDIENCE).", false),
+		jwtJwksURL:       str("JwtJwksUrl", "", "Optional JWKS URL of another token issuer (JWT_JWKS_URL); empty: the gateway's own tokens.", false),
+		jwtSecret:        str("JwtSecret", "", "HS256 secret (JWT_SECRET); LocalStack only.", true),
+		authServerURL:    str("AuthServerUrl", "", "Authorization server of the RFC 9728 metadata (AUTH_SERVER_URL).", false),
+		publicBaseURL:    str("PublicBaseUrl", "", "Public base URL (PUBLIC_BASE_URL); empty derives it from the request.", false),
+		allowedOrigins:   str("AllowedOrigins", "", "Browser origins allowed to call /mcp (ALLOWED_ORIGINS).", false),
+		allowPrivate:     str("AllowPrivateUpstreams", "false", "ALLOW_PRIVATE_UPSTREAMS.", false, "true", "false"),
+		catalogTTL:       str("CatalogTtl", "5s", "CATALOG_TTL.", false),
 		newToolsNeedApproval: str("NewToolsNeedApproval", "false",
 			"NEW_TOOLS_NEED_APPROVAL; \"true\" holds tools new on a refresh as pending until an admin approves them.", false, "true", "false"),
 		consoleClientID: str("ConsoleOAuthClientId", "",
-			"Admin console client id at the identity provider, a public PKCE client (CONSOLE_OAUTH_CLIENT_ID); empty: no sign-in button.", false),
+			"Optional: the console's sign-in with an external token issuer (CONSOLE_OAUTH_CLIENT_ID; docs/CONSOLE.md); empty: the gateway's own authorization server.", false),
 		consoleAuthorizeURL: str("ConsoleOAuthAuthorizeUrl", "", "Authorization endpoint, https (CONSOLE_OAUTH_AUTHORIZE_URL).", false),
 		consoleTokenURL:     str("ConsoleOAuthTokenUrl", "", "Token endpoint, https (CONSOLE_OAUTH_TOKEN_URL).", false),
 		consoleScope:        str("ConsoleOAuthScope", "openid", "Scopes the console asks for (CONSOLE_OAUTH_SCOPE).", false),
@@ -513,7 +666,7 @@ func newParams(stack awscdk.Stack) params {
 			"Issuer URL of the organisation's OpenID Connect identity provider, https (IDP_ISSUER; docs/AUTH.md); empty: no sign-in through one.", false),
 		idpClientID: str("IdpClientId", "", "The gateway's confidential client id at the identity provider (IDP_CLIENT_ID).", false),
 		idpClientSecretARN: str("IdpClientSecretArn", "",
-			"ARN of the Secrets Manager secret holding that client's secret (IDP_CLIENT_SECRET_ARN); required with IdpIssuer.", false),
+			"Optional ARN of an existing secret holding that client's secret (IDP_CLIENT_SECRET_ARN); empty: the stack's IdpClientSecret slot.", false),
 		idpScopes:      str("IdpScopes", "openid email profile", "Scopes asked of the identity provider (IDP_SCOPES).", false),
 		idpGroupsClaim: str("IdpGroupsClaim", "", "ID token claim listing the person's groups (IDP_GROUPS_CLAIM); empty reads none.", false),
 		idpTrustEmail: str("IdpTrustEmail", "false",

@@ -21,8 +21,12 @@ func synth(t *testing.T, databaseURL string) assertions.Template {
 	t.Helper()
 	build := func() assertions.Template {
 		assets := t.TempDir()
+		dirs := []string{MigrationAssetDir}
 		for _, f := range Functions {
-			dir := filepath.Join(assets, f.Dir)
+			dirs = append(dirs, f.Dir)
+		}
+		for _, d := range dirs {
+			dir := filepath.Join(assets, d)
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -44,14 +48,15 @@ func synth(t *testing.T, databaseURL string) assertions.Template {
 
 func TestFunctions(t *testing.T) {
 	tpl := synth(t, "")
-	tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(4))
+	// The four serving functions and the migration function (docs/DEPLOY.md).
+	tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(5))
 	tpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"Runtime":       "provided.al2023",
 		"Architectures": []any{"arm64"},
 		"Handler":       "bootstrap",
 		"VpcConfig":     assertions.Match_ObjectLike(&map[string]any{"SubnetIds": assertions.Match_AnyValue()}),
 	})
-	for id, want := range map[string]int{"McpFunction": 900, "MarketplaceFunction": 29, "PinsFunction": 29} {
+	for id, want := range map[string]int{"McpFunction": 900, "MarketplaceFunction": 29, "PinsFunction": 29, "MigrationFunction": 900} {
 		// McpFunction: 900 s for the asynchronous task path (docs/TASKS.md).
 		props := tpl.FindResources(jsii.String("AWS::Lambda::Function"), map[string]any{
 			"Properties": map[string]any{"Timeout": want},
@@ -120,9 +125,10 @@ func TestRoutes(t *testing.T) {
 	// and /auth/{proxy+} (members and the sign-in, docs/AUTH.md), /api/policies,
 	// /api/policies/{proxy+} and GET /api/usage (docs/POLICIES.md), the authorization
 	// server's /oauth/{proxy+}, its RFC 8414 metadata (two) and the connected clients (two;
-	// docs/AUTH.md).
-	if want != 31 {
-		t.Errorf("function table has %d routes, want 31", want)
+	// docs/AUTH.md), /api/mcp-tokens and /api/mcp-tokens/{id} (MCP access tokens), and
+	// /api/workspaces (workspace creation, docs/DEPLOY.md).
+	if want != 34 {
+		t.Errorf("function table has %d routes, want 34", want)
 	}
 	tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(want)))
 	for _, key := range []string{"ANY /mcp", "ANY /mcp/{workspaceId}", "ANY /mcp/{workspaceId}/servers/{connection}"} {
@@ -173,8 +179,9 @@ func TestDatabase(t *testing.T) {
 		"EngineFamily": "POSTGRESQL",
 		"RequireTLS":   true,
 	})
-	// The database's secret and the browser session key (docs/AUTH.md).
-	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(2))
+	// The database's secret, the browser session key (docs/AUTH.md) and the identity
+	// provider's client-secret slot (docs/DEPLOY.md).
+	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(3))
 	tpl.ResourceCountIs(jsii.String("AWS::EC2::NatGateway"), jsii.Number(1))
 	tpl.HasResourceProperties(jsii.String("AWS::EC2::Route"), map[string]any{
 		"DestinationCidrBlock": "0.0.0.0/0",
@@ -212,8 +219,9 @@ func TestExternalDatabase(t *testing.T) {
 	for _, typ := range []string{"AWS::EC2::VPC", "AWS::RDS::DBInstance", "AWS::RDS::DBProxy", "AWS::EC2::NatGateway"} {
 		tpl.ResourceCountIs(jsii.String(typ), jsii.Number(0))
 	}
-	// Only the browser session key's secret (docs/AUTH.md), no database secret.
-	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(1))
+	// The browser session key's secret (docs/AUTH.md) and the identity provider's client
+	// secret slot (docs/DEPLOY.md), no database secret.
+	tpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(2))
 	tpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
 		"VpcConfig": assertions.Match_Absent(),
 		"Environment": map[string]any{"Variables": assertions.Match_ObjectLike(&map[string]any{

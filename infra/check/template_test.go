@@ -32,6 +32,7 @@ var wantRoutes = map[string][]string{
 		"GET /api/events", "GET /admin", "GET /admin/{proxy+}",
 		"ANY /api/oauth/{proxy+}",                               // upstream OAuth callback, client metadata document and consent (issue 12)
 		"ANY /api/rate-limits", "ANY /api/rate-limits/{proxy+}", // rate limits (issue 24)
+		"ANY /api/workspaces",                                // workspace creation (superuser; docs/DEPLOY.md)
 		"ANY /api/workspaces/{proxy+}", "ANY /auth/{proxy+}", // members and the sign-in (docs/AUTH.md)
 		"ANY /api/policies", "ANY /api/policies/{proxy+}", "GET /api/usage", // access policies and usage (issue 33)
 		"GET /api/me",                                                        // who the caller is (issue 44)
@@ -201,8 +202,12 @@ func TestSAMTemplateFacts(t *testing.T) {
 	}
 	f := samFacts(t, tpl)
 
-	if len(f.Functions) != 4 {
-		t.Errorf("functions = %d, want 4", len(f.Functions))
+	// The four serving functions and the migration function (docs/DEPLOY.md).
+	if len(f.Functions) != 5 {
+		t.Errorf("functions = %d, want 5", len(f.Functions))
+	}
+	if m := f.Functions[migrationFunction]; m.Runtime != "provided.al2023" || m.Architecture != "arm64" || m.Timeout != 900 {
+		t.Errorf("%s: %+v", migrationFunction, m)
 	}
 	for id := range wantRoutes {
 		fn, ok := f.Functions[id]

@@ -75,12 +75,19 @@ func RepoRoot(dir string) (string, error) {
 // with the Lambda flags of the Makefile, for linux and goarch ("" = this machine's, which
 // the emulator can run). It returns the binary's path and size in bytes.
 func Build(ctx context.Context, root, name, outDir, goarch string) (string, int64, error) {
+	return BuildPackage(ctx, root, "./functions/"+name, outDir, goarch)
+}
+
+// BuildPackage is Build for any main package of the repository, named by its path from
+// root (e.g. "./cmd/migrate", the migration function).
+func BuildPackage(ctx context.Context, root, pkg, outDir, goarch string) (string, int64, error) {
+	name := pkg
 	if goarch == "" {
 		goarch = runtime.GOARCH
 	}
 	out := filepath.Join(outDir, "bootstrap")
 	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath",
-		"-ldflags=-s -w", "-o", out, "./functions/"+name)
+		"-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -148,10 +148,11 @@ func Load() (*Config, error) {
 			c.AllowedOrigins = append(c.AllowedOrigins, o)
 		}
 	}
-	if c.JWTSecret == "" && c.JWKSURL == "" {
-		if c.Deployed() {
-			return nil, fmt.Errorf("config: JWT_SECRET or JWT_JWKS_URL is required when deployed")
-		}
+	// Deployed, JWT_SECRET and JWT_JWKS_URL are optional: the gateway's own authorization
+	// server issues the tokens, verified with AUTH_SIGNING_KMS_KEY_ID's public key
+	// (docs/AUTH.md, docs/DEPLOY.md). A function that verifies tokens and has none of the
+	// three refuses to start (deps.Deps.RequireVerifier).
+	if c.JWTSecret == "" && c.JWKSURL == "" && !c.Deployed() {
 		c.JWTSecret = DevJWTSecret
 	}
 	return c, nil
@@ -168,7 +169,7 @@ func (c *Config) PoolSize(def int) int {
 }
 
 // DevJWTSecret is the HS256 secret used locally when JWT_SECRET is unset. Never used when
-// APP_ENV=deployed (Load refuses to start without a real secret or JWKS there).
+// APP_ENV=deployed.
 const DevJWTSecret = "agentpack-local-dev-secret-change-me"
 
 // checkConsole requires the console's OAuth settings to be all set or all empty, and

@@ -109,3 +109,20 @@ func TestDatabaseMigrateURL(t *testing.T) {
 		t.Fatalf("set: %+v %v", c, err)
 	}
 }
+
+// TestDeployedWithoutJWTSettings: deployed, JWT_SECRET and JWT_JWKS_URL are optional (the
+// gateway's own signing key verifies its tokens; docs/DEPLOY.md) and no development secret
+// is filled in; locally the development secret is.
+func TestDeployedWithoutJWTSettings(t *testing.T) {
+	t.Setenv("JWT_SECRET", "")
+	t.Setenv("JWT_JWKS_URL", "")
+	t.Setenv("APP_ENV", "deployed")
+	c, err := Load()
+	if err != nil || c.JWTSecret != "" {
+		t.Fatalf("deployed: %+v %v, want no error and no secret", c, err)
+	}
+	t.Setenv("APP_ENV", "local")
+	if c, err = Load(); err != nil || c.JWTSecret != DevJWTSecret {
+		t.Fatalf("local: %v %v, want the development secret", c.JWTSecret, err)
+	}
+}

@@ -71,6 +71,12 @@ func (c *Config) loadIdentity() error {
 		if c.Deployed() && id.SessionKey == "" && id.SessionKeySecretARN == "" {
 			return fmt.Errorf("config: IDP_ISSUER needs SESSION_KEY_SECRET_ARN (or SESSION_KEY) when deployed")
 		}
+		// The redirect URI is PUBLIC_BASE_URL + /auth/callback: without it a deployed
+		// sign-in would send the provider a loopback URL (docs/DEPLOY.md: the stack's
+		// CustomDomainName, or PublicBaseUrl set to the ApiUrl output).
+		if c.Deployed() && c.PublicBaseURL == "" {
+			return fmt.Errorf("config: IDP_ISSUER needs PUBLIC_BASE_URL when deployed (the redirect URI is PUBLIC_BASE_URL/auth/callback)")
+		}
 	}
 	c.Identity = id
 	return nil

@@ -25,6 +25,7 @@ func TestIdentity(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("APP_ENV", tc.env)
 			t.Setenv("JWT_SECRET", "s")
+			t.Setenv("PUBLIC_BASE_URL", "https://gw.example")
 			t.Setenv("IDP_ISSUER", tc.issuer)
 			t.Setenv("IDP_CLIENT_ID", tc.client)
 			t.Setenv("IDP_CLIENT_SECRET", "")
@@ -44,5 +45,24 @@ func TestIdentity(t *testing.T) {
 				t.Fatalf("err %v, want one naming %s", err, tc.err)
 			}
 		})
+	}
+}
+
+// TestIdentityNeedsBaseURLDeployed: deployed, the sign-in through an identity provider
+// needs PUBLIC_BASE_URL (its redirect URI); locally the loopback address serves.
+func TestIdentityNeedsBaseURLDeployed(t *testing.T) {
+	t.Setenv("JWT_SECRET", "s")
+	t.Setenv("PUBLIC_BASE_URL", "")
+	t.Setenv("IDP_ISSUER", "https://idp.example")
+	t.Setenv("IDP_CLIENT_ID", "c")
+	t.Setenv("IDP_CLIENT_SECRET_ARN", "arn:s")
+	t.Setenv("SESSION_KEY_SECRET_ARN", "arn:k")
+	t.Setenv("APP_ENV", "deployed")
+	if _, err := Load(); err == nil || !strings.Contains(err.Error(), "PUBLIC_BASE_URL") {
+		t.Fatalf("deployed without PUBLIC_BASE_URL: %v", err)
+	}
+	t.Setenv("APP_ENV", "local")
+	if _, err := Load(); err != nil {
+		t.Fatalf("local: %v", err)
 	}
 }

@@ -109,28 +109,42 @@ type CatalogSeedEntry struct {
 	LastCommitDate   *time.Time
 }
 
+// seedDigest is the SQL of the digest of a catalog entry's curated fields as the seed
+// writes them (migrations/00050): the md5 of the row of those fields, read from the table
+// alias t (mcp_catalog_entries or EXCLUDED).
+func seedDigest(t string) string {
+	return `md5(row(` + t + `.url, ` + t + `.transport_type, ` + t + `.headers, ` + t + `.description, ` +
+		t + `.category, ` + t + `.version, ` + t + `.author, ` + t + `.verification_tier, ` + t + `.is_placeholder)::text)`
+}
+
 // CatalogEntryUpsertSeed inserts or updates e keyed by name. It never touches runtime
 // fields (install_count, health_status, last_health_*, consecutive_failures): re-seeding
-// is idempotent (docs/DESIGN.md §3).
+// is idempotent (docs/DESIGN.md §3). It never overwrites an admin's edit either
+// (migrations/00050): an existing entry is rewritten only while its curated fields still
+// hash to seed_digest, the digest of what the seed last wrote (or when it has none, an
+// entry from before the column); an edited entry keeps the admin's values and its digest.
 func CatalogEntryUpsertSeed(ctx context.Context, q Querier, e *CatalogSeedEntry) error {
 	h := e.Headers
 	if h == nil {
 		h = map[string]string{}
 	}
 	hj, _ := json.Marshal(h)
-	_, err := q.Exec(ctx, `INSERT INTO mcp_catalog_entries
-		(name, url, transport_type, headers, description, category, version, author, verification_tier, is_placeholder, last_commit_date)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+	_, err := q.Exec(ctx, `INSERT INTO mcp_catalog_entries AS t
+		(name, url, transport_type, headers, description, category, version, author, verification_tier, is_placeholder,
+		 last_commit_date, seed_digest)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+			md5(row($2::text, $3::text, $4::jsonb, $5::text, $6::text, $7::text, $8::text, $9::text, $10::boolean)::text))
 		ON CONFLICT (name) DO UPDATE SET url = EXCLUDED.url, transport_type = EXCLUDED.transport_type,
 			headers = EXCLUDED.headers, description = EXCLUDED.description, category = EXCLUDED.category,
 			version = EXCLUDED.version, author = EXCLUDED.author, verification_tier = EXCLUDED.verification_tier,
 			is_placeholder = EXCLUDED.is_placeholder, last_commit_date = EXCLUDED.last_commit_date,
-			updated_at = CASE WHEN (mcp_catalog_entries.url, mcp_catalog_entries.transport_type, mcp_catalog_entries.headers,
-				mcp_catalog_entries.description, mcp_catalog_entries.category, mcp_catalog_entries.version,
-				mcp_catalog_entries.author, mcp_catalog_entries.verification_tier, mcp_catalog_entries.is_placeholder)
+			seed_digest = `+seedDigest("EXCLUDED")+`,
+			updated_at = CASE WHEN (t.url, t.transport_type, t.headers, t.description, t.category, t.version,
+				t.author, t.verification_tier, t.is_placeholder)
 				IS DISTINCT FROM (EXCLUDED.url, EXCLUDED.transport_type, EXCLUDED.headers, EXCLUDED.description,
 				EXCLUDED.category, EXCLUDED.version, EXCLUDED.author, EXCLUDED.verification_tier, EXCLUDED.is_placeholder)
-				THEN now() ELSE mcp_catalog_entries.updated_at END`,
+				THEN now() ELSE t.updated_at END
+		WHERE t.seed_digest IS NULL OR t.seed_digest = `+seedDigest("t"),
 		e.Name, e.URL, e.TransportType, hj, e.Description, e.Category, e.Version, e.Author,
 		e.VerificationTier, e.IsPlaceholder, e.LastCommitDate)
 	return Interpret(err)

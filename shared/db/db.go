@@ -11,7 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -94,17 +96,44 @@ func Open(ctx context.Context, url string, maxConns int32) (*Pool, error) {
 // under goose's Postgres advisory lock so that concurrent runs serialise. It is
 // idempotent: a second run applies nothing.
 func Migrate(ctx context.Context, pool *Pool) error {
+	_, err := MigrateFS(ctx, pool, migrations.FS)
+	return err
+}
+
+// MigrateFS is Migrate with the migrations of fsys (goose's NNNNN_name.sql files at its
+// root; migrations.FS in every binary, another set only in tests). It returns the schema
+// version after the run. Each migration runs in its own transaction: a failing one is
+// rolled back whole, the ones before it stay applied, and the error names its file.
+func MigrateFS(ctx context.Context, pool *Pool, fsys fs.FS) (int64, error) {
 	sqlDB := stdlib.OpenDBFromPool(pool)
 	defer sqlDB.Close()
-	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations.FS,
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, fsys,
 		goose.WithSessionLocker(mustLocker()))
 	if err != nil {
-		return fmt.Errorf("db: migrations: %w", err)
+		return 0, fmt.Errorf("db: migrations: %w", err)
 	}
 	if _, err := provider.Up(ctx); err != nil {
-		return fmt.Errorf("db: migrate: %w", err)
+		var pe *goose.PartialError
+		if errors.As(err, &pe) && pe.Failed != nil && pe.Failed.Source != nil {
+			applied := "none"
+			for i, a := range pe.Applied {
+				if i == 0 {
+					applied = ""
+				} else {
+					applied += ", "
+				}
+				applied += filepath.Base(a.Source.Path)
+			}
+			return 0, fmt.Errorf("db: migrate: %s failed and was rolled back (applied before it in this run: %s): %w",
+				filepath.Base(pe.Failed.Source.Path), applied, pe.Err)
+		}
+		return 0, fmt.Errorf("db: migrate: %w", err)
 	}
-	return nil
+	v, err := provider.GetDBVersion(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("db: migrate: schema version: %w", err)
+	}
+	return v, nil
 }
 
 // InTx runs fn inside a transaction of pool and commits when fn returns nil. It rolls

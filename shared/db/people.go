@@ -85,10 +85,14 @@ func MembershipsOfPerson(ctx context.Context, q Querier, personID string) ([]Mem
 
 // InvitationsClaim turns every invitation of email (lower-case) into a membership of
 // personID and deletes them, in one statement; an existing membership keeps the higher of
-// its role and the invitation's. It returns how many invitations it claimed.
+// its role and the invitation's. An invitation with the superuser flag (the deploy's first
+// admin, FirstAdminGrant) also makes the person a superuser. It returns how many
+// invitations it claimed.
 func InvitationsClaim(ctx context.Context, q Querier, personID, email string) (int64, error) {
 	tag, err := q.Exec(ctx, `WITH claimed AS (
-			DELETE FROM invitations WHERE email = lower($2) RETURNING workspace_id, role)
+			DELETE FROM invitations WHERE email = lower($2) RETURNING workspace_id, role, superuser),
+		su AS (
+			UPDATE people SET superuser = true WHERE id = $1 AND EXISTS (SELECT 1 FROM claimed WHERE superuser))
 		INSERT INTO memberships (workspace_id, person_id, role)
 		SELECT workspace_id, $1, role FROM claimed
 		ON CONFLICT (workspace_id, person_id) DO UPDATE

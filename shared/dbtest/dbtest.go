@@ -39,6 +39,33 @@ func BaseURL(t testing.TB) string {
 	return u
 }
 
+// Empty creates a new database for t with no schema at all (a fresh deploy's database, for
+// the migration function's tests), returns a pool on it and its URL, and drops it when t
+// ends.
+func Empty(t testing.TB) (*db.Pool, string) {
+	t.Helper()
+	base := BaseURL(t)
+	ctx := context.Background()
+	name := fmt.Sprintf("e_%d_%s", time.Now().UnixNano(), randHex(4))
+	admin := connect(t, base)
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, `CREATE DATABASE `+name); err != nil {
+		t.Fatalf("dbtest: create database: %v", err)
+	}
+	u := withDB(t, base, name)
+	pool, err := db.Open(ctx, u, 4)
+	if err != nil {
+		t.Fatalf("dbtest: open: %v", err)
+	}
+	t.Cleanup(func() {
+		pool.Close()
+		c := connect(t, base)
+		defer c.Close(ctx)
+		_, _ = c.Exec(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
+	})
+	return pool, u
+}
+
 // Fresh creates a new migrated database for t, returns a pool on it and its URL, and
 // drops it when t ends.
 func Fresh(t testing.TB) (*db.Pool, string) {

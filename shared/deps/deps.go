@@ -10,6 +10,7 @@ package deps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -40,7 +41,10 @@ type Deps struct {
 	Store     catalog.Store
 	Guard     *urlguard.Guard
 	Upstreams *mcpclient.Pool
-	Verifier  *auth.Verifier
+	// Verifier checks bearer tokens; nil when nothing is configured to verify one with
+	// (deployed with neither JWT_SECRET, JWT_JWKS_URL nor AUTH_SIGNING_KMS_KEY_ID: the
+	// health-check function). Functions that serve bearer tokens call RequireVerifier.
+	Verifier *auth.Verifier
 	// Services are the domain services, built once by Build (NewServices).
 	Services
 	// Metrics receives shared EMF lines (catalog revalidation failures): os.Stdout from
@@ -100,9 +104,11 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 	if d.SigningKey != nil {
 		vo.Issued = &auth.IssuedKey{KeyID: d.SigningKey.ID(), Key: d.SigningKey.Public(), Issuer: cfg.PublicBaseURL}
 	}
-	if d.Verifier, err = auth.NewVerifier(ctx, vo); err != nil {
-		d.Close()
-		return nil, err
+	if vo.Secret != "" || vo.JWKSURL != "" || vo.Issued != nil {
+		if d.Verifier, err = auth.NewVerifier(ctx, vo); err != nil {
+			d.Close()
+			return nil, err
+		}
 	}
 	d.Services = NewServices(d.Pool, &connections.Service{Pool: d.Pool, Store: d.Store, Upstreams: d.Upstreams,
 		Guard: d.Guard, Logger: d.Logger, NewToolsNeedApproval: cfg.NewToolsNeedApproval}, d.Guard, d.Logger)
@@ -116,6 +122,15 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 		return nil, err
 	}
 	return d, nil
+}
+
+// RequireVerifier returns an error naming the settings when d has no token verifier: a
+// function that serves bearer tokens refuses to start without one.
+func (d *Deps) RequireVerifier() error {
+	if d.Verifier == nil {
+		return errors.New("deps: no way to verify bearer tokens: set AUTH_SIGNING_KMS_KEY_ID (the stack does), JWT_JWKS_URL or JWT_SECRET")
+	}
+	return nil
 }
 
 // signingKey is the authorization server's key: KMS when AUTH_SIGNING_KMS_KEY_ID is set

@@ -96,8 +96,14 @@ func (s *Service) SignIn(ctx context.Context, c Claims) (_ Person, err error) {
 			return err
 		}
 		if c.EmailVerified && row.Email != "" {
-			if _, err := db.InvitationsClaim(ctx, tx, row.ID, strings.ToLower(row.Email)); err != nil {
+			n, err := db.InvitationsClaim(ctx, tx, row.ID, strings.ToLower(row.Email))
+			if err != nil {
 				return err
+			}
+			if n > 0 && !row.Superuser { // a claimed invitation may carry the superuser flag
+				if row, err = db.PersonGet(ctx, tx, row.ID); err != nil {
+					return err
+				}
 			}
 		}
 		out = personOf(row)

@@ -103,7 +103,8 @@ var Catalog = []db.CatalogSeedEntry{
 }
 
 // Load upserts every Catalog entry keyed by name (docs/DESIGN.md §3):
-// curated fields are (re)written, runtime fields (install_count, health_status,
+// curated fields are (re)written unless an admin edited the entry since the last seed
+// (db.CatalogEntryUpsertSeed, seed_digest; the edit stays), runtime fields (install_count, health_status,
 // last_health_check, last_health_error, consecutive_failures) are never touched, and an
 // unchanged entry keeps its updated_at. Running it any number of times is safe; entries
 // created by admins under other names are left alone. Errors: the first database error.

@@ -53,7 +53,8 @@ func TestCatalogShape(t *testing.T) {
 }
 
 // TestLoadTwiceKeepsRuntimeFields: re-seeding never overwrites install_count or the
-// health columns, restores edited curated fields, and leaves unchanged rows' updated_at.
+// health columns, keeps an admin's edit of a curated field (seed_digest), restores an entry
+// from before the digest, and leaves unchanged rows' updated_at.
 func TestLoadTwiceKeepsRuntimeFields(t *testing.T) {
 	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
@@ -77,6 +78,11 @@ func TestLoadTwiceKeepsRuntimeFields(t *testing.T) {
 		WHERE name = 'Linear'`); err != nil {
 		t.Fatal(err)
 	}
+	// An entry written before migrations/00050 has no digest: re-seeding restores it once.
+	if _, err := pool.Exec(ctx, `UPDATE mcp_catalog_entries SET description = 'from before the digest', seed_digest = NULL
+		WHERE name = 'Notion'`); err != nil {
+		t.Fatal(err)
+	}
 	var before time.Time
 	if err := pool.QueryRow(ctx, `SELECT updated_at FROM mcp_catalog_entries WHERE name = 'Sentry'`).Scan(&before); err != nil {
 		t.Fatal(err)
@@ -97,9 +103,14 @@ func TestLoadTwiceKeepsRuntimeFields(t *testing.T) {
 		!e.LastHealthCheck.Equal(checked) || e.LastHealthError == nil || *e.LastHealthError != "timeout" || e.ConsecutiveFailures != 2 {
 		t.Errorf("runtime fields after re-seeding: %+v", e)
 	}
+	// An admin's edit of a curated field stays (seed_digest, migrations/00050).
 	linear, _ := db.CatalogEntryGetByName(ctx, pool, "Linear")
-	if linear.Description == "edited by hand" {
-		t.Error("re-seeding did not restore a curated field")
+	if linear.Description != "edited by hand" {
+		t.Errorf("re-seeding overwrote an admin's edit: %q", linear.Description)
+	}
+	notion, _ := db.CatalogEntryGetByName(ctx, pool, "Notion")
+	if notion.Description == "from before the digest" {
+		t.Error("re-seeding did not restore an entry without a digest")
 	}
 	var after time.Time
 	if err := pool.QueryRow(ctx, `SELECT updated_at FROM mcp_catalog_entries WHERE name = 'Sentry'`).Scan(&after); err != nil {

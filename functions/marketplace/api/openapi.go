@@ -65,6 +65,7 @@ var docBuilder = restdoc.Builder{
 		{Name: "events", Description: "A workspace's event log (admin)."},
 		{Name: "rate-limits", Description: "Rate limits and quotas of a workspace's proxied tool calls (admin; docs/RATE-LIMITS.md)."},
 		{Name: "overrides", Description: "Per-workspace tool overrides: rename, retitle, redescribe, hide or re-annotate a connection's tool for one workspace (docs/OVERRIDES.md)."},
+		{Name: "workspaces", Description: "Workspaces (superuser; docs/DEPLOY.md)."},
 		{Name: "members", Description: `A workspace's members and invitations (admin of the workspace; docs/AUTH.md "Signing in: the organisation's identity provider").`},
 		{Name: "policies", Description: "Call-time access policies in Cedar: who may list and call which tool with which arguments (admin; docs/POLICIES.md)."},
 		{Name: "connected-clients", Description: "The MCP clients connected through the gateway's own authorization server."},

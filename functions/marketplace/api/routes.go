@@ -522,6 +522,21 @@ var Routes = []Route{
 			{Status: 200, Description: "The caller.", Body: meAnswer{}},
 		},
 	}},
+	{Pattern: "POST /api/workspaces", handler: func(a *API) handlerFunc { return a.workspaceCreate }, Op: restdoc.Op{
+		ID: "workspaceCreate", Tag: "workspaces",
+		Summary:     "Create a workspace (superuser)",
+		Description: "A new workspace with its default project. The caller, when a person who signed in, becomes its admin (creatorIsAdmin); it then adds members with POST /api/workspaces/{ws}/members (docs/DEPLOY.md \"First sign-in\").",
+		Body:        workspaceInput{},
+		Responses: []restdoc.Response{
+			{Status: 201, Description: "Created.", Body: identity.Workspace{}},
+		},
+		Errors: []apperr.Code{apperr.Forbidden},
+		ErrorText: map[apperr.Code]string{
+			apperr.Validation:      "The name is empty or longer than 200 bytes (VALIDATION_ERROR); nothing written.",
+			apperr.Forbidden:       "The caller is not a superuser (FORBIDDEN).",
+			apperr.PayloadTooLarge: "The body is too large (PAYLOAD_TOO_LARGE).",
+		},
+	}},
 	{Pattern: "GET /api/workspaces/{ws}/members", handler: func(a *API) handlerFunc { return a.memberList }, Op: restdoc.Op{
 		ID: "memberList", Tag: "members",
 		Summary:     "List a workspace's members (admin)",
