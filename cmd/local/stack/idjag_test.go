@@ -1,0 +1,246 @@
+package stack_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentpack/gateway/functions/marketplace/authserver"
+	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/testpeer"
+)
+
+// idjagWorld is the authorization server's world with an enterprise identity provider
+// (testpeer.IdP) trusted for ID-JAGs, ada known to the gateway as that provider's
+// "okta-ada" and a member of workspace A, and a registered MCP client.
+type idjagWorld struct {
+	*asWorld
+	idp    *testpeer.IdP
+	client string // the MCP client's id at the gateway
+	ada    string // ada's person id
+}
+
+const (
+	idpClientID     = "idp-client"
+	idpClientSecret = "idp-secret-123"
+)
+
+func newIDJAGWorld(t *testing.T) *idjagWorld {
+	t.Helper()
+	w := newASWorld(t, nil)
+	client := w.register(t, "http://127.0.0.1:9/callback")
+	idp := testpeer.NewIdP(t, testpeer.IdPOptions{
+		Users:     map[string]testpeer.IdPUser{"ada": {Subject: "okta-ada", Email: "ada@example.com"}, "eve": {Subject: "okta-eve", Email: "eve@example.com"}},
+		Clients:   map[string]testpeer.IdPClient{idpClientID: {Secret: idpClientSecret, ResourceClientID: client}},
+		Audiences: []string{w.env.URL},
+	})
+	ctx := t.Context()
+	if _, err := db.TrustedIDPPut(ctx, w.env.Pool, &db.TrustedIDP{Issuer: idp.Issuer(), JWKSURL: idp.JWKSURL(), Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.PersonUpsert(ctx, w.env.Pool, &db.Person{Issuer: idp.Issuer(), Subject: "okta-ada", Email: "ada@example.com", EmailVerified: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.id.set(p.ID, authserver.Membership{WorkspaceID: w.ws["A"].id, Role: auth.RoleMember})
+	return &idjagWorld{asWorld: w, idp: idp, client: client, ada: p.ID}
+}
+
+// jwtBearer presents assertion as client (a public client: client_id in the body).
+func (w *idjagWorld) jwtBearer(t *testing.T, client, assertion string, extra url.Values) (int, map[string]any) {
+	t.Helper()
+	f := url.Values{"grant_type": {authserver.GrantTypeJWTBearer}, "assertion": {assertion}, "client_id": {client}}
+	for k, v := range extra {
+		f[k] = v
+	}
+	return w.tokenReq(t, f)
+}
+
+// issued counts what the authorization server wrote: tokens, grants and used jtis.
+func (w *idjagWorld) issued(t *testing.T) int {
+	t.Helper()
+	return w.count(t, `SELECT (SELECT count(*) FROM as_tokens) + (SELECT count(*) FROM as_grants) + (SELECT count(*) FROM idjag_jtis)`)
+}
+
+// An ID-JAG of the trusted provider gets an access token like the code grant's: for the
+// gateway's MCP resource, as ada, with her role, lasting the access-token lifetime, no
+// refresh token; tools/list and a proxied tools/call work with it; the grant is one
+// connected client marked with the provider; the event log has the grant, issuer and jti
+// and never the assertion; a second ID-JAG continues the same connected client.
+func TestIDJAGGrant(t *testing.T) {
+	w := newIDJAGWorld(t)
+	a := w.ws["A"]
+	claims := w.idp.IDJAGClaims("okta-ada", w.env.URL, w.env.URL+"/mcp", w.client)
+	jag := w.idp.Mint(t, testpeer.IDJAGTyp, claims)
+	st, tok := w.jwtBearer(t, w.client, jag, url.Values{"resource": {w.env.URL + "/mcp"}, "scope": {"mcp"}})
+	if st != http.StatusOK {
+		t.Fatalf("jwt-bearer: %d %v", st, tok)
+	}
+	if tok["refresh_token"] != nil || tok["token_type"] != "bearer" || tok["scope"] != "mcp" {
+		t.Fatalf("token response %v: want a bearer access token for mcp and no refresh token", tok)
+	}
+	if exp, _ := tok["expires_in"].(float64); exp < 800 || exp > 900 {
+		t.Fatalf("expires_in %v, want the access-token lifetime (15 minutes)", tok["expires_in"])
+	}
+	access := tok["access_token"].(string)
+	if st, m := w.rpc(t, "/mcp/"+a.id, access, "tools/list", nil, nil); st != 200 || !hasPrefix(toolNames(m), "mcp_"+a.handle+"_") {
+		t.Fatalf("tools/list with the enterprise token: %d %v", st, m)
+	}
+	if st, _, out := w.call(t, "/mcp/"+a.id, access, "mcp_"+a.handle+"_echo", map[string]any{"message": "hi"}, nil); st != 200 || out != "ok" {
+		t.Fatalf("proxied tools/call: %d %s", st, out)
+	}
+	if st, _ := w.rpc(t, "/mcp/"+w.ws["B"].id, access, "tools/list", nil, nil); st != http.StatusForbidden {
+		t.Fatalf("workspace B with ada's enterprise token: %d, want 403", st)
+	}
+	if n := w.count(t, `SELECT count(*) FROM as_grants WHERE person_id = $1 AND client_id = $2 AND idp_issuer = $3 AND revoked_at IS NULL`,
+		w.ada, w.client, w.idp.Issuer()); n != 1 {
+		t.Fatalf("enterprise grants = %d, want 1", n)
+	}
+	if n := w.count(t, `SELECT count(*) FROM event_log WHERE entity_type = 'oauth_grant' AND action = 'oauth.enterprise_grant'
+		AND payload->>'issuer' = $1 AND payload->>'jti' = $2 AND actor = $3`, w.idp.Issuer(), claims["jti"], w.ada); n != 1 {
+		t.Fatalf("event log rows of the grant = %d, want 1", n)
+	}
+	if n := w.count(t, `SELECT count(*) FROM event_log WHERE payload::text LIKE '%' || $1 || '%'`, jag[len(jag)-40:]); n != 0 {
+		t.Fatal("the event log holds the assertion")
+	}
+	if strings.Contains(w.env.Logs.String(), jag[len(jag)-40:]) {
+		t.Fatal("a log line holds the assertion")
+	}
+	// A new ID-JAG (the client's way to a new access token) continues the same grant.
+	st, tok2 := w.jwtBearer(t, w.client, w.idp.Mint(t, testpeer.IDJAGTyp, w.idp.IDJAGClaims("okta-ada", w.env.URL, w.env.URL+"/mcp/"+a.id, w.client)), nil)
+	if st != http.StatusOK {
+		t.Fatalf("second ID-JAG: %d %v", st, tok2)
+	}
+	if n := w.count(t, `SELECT count(*) FROM as_grants WHERE person_id = $1 AND idp_issuer <> ''`, w.ada); n != 1 {
+		t.Fatalf("grants after a second ID-JAG = %d, want the same one", n)
+	}
+	// Revoking the connected client ends its access tokens at once.
+	var grant string
+	if err := w.env.Pool.QueryRow(t.Context(), `SELECT id FROM as_grants WHERE person_id = $1`, w.ada).Scan(&grant); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ASGrantRevoke(t.Context(), w.env.Pool, grant); err != nil {
+		t.Fatal(err)
+	}
+	w.challenged(t, tok2["access_token"].(string), "/mcp/"+a.id)
+}
+
+// Every refused assertion is invalid_grant with a description, and writes nothing (no
+// token, no grant, no used jti).
+func TestIDJAGRefused(t *testing.T) {
+	w := newIDJAGWorld(t)
+	good := func() map[string]any { return w.idp.IDJAGClaims("okta-ada", w.env.URL, w.env.URL+"/mcp", w.client) }
+	with := func(k string, v any) map[string]any {
+		c := good()
+		if v == nil {
+			delete(c, k)
+		} else {
+			c[k] = v
+		}
+		return c
+	}
+	other := testpeer.NewIdP(t, testpeer.IdPOptions{Audiences: []string{w.env.URL}})
+	otherClient := w.register(t, "http://127.0.0.1:9/other")
+	// eve is known to the gateway but a member of no workspace.
+	eve, err := db.PersonUpsert(t.Context(), w.env.Pool, &db.Person{Issuer: w.idp.Issuer(), Subject: "okta-eve", Email: "eve@example.com", EmailVerified: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = eve
+	now := time.Now()
+	replayed := w.idp.Mint(t, testpeer.IDJAGTyp, good())
+	if st, b := w.jwtBearer(t, w.client, replayed, nil); st != http.StatusOK {
+		t.Fatalf("first use: %d %v", st, b)
+	}
+
+	cases := []struct {
+		name      string
+		client    string
+		assertion string
+		want      string // in error_description
+	}{
+		{"unknown issuer", w.client, other.Mint(t, testpeer.IDJAGTyp, with("iss", other.Issuer())), "not an identity provider this gateway trusts"},
+		{"bad signature", w.client, w.idp.MintForeign(t, testpeer.IDJAGTyp, good()), "signature"},
+		{"wrong aud", w.client, w.idp.Mint(t, testpeer.IDJAGTyp, with("aud", "https://other-as.example")), "aud"},
+		{"resource of another server", w.client, w.idp.Mint(t, testpeer.IDJAGTyp, with("resource", "https://other.example/mcp")), "resource"},
+		{"resource of the REST API", w.client, w.idp.Mint(t, testpeer.IDJAGTyp, with("resource", w.env.URL+"/api")), "resource"},
+		{"client_id of another client", otherClient, w.idp.Mint(t, testpeer.IDJAGTyp, good()), "not for the client that presents it"},
+		{"expired", w.client, w.idp.Mint(t, testpeer.IDJAGTyp, with("exp", now.Add(-5*time.Minute).Unix())), "expired"},
+		{"iat in the future", w.client, w.idp.Mint(t, testpeer.IDJAGTyp, with("iat", now.Add(5*time.Minute).Unix())), "future"},
+		{"lifetime too long", w.client, w.idp.Mint(t, testpeer.IDJAGTyp, with("exp", now.Add(2*time.Hour).Unix())), "longer"},
+		{"no jti", w.client, w.idp.Mint(t, testpeer.IDJAGTyp, with("jti", nil)), "jti"},
+		{"replayed jti", w.client, replayed, "used before"},
+		{"typ missing", w.client, w.idp.Mint(t, "", good()), "no typ"},
+		{"typ wrong", w.client, w.idp.Mint(t, "JWT", good()), "not an ID-JAG"},
+		{"unknown person", w.client, w.idp.Mint(t, testpeer.IDJAGTyp, with("sub", "okta-nobody")), "signs in to the gateway once"},
+		{"no membership", w.client, w.idp.Mint(t, testpeer.IDJAGTyp, with("sub", "okta-eve")), "not a member of any workspace"},
+		{"workspace not the person's", w.client, w.idp.Mint(t, testpeer.IDJAGTyp, with("resource", w.env.URL+"/mcp/"+w.ws["B"].id)), "not a member of workspace"},
+		{"scope without mcp", w.client, w.idp.Mint(t, testpeer.IDJAGTyp, with("scope", "chat.read")), "no scope"},
+		{"not a JWT", w.client, "not-a-jwt", "not a signed JWT"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := w.issued(t)
+			st, b := w.jwtBearer(t, tc.client, tc.assertion, nil)
+			if st != http.StatusBadRequest || b["error"] != "invalid_grant" {
+				t.Fatalf("%d %v, want 400 invalid_grant", st, b)
+			}
+			if d, _ := b["error_description"].(string); !strings.Contains(d, tc.want) {
+				t.Fatalf("error_description %q, want it to say %q", d, tc.want)
+			}
+			if b["access_token"] != nil || w.issued(t) != before {
+				t.Fatalf("a refused assertion wrote something (tokens+grants+jtis %d → %d)", before, w.issued(t))
+			}
+		})
+	}
+	t.Run("disabled identity provider", func(t *testing.T) {
+		if _, err := db.TrustedIDPPut(t.Context(), w.env.Pool, &db.TrustedIDP{Issuer: w.idp.Issuer(), JWKSURL: w.idp.JWKSURL(), Enabled: false}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_, _ = db.TrustedIDPPut(t.Context(), w.env.Pool, &db.TrustedIDP{Issuer: w.idp.Issuer(), JWKSURL: w.idp.JWKSURL(), Enabled: true})
+		})
+		before := w.issued(t)
+		st, b := w.jwtBearer(t, w.client, w.idp.Mint(t, testpeer.IDJAGTyp, good()), nil)
+		if st != http.StatusBadRequest || b["error"] != "invalid_grant" || !strings.Contains(b["error_description"].(string), "disabled") {
+			t.Fatalf("%d %v, want 400 invalid_grant (disabled)", st, b)
+		}
+		if w.issued(t) != before {
+			t.Fatal("a refused assertion wrote something")
+		}
+	})
+	t.Run("client the provider may not name", func(t *testing.T) {
+		if _, err := db.TrustedIDPPut(t.Context(), w.env.Pool, &db.TrustedIDP{Issuer: w.idp.Issuer(), JWKSURL: w.idp.JWKSURL(),
+			Enabled: true, AllowedClientIDs: []string{otherClient}}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_, _ = db.TrustedIDPPut(t.Context(), w.env.Pool, &db.TrustedIDP{Issuer: w.idp.Issuer(), JWKSURL: w.idp.JWKSURL(), Enabled: true})
+		})
+		st, b := w.jwtBearer(t, w.client, w.idp.Mint(t, testpeer.IDJAGTyp, good()), nil)
+		if st != http.StatusBadRequest || b["error"] != "invalid_grant" {
+			t.Fatalf("%d %v, want 400 invalid_grant", st, b)
+		}
+	})
+}
+
+// The metadata advertises the grant and the ID-JAG grant profile (the extension's §6).
+func TestIDJAGDiscovery(t *testing.T) {
+	w := newASWorld(t, nil)
+	var md map[string]any
+	getJSON(t, w.env.URL+authserver.MetadataPath, &md)
+	gts, _ := md["grant_types_supported"].([]any)
+	found := false
+	for _, g := range gts {
+		found = found || g == authserver.GrantTypeJWTBearer
+	}
+	if !found {
+		t.Fatalf("grant_types_supported = %v, want the jwt-bearer grant", gts)
+	}
+	if p, _ := md["authorization_grant_profiles_supported"].([]any); len(p) != 1 || p[0] != authserver.IDJAGGrantProfile {
+		t.Fatalf("authorization_grant_profiles_supported = %v", md["authorization_grant_profiles_supported"])
+	}
+}
