@@ -12,6 +12,7 @@ import (
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/idp"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 )
 
@@ -27,6 +28,10 @@ func main() {
 				Sessions: authserver.IdentitySessions{Sessions: d.Sessions}, Members: d.People, Guard: d.Guard,
 				PublicBaseURL: d.Config.PublicBaseURL, Logger: d.Logger})
 			if err != nil {
+				return err
+			}
+			// TRUSTED_IDPS adds enterprise identity providers not in the list yet.
+			if err := (&idp.Service{Pool: d.Pool}).Seed(ctx, d.Config.TrustedIDPs); err != nil {
 				return err
 			}
 			a.AuthServer = as.Handler()

@@ -108,6 +108,7 @@ var Functions = []FunctionSpec{
 			{"ANY", "/.well-known/oauth-authorization-server/{proxy+}"},
 			{"ANY", "/api/connected-clients"},
 			{"ANY", "/api/connected-clients/{id}"},
+			{"ANY", "/api/trusted-idps"},
 		},
 	},
 	{

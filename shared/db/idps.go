@@ -47,6 +47,21 @@ func TrustedIDPPut(ctx context.Context, q Querier, p *TrustedIDP) (*TrustedIDP, 
 		RETURNING `+trustedIDPCols, p.Issuer, p.JWKSURL, ids, p.LinkByEmail, p.Enabled)
 }
 
+// TrustedIDPInsertIfAbsent inserts p unless a provider of p.Issuer exists, and reports
+// whether it did.
+func TrustedIDPInsertIfAbsent(ctx context.Context, q Querier, p *TrustedIDP) (bool, error) {
+	ids := p.AllowedClientIDs
+	if ids == nil {
+		ids = []string{}
+	}
+	tag, err := q.Exec(ctx, `INSERT INTO trusted_idps (issuer, jwks_url, allowed_client_ids, link_by_email, enabled)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (issuer) DO NOTHING`, p.Issuer, p.JWKSURL, ids, p.LinkByEmail, p.Enabled)
+	if err != nil {
+		return false, Interpret(err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // TrustedIDPDelete deletes the identity provider of issuer, or NOT_FOUND.
 func TrustedIDPDelete(ctx context.Context, q Querier, issuer string) error {
 	tag, err := q.Exec(ctx, `DELETE FROM trusted_idps WHERE issuer = $1`, issuer)

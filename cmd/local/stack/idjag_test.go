@@ -3,12 +3,14 @@ package stack_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,9 +46,9 @@ func newIDJAGWorld(t *testing.T) *idjagWorld {
 		Audiences: []string{w.env.URL},
 	})
 	ctx := t.Context()
-	if _, err := db.TrustedIDPPut(ctx, w.env.Pool, &db.TrustedIDP{Issuer: idp.Issuer(), JWKSURL: idp.JWKSURL(), Enabled: true}); err != nil {
-		t.Fatal(err)
-	}
+	// A superuser trusts the provider through the REST API.
+	st, b := w.do(t, "PUT", "/api/trusted-idps", w.su, map[string]any{"issuer": idp.Issuer(), "jwksUrl": idp.JWKSURL()})
+	mustStatus(t, "trust the identity provider", st, http.StatusOK, b)
 	p, err := db.PersonUpsert(ctx, w.env.Pool, &db.Person{Issuer: idp.Issuer(), Subject: "okta-ada", Email: "ada@example.com", EmailVerified: true})
 	if err != nil {
 		t.Fatal(err)
@@ -325,4 +327,142 @@ func TestTypeScriptSDK2CrossAppAccess(t *testing.T) {
 func lastLines(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// The trusted identity providers are a superuser's (REST /api/trusted-idps): listed, set,
+// disabled and deleted; anyone else is refused; bad input is a 400 that changes nothing.
+func TestTrustedIDPsREST(t *testing.T) {
+	w := newASWorld(t, nil)
+	a := w.ws["A"]
+	body := map[string]any{"issuer": "https://acme.okta.example", "jwksUrl": "https://acme.okta.example/oauth2/v1/keys",
+		"allowedClientIds": []string{"c1"}, "linkByEmail": true}
+	for _, tok := range []string{a.member, a.admin} {
+		if st, b := w.do(t, "PUT", "/api/trusted-idps", tok, body); st != http.StatusForbidden {
+			t.Fatalf("PUT as a non-superuser: %d %v, want 403", st, b)
+		}
+		if st, b := w.do(t, "GET", "/api/trusted-idps", tok, nil); st != http.StatusForbidden {
+			t.Fatalf("GET as a non-superuser: %d %v, want 403", st, b)
+		}
+	}
+	st, b := w.do(t, "PUT", "/api/trusted-idps", w.su, body)
+	mustStatus(t, "PUT", st, http.StatusOK, b)
+	if b["enabled"] != true || b["linkByEmail"] != true || b["issuer"] != body["issuer"] {
+		t.Fatalf("stored %v", b)
+	}
+	body["enabled"] = false
+	st, b = w.do(t, "PUT", "/api/trusted-idps", w.su, body)
+	mustStatus(t, "disable", st, http.StatusOK, b)
+	st, b = w.do(t, "GET", "/api/trusted-idps", w.su, nil)
+	mustStatus(t, "GET", st, http.StatusOK, b)
+	if items, _ := b["items"].([]any); len(items) != 1 || items[0].(map[string]any)["enabled"] != false {
+		t.Fatalf("list %v, want the one disabled provider", b)
+	}
+	for name, bad := range map[string]map[string]any{
+		"http issuer":     {"issuer": "http://acme.example", "jwksUrl": "https://acme.example/keys"},
+		"relative jwks":   {"issuer": "https://acme2.example", "jwksUrl": "/keys"},
+		"no issuer":       {"jwksUrl": "https://acme.example/keys"},
+		"unknown field":   {"issuer": "https://acme3.example", "jwksUrl": "https://acme3.example/keys", "secret": "x"},
+		"too many client": {"issuer": "https://acme4.example", "jwksUrl": "https://acme4.example/keys", "allowedClientIds": make([]string, 101)},
+	} {
+		if st, b := w.do(t, "PUT", "/api/trusted-idps", w.su, bad); st != http.StatusBadRequest {
+			t.Fatalf("%s: %d %v, want 400", name, st, b)
+		}
+	}
+	if n := w.count(t, `SELECT count(*) FROM trusted_idps`); n != 1 {
+		t.Fatalf("providers after refused writes = %d, want 1", n)
+	}
+	if st, b := w.do(t, "DELETE", "/api/trusted-idps", w.su, nil); st != http.StatusBadRequest {
+		t.Fatalf("DELETE without issuer: %d %v, want 400", st, b)
+	}
+	if st, b := w.do(t, "DELETE", "/api/trusted-idps?issuer="+url.QueryEscape("https://nobody.example"), w.su, nil); st != http.StatusNotFound {
+		t.Fatalf("DELETE of an unknown issuer: %d %v, want 404", st, b)
+	}
+	if st, b := w.do(t, "DELETE", "/api/trusted-idps?issuer="+url.QueryEscape("https://acme.okta.example"), a.admin, nil); st != http.StatusForbidden {
+		t.Fatalf("DELETE as an admin: %d %v, want 403", st, b)
+	}
+	if st, b := w.do(t, "DELETE", "/api/trusted-idps?issuer="+url.QueryEscape("https://acme.okta.example"), w.su, nil); st != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %v, want 204", st, b)
+	}
+	if n := w.count(t, `SELECT count(*) FROM trusted_idps`); n != 0 {
+		t.Fatalf("providers after delete = %d", n)
+	}
+}
+
+// Two presentations of one ID-JAG at once: exactly one gets a token (the jti's primary key
+// decides), the other invalid_grant.
+func TestIDJAGConcurrentReplay(t *testing.T) {
+	w := newIDJAGWorld(t)
+	jag := w.idp.Mint(t, testpeer.IDJAGTyp, w.idp.IDJAGClaims("okta-ada", w.env.URL, w.env.URL+"/mcp", w.client))
+	const n = 6
+	var wg sync.WaitGroup
+	codes := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := url.Values{"grant_type": {authserver.GrantTypeJWTBearer}, "assertion": {jag}, "client_id": {w.client}}
+			resp, err := http.PostForm(w.env.URL+authserver.TokenPath, f)
+			if err != nil {
+				codes[i] = err.Error()
+				return
+			}
+			var b map[string]any
+			_ = json.NewDecoder(resp.Body).Decode(&b)
+			resp.Body.Close()
+			codes[i] = fmt.Sprint(resp.StatusCode, " ", b["error"])
+		}()
+	}
+	wg.Wait()
+	ok, refused := 0, 0
+	for _, c := range codes {
+		switch c {
+		case "200 <nil>":
+			ok++
+		case "400 invalid_grant":
+			refused++
+		}
+	}
+	if ok != 1 || refused != n-1 {
+		t.Fatalf("answers %v: want one token and %d invalid_grant", codes, n-1)
+	}
+	if c := w.count(t, `SELECT count(*) FROM as_tokens WHERE kind = 'access'`); c != 1 {
+		t.Fatalf("access tokens stored = %d, want 1", c)
+	}
+}
+
+// A provider trusted to link by email: an ID-JAG whose (iss, sub) the gateway does not know
+// acts as the person whose verified email it carries; without the flag it is refused; a
+// person whose email was not verified is never matched.
+func TestIDJAGLinkByEmail(t *testing.T) {
+	w := newIDJAGWorld(t)
+	ctx := t.Context()
+	// bob signed in through the deployment's own sign-in provider (another issuer).
+	bob, err := db.PersonUpsert(ctx, w.env.Pool, &db.Person{Issuer: "https://signin.example", Subject: "bob-1", Email: "Bob@Example.com", EmailVerified: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.id.set(bob.ID, authserver.Membership{WorkspaceID: w.ws["A"].id, Role: auth.RoleAdmin})
+	if _, err := db.PersonUpsert(ctx, w.env.Pool, &db.Person{Issuer: "https://signin.example", Subject: "carl-1", Email: "carl@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	mint := func(sub, email string) string {
+		c := w.idp.IDJAGClaims(sub, w.env.URL, w.env.URL+"/mcp", w.client)
+		c["email"] = email
+		return w.idp.Mint(t, testpeer.IDJAGTyp, c)
+	}
+	if st, b := w.jwtBearer(t, w.client, mint("okta-bob", "bob@example.com"), nil); st != http.StatusBadRequest || b["error"] != "invalid_grant" {
+		t.Fatalf("email link while the provider does not link by email: %d %v", st, b)
+	}
+	st, b := w.do(t, "PUT", "/api/trusted-idps", w.su, map[string]any{"issuer": w.idp.Issuer(), "jwksUrl": w.idp.JWKSURL(), "linkByEmail": true})
+	mustStatus(t, "link by email", st, http.StatusOK, b)
+	st, tok := w.jwtBearer(t, w.client, mint("okta-bob", "bob@example.com"), nil)
+	if st != http.StatusOK {
+		t.Fatalf("linked by email: %d %v", st, tok)
+	}
+	if n := w.count(t, `SELECT count(*) FROM as_grants WHERE person_id = $1 AND idp_issuer = $2`, bob.ID, w.idp.Issuer()); n != 1 {
+		t.Fatalf("bob's enterprise grants = %d, want 1", n)
+	}
+	if st, b := w.jwtBearer(t, w.client, mint("okta-carl", "carl@example.com"), nil); st != http.StatusBadRequest || b["error"] != "invalid_grant" {
+		t.Fatalf("an unverified email linked: %d %v", st, b)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/httpapi"
+	"github.com/agentpack/gateway/shared/idp"
 )
 
 // Stack is the composed application.
@@ -87,6 +88,9 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 		if as, err = authserver.New(ao); err != nil {
 			return nil, err
 		}
+		if err := (&idp.Service{Pool: d.Pool}).Seed(ctx, d.Config.TrustedIDPs); err != nil {
+			return nil, err
+		}
 		gopts.OwnAuthServer = true
 	}
 	if o.Gateway != nil {
@@ -123,7 +127,7 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	for _, p := range []string{"/mcp", "/mcp/", "/.well-known/", "/health"} {
 		mux.Handle(p, gh)
 	}
-	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", "/api/policies", "/api/policies/", "/api/usage", "/api/workspaces/", "/auth/", "/api/connected-clients", "/api/connected-clients/"} {
+	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", "/api/policies", "/api/policies/", "/api/usage", "/api/workspaces/", "/auth/", "/api/connected-clients", "/api/connected-clients/", "/api/trusted-idps"} {
 		mux.Handle(p, mh)
 	}
 	pinsAPI := &pinsapi.API{Pins: d.Pins, Catalog: cache,

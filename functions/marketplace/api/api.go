@@ -48,6 +48,9 @@
 //	GET    /api/policies/global                           200 401 403
 //	PUT    /api/policies/global                           200 400 401 403 409
 //	GET    /api/usage?workspaceId=&by=&window=&format=    200 400 401 403 404
+//	GET    /api/trusted-idps                              200 401 403
+//	PUT    /api/trusted-idps                              200 400 401 403
+//	DELETE /api/trusted-idps?issuer=                      204 400 401 403 404
 //	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
 //	GET    /api/openapi.json                              200 (no token)
 //
