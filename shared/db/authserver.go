@@ -132,10 +132,13 @@ type ASGrant struct {
 	CreatedAt    time.Time  `db:"created_at"`
 	LastUsedAt   time.Time  `db:"last_used_at"`
 	RevokedAt    *time.Time `db:"revoked_at"`
+	// IDPIssuer is the identity provider whose ID-JAG made the grant ("" = the consent
+	// page; migrations/00049).
+	IDPIssuer string `db:"idp_issuer"`
 }
 
 const asGrantCols = `id, client_id, client_name, logo_uri, redirect_host, person_id, workspace_id,
-	scopes, created_at, last_used_at, revoked_at`
+	scopes, created_at, last_used_at, revoked_at, idp_issuer`
 
 // ASGrantTouch creates grant g, or when it exists records its use (last_used_at). A
 // revoked grant stays revoked.

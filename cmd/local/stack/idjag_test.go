@@ -125,15 +125,22 @@ func TestIDJAGGrant(t *testing.T) {
 	if n := w.count(t, `SELECT count(*) FROM as_grants WHERE person_id = $1 AND idp_issuer <> ''`, w.ada); n != 1 {
 		t.Fatalf("grants after a second ID-JAG = %d, want the same one", n)
 	}
-	// Revoking the connected client ends its access tokens at once.
-	var grant string
-	if err := w.env.Pool.QueryRow(t.Context(), `SELECT id FROM as_grants WHERE person_id = $1`, w.ada).Scan(&grant); err != nil {
-		t.Fatal(err)
+	// The workspace's connected clients say how it was authorised and by which provider.
+	st, m := w.do(t, "GET", "/api/connected-clients?workspaceId="+a.id, a.admin, nil)
+	items, _ := m["items"].([]any)
+	if st != 200 || len(items) != 1 {
+		t.Fatalf("connected clients of A: %d %v", st, m)
 	}
-	if err := db.ASGrantRevoke(t.Context(), w.env.Pool, grant); err != nil {
-		t.Fatal(err)
+	g := items[0].(map[string]any)
+	if g["authorizedBy"] != "enterprise" || g["identityProvider"] != w.idp.Issuer() || g["personId"] != w.ada {
+		t.Fatalf("connected client %v: want authorizedBy enterprise by %s", g, w.idp.Issuer())
+	}
+	// An admin revoking the connected client ends its access tokens at once.
+	if st, b := w.do(t, "DELETE", "/api/connected-clients/"+g["id"].(string), a.admin, nil); st != http.StatusNoContent {
+		t.Fatalf("revoke: %d %v", st, b)
 	}
 	w.challenged(t, tok2["access_token"].(string), "/mcp/"+a.id)
+	w.challenged(t, access, "/mcp/"+a.id)
 }
 
 // Every refused assertion is invalid_grant with a description, and writes nothing (no
