@@ -74,20 +74,6 @@ func TrustedIDPDelete(ctx context.Context, q Querier, issuer string) error {
 	return nil
 }
 
-// TrustedIDPLock takes the transaction-scoped lock that serialises changes to the trusted
-// identity providers (each change checks that a superuser can still sign in afterwards).
-func TrustedIDPLock(ctx context.Context, q Tx) error {
-	_, err := q.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('trusted_idps'))`)
-	return Interpret(err)
-}
-
-// SuperusersSignedInBy counts the superusers whose identity (issuer) is one of issuers.
-func SuperusersSignedInBy(ctx context.Context, q Querier, issuers []string) (int, error) {
-	var n int
-	err := q.QueryRow(ctx, `SELECT count(*) FROM people WHERE superuser AND issuer = ANY($1)`, issuers).Scan(&n)
-	return n, Interpret(err)
-}
-
 // PersonByIdentity returns the person (issuer, subject), or NOT_FOUND.
 func PersonByIdentity(ctx context.Context, q Querier, issuer, subject string) (*Person, error) {
 	return one[Person](ctx, q, `SELECT `+personCols+` FROM people WHERE issuer = $1 AND subject = $2`, issuer, subject)

@@ -28,9 +28,10 @@ const (
 
 // IdP is an enterprise identity provider that issues ID-JAGs, on loopback, for the
 // enterprise-managed authorization tests. No identity provider that issues ID-JAGs installs
-// from the registries this project reaches (Okta's Cross App Access is a hosted service;
-// Keycloak, ory/hydra, dex and node oidc-provider do not implement the draft), so this one
-// implements the draft's client side contract in Go:
+// from the registries this project reaches (Okta's Cross App Access is a hosted service; the
+// Go, npm, PyPI and Debian package lists have nothing for "id-jag" or "cross app access";
+// mockoidc, already a dependency, does no token exchange), so this one implements the
+// draft's identity-provider side in Go:
 //
 //   - single sign-on by OpenID Connect (draft §4.1, the extension's §3): /authorize signs
 //     in the user named by login_hint at once (a real provider shows its login page) and
