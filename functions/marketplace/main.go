@@ -26,7 +26,7 @@ func main() {
 			// (AUTH_SIGNING_KMS_KEY_ID) and the browser session (SESSION_KEY).
 			as, err := authserver.New(authserver.Options{Pool: d.Pool, Key: d.SigningKey,
 				Sessions: authserver.IdentitySessions{Sessions: d.Sessions}, Members: d.People, Guard: d.Guard,
-				PublicBaseURL: d.Config.PublicBaseURL, Logger: d.Logger})
+				PublicBaseURL: d.Config.PublicBaseURL, SignInOrigin: d.SignIn.Origin(), Logger: d.Logger})
 			if err != nil {
 				return err
 			}

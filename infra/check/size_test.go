@@ -17,7 +17,7 @@ const maxBootstrapBytes = 26_000_000
 
 // maxMarketplaceBytes is the marketplace's own bound: its OAuth authorization server
 // (ory/fosite) keeps it at 35.3 MB even with github.com/ory/x trimmed to the two files
-// fosite uses (shared/thirdparty/oryx; docs/OPERATIONS.md "Binary size"). The marketplace
+// fosite uses (third_party/oryx; docs/OPERATIONS.md "Binary size"). The marketplace
 // serves the console and REST, never the proxied call.
 const maxMarketplaceBytes = 36_000_000
 

@@ -179,6 +179,15 @@ func noStore(h http.Handler) http.Handler {
 }
 
 func (s *SignIn) start(w http.ResponseWriter, r *http.Request) {
+	if to, ok := s.canonicalOrigin(r); ok {
+		// One origin: the identity provider answers at RedirectURL's origin, and the flow
+		// cookie, the session and the return path must all live there. A sign-in started on
+		// another host name for the same server (localhost for 127.0.0.1, the API's own domain
+		// beside a custom domain) moves there first, with the same return path; otherwise
+		// the callback finds no flow cookie and the person loops (docs/AUTH.md "One origin").
+		http.Redirect(w, r, to+r.URL.RequestURI(), http.StatusFound)
+		return
+	}
 	rt := DefaultReturnTo
 	if v, ok := r.URL.Query()["return_to"]; ok {
 		var safe bool
@@ -204,6 +213,30 @@ func (s *SignIn) start(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: name, Value: v, Path: CallbackPath, MaxAge: int(flowTTL.Seconds()),
 		HttpOnly: true, Secure: s.sessions.secure, SameSite: http.SameSiteLaxMode})
 	http.Redirect(w, r, oc.AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier)), http.StatusFound)
+}
+
+// Origin is the origin people sign in at: RedirectURL's scheme://host[:port], where the
+// identity provider sends the browser back and the session cookie lives; "" for a nil SignIn
+// or a RedirectURL that is not an absolute URL.
+func (s *SignIn) Origin() string {
+	if s == nil {
+		return ""
+	}
+	u, err := url.Parse(s.cfg.RedirectURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// canonicalOrigin is Origin when r came to another host name; ok is false when r is
+// already on it, or when there is no Origin.
+func (s *SignIn) canonicalOrigin(r *http.Request) (string, bool) {
+	o := s.Origin()
+	if o == "" || strings.EqualFold(strings.SplitN(o, "://", 2)[1], r.Host) {
+		return "", false
+	}
+	return o, true
 }
 
 // idClaims are the ID token claims a sign-in reads (the groups claim apart).

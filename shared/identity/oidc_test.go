@@ -244,9 +244,38 @@ func TestSignInIdPUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, SignInPath, nil))
+	req := httptest.NewRequest(http.MethodGet, SignInPath, nil)
+	req.Host = "127.0.0.1"
+	s.Handler().ServeHTTP(rec, req)
 	if rec.Code != http.StatusBadGateway || !strings.Contains(rec.Body.String(), "cannot be reached") || len(rec.Result().Cookies()) != 0 {
 		t.Fatalf("unreachable: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// One origin: a sign-in started on another host name for the same server (localhost for
+// 127.0.0.1) moves to the callback's origin first, with the same return path, and sets no
+// cookie there; otherwise the callback would find no flow cookie and the person would loop.
+func TestSignInMovesToItsOrigin(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	sessions, _ := NewSessions(testKey, nil)
+	s, err := NewSignIn(OIDCConfig{Issuer: "https://idp.example", ClientID: "c", RedirectURL: "http://127.0.0.1:8080/auth/callback"}, sessions, f.svc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Origin(); got != "http://127.0.0.1:8080" {
+		t.Fatalf("Origin = %q", got)
+	}
+	const path = SignInPath + "?return_to=%2Foauth%2Fauthorize%3Fclient_id%3Dx"
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Host = "localhost:8080"
+	s.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusFound || rec.Header().Get("Location") != "http://127.0.0.1:8080"+path || len(rec.Result().Cookies()) != 0 {
+		t.Fatalf("sign-in on localhost: %d to %q, cookies %v", rec.Code, rec.Header().Get("Location"), rec.Result().Cookies())
+	}
+	if (*SignIn)(nil).Origin() != "" {
+		t.Fatal("a nil SignIn has an origin")
 	}
 }
 

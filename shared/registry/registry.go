@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentpack/gateway/shared/derrors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -99,7 +100,8 @@ type Problem struct {
 // pagination). Only superusers import (the catalog is shared by every workspace). A
 // registry that cannot be read fails the import with UPSTREAM_UNAVAILABLE or
 // UPSTREAM_ERROR before anything is written.
-func (im *Importer) FromURL(ctx context.Context, p *auth.Principal, base string) (*Report, error) {
+func (im *Importer) FromURL(ctx context.Context, p *auth.Principal, base string) (_ *Report, err error) {
+	defer derrors.Wrap(&err, "registry.Importer.FromURL(%q)", base)
 	if err := catalogentries.RequireWriter(p); err != nil {
 		return nil, err
 	}
@@ -118,7 +120,8 @@ func (im *Importer) FromURL(ctx context.Context, p *auth.Principal, base string)
 // FromFile imports the documents of a file: a v0.1 list answer ({"servers": [...]}), an
 // array of its items ({"server": …, "_meta": …}) or of bare server.json documents, or one
 // server.json document. source names it in the entries (e.g. "file:servers.json").
-func (im *Importer) FromFile(ctx context.Context, p *auth.Principal, source string, raw []byte) (*Report, error) {
+func (im *Importer) FromFile(ctx context.Context, p *auth.Principal, source string, raw []byte) (_ *Report, err error) {
+	defer derrors.Wrap(&err, "registry.Importer.FromFile(%q)", source)
 	if err := catalogentries.RequireWriter(p); err != nil {
 		return nil, err
 	}

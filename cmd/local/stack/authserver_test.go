@@ -416,18 +416,23 @@ func TestAuthServerBadAuthorizeRequests(t *testing.T) {
 	cases := []struct {
 		name  string
 		extra url.Values
-		// redirected: the error goes to the client's redirect URI with this code; else a
-		// 400 JSON body with this code (the redirect URI itself is not trusted).
+		// redirected: the error goes to the client's redirect URI with this code; else an
+		// HTML page naming the code and reason (the redirect URI itself is not trusted).
 		redirected bool
 		code       string
+		reason     string // on the page, when not redirected
 	}{
-		{"unknown client", url.Values{"client_id": {"no-such-client"}}, false, "invalid_client"},
-		{"redirect URI mismatch", url.Values{"redirect_uri": {"http://127.0.0.1:9/other"}}, false, "invalid_request"},
-		{"redirect URI of another host", url.Values{"redirect_uri": {"https://evil.example/callback"}}, false, "invalid_request"},
-		{"PKCE missing", url.Values{"code_challenge": {""}, "code_challenge_method": {""}}, true, "invalid_request"},
-		{"PKCE plain", url.Values{"code_challenge_method": {"plain"}}, true, "invalid_request"},
-		{"another resource", url.Values{"resource": {"https://other.example/mcp"}}, true, "invalid_target"},
-		{"unknown scope", url.Values{"scope": {"admin"}}, true, "invalid_scope"},
+		{"unknown client", url.Values{"client_id": {"no-such-client"}}, false, "invalid_client", "not registered here"},
+		{"redirect URI mismatch", url.Values{"redirect_uri": {"http://127.0.0.1:9/other"}}, false, "invalid_request", "redirect_uri"},
+		{"redirect URI of another host", url.Values{"redirect_uri": {"https://evil.example/callback"}}, false, "invalid_request", "redirect_uri"},
+		{"console redirect URI elsewhere", url.Values{"client_id": {authserver.ConsoleClientID}}, false, "invalid_request", "redirect_uri"},
+		{"PKCE missing", url.Values{"code_challenge": {""}, "code_challenge_method": {""}}, true, "invalid_request", ""},
+		{"PKCE plain", url.Values{"code_challenge_method": {"plain"}}, true, "invalid_request", ""},
+		{"another resource", url.Values{"resource": {"https://other.example/mcp"}}, true, "invalid_target", ""},
+		{"the REST resource", url.Values{"resource": {w.env.URL + "/api"}}, true, "invalid_target", ""},
+		{"a path the gateway does not serve", url.Values{"resource": {w.env.URL + "/mcp/not-a-workspace"}}, true, "invalid_target", ""},
+		{"two workspaces", url.Values{"resource": {w.env.URL + "/mcp/" + w.ws["A"].id, w.env.URL + "/mcp/" + w.ws["B"].id}}, true, "invalid_target", ""},
+		{"a resource with a fragment", url.Values{"resource": {w.env.URL + "/mcp#x"}}, true, "invalid_target", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -445,11 +450,7 @@ func TestAuthServerBadAuthorizeRequests(t *testing.T) {
 				}
 				return
 			}
-			var m map[string]any
-			_ = json.Unmarshal(body, &m)
-			if resp.StatusCode != http.StatusBadRequest && resp.StatusCode != http.StatusUnauthorized || m["error"] != tc.code || resp.Header.Get("Location") != "" {
-				t.Fatalf("%d %s, want 400/401 %s without a redirect", resp.StatusCode, body, tc.code)
-			}
+			refusedPage(t, resp, body, tc.code, tc.reason)
 		})
 	}
 	var n int
@@ -631,21 +632,21 @@ func TestAuthServerMetadataDocuments(t *testing.T) {
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closedURL := closed.URL + "/gone.json"
 	closed.Close()
-	for _, tc := range []struct{ name, id string }{
-		{"oversized", doc("/big.json", func(id string) string {
+	for _, tc := range []struct{ name, reason, id string }{
+		{"oversized", "larger than", doc("/big.json", func(id string) string {
 			return fmt.Sprintf(`{"client_id":%q,"redirect_uris":[%q],"client_name":%q}`, id, redirect, strings.Repeat("x", 20<<10))
 		})},
-		{"client_id of another URL", doc("/other.json", func(string) string {
+		{"client_id of another URL", "client_id is not its own URL", doc("/other.json", func(string) string {
 			return fmt.Sprintf(`{"client_id":"https://elsewhere.example/c.json","redirect_uris":[%q]}`, redirect)
 		})},
-		{"redirect URI not listed", doc("/nolist.json", func(id string) string {
+		{"redirect URI not listed", "redirect_uri", doc("/nolist.json", func(id string) string {
 			return fmt.Sprintf(`{"client_id":%q,"redirect_uris":["http://127.0.0.1:9/other"]}`, id)
 		})},
-		{"not JSON", doc("/html.json", func(string) string { return `<html>` })},
-		{"a redirect", srv.URL + "/redirect.json"},
-		{"unreachable", closedURL},
-		{"slow", srv.URL + "/slow.json"},
-		{"cloud metadata address", "http://169.254.169.254/latest/client.json"},
+		{"not JSON", "not a JSON object", doc("/html.json", func(string) string { return `<html>` })},
+		{"a redirect", "HTTP 302", srv.URL + "/redirect.json"},
+		{"unreachable", "could not be fetched", closedURL},
+		{"slow", "timed out", srv.URL + "/slow.json"},
+		{"cloud metadata address", "blocked address", "http://169.254.169.254/latest/client.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u, _ := w.authorizeURL(tc.id, redirect, nil)
@@ -655,13 +656,31 @@ func TestAuthServerMetadataDocuments(t *testing.T) {
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			var m map[string]any
-			_ = json.Unmarshal(body, &m)
-			if resp.StatusCode < 400 || resp.StatusCode >= 500 || resp.Header.Get("Location") != "" ||
-				(m["error"] != "invalid_client" && m["error"] != "invalid_request") {
-				t.Fatalf("%d %s, want a 4xx invalid_client without a redirect", resp.StatusCode, body)
+			refusedPage(t, resp, body, "", tc.reason)
+			// The operator's log names the client and the same reason.
+			if logs := w.env.Logs.String(); !strings.Contains(logs, "authorization request refused") ||
+				!strings.Contains(logs, tc.id) || !strings.Contains(logs, tc.reason) {
+				t.Fatalf("no log line naming %s and %q:\n%s", tc.id, tc.reason, logs[max(0, len(logs)-2000):])
 			}
 		})
+	}
+	// The token endpoint says why too (error_description), not fosite's "does not exist".
+	st, m := w.exchange(t, closedURL, redirect, "apc_x", "v")
+	if st != http.StatusUnauthorized || m["error"] != "invalid_client" || !strings.Contains(fmt.Sprint(m["error_description"]), "could not be fetched") {
+		t.Fatalf("token with an unusable metadata document: %d %v, want 401 invalid_client naming the reason", st, m)
+	}
+}
+
+// refusedPage asserts an authorization request answered in the browser, not redirected: a
+// 4xx HTML page naming the error code and the reason.
+func refusedPage(t *testing.T, resp *http.Response, body []byte, code, reason string) {
+	t.Helper()
+	page := htmlUnescape(string(body))
+	if resp.StatusCode < 400 || resp.StatusCode >= 500 || resp.Header.Get("Location") != "" ||
+		!strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(page, "cannot continue: "+code) || !strings.Contains(page, reason) {
+		t.Fatalf("%d %q %s, want a 4xx page naming %s and %q without a redirect", resp.StatusCode,
+			resp.Header.Get("Content-Type"), body, code, reason)
 	}
 }
 
@@ -718,24 +737,6 @@ func TestConnectedClientsREST(t *testing.T) {
 		t.Fatalf("admin revokes: %d", st)
 	}
 	w.challenged(t, access2, "/mcp/"+a.id)
-}
-
-// fosite requires a state of at least 8 characters: a request without one is refused
-// before anything is stored.
-func TestAuthServerStateRequired(t *testing.T) {
-	w := newASWorld(t, nil)
-	redirect := "http://127.0.0.1:9/callback"
-	client := w.register(t, redirect)
-	u, _ := w.authorizeURL(client, redirect, url.Values{"state": {""}})
-	resp, err := w.browser(t, "ada").Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	loc, _ := url.Parse(resp.Header.Get("Location"))
-	if !isRedirect(resp.StatusCode) || loc.Query().Get("error") != "invalid_state" {
-		t.Fatalf("no state: %d %s, want a redirect with error=invalid_state", resp.StatusCode, loc)
-	}
 }
 
 // Every authorization response sent to the client's redirect URI names the issuer (RFC

@@ -80,7 +80,8 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	var as *authserver.Server
 	if id != nil && d.SigningKey != nil {
 		ao := authserver.Options{Pool: d.Pool, Key: d.SigningKey, Sessions: id.Sessions,
-			Members: id.Members, Guard: d.Guard, PublicBaseURL: d.Config.PublicBaseURL, Logger: d.Logger}
+			Members: id.Members, Guard: d.Guard, PublicBaseURL: d.Config.PublicBaseURL, Logger: d.Logger,
+			SignInOrigin: d.SignIn.Origin()}
 		if o.AuthServer != nil {
 			o.AuthServer(&ao)
 		}

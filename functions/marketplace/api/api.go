@@ -3,56 +3,10 @@
 // admins), install and uninstall, and connections CRUD under /api/mcp-connections
 // (admin), plus the OpenAPI 3.1 description of every REST route at /api/openapi.json.
 //
-// Routes (Routes in routes.go lists them with their operations; openapi.json is generated
-// from that table):
-//
-//	GET    /api/mcp-marketplace                           200 400 401 404
-//	POST   /api/mcp-marketplace                           201 400 401 403 409
-//	GET    /api/mcp-marketplace/categories                200 401
-//	GET    /api/mcp-marketplace/{id}                      200 401 404
-//	PUT    /api/mcp-marketplace/{id}                      200 400 401 403 404 409
-//	DELETE /api/mcp-marketplace/{id}                      204 401 403 404 409
-//	POST   /api/mcp-marketplace/{id}/install              201 400 401 403 404 409
-//	DELETE /api/mcp-marketplace/{id}/install?workspaceId= 204 400 401 403 404
-//	PUT    /api/mcp-marketplace/{id}/auth                 200 400 401 403 404
-//	GET    /api/mcp-connections                           200 401 403 404
-//	POST   /api/mcp-connections                           201 400 401 403 404 422
-//	GET    /api/mcp-connections/statuses                  200 401 403 404
-//	GET    /api/mcp-connections/{id}                      200 401 403 404
-//	PUT    /api/mcp-connections/{id}                      200 400 401 403 404
-//	DELETE /api/mcp-connections/{id}                      204 401 403 404
-//	POST   /api/mcp-connections/{id}/toggle               200 401 403 404
-//	POST   /api/mcp-connections/{id}/test                 200 401 403 404
-//	POST   /api/mcp-connections/{id}/refresh              200 401 403 404
-//	GET    /api/mcp-connections/{id}/tools                200 401 403 404
-//	GET    /api/mcp-connections/{id}/skills               200 401 403 404
-//	POST   /api/mcp-connections/{id}/tools/{name}/approve 200 401 403 404
-//	GET    /api/events                                    200 400 401 403 404
-//	POST   /api/mcp-connections/{id}/authorize            200 400 401 403 404
-//	GET    /api/mcp-connections/{id}/oauth-settings       200 401 403 404
-//	PUT    /api/mcp-connections/{id}/oauth-settings       200 400 401 403 404
-//	POST   /api/oauth/consent                             200 400 401 403 404
-//	POST   /api/mcp-marketplace/registry-import           200 400 401 403 502 503
-//	PUT    /api/mcp-marketplace/{id}/tier                 200 400 401 403 404
-//	GET    /api/rate-limits?workspaceId=                  200 400 401 403 404
-//	POST   /api/rate-limits                               200 201 400 401 403 404
-//	DELETE /api/rate-limits/{id}?workspaceId=             204 400 401 403 404
-//	GET    /api/mcp-connections/{id}/overrides?workspaceId=        200 400 401 403 404
-//	GET    /api/mcp-connections/{id}/tools/{name}/override         200 400 401 403 404
-//	PUT    /api/mcp-connections/{id}/tools/{name}/override         200 201 400 401 403 404 409
-//	DELETE /api/mcp-connections/{id}/tools/{name}/override         204 400 401 403 404
-//	GET    /api/policies?workspaceId=                     200 400 401 403 404
-//	PUT    /api/policies                                  200 400 401 403 404 409
-//	POST   /api/policies/validate                         200 400 401 403 404
-//	POST   /api/policies/what-if                          200 400 401 403 404
-//	GET    /api/policies/global                           200 401 403
-//	PUT    /api/policies/global                           200 400 401 403 409
-//	GET    /api/usage?workspaceId=&by=&window=&format=    200 400 401 403 404
-//	GET    /api/trusted-idps                              200 401 403
-//	PUT    /api/trusted-idps                              200 400 401 403
-//	DELETE /api/trusted-idps?issuer=                      204 400 401 403 404
-//	GET    /api/oauth/callback                            200 400 401 (no token needed; HTML)
-//	GET    /api/openapi.json                              200 (no token)
+// Routes: the table Routes in routes.go is the one list (method, path, operation, statuses),
+// and GET /api/openapi.json is generated from it; `make run` then
+// `curl -s localhost:8080/api/openapi.json | jq '.paths | keys'` prints them. No list is kept
+// here: it fell behind the table more than once.
 //
 // Every authenticated route may also answer 503 (UNAVAILABLE: the database is unreachable).
 // Errors are {"error": {"code", "message", "hint"?, "errorId"?, "details"?}} with the

@@ -30,7 +30,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -121,6 +120,12 @@ type Options struct {
 	RegistrationsPerHour int
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// SignInOrigin is the origin people sign in at (identity.SignIn.Origin: where the
+	// identity provider sends the browser back and the session cookie lives); "" when there
+	// is none to keep to. An authorization request that reaches this server on another host
+	// name (localhost for 127.0.0.1) cannot keep its session there, so it is answered with a
+	// page naming the URL to use instead (docs/AUTH.md "One origin").
+	SignInOrigin string
 	// MetadataRootCAs, when set, are the roots trusted for https metadata documents
 	// (tests serve one with their own certificate); nil: the system's.
 	MetadataRootCAs *x509.CertPool
@@ -180,9 +185,7 @@ func New(o Options) (*Server, error) {
 		// The resource was checked and normalised before fosite sees it (resource()).
 		AudienceMatchingStrategy: func([]string, []string) error { return nil },
 		JWTScopeClaimKey:         jwt.JWTScopeFieldString, // "scope", RFC 9068 §2.2.3
-		// state: fosite requires at least 8 characters (fosite.MinParameterEntropy; no
-		// setting lifts it). OAuth 2.1 makes state optional with PKCE; every MCP client
-		// tried sends one (docs/AUTH.md).
+		// state: see padState (consent.go).
 		SendDebugMessagesToClients: false,
 	}
 	strategy := &compose.CommonStrategy{CoreStrategy: &oauth2.DefaultJWTStrategy{
@@ -277,14 +280,18 @@ func (s *Server) jwks(w http.ResponseWriter, _ *http.Request) {
 }
 
 // resource checks the RFC 8707 resource parameters of r's form and replaces them with the
-// audience fosite binds to the token. For an MCP client that is the gateway's /mcp
-// resource: a resource under it (/mcp/{workspace}…) is the same resource (the workspace
-// comes from the membership) and names the workspace to preselect; missing resource means
-// the gateway's own (clients of the 2025-03-26 revision send none). For the console client
-// (console.go) it is what it names of the REST API's resource, <base>/api, and the MCP
-// resource, <base>/mcp (exactly; the token's aud lists them), and <base>/api when it names
-// none. Any other resource is invalid_target (RFC 8707 §2): the REST resource for an MCP
-// client; anything but those two for the console.
+// audience fosite binds to the token. For an MCP client every resource must be one of the
+// gateway's MCP URLs (auth.MCPResource: <base>/mcp, <base>/mcp/{workspaceId},
+// <base>/mcp/{workspaceId}/servers/{connection}, exactly the URL the client was given and the
+// resource of that URL's own protected resource metadata); the token's audience is the
+// gateway's MCP resource <base>/mcp and the URL's workspace becomes the grant's workspace
+// (ws: the person must be a member of it; consent.go), so the token works on every MCP URL of
+// that workspace and is refused on another workspace's. No resource means the gateway's own
+// (clients of the 2025-03-26 revision send none). For the console client (console.go) it is
+// what it names of the REST API's resource, <base>/api, and the MCP resource, <base>/mcp
+// (exactly; the token's aud lists them), and <base>/api when it names none. Any other
+// resource is invalid_target (RFC 8707 §2): the REST resource for an MCP client, two
+// workspaces in one request, anything but those two for the console.
 func (s *Server) resource(r *http.Request) (hint string, err error) {
 	base := s.base(r)
 	res := Resource(base)
@@ -306,19 +313,14 @@ func (s *Server) resource(r *http.Request) (hint string, err error) {
 		hint = r.Form.Get("workspace_hint")
 	} else {
 		for _, v := range r.Form["resource"] {
-			u, perr := url.Parse(v)
-			if perr != nil || u.Fragment != "" {
-				return "", errInvalidTarget
-			}
-			p := strings.TrimSuffix(u.Scheme+"://"+u.Host+u.EscapedPath(), "/")
-			if p == res {
-				continue
-			}
-			rest, ok := strings.CutPrefix(p, res+"/")
+			_, ws, ok := auth.MCPResource(base, v)
 			if !ok {
 				return "", errInvalidTarget
 			}
-			if ws, _, _ := strings.Cut(rest, "/"); db.IsUUID(ws) {
+			if ws != "" {
+				if hint != "" && hint != ws {
+					return "", errTwoWorkspaces
+				}
 				hint = ws
 			}
 		}
@@ -334,7 +336,10 @@ var errConsoleTarget = &fosite.RFC6749Error{ErrorField: "invalid_target",
 	DescriptionField: "The console's tokens are for this gateway's REST API (<origin>/api) and MCP endpoint (<origin>/mcp) only.", CodeField: http.StatusBadRequest}
 
 var errInvalidTarget = &fosite.RFC6749Error{ErrorField: "invalid_target",
-	DescriptionField: "The requested resource is not this gateway's MCP endpoint.", CodeField: http.StatusBadRequest}
+	DescriptionField: "The requested resource is not one of this gateway's MCP URLs (<origin>/mcp, <origin>/mcp/{workspaceId}, <origin>/mcp/{workspaceId}/servers/{connection}).", CodeField: http.StatusBadRequest}
+
+var errTwoWorkspaces = &fosite.RFC6749Error{ErrorField: "invalid_target",
+	DescriptionField: "The requested resources name two workspaces; a grant is for one.", CodeField: http.StatusBadRequest}
 
 // token handles the token endpoint: the authorization code (PKCE verified, a replayed code
 // revokes what it issued) and refresh (rotated; a reused refresh token revokes its whole
@@ -347,6 +352,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), fosite.ErrInvalidRequest.WithHint("The body is not a form."))
 		return
 	}
+	offeredScopes(r.Form)
+	offeredScopes(r.PostForm)
 	if _, err := s.resource(r); err != nil {
 		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), err)
 		return
@@ -442,6 +449,13 @@ func (s *Server) roleIn(ctx context.Context, person, ws string) (string, error) 
 
 func (s *Server) accessError(w http.ResponseWriter, r *http.Request, ar fosite.AccessRequester, err error) {
 	s.logError(r, err)
+	if cerr := withClientReason(err); cerr != err {
+		// A client that cannot be used (unregistered, its metadata document unusable): the
+		// client reads why in error_description, the operator in the log.
+		err = cerr
+		s.o.Logger.WarnContext(r.Context(), "authserver: token request refused", "error", "invalid_client",
+			"reason", fosite.ErrorToRFC6749Error(err).GetDescription(), "client_id", logValue(r.PostForm.Get("client_id")))
+	}
 	s.provider.WriteAccessError(r.Context(), w, ar, err)
 }
 

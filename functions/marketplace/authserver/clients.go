@@ -82,7 +82,7 @@ func (cs *clients) get(ctx context.Context, id string) (fosite.Client, error) {
 	}
 	row, err := db.ASClientGet(ctx, cs.pool, id)
 	if apperr.CodeOf(err) == apperr.NotFound {
-		return nil, fosite.ErrInvalidClient.WithHint("The client is not registered here.")
+		return nil, refuseClient(id, "The client is not registered here (register it at "+RegisterPath+", or use a client ID metadata document URL).")
 	} else if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (cs *clients) document(ctx context.Context, id string) (*client, error) {
 	cs.mu.Unlock()
 	c, err := cs.fetch(ctx, id)
 	if err != nil {
-		return nil, fosite.ErrInvalidClient.WithHintf("The client metadata document could not be used: %s.", err)
+		return nil, refuseClient(id, "The client metadata document at "+id+" could not be used: "+err.Error()+".")
 	}
 	cs.mu.Lock()
 	if len(cs.cache) >= metadataCacheMax {

@@ -30,14 +30,24 @@ func (s *Server) authorize(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "malformed request", http.StatusBadRequest)
 		return
 	}
+	if s.otherOrigin(rw, r) {
+		return
+	}
+	offeredScopes(r.Form)
+	offeredScopes(r.PostForm)
 	w := &issWriter{ResponseWriter: rw, iss: s.base(r)}
+	if v, ok := r.Form["state"]; ok && len(v) > 0 {
+		w.state = &v[0]
+	}
 	hint, resErr := s.resource(r)
+	restore := padState(r)
 	ar, err := s.provider.NewAuthorizeRequest(ctx, r)
+	restore()
 	if err == nil && isConsole(ar.GetClient()) && r.Form.Get("redirect_uri") != ConsoleRedirectURI(s.base(r)) {
 		// Exactly <base>/admin/: fosite would take a loopback redirect URI on any port
 		// (RFC 8252 §7.3), which is for native apps, not for the console (make run serves
 		// it on loopback).
-		oauthError(w, http.StatusBadRequest, "invalid_request", "The console's redirect_uri is exactly "+ConsoleRedirectURI(s.base(r))+".")
+		s.refusalPage(w, r, fosite.ErrInvalidRequest.WithHint("The console's redirect_uri is exactly "+ConsoleRedirectURI(s.base(r))+"."))
 		return
 	}
 	if ar != nil && ar.GetRedirectURI() != nil {
@@ -50,6 +60,12 @@ func (s *Server) authorize(rw http.ResponseWriter, r *http.Request) {
 		err = checkPKCE(r.Form)
 	}
 	if err != nil {
+		if ar == nil || !ar.IsRedirectURIValid() {
+			// Nothing can be sent back to the client (RFC 6749 §4.1.2.1): the person reads
+			// why in the browser, the operator in the log.
+			s.refusalPage(w, r, err)
+			return
+		}
 		s.logError(r, err)
 		s.provider.WriteAuthorizeError(ctx, w, ar, err)
 		return
@@ -77,6 +93,17 @@ func (s *Server) authorize(rw http.ResponseWriter, r *http.Request) {
 		scopes = fosite.Arguments{Scope}
 	}
 	c, _ := ar.GetClient().(*client)
+	if hint != "" && !c.firstParty {
+		// The URL the client was given names a workspace: the grant is for that one, the
+		// only one that URL serves (docs/AUTH.md "The resource is the URL you were given").
+		i := slices.IndexFunc(ms, func(m Membership) bool { return m.WorkspaceID == hint })
+		if i < 0 {
+			s.page(w, http.StatusForbidden, pageData{Title: "Not a member of this workspace", Person: person,
+				Message: "The MCP URL this client was given is for workspace " + hint + ", and you are not a member of it. Ask one of its admins to add you, or give the client the URL of a workspace you belong to (Console → Client setup)."})
+			return
+		}
+		ms = ms[i : i+1]
+	}
 	ws := chooseWorkspace(ms, r.PostForm.Get("workspace"), hint)
 	if r.Method == http.MethodPost {
 		if o := r.Header.Get("Origin"); o != "" && o != s.base(r) {
@@ -379,6 +406,41 @@ type issWriter struct {
 	http.ResponseWriter
 	iss      string
 	redirect string // the validated redirect URI, "" before validation
+	// state is the request's state as sent (nil: none), put back in the response in place
+	// of padState's stand-in; none sent, none echoed.
+	state *string
+}
+
+// statePad prefixes the state fosite sees (padState).
+const statePad = "agentpack-state:"
+
+// padState gives fosite a state it accepts and returns the function that puts the request's
+// own back. state is optional and never judged by its length here: OAuth 2.1 §7.12 lets PKCE
+// (required) carry the CSRF protection, and Cursor, the Inspector's web UI and the TypeScript
+// SDK's providers without state() send none or a short one (docs/AUTH.md "Clients"). fosite
+// refuses a state under 8 characters and no setting lifts that (Fosite.GetMinParameterEntropy
+// never goes below its default), so fosite parses a stand-in, statePad + the state, and the
+// issWriter answers with the state as sent. r.Form holds the client's own state again once
+// restore runs (the sign-in's return path and the consent form carry it as sent).
+func padState(r *http.Request) (restore func()) {
+	forms := []url.Values{r.Form}
+	if r.PostForm != nil {
+		forms = append(forms, r.PostForm)
+	}
+	saved := make([][]string, len(forms))
+	for i, f := range forms {
+		saved[i] = f["state"]
+		f["state"] = []string{statePad + f.Get("state")}
+	}
+	return func() {
+		for i, f := range forms {
+			if saved[i] == nil {
+				delete(f, "state")
+			} else {
+				f["state"] = saved[i]
+			}
+		}
+	}
 }
 
 func (w *issWriter) WriteHeader(code int) {
@@ -386,6 +448,11 @@ func (w *issWriter) WriteHeader(code int) {
 		if u, err := url.Parse(loc); err == nil {
 			q := u.Query()
 			q.Set("iss", w.iss)
+			if w.state == nil {
+				q.Del("state")
+			} else {
+				q.Set("state", *w.state)
+			}
 			u.RawQuery = q.Encode()
 			w.Header().Set("Location", u.String())
 		}

@@ -110,7 +110,8 @@ func refuse(format string, args ...any) error {
 // server's issuer; resource (if any) one of this gateway's MCP resources (the same rule as
 // the resource parameter, Server.resource); client_id the authenticated client and one
 // the provider may name; exp, iat (and nbf) within bounds; jti present and not used
-// before; scope including mcp; the person by (iss, sub), or by verified email where the
+// before; the scope claim, when present, including mcp (a requested scope not offered was
+// dropped before, as for every grant: RFC 6749 §3.3); the person by (iss, sub), or by verified email where the
 // provider links by email; a membership in the workspace. Every refusal is invalid_grant
 // and writes nothing.
 func (h *idjag) HandleTokenEndpointRequest(ctx context.Context, ar fosite.AccessRequester) error {
@@ -208,11 +209,6 @@ func (h *idjag) HandleTokenEndpointRequest(ctx context.Context, ar fosite.Access
 	}
 	if cl.Scope != "" && !contains(strings.Fields(cl.Scope), Scope) {
 		return refuse("The assertion grants no scope of this server (%s).", Scope)
-	}
-	for _, sc := range ar.GetRequestedScopes() {
-		if sc != Scope {
-			return fosite.ErrInvalidScope.WithHintf("The scope %q is not offered (offered: %s).", sc, Scope)
-		}
 	}
 	if used, err := db.IDJAGUsed(ctx, s.o.Pool, idp.Issuer, cl.ID); err != nil {
 		return fosite.ErrServerError.WithWrap(err)

@@ -414,16 +414,40 @@ func (g *Gateway) baseURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
+// resourceMetadataURL is the RFC 9728 document of the MCP URL r asked for: each MCP URL has
+// its own, path-inserted (RFC 9728 §3.1), whose resource is exactly that URL, so that a client
+// that checks the document against the URL it was given (RFC 9728 §3.3) accepts it. A path
+// that is not one of the gateway's MCP URLs points at the gateway-wide /mcp document.
 func (g *Gateway) resourceMetadataURL(r *http.Request) string {
-	return g.baseURL(r) + "/.well-known/oauth-protected-resource/mcp"
+	p, _, ok := auth.MCPURLPath(r.URL.EscapedPath())
+	if !ok {
+		p = auth.MCPPath
+	}
+	return g.baseURL(r) + resourceMetadataPrefix + p
 }
 
-// serveResourceMetadata serves OAuth 2.0 Protected Resource Metadata (RFC 9728) for the
-// MCP endpoint, naming the configured authorization server.
+const resourceMetadataPrefix = "/.well-known/oauth-protected-resource"
+
+// serveResourceMetadata serves OAuth 2.0 Protected Resource Metadata (RFC 9728) for each MCP
+// URL (auth.MCPURLPath): /.well-known/oauth-protected-resource/mcp/{workspaceId} names
+// resource <base>/mcp/{workspaceId}, and so on; the bare document (no path) names the
+// gateway-wide <base>/mcp, as it always has. Any other path is 404: no document is made up for a
+// URL the gateway does not serve.
 func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
 	base := g.baseURL(r)
+	p := strings.TrimPrefix(r.URL.EscapedPath(), resourceMetadataPrefix)
+	if p == "" || p == "/" {
+		p = auth.MCPPath
+	}
+	canonical, _, ok := auth.MCPURLPath(p)
+	if !ok {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		httpapi.JSON(w, http.StatusNotFound, map[string]any{"error": "not_found",
+			"error_description": "no protected resource metadata at this path: the gateway's MCP URLs are /mcp, /mcp/{workspaceId} and /mcp/{workspaceId}/servers/{connection}"})
+		return
+	}
 	md := map[string]any{
-		"resource":                 base + "/mcp",
+		"resource":                 base + canonical,
 		"bearer_methods_supported": []string{"header"},
 		"resource_name":            "Agentpack MCP Gateway",
 	}
