@@ -12,7 +12,6 @@ import (
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/httpapi"
-	"github.com/agentpack/gateway/shared/idp"
 	"github.com/agentpack/gateway/shared/lambdaapp"
 )
 
@@ -31,7 +30,7 @@ func main() {
 				return err
 			}
 			// TRUSTED_IDPS adds enterprise identity providers not in the list yet.
-			if err := (&idp.Service{Pool: d.Pool}).Seed(ctx, d.Config.TrustedIDPs); err != nil {
+			if err := d.IDPs.Seed(ctx, d.Config.TrustedIDPs); err != nil {
 				return err
 			}
 			a.AuthServer = as.Handler()

@@ -16,6 +16,7 @@ import (
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/derrors"
 )
 
 // Provider is a trusted identity provider (db.TrustedIDP).
@@ -43,7 +44,8 @@ func requireSuperuser(p *auth.Principal) error {
 }
 
 // List returns every provider, ordered by issuer. FORBIDDEN unless p is a superuser.
-func (s *Service) List(ctx context.Context, p *auth.Principal) ([]Provider, error) {
+func (s *Service) List(ctx context.Context, p *auth.Principal) (_ []Provider, err error) {
+	defer derrors.Wrap(&err, "idp: list")
 	if err := requireSuperuser(p); err != nil {
 		return nil, err
 	}
@@ -57,7 +59,8 @@ func (s *Service) List(ctx context.Context, p *auth.Principal) ([]Provider, erro
 // Put creates or replaces the provider of in.Issuer. FORBIDDEN unless p is a superuser;
 // VALIDATION_ERROR for an issuer or JWKS URL that is not an absolute https URL (http for a
 // loopback host only), or more than 100 client ids.
-func (s *Service) Put(ctx context.Context, p *auth.Principal, in Input) (*Provider, error) {
+func (s *Service) Put(ctx context.Context, p *auth.Principal, in Input) (_ *Provider, err error) {
+	defer derrors.Wrap(&err, "idp: put %s", in.Issuer)
 	if err := requireSuperuser(p); err != nil {
 		return nil, err
 	}
@@ -70,11 +73,12 @@ func (s *Service) Put(ctx context.Context, p *auth.Principal, in Input) (*Provid
 // Delete removes the provider of issuer: its ID-JAGs are refused from then on (the access
 // tokens already issued live out their lifetime; revoke the connected clients to end them
 // at once). FORBIDDEN unless p is a superuser; NOT_FOUND when there is none.
-func (s *Service) Delete(ctx context.Context, p *auth.Principal, issuer string) error {
+func (s *Service) Delete(ctx context.Context, p *auth.Principal, issuer string) (err error) {
+	defer derrors.Wrap(&err, "idp: delete %s", issuer)
 	if err := requireSuperuser(p); err != nil {
 		return err
 	}
-	err := db.TrustedIDPDelete(ctx, s.Pool, issuer)
+	err = db.TrustedIDPDelete(ctx, s.Pool, issuer)
 	if apperr.CodeOf(err) == apperr.NotFound {
 		return apperr.New(apperr.NotFound, "no trusted identity provider has that issuer")
 	}
@@ -86,7 +90,8 @@ func (s *Service) Delete(ctx context.Context, p *auth.Principal, issuer string) 
 // a superuser last set it (a cold start must not re-enable what was disabled). "" seeds
 // nothing. Errors: the JSON or a provider is invalid (VALIDATION_ERROR,
 // naming its index), or the database's.
-func (s *Service) Seed(ctx context.Context, js string) error {
+func (s *Service) Seed(ctx context.Context, js string) (err error) {
+	defer derrors.Wrap(&err, "idp: seed")
 	if strings.TrimSpace(js) == "" {
 		return nil
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/httpapi"
-	"github.com/agentpack/gateway/shared/idp"
 )
 
 // Stack is the composed application.
@@ -89,7 +88,7 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 		if as, err = authserver.New(ao); err != nil {
 			return nil, err
 		}
-		if err := (&idp.Service{Pool: d.Pool}).Seed(ctx, d.Config.TrustedIDPs); err != nil {
+		if err := d.IDPs.Seed(ctx, d.Config.TrustedIDPs); err != nil {
 			return nil, err
 		}
 		gopts.OwnAuthServer = true

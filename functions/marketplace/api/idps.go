@@ -20,11 +20,9 @@ type trustedIDPQuery struct {
 	Issuer string `json:"issuer" doc:"The issuer of the identity provider to delete (required)."`
 }
 
-func (a *API) idps() *idp.Service { return &idp.Service{Pool: a.Pool} }
-
 // trustedIDPList is GET /api/trusted-idps.
 func (a *API) trustedIDPList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	ps, err := a.idps().List(r.Context(), p)
+	ps, err := a.IDPs.List(r.Context(), p)
 	if err != nil {
 		return err
 	}
@@ -38,7 +36,7 @@ func (a *API) trustedIDPPut(w http.ResponseWriter, r *http.Request, p *auth.Prin
 	if err := httpapi.Decode(w, r, &in); err != nil {
 		return err
 	}
-	out, err := a.idps().Put(r.Context(), p, in)
+	out, err := a.IDPs.Put(r.Context(), p, in)
 	if err != nil {
 		return err
 	}
@@ -52,7 +50,7 @@ func (a *API) trustedIDPDelete(w http.ResponseWriter, r *http.Request, p *auth.P
 	if iss == "" {
 		return apperr.New(apperr.Validation, "issuer is required")
 	}
-	if err := a.idps().Delete(r.Context(), p, iss); err != nil {
+	if err := a.IDPs.Delete(r.Context(), p, iss); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
