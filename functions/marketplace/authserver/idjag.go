@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -200,14 +201,14 @@ func (h *idjag) HandleTokenEndpointRequest(ctx context.Context, ar fosite.Access
 	if cl.ClientID != c.GetID() {
 		return refuse("The assertion is for client %q, not for the client that presents it.", truncate(cl.ClientID, 200))
 	}
-	if len(idp.AllowedClientIDs) > 0 && !contains(idp.AllowedClientIDs, c.GetID()) {
+	if len(idp.AllowedClientIDs) > 0 && !slices.Contains(idp.AllowedClientIDs, c.GetID()) {
 		return refuse("The identity provider %q may not grant access to this client here.", idp.Issuer)
 	}
 	hint, aud, err := s.idjagResource(r, cl.Resource)
 	if err != nil {
 		return err
 	}
-	if cl.Scope != "" && !contains(strings.Fields(cl.Scope), Scope) {
+	if cl.Scope != "" && !slices.Contains(strings.Fields(cl.Scope), Scope) {
 		return refuse("The assertion grants no scope of this server (%s).", Scope)
 	}
 	if used, err := db.IDJAGUsed(ctx, s.o.Pool, idp.Issuer, cl.ID); err != nil {
@@ -429,15 +430,6 @@ func algNames() string {
 		b.WriteString(string(a))
 	}
 	return b.String()
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func truncate(s string, n int) string {
