@@ -24,6 +24,7 @@ import (
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
+	"github.com/agentpack/gateway/shared/clientsetup"
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
@@ -211,17 +212,17 @@ func cmdServe(ctx context.Context) error {
 	}
 	addr := "127.0.0.1:" + cfg.Port
 	tok, _ := devTokens()
-	fmt.Print(banner("http://"+addr, demoURL, protected.MCPURL(), code, demoHandle(ctx, d), tok))
+	idp := ""
 	if cfg.Identity.Issuer != "" {
-		who := ""
-		if demoIdP {
-			who = " (the demo identity provider, mockoidc at " + cfg.Identity.Issuer + ", signs in " + demoIdPEmail +
-				",\n                  invited as an admin of the demo workspace)"
-		}
 		// The console's own sign-in link: it signs in through the gateway's authorization
 		// server, which sends the browser to the identity provider (docs/AUTH.md "The console").
-		fmt.Printf("  Sign in with the identity provider: http://%s%s%s\n\n", addr, console.SignInLink, who)
+		idp = "http://" + addr + console.SignInLink
+		if demoIdP {
+			idp += "\n                  (the demo identity provider, mockoidc at " + cfg.Identity.Issuer + ", signs in " + demoIdPEmail +
+				",\n                  invited as an admin of the demo workspace)"
+		}
 	}
+	fmt.Print(banner("http://"+addr, demoURL, protected.MCPURL(), code, demoHandle(ctx, d), tok, idp))
 	progress("listening on http://" + addr)
 	said := make(chan struct{})
 	go func() {
@@ -317,48 +318,63 @@ func randomCode() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// banner is what `make run` prints once the stack is up: the real base URL (PORT), the
-// console sign-in links, the aggregate and one single-server endpoint (the demo upstream,
-// by its handle), one block of tokens, a few ready-to-paste commands that read the admin
-// token from $AGENTPACK_TOKEN (so the token is printed once), and where the console's
-// "Client setup" page is (every client's configuration with the token filled in).
-func banner(base, demoURL, oauthURL, code, demoHandle string, tok map[string]string) string {
+// banner is what `make run` prints once the stack is up. It leads with what to paste
+// where: the MCP URL (the aggregate endpoint; the demo upstream's single-server endpoint
+// beside it) and each client's URL-only set-up (shared/clientsetup.URLOnly: the client
+// signs the person in through the gateway's authorization server), then the identity
+// provider's sign-in line (idp; "" when there is none), then the console's links, the
+// REST API, the demos, and last, under their own heading, the development tokens for
+// clients without OAuth and for the REST API (each printed once; the commands read the
+// admin token from $AGENTPACK_TOKEN), and where the console makes MCP-only tokens.
+func banner(base, demoURL, oauthURL, code, demoHandle string, tok map[string]string, idp string) string {
 	signIn := base + console.DevSignInPath + "?code=" + code + "&as="
 	mcpURL := base + "/mcp/" + demoWorkspace
-	return fmt.Sprintf(`
-Agentpack MCP Gateway is running on %[1]s.
-
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nAgentpack MCP Gateway is running on %s.\n\n", base)
+	fmt.Fprintf(&b, "Connect an MCP client: paste the URL; the client signs you in by itself (OAuth).\n")
+	fmt.Fprintf(&b, "  MCP URL:        %s   (every installed server's tools)\n", mcpURL)
+	fmt.Fprintf(&b, "  One server:     %s/servers/%s   (only %q)\n", mcpURL, demoHandle, demoConnName)
+	for _, c := range clientsetup.URLOnly(mcpURL, "") {
+		label := c.Label
+		if c.ID == "claude-desktop" {
+			label = "Claude Desktop"
+		}
+		lines := strings.Split(c.Text, "\n")
+		fmt.Fprintf(&b, "  %-15s %s\n", label+":", lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(&b, "  %-15s %s\n", "", l)
+		}
+	}
+	if idp != "" {
+		fmt.Fprintf(&b, "  Sign in with the identity provider: %s\n", idp)
+	}
+	fmt.Fprintf(&b, `
   Admin console:  %[2]s   (sign in as the demo admin; valid while this process runs)
                   member: %[3]s   superuser: %[4]s
-  MCP endpoint:   %[5]s   (every installed server's tools)
-  One server:     %[5]s/servers/%[13]s   (only %[8]q)
+  Client setup:   %[6]s/admin/#/setup (every client's set-up; MCP access tokens for header-only clients)
   REST API:       %[6]s/api/mcp-marketplace   (OpenAPI: %[6]s/api/openapi.json)
   Demo upstream:  %[7]s (installed in the demo workspace as %[8]q)
-  OAuth demo:     %[14]s (catalog entry %[15]q, auth mode oauth_per_user; its
+  OAuth demo:     %[13]s (catalog entry %[14]q, auth mode oauth_per_user; its
                   authorization server approves a demo user at once: Install it, then each
                   member connects their own account on the console's Authorizations page)
   Demo chat:      %[9]s
 
-Tokens (valid 30 days; make token prints them again):
+Clients without OAuth (a header) and the REST API: development tokens (valid 30 days;
+make token prints them again; the console's Client setup makes MCP-only ones instead).
   export AGENTPACK_TOKEN=%[10]s   # admin
   member token:    %[11]s
   superuser token: %[12]s
-
-Try it (after the export above; MCP Inspector and Claude Code need Node >= 22):
   curl -s %[5]s -H "Authorization: Bearer $AGENTPACK_TOKEN" \
     -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
   npx @modelcontextprotocol/inspector --cli %[5]s --transport http --method tools/list --header "Authorization: Bearer $AGENTPACK_TOKEN"
-  claude mcp add --transport http agentpack %[5]s --header "Authorization: Bearer $AGENTPACK_TOKEN"
-
-Client setup: the console's "Client setup" page, %[6]s/admin/#/setup, has every client's
-configuration (Claude Code, Claude Desktop, Cursor, VS Code, MCP Inspector, TypeScript SDK)
-with your token filled in.
+  (MCP Inspector, Claude Code and mcp-remote need Node >= 22.)
 
 Ctrl-C stops the server.
 `, base, signIn+auth.RoleAdmin, signIn+auth.RoleMember, signIn+auth.RoleSuperuser, mcpURL, base, demoURL, demoConnName,
-		demoChat, tok[auth.RoleAdmin], tok[auth.RoleMember], tok[auth.RoleSuperuser], demoHandle,
+		demoChat, tok[auth.RoleAdmin], tok[auth.RoleMember], tok[auth.RoleSuperuser],
 		oauthURL, seed.OAuthDemoName)
+	return b.String()
 }
 
 // startDemoUpstream serves the project's demo MCP server on ln.

@@ -30,45 +30,86 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// TestBanner: the banner names the real base URL (PORT), the console sign-in links, the
-// aggregate endpoint and the demo upstream's single-server endpoint, ready-to-paste MCP
-// Inspector and Claude Code lines reading $AGENTPACK_TOKEN, the Node version they need,
-// the OAuth demo upstream with its catalog entry, and the console's Client setup page —
-// and prints each token exactly once.
+// TestBanner: the banner's first lines say what to paste where — the MCP URL, the demo
+// upstream's single-server URL, and each client's URL-only set-up (Claude Code add then
+// login, gemini-cli, VS Code and Cursor with the url alone, mcp-remote without a header),
+// with no token among them — and the identity provider's sign-in line comes before "Ctrl-C
+// stops the server". Below: the console's links and Client setup page, the REST API, the
+// OAuth demo, and under their own heading the development tokens (each printed once) with
+// the header commands, which read $AGENTPACK_TOKEN.
 func TestBanner(t *testing.T) {
 	t.Parallel()
 	tok := map[string]string{auth.RoleAdmin: "ADMINTOKEN", auth.RoleMember: "MEMBERTOKEN", auth.RoleSuperuser: "SUPERTOKEN"}
-	b := banner("http://127.0.0.1:18480", "http://127.0.0.1:18481/mcp", "http://127.0.0.1:18482/mcp", "abc123", "demoupstream", tok)
+	mcp := "http://127.0.0.1:18480/mcp/" + demoWorkspace
+	b := banner("http://127.0.0.1:18480", "http://127.0.0.1:18481/mcp", "http://127.0.0.1:18482/mcp", "abc123", "demoupstream", tok,
+		"http://127.0.0.1:18480/admin/#/sign-in")
+	lines := strings.Split(b, "\n")
+	// The first lines, exactly.
+	want := []string{
+		"",
+		"Agentpack MCP Gateway is running on http://127.0.0.1:18480.",
+		"",
+		"Connect an MCP client: paste the URL; the client signs you in by itself (OAuth).",
+		"  MCP URL:        " + mcp + "   (every installed server's tools)",
+		"  One server:     " + mcp + `/servers/demoupstream   (only "Demo upstream")`,
+		"  Claude Code:    claude mcp add --transport http agentpack " + mcp,
+		"                  claude mcp login agentpack",
+		"  Gemini CLI:     gemini mcp add --transport http agentpack " + mcp,
+		`  VS Code:        {"servers":{"agentpack":{"type":"http","url":"` + mcp + `"}}}`,
+		`  Cursor:         {"mcpServers":{"agentpack":{"url":"` + mcp + `"}}}`,
+		`  Claude Desktop: {"mcpServers":{"agentpack":{"args":["-y","mcp-remote","` + mcp + `","--allow-http"],"command":"npx"}}}`,
+		"  Sign in with the identity provider: http://127.0.0.1:18480/admin/#/sign-in",
+	}
+	if len(lines) < len(want) {
+		t.Fatalf("banner:\n%s", b)
+	}
+	for i, w := range want {
+		if lines[i] != w {
+			t.Errorf("line %d:\n got  %q\n want %q", i+1, lines[i], w)
+		}
+	}
+	for _, l := range lines[:len(want)] {
+		if strings.Contains(l, "TOKEN") || strings.Contains(l, "Bearer") || strings.Contains(l, "header") {
+			t.Errorf("a URL-only line holds a token or a header: %q", l)
+		}
+	}
+	if i, j := strings.Index(b, "Sign in with the identity provider"), strings.Index(b, "Ctrl-C stops the server."); i < 0 || j < i {
+		t.Errorf("the identity provider's line (at %d) must come before Ctrl-C (at %d)", i, j)
+	}
 	for _, want := range []string{
-		"running on http://127.0.0.1:18480",
 		"http://127.0.0.1:18480/admin/dev/sign-in?code=abc123&as=admin",
 		"as=member", "as=superuser",
-		"MCP endpoint:   http://127.0.0.1:18480/mcp/" + demoWorkspace,
-		"One server:     http://127.0.0.1:18480/mcp/" + demoWorkspace + "/servers/demoupstream",
+		"Client setup:   http://127.0.0.1:18480/admin/#/setup",
+		"Clients without OAuth (a header) and the REST API",
 		"export AGENTPACK_TOKEN=ADMINTOKEN",
-		"npx @modelcontextprotocol/inspector --cli http://127.0.0.1:18480/mcp/" + demoWorkspace + " --transport http --method tools/list",
+		"npx @modelcontextprotocol/inspector --cli " + mcp + " --transport http --method tools/list",
 		`--header "Authorization: Bearer $AGENTPACK_TOKEN"`,
-		"claude mcp add --transport http agentpack http://127.0.0.1:18480/mcp/" + demoWorkspace,
 		"Node >= 22",
 		"superuser token: SUPERTOKEN",
 		demoChat,
 		"OAuth demo:     http://127.0.0.1:18482/mcp", `"Demo OAuth upstream"`, "oauth_per_user",
-		`Client setup: the console's "Client setup" page, http://127.0.0.1:18480/admin/#/setup`,
 	} {
 		if !strings.Contains(b, want) {
 			t.Errorf("banner lacks %q:\n%s", want, b)
 		}
 	}
-	if strings.Contains(b, "8080") {
-		t.Error("banner names 8080 although PORT is 18480")
+	if strings.Index(b, "Clients without OAuth") < strings.Index(b, "Claude Desktop:") {
+		t.Error("the header tokens come before the URL-only set-up")
+	}
+	if strings.Contains(b, "8080") || strings.Contains(b, "%!") {
+		t.Errorf("banner names 8080 although PORT is 18480, or a format error:\n%s", b)
 	}
 	for _, v := range tok {
 		if n := strings.Count(b, v); n != 1 {
 			t.Errorf("token %s printed %d times", v, n)
 		}
 	}
-	if n := strings.Count(b, "\n"); n > 40 {
+	if n := strings.Count(b, "\n"); n > 45 {
 		t.Errorf("banner is %d lines", n)
+	}
+	// Without an identity provider there is no sign-in line.
+	if b := banner("http://127.0.0.1:1", "", "", "c", "h", tok, ""); strings.Contains(b, "identity provider") {
+		t.Error("a sign-in line without an identity provider")
 	}
 }
 

@@ -108,6 +108,8 @@ var Functions = []FunctionSpec{
 			{"ANY", "/.well-known/oauth-authorization-server/{proxy+}"},
 			{"ANY", "/api/connected-clients"},
 			{"ANY", "/api/connected-clients/{id}"},
+			{"ANY", "/api/mcp-tokens"},
+			{"ANY", "/api/mcp-tokens/{id}"},
 			{"ANY", "/api/trusted-idps"},
 		},
 	},

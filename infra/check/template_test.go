@@ -37,6 +37,7 @@ var wantRoutes = map[string][]string{
 		"ANY /oauth/{proxy+}", "ANY /.well-known/oauth-authorization-server", // the gateway's authorization server (docs/AUTH.md)
 		"ANY /.well-known/oauth-authorization-server/{proxy+}",
 		"ANY /api/connected-clients", "ANY /api/connected-clients/{id}",
+		"ANY /api/mcp-tokens", "ANY /api/mcp-tokens/{id}", // a person's MCP access tokens (docs/AUTH.md)
 		"ANY /api/trusted-idps", // enterprise identity providers (docs/AUTH.md "The enterprise path")
 	},
 	"PinsFunction": {

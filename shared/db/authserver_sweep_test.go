@@ -90,3 +90,35 @@ func TestASSweep(t *testing.T) {
 		t.Errorf("a swept grant is active: %v, %v", ok, err)
 	}
 }
+
+// TestASSweepMCPTokens: an MCP access token's grant (expires_at set, no stored token, not
+// "used" by its calls) stays while it is live however long ago it was made, and goes a day
+// after its expiry; ASGrantActive refuses it once expired.
+func TestASSweepMCPTokens(t *testing.T) {
+	t.Parallel()
+	pool, _ := dbtest.Fresh(t)
+	ctx := t.Context()
+	const ws = "dddddddd-0000-4000-8000-0000000000a6"
+	mustWorkspace(t, pool, ws)
+	tok := func(id, made, expiresIn string) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, `INSERT INTO as_grants (id, client_id, person_id, workspace_id, created_at, last_used_at, expires_at, role)
+			VALUES ($1, $2, 'p', $3, now() - $4::interval, now() - $4::interval, now() + $5::interval, 'member')`,
+			id, db.MCPTokenClientID, ws, made, expiresIn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok("live-old", "80 days", "10 days")     // made 80 days ago, 10 days left: stays, active
+	tok("just-expired", "30 days", "-1 hour") // expired an hour ago: stays a day, inactive
+	tok("long-expired", "95 days", "-5 days") // goes
+	if _, err := db.ASSweep(ctx, pool, 100); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string][2]bool{"live-old": {true, true}, "just-expired": {true, false}, "long-expired": {false, false}} {
+		_, err := db.ASGrantGet(ctx, pool, id)
+		active, aerr := db.ASGrantActive(ctx, pool, id)
+		if (err == nil) != want[0] || aerr != nil || active != want[1] {
+			t.Errorf("%s: kept %v (%v), active %v (%v); want kept %v, active %v", id, err == nil, err, active, aerr, want[0], want[1])
+		}
+	}
+}

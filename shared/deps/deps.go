@@ -106,6 +106,7 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 	}
 	d.Services = NewServices(d.Pool, &connections.Service{Pool: d.Pool, Store: d.Store, Upstreams: d.Upstreams,
 		Guard: d.Guard, Logger: d.Logger, NewToolsNeedApproval: cfg.NewToolsNeedApproval}, d.Guard, d.Logger)
+	d.Grants.Key = d.SigningKey // MCP access tokens are the authorization server's (shared/grants)
 	if err := d.buildAuth(ctx); err != nil {
 		d.Close()
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/derrors"
+	"github.com/agentpack/gateway/shared/signing"
 )
 
 // ConsoleClientID is the client_id of the admin console, the authorization server's one
@@ -23,9 +24,14 @@ import (
 // workspace refuses its next refresh).
 const ConsoleClientID = "agentpack-console"
 
-// Service reads and revokes grants in Postgres.
+// Service reads and revokes grants in Postgres, and makes MCP access tokens (tokens.go).
 type Service struct {
 	Pool *db.Pool
+	// Key signs MCP access tokens (the authorization server's key, shared/deps); nil
+	// refuses their creation (UNAVAILABLE).
+	Key *signing.Key
+	// Now is the clock of token creation (nil: time.Now); tests move it.
+	Now func() time.Time
 }
 
 // View is a connected client as the REST API shows it: never a token.

@@ -10,11 +10,16 @@
 // asked to open, as one line `AUTHORIZE <url>`, and reads the authorization code the
 // browser was sent back with from one line of stdin. Then it finishes the flow
 // (transport.finishAuth), connects, lists tools, calls one, and prints one line
-// `RESULT <json>`: {"clientId", "tools": [names], "call": CallToolResult | {"error"}}.
+// `RESULT <json>`: {"clientId", "authMethod" (the registered token_endpoint_auth_method),
+// "hasSecret" (the registration returned a client_secret), "tools": [names],
+// "call": CallToolResult | {"error"}}.
 //
 // Inputs: argv[2] the MCP endpoint URL; env MCP_REDIRECT_URL (default
 // http://127.0.0.1:9/callback), MCP_CLIENT_METADATA_URL (optional), MCP_TOOL and
-// MCP_TOOL_ARGS (JSON) for the call.
+// MCP_TOOL_ARGS (JSON) for the call, MCP_TOKEN_AUTH_METHOD (default none): the
+// provider's clientMetadata.token_endpoint_auth_method — client_secret_post or
+// client_secret_basic make it a confidential client, which the SDK then authenticates at
+// the token endpoint with the secret the registration returned.
 import readline from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -23,6 +28,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 const url = new URL(process.argv[2]);
 const redirectUrl = process.env.MCP_REDIRECT_URL || 'http://127.0.0.1:9/callback';
 const metadataUrl = process.env.MCP_CLIENT_METADATA_URL || undefined;
+const authMethod = process.env.MCP_TOKEN_AUTH_METHOD || 'none';
 const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 
 let info, tokens, verifier;
@@ -32,7 +38,7 @@ const provider = {
     return {
       client_name: 'TypeScript SDK test client', redirect_uris: [redirectUrl],
       grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
-      token_endpoint_auth_method: 'none',
+      token_endpoint_auth_method: authMethod,
     };
   },
   clientMetadataUrl: metadataUrl,
@@ -57,7 +63,7 @@ try {
   client = new Client({ name: 'ts-oauth-client', version: '1.0.0' });
   await client.connect(transport());
 }
-const out = { clientId: info?.client_id };
+const out = { clientId: info?.client_id, authMethod: info?.token_endpoint_auth_method, hasSecret: typeof info?.client_secret === 'string' };
 out.tools = (await client.listTools()).tools.map((t) => t.name);
 if (process.env.MCP_TOOL) {
   try {

@@ -24,9 +24,11 @@ import (
 
 // oauthClientResult is what test/npm/ts-oauth-client.mjs prints on its RESULT line.
 type oauthClientResult struct {
-	ClientID string         `json:"clientId"`
-	Tools    []string       `json:"tools"`
-	Call     map[string]any `json:"call"`
+	ClientID   string         `json:"clientId"`
+	AuthMethod string         `json:"authMethod"`
+	HasSecret  bool           `json:"hasSecret"`
+	Tools      []string       `json:"tools"`
+	Call       map[string]any `json:"call"`
 }
 
 // runOAuthClient runs test/npm/ts-oauth-client.mjs against mcpURL with env, plays the
@@ -123,4 +125,32 @@ func TestTypeScriptSDKSignsInByItself(t *testing.T) {
 		}
 		check(t, res)
 	})
+}
+
+// The official TypeScript SDK client as a confidential client: its provider's
+// clientMetadata names client_secret_post (what claude.ai's connectors register with) or
+// client_secret_basic; the registration returns a secret and that method, and the SDK
+// authenticates its code exchange with them (the server refuses a confidential client's
+// token request without its secret, so the tools/list proves the SDK sent it).
+func TestTypeScriptSDKConfidentialClient(t *testing.T) {
+	w := newASWorld(t, nil)
+	a := w.ws["A"]
+	mcpURL := w.env.URL + "/mcp/" + a.id
+	for _, method := range []string{authserver.AuthMethodSecretPost, authserver.AuthMethodSecretBasic} {
+		t.Run(method, func(t *testing.T) {
+			res := w.runOAuthClient(t, mcpURL, "ada", "MCP_TOKEN_AUTH_METHOD="+method, "MCP_TOOL=mcp_"+a.handle+"_echo",
+				`MCP_TOOL_ARGS={"message":"confidential"}`)
+			if res.AuthMethod != method || !res.HasSecret {
+				t.Fatalf("registered as %q, secret returned %v; want %s with a secret", res.AuthMethod, res.HasSecret, method)
+			}
+			if !hasPrefix(res.Tools, "mcp_"+a.handle+"_") || res.Call["content"] == nil {
+				t.Fatalf("tools/list and tools/call as the signed-in member: %v %v", res.Tools, res.Call)
+			}
+			var stored, hash string
+			if err := w.env.Pool.QueryRow(t.Context(), `SELECT token_endpoint_auth_method, secret_hash FROM as_clients
+				WHERE client_id = $1`, res.ClientID).Scan(&stored, &hash); err != nil || stored != method || hash == "" {
+				t.Fatalf("stored client %s: method %q, hash set %v (%v)", res.ClientID, stored, hash != "", err)
+			}
+		})
+	}
 }

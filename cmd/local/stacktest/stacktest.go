@@ -133,6 +133,7 @@ func New(t testing.TB, o *Options) *Env {
 		Services: deps.NewServices(pool, &connections.Service{Pool: pool, Store: store, Upstreams: up, Guard: guard, Logger: logger},
 			guard, logger),
 		SigningKey: key}
+	e.Deps.Grants.Key = key // as deps.Build does: MCP access tokens are signed with it
 	if so.Metrics == nil {
 		so.Metrics = e.Metrics
 	}

@@ -140,6 +140,50 @@ func (a *API) connectedClientRevoke(w http.ResponseWriter, r *http.Request, p *a
 	return nil
 }
 
+// mcpTokenList is GET /api/mcp-tokens (shared/grants, tokens.go).
+func (a *API) mcpTokenList(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if a.AuthServer == nil {
+		return apperr.New(apperr.NotFound, "this gateway's authorization server is not configured")
+	}
+	items, err := a.Grants.Tokens(r.Context(), p, httpapi.BaseURL(a.Console.PublicBaseURL, r))
+	if err != nil {
+		return err
+	}
+	httpapi.JSON(w, http.StatusOK, mcpTokenList{Items: items})
+	return nil
+}
+
+// mcpTokenCreate is POST /api/mcp-tokens: the token is in this answer only (Cache-Control
+// no-store, as the token endpoint's, RFC 6749 §5.1).
+func (a *API) mcpTokenCreate(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if a.AuthServer == nil {
+		return apperr.New(apperr.NotFound, "this gateway's authorization server is not configured")
+	}
+	var in grants.TokenInput
+	if err := httpapi.Decode(w, r, &in); err != nil {
+		return err
+	}
+	out, err := a.Grants.CreateToken(r.Context(), p, httpapi.BaseURL(a.Console.PublicBaseURL, r), in)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httpapi.JSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// mcpTokenRevoke is DELETE /api/mcp-tokens/{id}.
+func (a *API) mcpTokenRevoke(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if a.AuthServer == nil {
+		return apperr.New(apperr.NotFound, "this gateway's authorization server is not configured")
+	}
+	if err := a.Grants.RevokeToken(r.Context(), p, r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
 // requireCatalogWriter allows catalog writes to superusers only
 // (catalogentries.RequireWriter). Handlers check it before reading the body, so that a
 // non-superuser gets 403 whatever the body holds.

@@ -68,6 +68,7 @@ var docBuilder = restdoc.Builder{
 		{Name: "members", Description: `A workspace's members and invitations (admin of the workspace; docs/AUTH.md "Signing in: the organisation's identity provider").`},
 		{Name: "policies", Description: "Call-time access policies in Cedar: who may list and call which tool with which arguments (admin; docs/POLICIES.md)."},
 		{Name: "connected-clients", Description: "The MCP clients connected through the gateway's own authorization server."},
+		{Name: "mcp-tokens", Description: `A person's own MCP access tokens, for MCP clients that take only a header: valid at the MCP endpoint only, for a lifetime the person chooses, revocable (docs/AUTH.md "MCP access tokens").`},
 	},
 	ErrorBody: errorEnvelope{},
 	PathParams: map[string]restdoc.PathParam{
@@ -97,6 +98,9 @@ var docBuilder = restdoc.Builder{
 		reflect.TypeFor[policy.WhatIf]():               "PolicyWhatIf",
 		reflect.TypeFor[policy.Decision]():             "PolicyDecision",
 		reflect.TypeFor[grants.View]():                 "ConnectedClient",
+		reflect.TypeFor[grants.TokenView]():            "MCPToken",
+		reflect.TypeFor[grants.CreatedToken]():         "MCPTokenCreated",
+		reflect.TypeFor[grants.TokenInput]():           "MCPTokenInput",
 		reflect.TypeFor[errorEnvelope]():               "ErrorBody",
 		reflect.TypeFor[httpapi.ErrorBody]():           "Error",
 		reflect.TypeFor[connections.InstallInput]():    "InstallInput",

@@ -5,6 +5,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/identity"
 	"github.com/agentpack/gateway/shared/idp"
 	"github.com/agentpack/gateway/shared/overrides"
@@ -82,6 +83,47 @@ var Routes = []Route{
 			{Status: 204, Description: "Deleted: its ID-JAGs are refused from now on."},
 		},
 		Errors: []apperr.Code{apperr.Validation, apperr.Forbidden, apperr.NotFound},
+	}},
+	{Pattern: "GET /api/mcp-tokens", handler: func(a *API) handlerFunc { return a.mcpTokenList }, Op: restdoc.Op{
+		ID: "mcpTokenList", Tag: "mcp-tokens",
+		Summary:     "List the caller's MCP access tokens",
+		Description: "The caller's own MCP access tokens that are neither revoked nor expired, newest first, in every workspace; never a token (it is shown once, at creation). Nobody else's are listed: an admin sees a member's tokens among the workspace's connected clients.",
+		Responses: []restdoc.Response{
+			{Status: 200, Description: "The caller's active MCP access tokens.", Body: mcpTokenList{}},
+		},
+		Errors: []apperr.Code{apperr.NotFound},
+		ErrorText: map[apperr.Code]string{
+			apperr.NotFound: "This gateway's authorization server is not configured (NOT_FOUND).",
+		},
+	}},
+	{Pattern: "POST /api/mcp-tokens", handler: func(a *API) handlerFunc { return a.mcpTokenCreate }, Op: restdoc.Op{
+		ID: "mcpTokenCreate", Tag: "mcp-tokens",
+		Summary:     "Create an MCP access token for an MCP client that takes only a header",
+		Description: "For clients without OAuth: a bearer token for the gateway's MCP endpoint (<origin>/mcp/{workspaceId}) only, never the REST API, acting as the caller in workspaceId with the caller's role there (member or admin), for lifetimeSeconds (1 hour to 90 days). The token is in this answer only: it is not stored and cannot be read again. It ends at its expiry, when revoked (DELETE), or at the next call after the caller leaves the workspace or loses the role.",
+		Body:        grants.TokenInput{},
+		Responses: []restdoc.Response{
+			{Status: 201, Description: "Created; token is shown this once.", Body: grants.CreatedToken{}},
+		},
+		Errors: []apperr.Code{apperr.Validation, apperr.Forbidden, apperr.NotFound, apperr.Conflict},
+		ErrorText: map[apperr.Code]string{
+			apperr.Validation: "lifetimeSeconds outside 3600 to 7776000, a name over 100 bytes or with control characters, or workspaceId missing or not a UUID; details.field names the member (VALIDATION_ERROR).",
+			apperr.Forbidden:  "The caller is not a member of workspaceId (FORBIDDEN).",
+			apperr.NotFound:   "This gateway's authorization server is not configured (NOT_FOUND).",
+			apperr.Conflict:   "The caller already holds 50 active MCP access tokens (CONFLICT).",
+		},
+	}},
+	{Pattern: "DELETE /api/mcp-tokens/{id}", handler: func(a *API) handlerFunc { return a.mcpTokenRevoke }, Op: restdoc.Op{
+		ID: "mcpTokenRevoke", Tag: "mcp-tokens",
+		Summary:     "Revoke one of the caller's MCP access tokens",
+		Description: "Its next call to the MCP endpoint is refused (401 with the challenge).",
+		PathParams:  map[string]restdoc.PathParam{"id": {Description: "MCP access token id.", Format: "uuid"}},
+		Responses: []restdoc.Response{
+			{Status: 204, Description: "Revoked."},
+		},
+		Errors: []apperr.Code{apperr.NotFound},
+		ErrorText: map[apperr.Code]string{
+			apperr.NotFound: "No such active MCP access token of the caller (another person's is not found either), or no authorization server (NOT_FOUND).",
+		},
 	}},
 	{Pattern: "GET /api/mcp-marketplace", handler: func(a *API) handlerFunc { return a.catalogList }, Op: restdoc.Op{
 		ID: "catalogList", Tag: "marketplace",

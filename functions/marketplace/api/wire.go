@@ -25,6 +25,10 @@ type connectedClientList struct {
 	Items []grants.View `json:"items"`
 }
 
+type mcpTokenList struct {
+	Items []grants.TokenView `json:"items"`
+}
+
 type catalogPage struct {
 	Entries    []catalog.EntryView `json:"entries"`
 	NextOffset int                 `json:"nextOffset,omitempty" doc:"Present when limit was given and more entries follow."`

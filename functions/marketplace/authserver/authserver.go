@@ -8,6 +8,7 @@
 //	GET  /oauth/authorize, POST (the consent form)  authorization code + PKCE S256 (OAuth 2.1)
 //	POST /oauth/token                               code exchange, refresh with rotation
 //	POST /oauth/register                            RFC 7591 dynamic registration
+//	GET, DELETE /oauth/register/{client_id}         RFC 7592 client configuration (registration.go)
 //	POST /oauth/revoke                              RFC 7009 revocation
 //
 // The protocol is ory/fosite's (request parsing and validation, PKCE, code replay,
@@ -116,8 +117,15 @@ type Options struct {
 	AccessTokenLifespan time.Duration
 	// RefreshTokenLifespan defaults to 30 days.
 	RefreshTokenLifespan time.Duration
-	// RegistrationsPerHour bounds dynamic registrations per source address (default 20).
-	RegistrationsPerHour int
+	// RegistrationsPerHour bounds the distinct clients (name, redirect URIs and auth
+	// method) registered from one source address within an hour (default 20);
+	// RegistrationsPerShapePerHour the registrations of one such client from one source
+	// (default 300: a hosted client's many users behind one egress address);
+	// RegistrationsGlobalPerHour all registrations (default 1000). docs/AUTH.md
+	// "Registration limits".
+	RegistrationsPerHour         int
+	RegistrationsPerShapePerHour int
+	RegistrationsGlobalPerHour   int
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 	// SignInOrigin is the origin people sign in at (identity.SignIn.Origin: where the
@@ -155,7 +163,13 @@ func New(o Options) (*Server, error) {
 		o.RefreshTokenLifespan = 30 * 24 * time.Hour
 	}
 	if o.RegistrationsPerHour == 0 {
-		o.RegistrationsPerHour = 20
+		o.RegistrationsPerHour = defaultShapesPerSource
+	}
+	if o.RegistrationsPerShapePerHour == 0 {
+		o.RegistrationsPerShapePerHour = defaultPerShape
+	}
+	if o.RegistrationsGlobalPerHour == 0 {
+		o.RegistrationsGlobalPerHour = defaultGlobal
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -187,6 +201,7 @@ func New(o Options) (*Server, error) {
 		JWTScopeClaimKey:         jwt.JWTScopeFieldString, // "scope", RFC 9068 §2.2.3
 		// state: see padState (consent.go).
 		SendDebugMessagesToClients: false,
+		ClientSecretsHasher:        secretHasher{}, // client secrets (registration.go)
 	}
 	strategy := &compose.CommonStrategy{CoreStrategy: &oauth2.DefaultJWTStrategy{
 		Signer: &jwtSigner{key: o.Key}, HMACSHAStrategy: opaque{}, Config: cfg}}
@@ -212,7 +227,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+AuthorizePath, s.authorize)
 	mux.HandleFunc("POST "+AuthorizePath, s.authorize)
 	mux.HandleFunc("POST "+TokenPath, s.token)
-	mux.HandleFunc("POST "+RegisterPath, s.register)
+	s.registrationRoutes(mux)
 	mux.HandleFunc("POST "+RevokePath, s.revoke)
 	for _, p := range []string{MetadataPath, JWKSPath, TokenPath, RegisterPath, RevokePath} {
 		mux.HandleFunc("OPTIONS "+p, s.preflight)
@@ -265,8 +280,8 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"response_modes_supported":                       []string{"query"},
 		"grant_types_supported":                          []string{"authorization_code", "refresh_token", GrantTypeJWTBearer},
 		"authorization_grant_profiles_supported":         []string{IDJAGGrantProfile},
-		"token_endpoint_auth_methods_supported":          []string{"none"},
-		"revocation_endpoint_auth_methods_supported":     []string{"none"},
+		"token_endpoint_auth_methods_supported":          AuthMethods,
+		"revocation_endpoint_auth_methods_supported":     AuthMethods,
 		"code_challenge_methods_supported":               []string{"S256"},
 		"client_id_metadata_document_supported":          true,
 		"authorization_response_iss_parameter_supported": true,
@@ -456,6 +471,7 @@ func (s *Server) accessError(w http.ResponseWriter, r *http.Request, ar fosite.A
 		s.o.Logger.WarnContext(r.Context(), "authserver: token request refused", "error", "invalid_client",
 			"reason", fosite.ErrorToRFC6749Error(err).GetDescription(), "client_id", logValue(r.PostForm.Get("client_id")))
 	}
+	basicChallenge(w, r, err)
 	s.provider.WriteAccessError(r.Context(), w, ar, err)
 }
 
@@ -478,6 +494,7 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	err := s.provider.NewRevocationRequest(ctx, r)
 	if err != nil {
 		s.logError(r, err)
+		basicChallenge(w, r, err)
 	}
 	s.provider.WriteRevocationResponse(ctx, w, err)
 }

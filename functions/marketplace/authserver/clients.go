@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +46,9 @@ type client struct {
 	Document bool
 	// firstParty is the console (console.go): no consent, the REST resource only.
 	firstParty bool
+	// authMethod is a registered client's token endpoint auth method ("": none;
+	// registration.go).
+	authMethod string
 }
 
 func newClient(id string, redirects []string) *client {
@@ -86,9 +88,7 @@ func (cs *clients) get(ctx context.Context, id string) (fosite.Client, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	c := newClient(row.ClientID, row.RedirectURIs)
-	c.Name, c.LogoURI, c.ClientURI = row.ClientName, row.LogoURI, row.ClientURI
-	return c, nil
+	return clientFromRow(row), nil
 }
 
 // isDocumentID reports whether a client_id is a metadata document URL (an http(s) URL;
@@ -265,74 +265,6 @@ func isLoopback(h string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
-}
-
-// register handles RFC 7591 dynamic registration: the client metadata in, the stored
-// client (client_id, no secret: public clients, token_endpoint_auth_method "none") out,
-// 201. Errors (RFC 7591 §3.2.2): invalid_redirect_uri, invalid_client_metadata (400); too
-// many registrations from one source within the hour: 429 with Retry-After.
-func (s *Server) register(w http.ResponseWriter, r *http.Request) {
-	var md clientMetadata
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "the registration must be application/json")
-		return
-	}
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxMetadataBytes))
-	if err := dec.Decode(&md); err != nil {
-		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "the body is not a JSON object of client metadata")
-		return
-	}
-	if err := md.check(); err != nil {
-		code := "invalid_client_metadata"
-		if strings.Contains(err.Error(), "redirect") {
-			code = "invalid_redirect_uri"
-		}
-		oauthError(w, http.StatusBadRequest, code, err.Error())
-		return
-	}
-	if md.Scope != "" && md.Scope != Scope {
-		for _, sc := range strings.Fields(md.Scope) {
-			if sc != Scope {
-				oauthError(w, http.StatusBadRequest, "invalid_client_metadata", fmt.Sprintf("scope %q is not offered (offered: %s)", sc, Scope))
-				return
-			}
-		}
-	}
-	source := s.sourceOf(r)
-	n, err := db.ASClientCountSince(r.Context(), s.o.Pool, source, s.now().Add(-time.Hour))
-	if err != nil {
-		s.serverError(w, r, err)
-		return
-	}
-	if n >= s.o.RegistrationsPerHour {
-		w.Header().Set("Retry-After", "3600")
-		oauthError(w, http.StatusTooManyRequests, "invalid_request",
-			fmt.Sprintf("too many client registrations from this source (at most %d an hour)", s.o.RegistrationsPerHour))
-		return
-	}
-	id := randomID()
-	out := map[string]any{
-		"client_id": id, "client_id_issued_at": s.now().Unix(), "redirect_uris": md.RedirectURIs,
-		"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"},
-		"token_endpoint_auth_method": "none", "scope": Scope,
-	}
-	for k, v := range map[string]string{"client_name": md.ClientName, "client_uri": md.ClientURI, "logo_uri": md.LogoURI,
-		"software_id": md.SoftwareID, "software_version": md.SoftwareVersion} {
-		if v != "" {
-			out[k] = v
-		}
-	}
-	b, _ := json.Marshal(out)
-	if err := db.ASClientInsert(r.Context(), s.o.Pool, &db.ASClient{ClientID: id, ClientName: md.ClientName,
-		LogoURI: md.LogoURI, ClientURI: md.ClientURI, RedirectURIs: slices.Clone(md.RedirectURIs), Metadata: b,
-		SourceIP: source}); err != nil {
-		s.serverError(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusCreated)
-	_, _ = w.Write(b)
 }
 
 func randomID() string {

@@ -174,6 +174,14 @@ export const oauthConsent = {
 // Connected clients: the MCP clients people authorized at the gateway's own authorization
 // server (shared/grants, docs/AUTH.md). mine: the caller's own; inWorkspace: every client
 // of a workspace (admin).
+// A person's own MCP access tokens for header-only MCP clients (shared/grants, docs/AUTH.md
+// "MCP access tokens"): /mcp only, a chosen lifetime, shown once at creation.
+export const mcpTokens = {
+  list: () => request('GET', '/api/mcp-tokens'),
+  create: (body) => request('POST', '/api/mcp-tokens', body),
+  revoke: (id) => request('DELETE', `/api/mcp-tokens/${enc(id)}`),
+};
+
 export const connectedClients = {
   mine: () => request('GET', '/api/connected-clients'),
   inWorkspace: (workspaceId) => request('GET', '/api/connected-clients' + ws(workspaceId)),

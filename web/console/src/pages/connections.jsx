@@ -160,7 +160,7 @@ export function Connections({ ctx }) {
       ) : null}
       {dialog && dialog.kind === 'setup' ? (
         <Dialog id="setup-dialog" title={'Client setup: ' + dialog.conn.name} onClose={close}>
-          <ClientConfigs url={endpoint(ctx.ws, dialog.conn.handle || dialog.conn.id)} id="conn-setup" />
+          <ClientConfigs url={endpoint(ctx.ws, dialog.conn.handle || dialog.conn.id)} id="conn-setup" ws={ctx.ws} />
         </Dialog>
       ) : null}
       {dialog && dialog.kind === 'edit' ? (

@@ -1,10 +1,14 @@
 // Client setup: ready-to-copy configuration of each MCP client for the workspace endpoint
-// and for each connection's own endpoint (/mcp/{workspaceId}/servers/{handle}). The token
-// is masked until revealed; Copy copies the real text. shared/clientsetup builds the same
-// text for the `make run` banner (the browser test compares them).
+// and for each connection's own endpoint (/mcp/{workspaceId}/servers/{handle}): the URL and
+// each client's URL-only set-up first, then, for clients without OAuth, the header set-up
+// with an MCP access token created on this page (masked until revealed; Copy copies the
+// real text), and the person's tokens with Revoke. Never the console's own token.
+// shared/clientsetup builds the same text for the `make run` banner (the browser test
+// compares them).
 
 import { useEffect, useState } from 'preact/hooks';
 import { ClientConfigs } from '../components/clientconfigs.jsx';
+import { TokenList } from '../components/mcptokens.jsx';
 import { endpoint, rpc } from '../mcp.js';
 import { ErrorBox, markReady, useLoad } from '../ui.jsx';
 
@@ -19,6 +23,7 @@ export function Setup({ ctx }) {
     return env.data.connections.filter((c) => c.enabled !== false);
   }, [ctx.ws]);
   const [which, setWhich] = useState('');
+  const [made, setMade] = useState(0);
   useEffect(() => {
     if (!conns.loading) markReady('setup');
   }, [conns]);
@@ -28,8 +33,8 @@ export function Setup({ ctx }) {
     <section aria-labelledby="page-title">
       <h1 id="page-title">Client setup</h1>
       <p>
-        Point an MCP client at the gateway. The workspace endpoint serves every tool you may call here (built-ins and
-        every connection); a connection's own endpoint serves only that server, with its resources and prompts.
+        Point an MCP client at the gateway's URL. The workspace endpoint serves every tool you may call here (built-ins
+        and every connection); a connection's own endpoint serves only that server, with its resources and prompts.
       </p>
       <ErrorBox error={conns.error} />
       <div class="field">
@@ -43,7 +48,8 @@ export function Setup({ ctx }) {
           ))}
         </select>
       </div>
-      <ClientConfigs url={url} id="setup" key={url} />
+      <ClientConfigs url={url} id="setup" key={url} ws={ctx.ws} onTokenCreated={() => setMade((n) => n + 1)} />
+      <TokenList reloadKey={made} />
     </section>
   );
 }
