@@ -42,7 +42,7 @@ type TestAnswer struct {
 	Success    bool           `json:"success"`
 	ToolCount  *int           `json:"toolCount,omitempty" doc:"On success."`
 	Error      string         `json:"error,omitempty" doc:"On failure; never contains header values, the URL's query, or raw network error text."`
-	Stage      string         `json:"stage,omitempty" enum:"dns,connect,tls,http,protocol" doc:"On failure: where the connect failed. dns: the host name did not resolve; connect: no TCP connection (refused, unreachable, blocked address); tls: the TLS handshake failed (certificate, or not TLS at all); http: the upstream answered with a non-success status (httpStatus), or not at all; protocol: HTTP worked but the MCP exchange did not."`
+	Stage      string         `json:"stage,omitempty" enum:"dns,connect,tls,http,protocol" doc:"On failure: where the connect or the listing failed. dns: the host name did not resolve; connect: no TCP connection (refused, unreachable, blocked address); tls: the TLS handshake failed (certificate, or not TLS at all); http: the upstream answered with a non-success status (httpStatus), or not at all; protocol: HTTP worked but the MCP exchange did not: the upstream answered initialize or tools/list with a JSON-RPC error (the error names its code and message), or with a body that is not MCP."`
 	HTTPStatus int            `json:"httpStatus,omitempty" doc:"On failure, when the upstream answered: its HTTP status. A redirect (3xx) is reported, not followed; the error names its target without the query."`
 	Hint       string         `json:"hint,omitempty" doc:"On failure, when there is one: what to try (e.g. a 404 on a URL without /mcp suggests the /mcp URL)."`
 	Transport  string         `json:"transport,omitempty" enum:"streamable-http,sse"`

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/shared/apperr"
+	"github.com/agentpack/gateway/shared/oautherr"
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 )
@@ -269,6 +270,13 @@ func (s *SignIn) callback(w http.ResponseWriter, r *http.Request) {
 	// The flow is used once, whatever happens next.
 	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: CallbackPath, MaxAge: -1, HttpOnly: true,
 		Secure: s.sessions.secure, SameSite: http.SameSiteLaxMode})
+	// RFC 9207 §2.4: an iss in the answer must be the configured identity provider's; a
+	// mismatch is a mix-up or a forged answer and nothing of it is used or shown.
+	if q.Has("iss") && q.Get("iss") != s.cfg.Issuer {
+		page(w, http.StatusBadRequest, "Sign-in refused",
+			"The answer's issuer (iss) is not this gateway's identity provider: it was ignored and nothing of it is shown. Start the sign-in again.")
+		return
+	}
 	if e := q.Get("error"); e != "" {
 		status := http.StatusBadRequest
 		switch e {
@@ -395,16 +403,12 @@ func (s *SignIn) signOut(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, rt, http.StatusSeeOther)
 }
 
-// oauthErrorCode is an OAuth error code fit to show (RFC 6749 §4.1.2.1 restricts it to
-// printable ASCII without quote and backslash); anything else becomes "an error".
+// oauthErrorCode is what a page shows of an OAuth error code the identity provider
+// answered: a registered code, quoted, else oautherr.Unregistered (a free-form code could
+// be text written to be read as the gateway's; package oautherr).
 func oauthErrorCode(e string) string {
-	if len(e) > 64 {
-		return "an error"
-	}
-	for _, r := range e {
-		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
-			return "an error"
-		}
+	if !oautherr.Registered(e) {
+		return oautherr.Unregistered
 	}
 	return `"` + e + `"`
 }

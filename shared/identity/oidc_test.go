@@ -186,6 +186,41 @@ func TestSignInRefusals(t *testing.T) {
 			t.Fatal("the description was echoed")
 		}
 	})
+	// RFC 9207; MCP authorization "Authorization Response Validation": an answer whose iss
+	// is not the identity provider's shows none of its content; a free-form error code (a
+	// phishing text) is not shown either, even from the right issuer.
+	const phish = "call_+1-800-555-0100_to_unlock"
+	for _, tc := range []struct{ name, iss, code, want string }{
+		{"iss mismatch", "https://evil.example", "access_denied", "is not this gateway&#39;s identity provider"},
+		{"iss mismatch, phishing code", "https://evil.example", phish, "is not this gateway&#39;s identity provider"},
+		{"unregistered code", "", phish, "answered an unregistered error code"},
+		{"unregistered code, matching iss", d.oidc.Issuer(), phish, "answered an unregistered error code"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := browser(t)
+			cb := d.authorize(t, c, "/admin/")
+			q := cb.Query()
+			q.Del("code")
+			q.Set("error", tc.code)
+			q.Set("error_description", "Your account is locked: "+phish)
+			q.Set("error_uri", "https://evil.example/unlock")
+			if tc.iss != "" {
+				q.Set("iss", tc.iss)
+			} else {
+				q.Del("iss")
+			}
+			cb.RawQuery = q.Encode()
+			resp, body := get(t, c, cb.String())
+			if resp.StatusCode/100 != 4 || !strings.Contains(body, tc.want) {
+				t.Errorf("%d %s", resp.StatusCode, body)
+			}
+			for _, bad := range []string{"800-555", "locked", "evil.example"} {
+				if strings.Contains(body, bad) {
+					t.Errorf("page shows %q: %s", bad, body)
+				}
+			}
+		})
+	}
 	t.Run("no code", func(t *testing.T) {
 		c := browser(t)
 		cb := d.authorize(t, c, "/admin/")

@@ -61,9 +61,9 @@ func TestSessionBound(t *testing.T) {
 }
 
 // TestLiveSessionNotBehindConnectLock: a call to an upstream whose session is live takes
-// it without the connection's connect lock, so concurrent calls to one upstream do not
-// queue on each other: with the lock held (as by a connect in progress), a call still gets
-// the live session at once; a call to a connection with no session waits for the lock.
+// it without waiting for a connect in progress, so concurrent calls to one upstream do not
+// queue on each other: with a connect in flight (as by another configuration's), a call
+// still gets the live session at once; a call that needs a connect waits for the flight.
 func TestLiveSessionNotBehindConnectLock(t *testing.T) {
 	t.Parallel()
 	f := testpeer.NewFixture(t, nil)
@@ -76,22 +76,28 @@ func TestLiveSessionNotBehindConnectLock(t *testing.T) {
 	s.end()
 	p.mu.Lock()
 	e := p.conns["c1"]
+	fl := &flight{key: "another configuration", done: make(chan struct{})}
+	e.flight = fl // a connect in progress
 	p.mu.Unlock()
-	e.sem <- struct{}{} // a connect in progress holds the lock
-	defer func() { <-e.sem }()
+	defer func() {
+		p.mu.Lock()
+		e.flight = nil
+		p.mu.Unlock()
+		close(fl.done)
+	}()
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
 	got, err := p.session(ctx, tg)
 	if err != nil || got != s {
-		t.Fatalf("live session behind the connect lock: %v (same session %v)", err, got == s)
+		t.Fatalf("live session behind the connect in flight: %v (same session %v)", err, got == s)
 	}
 	got.end()
 
 	short, cancel2 := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel2()
 	other := Target{ConnectionID: "c1", URL: f.URL + "?other"} // another configuration: a connect
-	if _, err := p.session(short, other); err == nil || !strings.Contains(err.Error(), "waiting for another connect") {
-		t.Fatalf("a connect did not wait for the connection's lock: %v", err)
+	if _, err := p.session(short, other); err == nil || !strings.Contains(err.Error(), "waiting for a connect") {
+		t.Fatalf("a connect did not wait for the connect in flight: %v", err)
 	}
 }

@@ -100,7 +100,11 @@ func (p *Pool) classify(ctx, callCtx context.Context, err error, pr *probe, s *s
 	if rpc := RPCError(err); rpc != nil && !s.rt.tooLarge.Load() &&
 		status != http.StatusUnauthorized && status != http.StatusForbidden &&
 		status != http.StatusTooManyRequests && status < 500 {
-		return apperr.Wrap(err, apperr.UpstreamError, "upstream returned JSON-RPC error %d: %s", rpc.Code, text.Clip(rpc.Message, 200))
+		// A well-formed JSON-RPC error: the upstream answered, and refused at the MCP level
+		// (stage protocol: the connection test tells "it answered, but refused to list its
+		// tools" from a dead server).
+		return withFailure(apperr.Wrap(err, apperr.UpstreamError, "upstream returned JSON-RPC error %d: %s", rpc.Code, text.Clip(rpc.Message, 200)),
+			StageProtocol, httpStatusOf(status))
 	}
 	if e := p.classifyHTTP(err, pr, s.rt, "the "+what); e != nil {
 		return e

@@ -30,6 +30,9 @@ const (
 	DefaultMaxResponseBytes = 5 << 20 // 5 MiB
 	DefaultMaxPages         = 100
 	DefaultUserAgent        = "agentpack-gateway/1.0"
+	// DefaultFailureMemory is how long a connect that timed out or found the upstream
+	// unreachable is remembered (Options.FailureMemory).
+	DefaultFailureMemory = 5 * time.Second
 )
 
 // statelessProtocolVersion is the first MCP version without an initialize handshake
@@ -120,6 +123,13 @@ type Options struct {
 	FixedVersion bool
 	// ClientInfo is the MCP clientInfo; default {Name: "agentpack-gateway", Version: "1.0.0"}.
 	ClientInfo *mcp.Implementation
+	// FailureMemory is how long a connect that failed with UPSTREAM_TIMEOUT or
+	// UPSTREAM_UNAVAILABLE (a hanging, dead or overloaded upstream) is remembered for its
+	// connection and configuration: calls in that window fail at once with the same code
+	// (retryable) instead of waiting out another connect. Default DefaultFailureMemory;
+	// negative: nothing is remembered. Disconnect (a connection test, an update) and a
+	// successful Ping (the health check) forget it at once.
+	FailureMemory time.Duration
 }
 
 // Pool connects to upstream MCP servers and caches their sessions. Safe for concurrent use.
@@ -137,15 +147,36 @@ type Pool struct {
 	refused sync.Map
 	// evictions counts sessions closed to stay under MaxSessionBytes.
 	evictions atomic.Int64
+	// now is the clock of the failure memory (tests set it).
+	now func() time.Time
 }
 
-// entry is one connection id's slot: sem serialises connects, sess is the live session.
+// entry is one connection id's slot: flight is the connect in progress (one at a time;
+// every caller of its configuration shares its outcome), failed the last connect's
+// remembered failure, sess the live session. All guarded by Pool.mu.
 type entry struct {
-	sem     chan struct{}
+	flight  *flight
+	failed  *failure
 	sess    *session     // guarded by Pool.mu
 	lastKey string       // configKey of the last session that connected; guarded by Pool.mu
 	last    Info         // what worked for it, reused on reconnect; guarded by Pool.mu
 	tune    *versionTune // protocol version by measurement (tune.go); guarded by Pool.mu
+}
+
+// flight is one connect in progress for an entry: done is closed once it ended, err is its
+// failure (nil: the session is the entry's).
+type flight struct {
+	key  string // configKey of the target it connects
+	done chan struct{}
+	err  error
+}
+
+// failure is a remembered failed connect (Options.FailureMemory).
+type failure struct {
+	key   string // configKey it failed with
+	err   *apperr.Error
+	at    time.Time
+	until time.Time
 }
 
 type session struct {
@@ -225,11 +256,15 @@ func New(opts *Options) *Pool {
 	if o.ClientInfo == nil {
 		o.ClientInfo = &mcp.Implementation{Name: "agentpack-gateway", Version: "1.0.0"}
 	}
+	if o.FailureMemory == 0 {
+		o.FailureMemory = DefaultFailureMemory
+	}
 	return &Pool{
 		opts:   o,
 		log:    o.Logger,
 		client: mcp.NewClient(o.ClientInfo, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}),
 		conns:  map[string]*entry{},
+		now:    time.Now,
 	}
 }
 
@@ -277,7 +312,9 @@ func (p *Pool) CallTool(ctx context.Context, t Target, params *mcp.CallToolParam
 // Ping connects afresh (never the cached session, and without caching the new one), sends
 // ping, and closes: the health check's liveness exchange (docs/DESIGN.md §9a). The connect timeout
 // applies to the handshake and the call timeout to the ping. With a 2026-07-28 upstream the
-// completed server/discover is the exchange and no ping is sent (see the code for why).
+// completed server/discover is the exchange and no ping is sent (see the code for why). A
+// successful connect forgets the connection's remembered failed connect (FailureMemory):
+// the health check seeing the upstream back lets calls reach it at once.
 func (p *Pool) Ping(ctx context.Context, t Target) (Info, error) {
 	if err := p.checkOpen(); err != nil {
 		return Info{}, err
@@ -287,6 +324,7 @@ func (p *Pool) Ping(ctx context.Context, t Target) (Info, error) {
 		return Info{}, err
 	}
 	defer s.close()
+	p.forgetFailure(t) // the upstream answers again: calls need not wait out FailureMemory
 	if s.info.ProtocolVersion >= statelessProtocolVersion {
 		// The stateless protocol has no ping to speak of: go-sdk v1.8.0's Ping omits the
 		// _meta protocolVersion such servers require (they answer 400), and server/discover,
@@ -302,8 +340,22 @@ func (p *Pool) Ping(ctx context.Context, t Target) (Info, error) {
 	return s.info, nil
 }
 
+// forgetFailure forgets the remembered failed connect of t's connection and configuration.
+func (p *Pool) forgetFailure(t Target) {
+	if t.ConnectionID == "" {
+		return
+	}
+	key := configKey(t)
+	p.mu.Lock()
+	if e := p.conns[t.ConnectionID]; e != nil && e.failed != nil && e.failed.key == key {
+		e.failed = nil
+	}
+	p.mu.Unlock()
+}
+
 // Disconnect closes and forgets connectionID's cached session, if any (e.g. after the
-// connection is updated, disabled or deleted). It waits for the close (≤ 5 s: go-sdk's
+// connection is updated, disabled or deleted), and its remembered failed connect
+// (FailureMemory), so that the next call (a connection test's) connects afresh. It waits for the close (≤ 5 s: go-sdk's
 // best-effort DELETE).
 func (p *Pool) Disconnect(connectionID string) {
 	p.mu.Lock()
@@ -311,6 +363,7 @@ func (p *Pool) Disconnect(connectionID string) {
 	var s *session
 	if e != nil {
 		s, e.sess = e.sess, nil
+		e.failed = nil // the next call connects afresh (a connection test, an update)
 	}
 	p.mu.Unlock()
 	if s != nil {
@@ -416,10 +469,16 @@ func WithCallTimeout(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, callTimeoutKey{}, d)
 }
 
-// session returns the cached live session for t, or connects one under t's lock, with the
-// call counted in (s.begin); the caller ends it with s.end. A live session of t's
-// configuration is taken under p.mu alone: the per-connection lock (e.sem) serialises
-// connects, and taking it on every call made concurrent calls to one upstream queue on it.
+// session returns the cached live session for t, or connects one, with the call counted in
+// (s.begin); the caller ends it with s.end. A live session of t's configuration is taken
+// under p.mu alone. Without one, one connect runs per connection at a time (a flight):
+// every caller of the same configuration waits for it and shares its outcome (the session,
+// or its error), so N concurrent callers of a hanging upstream all have their answer after
+// one connect timeout, not N; a caller of another configuration waits for it to end and
+// then connects its own. A caller's context ends only its own wait: the connect itself runs
+// detached from any one caller, bounded by ConnectTimeout. A connect that failed with
+// UPSTREAM_TIMEOUT or UPSTREAM_UNAVAILABLE is remembered for FailureMemory: calls of that
+// configuration in the window fail at once (recentFailure).
 func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 	if err := p.checkOpen(); err != nil {
 		return nil, err
@@ -432,33 +491,51 @@ func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 		return s, err
 	}
 	key := configKey(t)
-	p.mu.Lock()
-	e := p.conns[t.ConnectionID]
-	if e == nil {
-		e = &entry{sem: make(chan struct{}, 1)}
-		p.conns[t.ConnectionID] = e
-	}
-	if s := e.sess; s != nil && s.key == key && !s.dead.Load() {
-		s.begin() // under p.mu, as below
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, apperr.New(apperr.UpstreamUnavailable, "upstream client is shut down")
+		}
+		e := p.conns[t.ConnectionID]
+		if e == nil {
+			e = &entry{}
+			p.conns[t.ConnectionID] = e
+		}
+		if s := e.sess; s != nil && s.key == key && !s.dead.Load() {
+			s.begin() // under p.mu: a retirement cannot close it before the call starts
+			p.mu.Unlock()
+			return s, nil
+		}
+		f := e.flight
+		if f == nil {
+			if fl := e.failed; fl != nil && fl.key == key && p.now().Before(fl.until) {
+				p.mu.Unlock()
+				return nil, recentFailure(fl, p.now())
+			}
+			f = p.startFlightLocked(ctx, e, t, key)
+		}
 		p.mu.Unlock()
-		return s, nil
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, ctxError(ctx, "waiting for a connect to this upstream")
+		}
+		if f.key == key && f.err != nil {
+			return nil, f.err // the outcome every caller of this connect shares
+		}
+		// Connected (the session is the entry's: take it above), or the connect was for
+		// another configuration: look again.
 	}
-	p.mu.Unlock()
+}
 
-	select {
-	case e.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctxError(ctx, "waiting for another connect to this upstream")
-	}
-	defer func() { <-e.sem }()
-
-	p.mu.Lock()
+// startFlightLocked starts the connect of t (configuration key) for entry e and returns its
+// flight; p.mu is held. The connect runs in its own goroutine on a context detached from
+// ctx's cancellation (its values kept), so that no caller's departure fails the others.
+func (p *Pool) startFlightLocked(ctx context.Context, e *entry, t Target, key string) *flight {
+	f := &flight{key: key, done: make(chan struct{})}
+	e.flight = f
 	old := e.sess
-	if old != nil && old.key == key && !old.dead.Load() {
-		old.begin() // under p.mu: a retirement cannot close it before the call starts
-		p.mu.Unlock()
-		return old, nil
-	}
 	e.sess = nil
 	if e.lastKey != key {
 		e.tune = nil // a new configuration is measured afresh
@@ -474,33 +551,56 @@ func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 			t.ProtocolVersion = e.last.ProtocolVersion
 		}
 	}
-	p.mu.Unlock()
 	if old != nil {
 		go old.retire() // config changed or connection ended: closed once its calls end
 	}
-
-	s, err := p.connect(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		s.close()
-		return nil, apperr.New(apperr.UpstreamUnavailable, "upstream client is shut down")
-	}
-	e.sess = s
-	e.lastKey, e.last = key, s.info
-	s.begin()
-	victims := p.overBudgetLocked(s)
-	p.mu.Unlock()
-	if len(victims) > 0 {
-		p.evictions.Add(int64(len(victims)))
-		for _, v := range victims {
-			go v.retire()
+	cctx := context.WithoutCancel(ctx)
+	go func() {
+		s, err := p.connect(cctx, t)
+		p.mu.Lock()
+		e.flight = nil
+		var victims []*session
+		switch {
+		case err != nil:
+			f.err = err
+			if ae := apperr.As(err); ae != nil && p.opts.FailureMemory > 0 &&
+				(ae.Code == apperr.UpstreamTimeout || ae.Code == apperr.UpstreamUnavailable) {
+				now := p.now()
+				e.failed = &failure{key: key, err: ae, at: now, until: now.Add(p.opts.FailureMemory)}
+			}
+		case p.closed:
+			f.err = apperr.New(apperr.UpstreamUnavailable, "upstream client is shut down")
+		default:
+			e.sess, e.failed = s, nil
+			e.lastKey, e.last = key, s.info
+			victims = p.overBudgetLocked(s)
 		}
+		p.mu.Unlock()
+		close(f.done)
+		if err == nil && f.err != nil {
+			s.close()
+		}
+		if len(victims) > 0 {
+			p.evictions.Add(int64(len(victims)))
+			for _, v := range victims {
+				go v.retire()
+			}
+		}
+	}()
+	return f
+}
+
+// recentFailure is the answer to a call made while fl is remembered: fl's code (retryable)
+// and message, saying when the connect failed and when the next one may run; its Failure
+// (stage) is fl's. now is the pool's clock.
+func recentFailure(fl *failure, now time.Time) *apperr.Error {
+	e := apperr.Wrap(fl.err, fl.err.Code, "%s (the last connect failed %s ago; the next one runs in %s)",
+		fl.err.Message, now.Sub(fl.at).Round(100*time.Millisecond), fl.until.Sub(now).Round(100*time.Millisecond)).
+		WithHint("try again in a few seconds")
+	if f := FailureOf(fl.err); f != nil {
+		e = e.WithDetails(&Failure{Stage: f.Stage, HTTPStatus: f.HTTPStatus, Hint: e.Hint})
 	}
-	return s, nil
+	return e
 }
 
 // SessionBytes is the estimated heap of one cached live session (go-sdk client session,

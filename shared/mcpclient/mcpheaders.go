@@ -6,12 +6,16 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentpack/gateway/shared/jsonobj"
+	"github.com/agentpack/gateway/shared/text"
 )
 
 // Request metadata headers of the 2026-07-28 Streamable HTTP transport ("Request
@@ -277,4 +281,87 @@ func WithInputSchema(ctx context.Context, inputSchema json.RawMessage) context.C
 func inputSchemaFrom(ctx context.Context) json.RawMessage {
 	s, _ := ctx.Value(inputSchemaKey{}).(json.RawMessage)
 	return s
+}
+
+// headerTypes are the JSON Schema types a parameter marked x-mcp-header may have (MCP
+// 2026-07-28 transport, "Custom Headers from Tool Parameters", SEP-2243): string, integer
+// and boolean, whose header form is one text. number is forbidden (1, 1.0 and 1e0 are one
+// value and three texts, so a server cannot compare the header with the body), as are
+// object and array; null may sit beside an allowed type (a null argument sends no header).
+var headerTypes = map[string]bool{"string": true, "integer": true, "boolean": true}
+
+// forbiddenHeaderType reports whether a property's "type" (raw JSON; nil when absent) rules
+// the x-mcp-header annotation out: a type other than string, integer or boolean, or a list
+// naming one (null aside). An absent type declares nothing to contradict and is allowed.
+func forbiddenHeaderType(typ json.RawMessage) (string, bool) {
+	if len(typ) == 0 {
+		return "", false
+	}
+	var one string
+	if json.Unmarshal(typ, &one) == nil {
+		return one, !headerTypes[one]
+	}
+	var list []string
+	if json.Unmarshal(typ, &list) != nil {
+		return string(typ), true
+	}
+	for _, t := range list {
+		if t != "null" && !headerTypes[t] {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// StripForbiddenHeaderAnnotations returns inputSchema without the x-mcp-header annotations
+// the transport chapter forbids (a parameter of type number, object or array:
+// forbiddenHeaderType), on the parameters HeaderBindings reads (reachable from the root
+// through "properties" only), with every other byte as it was; and what it removed, one
+// line per parameter ("amount" (number)). A conformant client excludes a tool with such an
+// annotation, and one that mirrors it sends a header the upstream cannot compare: without
+// it the tool is still listed and called, its value travelling in the body only
+// (docs/ARCHITECTURE.md, MCP request headers). inputSchema itself (same bytes)
+// and nil when there is nothing to remove or it is not a JSON object.
+func StripForbiddenHeaderAnnotations(inputSchema json.RawMessage) (json.RawMessage, []string) {
+	if !bytes.Contains(inputSchema, []byte("x-mcp-header")) {
+		return inputSchema, nil
+	}
+	var removed []string
+	var walk func(raw json.RawMessage, path []string, depth int) json.RawMessage
+	walk = func(raw json.RawMessage, path []string, depth int) json.RawMessage {
+		m, ok := jsonobj.Members(raw)
+		if !ok || depth > 32 {
+			return raw
+		}
+		out := raw
+		if _, has := m["x-mcp-header"]; has && len(path) > 0 {
+			if typ, bad := forbiddenHeaderType(m["type"]); bad {
+				if d, err := jsonobj.DeleteMember(out, "x-mcp-header"); err == nil {
+					out = d
+					removed = append(removed, fmt.Sprintf("%q (%s)", strings.Join(path, "."), text.Clip(typ, 32)))
+				}
+			}
+		}
+		props, ok := jsonobj.Members(m["properties"])
+		if !ok || !bytes.Contains(m["properties"], []byte("x-mcp-header")) {
+			return out
+		}
+		keys := slices.Sorted(maps.Keys(props))
+		newProps := m["properties"]
+		for _, k := range keys {
+			if v := walk(props[k], append(path[:len(path):len(path)], k), depth+1); !bytes.Equal(v, props[k]) {
+				if p, err := jsonobj.SetMember(newProps, k, v); err == nil {
+					newProps = p
+				}
+			}
+		}
+		if !bytes.Equal(newProps, m["properties"]) {
+			if d, err := jsonobj.SetMember(out, "properties", newProps); err == nil {
+				out = d
+			}
+		}
+		return out
+	}
+	out := walk(inputSchema, nil, 0)
+	return out, removed
 }

@@ -172,3 +172,67 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// numberHeaderTool is an upstream tool whose parameters carry x-mcp-header on every type:
+// allowed on string, integer and boolean (also with null beside them), forbidden on number,
+// object and array (MCP 2026-07-28 "Custom Headers from Tool Parameters", SEP-2243). Its
+// spacing is the upstream's own, to see that every other byte is kept.
+const numberHeaderTool = `{"name":"pay", "title":"Pay","inputSchema":{"type":"object",  "properties":{` +
+	`"amount":{"type":"number","x-mcp-header":"Amount","minimum":0},` +
+	`"region":{"type":"string", "x-mcp-header":"Region"},` +
+	`"count":{"x-mcp-header":"Count","type":"integer"},` +
+	`"dry":{"type":"boolean","x-mcp-header":"Dry"},` +
+	`"note":{"type":["string","null"],"x-mcp-header":"Note"},` +
+	`"tags":{"type":"array","items":{"type":"string"},"x-mcp-header":"Tags"},` +
+	`"where":{"type":"object","x-mcp-header":"Where","properties":{"lat":{"x-mcp-header":"Lat", "type":["number","null"]},"city":{"type":"string","x-mcp-header":"City"}}}},` +
+	`"required":["amount"]},"annotations":{"readOnlyHint":false},"_meta":{"k":[1, 2]}}`
+
+// TestNumberHeaderAnnotationDropped: ListTools against a loopback upstream removes the
+// x-mcp-header annotations on number, object and array parameters from a tool's definition
+// (so neither the gateway's clients nor its upstream hop mirror them) and keeps the tool,
+// its string, integer and boolean annotations, and every other byte of the definition as the
+// upstream sent it; a tool without a forbidden annotation is byte-for-byte the upstream's.
+// The change is reported in Info.Normalized (the connection's schema notes).
+func TestNumberHeaderAnnotationDropped(t *testing.T) {
+	t.Parallel()
+	up := testpeer.NewRawUpstream(t, false)
+	plain := `{"name":"forecast","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}}}`
+	up.ToolsList = `{"tools":[` + numberHeaderTool + `, ` + plain + `]}`
+	p := newPool(t, nil)
+	tools, info, err := p.ListTools(t.Context(), Target{ConnectionID: "hdr", URL: up.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 2 {
+		t.Fatalf("listed %d tools, want both", len(tools))
+	}
+	want := numberHeaderTool
+	for _, ann := range []string{`,"x-mcp-header":"Amount"`, `,"x-mcp-header":"Tags"`, `,"x-mcp-header":"Where"`, `"x-mcp-header":"Lat",`} {
+		if !strings.Contains(want, ann) {
+			t.Fatalf("fixture lacks %s", ann)
+		}
+		want = strings.Replace(want, ann, "", 1)
+	}
+	if got := string(tools[0].Definition); got != want {
+		t.Errorf("definition:\n got %s\nwant %s", got, want)
+	}
+	if got := string(tools[1].Definition); got != plain {
+		t.Errorf("a tool without forbidden annotations changed:\n got %s\nwant %s", got, plain)
+	}
+	var headers []string
+	for _, b := range HeaderBindings(tools[0].InputSchema) {
+		headers = append(headers, b.Header)
+	}
+	if diff := cmp.Diff([]string{"Count", "Dry", "Note", "Region", "City"}, headers); diff != "" {
+		t.Errorf("bindings left (-want +got):\n%s", diff)
+	}
+	// The gateway's upstream hop sends no header for the dropped ones.
+	h := ParamHeaders(tools[0].InputSchema, json.RawMessage(`{"amount":5,"region":"eu","where":{"lat":1,"city":"Oslo"},"tags":["a"]}`))
+	if diff := cmp.Diff(map[string]string{"Mcp-Param-Region": "eu", "Mcp-Param-City": "Oslo"}, h); diff != "" {
+		t.Errorf("headers (-want +got):\n%s", diff)
+	}
+	if len(info.Normalized) != 1 || info.Normalized[0].Name != "pay" ||
+		info.Normalized[0].Reason != `x-mcp-header removed from "amount" (number), "tags" (array), "where" (object), "where.lat" (number): MCP 2026-07-28 allows it on string, integer and boolean parameters only` {
+		t.Errorf("normalized = %+v", info.Normalized)
+	}
+}

@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/text"
@@ -13,7 +14,9 @@ import (
 // upstream tool whose inputSchema is unusable is dropped — never the whole connection").
 // An input schema that is missing, {}, $schema-only or otherwise loose about the root type
 // is normalised to describe an object (NormalizeToolSchema): the tool is kept with the
-// normalised schema (also written into its Definition) and reported in normalized. A tool
+// normalised schema (also written into its Definition) and reported in normalized. So is
+// one with an x-mcp-header annotation on a number, object or array parameter: the
+// annotation is removed, every other byte kept (StripForbiddenHeaderAnnotations). A tool
 // is dropped when it has no name, repeats an earlier name, has an input schema that cannot
 // describe an object, or an output schema (when present) that is not an object schema that
 // compiles (draft 2020-12 unless $schema says otherwise; no remote $ref is fetched).
@@ -42,6 +45,15 @@ func usableTools(all []json.RawMessage) (kept []Tool, dropped, normalized []Drop
 					normalized = append(normalized, DroppedTool{Name: text.Clip(t.Name, 128), Reason: why})
 				} else {
 					reason = "definition is not a valid tool object"
+				}
+			}
+			if reason == "" {
+				if stripped, removed := StripForbiddenHeaderAnnotations(t.InputSchema); len(removed) > 0 {
+					if d, err := jsonobj.SetMember(t.Definition, "inputSchema", stripped); err == nil {
+						t.InputSchema, t.Definition = stripped, d
+						normalized = append(normalized, DroppedTool{Name: text.Clip(t.Name, 128),
+							Reason: "x-mcp-header removed from " + strings.Join(removed, ", ") + ": MCP 2026-07-28 allows it on string, integer and boolean parameters only"})
+					}
 				}
 			}
 			if reason == "" && t.OutputSchema != nil {

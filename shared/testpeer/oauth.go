@@ -50,6 +50,55 @@ type OAuthUpstream struct {
 	commaScope     bool         // token answers list scopes comma-separated (GitHub)
 	authorizes     []url.Values // the query of every /authorize request
 	preregistered  int          // clients added by RegisterClient
+	// Faults for the authorization response and resource cases.
+	authorizeAnswer url.Values   // SetAuthorizeAnswer: /authorize redirects with these instead of a code
+	issParam        bool         // SetIssParameter: advertise and send iss (RFC 9207)
+	bakedResource   string       // SetBakedResource: authorization_endpoint carries ?resource=
+	tokenForms      []url.Values // the form (and query) of every /token request
+	tokenError      url.Values   // SetTokenError: every /token answers 400 with these members
+}
+
+// SetTokenError makes every /token request answer 400 with a JSON body of these members
+// (error, error_description, …); nil serves tokens again.
+func (u *OAuthUpstream) SetTokenError(members url.Values) {
+	u.mu.Lock()
+	u.tokenError = members
+	u.mu.Unlock()
+}
+
+// SetAuthorizeAnswer makes /authorize redirect to the callback with q (and the request's
+// state) instead of a code: an error answer such as error=access_denied with an
+// error_description, or any iss. nil restores the normal consent.
+func (u *OAuthUpstream) SetAuthorizeAnswer(q url.Values) {
+	u.mu.Lock()
+	u.authorizeAnswer = q
+	u.mu.Unlock()
+}
+
+// SetIssParameter makes its metadata advertise authorization_response_iss_parameter_supported
+// and every /authorize redirect carry iss (RFC 9207), or neither.
+func (u *OAuthUpstream) SetIssParameter(v bool) {
+	u.mu.Lock()
+	u.issParam = v
+	u.mu.Unlock()
+}
+
+// SetBakedResource makes its metadata's authorization_endpoint carry ?resource=resource (as
+// Railway's does with its own URL); "" restores a plain endpoint. Its /authorize and /token
+// always refuse a request with more than one resource (invalid_target, as strict servers
+// do), and a token issued for resource is valid at the MCP endpoint too.
+func (u *OAuthUpstream) SetBakedResource(resource string) {
+	u.mu.Lock()
+	u.bakedResource = resource
+	u.mu.Unlock()
+}
+
+// TokenRequests are the form values of every /token request so far, with the request
+// URL's query parameters added (a parameter sent twice shows twice).
+func (u *OAuthUpstream) TokenRequests() []url.Values {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]url.Values(nil), u.tokenForms...)
 }
 
 // SetMetadataFaults makes its authorization server metadata name issuer instead of its own
@@ -113,12 +162,19 @@ func NewOAuthUpstream(t TB) *OAuthUpstream {
 		if issuer == "" {
 			issuer = u.URL()
 		}
-		writeOAuthJSON(w, 200, map[string]any{"issuer": issuer, "authorization_endpoint": u.URL() + "/authorize",
+		u.mu.Lock()
+		authz, iss := u.URL()+"/authorize", u.issParam
+		if u.bakedResource != "" {
+			authz += "?resource=" + url.QueryEscape(u.bakedResource)
+		}
+		u.mu.Unlock()
+		writeOAuthJSON(w, 200, map[string]any{"issuer": issuer, "authorization_endpoint": authz,
 			"token_endpoint": u.URL() + "/token", "registration_endpoint": u.URL() + "/register",
 			"revocation_endpoint": u.URL() + "/revoke", "code_challenge_methods_supported": []string{"S256"},
-			"scopes_supported":                      []string{"tools:read", "offline_access"},
-			"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post", "none"},
-			"response_types_supported":              []string{"code"}})
+			"scopes_supported":                               []string{"tools:read", "offline_access"},
+			"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "client_secret_post", "none"},
+			"response_types_supported":                       []string{"code"},
+			"authorization_response_iss_parameter_supported": iss})
 	})
 	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
 		var m struct {
@@ -140,6 +196,24 @@ func NewOAuthUpstream(t TB) *OAuthUpstream {
 			http.Error(w, "PKCE S256 and resource required", 400)
 			return
 		}
+		if len(q["resource"]) > 1 {
+			http.Error(w, "invalid_target: more than one resource", 400)
+			return
+		}
+		u.mu.Lock()
+		answer, iss := u.authorizeAnswer, u.issParam
+		u.mu.Unlock()
+		if answer != nil {
+			to, _ := url.Parse(q.Get("redirect_uri"))
+			v := to.Query()
+			for k, vs := range answer {
+				v[k] = vs
+			}
+			v.Set("state", q.Get("state"))
+			to.RawQuery = v.Encode()
+			http.Redirect(w, r, to.String(), http.StatusFound)
+			return
+		}
 		code := rand.Text()
 		subject := r.Header.Get("X-Test-User")
 		if subject == "" {
@@ -154,6 +228,9 @@ func NewOAuthUpstream(t TB) *OAuthUpstream {
 		v := to.Query()
 		v.Set("code", code)
 		v.Set("state", q.Get("state"))
+		if iss {
+			v.Set("iss", u.URL())
+		}
 		to.RawQuery = v.Encode()
 		http.Redirect(w, r, to.String(), http.StatusFound)
 	})
@@ -182,8 +259,9 @@ func NewOAuthUpstream(t TB) *OAuthUpstream {
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		u.mu.Lock()
 		info, ok := u.access[tok]
+		baked := u.bakedResource
 		u.mu.Unlock()
-		if !ok || time.Now().After(info.expires) || info.resource != u.URL()+"/mcp" {
+		if !ok || time.Now().After(info.expires) || (info.resource != u.URL()+"/mcp" && (baked == "" || info.resource != baked)) {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+u.URL()+`/.well-known/oauth-protected-resource/mcp", scope="tools:read"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
@@ -262,6 +340,26 @@ func (u *OAuthUpstream) token(w http.ResponseWriter, r *http.Request) {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	all := url.Values{}
+	for k, vs := range r.PostForm {
+		all[k] = append(all[k], vs...)
+	}
+	for k, vs := range r.URL.Query() {
+		all[k] = append(all[k], vs...)
+	}
+	u.tokenForms = append(u.tokenForms, all)
+	if u.tokenError != nil {
+		body := map[string]any{}
+		for k := range u.tokenError {
+			body[k] = u.tokenError.Get(k)
+		}
+		writeOAuthJSON(w, 400, body)
+		return
+	}
+	if len(all["resource"]) > 1 {
+		writeOAuthJSON(w, 400, map[string]any{"error": "invalid_target", "error_description": "more than one resource"})
+		return
+	}
 	if want, ok := u.clients[id]; !ok || want != secret {
 		writeOAuthJSON(w, 401, map[string]any{"error": "invalid_client"})
 		return

@@ -87,8 +87,14 @@ func (s *Service) CallbackHandler(caller func(*http.Request) (*Completer, error)
 			http.SetCookie(w, &http.Cookie{Name: cookie, Value: "", Path: r.URL.Path, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 		}
 		o := OutcomeOf(res, err)
-		if err != nil && o.Reason == "internal error" {
+		var fe *FlowError
+		switch {
+		case err != nil && o.Reason == "internal error":
 			s.log.ErrorContext(r.Context(), "upstream authorization callback failed", "err", err)
+		case errors.As(err, &fe):
+			// The page shows fe.Reason; the cause (an authorization server's error code and
+			// description, when its response was tied to it) is for the log only.
+			s.log.InfoContext(r.Context(), "upstream authorization callback refused", "step", fe.Step, "err", fe.Err)
 		}
 		if res != nil {
 			o.Account = res.Caller.Subject

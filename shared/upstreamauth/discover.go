@@ -91,7 +91,7 @@ func (s *Service) discover(ctx context.Context, serverURL string, ch Challenge, 
 		if !found {
 			continue
 		}
-		if doc.Resource != c.resource {
+		if !sameResource(doc.Resource, c.resource) {
 			return nil, flowErr("discovery", ErrResourceMismatch, "resource metadata names resource %q, expected %q", text.Clip(doc.Resource, 200), c.resource)
 		}
 		if len(doc.AuthorizationServers) == 0 {
@@ -195,6 +195,13 @@ func (s *Service) discover(ctx context.Context, serverURL string, ch Challenge, 
 	d.ep = Endpoint{Resource: prm.Resource, Issuer: asm.Issuer, AuthURL: asm.AuthorizationEndpoint,
 		TokenURL: asm.TokenEndpoint, RevocationURL: asm.RevocationEndpoint,
 		IssSupported: asm.AuthorizationResponseIssParameterSupported}
+	if r, ok := bakedResource(asm.AuthorizationEndpoint); ok {
+		// The server put its own resource in its authorization endpoint (Railway does):
+		// that one is sent, once, on every leg (RFC 8707 §2; Begin adds no second one to
+		// the authorization URL), so that the code, the token and every refresh name the
+		// same resource.
+		d.ep.Resource = r
+	}
 	d.cimd = asm.ClientIDMetadataDocumentSupported
 	d.registration = asm.RegistrationEndpoint
 	d.authMethods = asm.TokenEndpointAuthMethodsSupported
@@ -249,6 +256,42 @@ func configuredScopes(set Settings, c *Client) []string {
 		return c.Scopes
 	}
 	return nil
+}
+
+// sameResource reports whether a protected resource metadata document's resource (got)
+// names the resource want (RFC 9728 §3.3): the same string, or the same origin where one
+// has an empty path and the other "/" (RFC 3986 §6.2.3: "http://h:1" and "http://h:1/" are
+// one resource). Any other difference, a trailing slash on a longer path included
+// ("…/mcp" and "…/mcp/"), is another resource.
+func sameResource(got, want string) bool {
+	if got == want {
+		return true
+	}
+	g, err1 := url.Parse(got)
+	w, err2 := url.Parse(want)
+	if err1 != nil || err2 != nil || g.Opaque != "" || w.Opaque != "" || g.Host == "" {
+		return false
+	}
+	for _, u := range []*url.URL{g, w} {
+		if u.Path == "" && u.RawPath == "" {
+			u.Path = "/"
+		}
+	}
+	return g.String() == w.String()
+}
+
+// bakedResource is the resource query parameter an authorization endpoint URL already
+// carries (the first, when there are several), and whether it has one.
+func bakedResource(endpoint string) (string, bool) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "", false
+	}
+	v, ok := u.Query()["resource"]
+	if !ok || len(v) == 0 {
+		return "", false
+	}
+	return v[0], true
 }
 
 type prmCandidate struct{ url, resource string }

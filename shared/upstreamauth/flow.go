@@ -22,7 +22,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/agentpack/gateway/shared/derrors"
-	"github.com/agentpack/gateway/shared/text"
+	"github.com/agentpack/gateway/shared/oautherr"
 )
 
 // Service runs upstream authorization flows and hands out tokens. Safe for concurrent use;
@@ -160,7 +160,13 @@ func (s *Service) Begin(ctx context.Context, r BeginRequest) (authURL string, er
 	p := &Pending{State: rand.Text(), Caller: r.Caller, Key: r.Key, ServerURL: r.ServerURL,
 		Verifier: oauth2.GenerateVerifier(), ExpiresAt: s.now().Add(StateTTL), Endpoint: *ep,
 		Scopes: scopes, RedirectURL: s.redirect, ReturnTo: r.ReturnTo}
-	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(p.Verifier), oauth2.SetAuthURLParam("resource", ep.Resource)}
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(p.Verifier)}
+	if _, baked := bakedResource(ep.AuthURL); !baked {
+		// An endpoint that carries its own resource gets no second one (RFC 8707 §2: two
+		// resource parameters are invalid_target at a strict server); ep.Resource is that
+		// one then (discover).
+		opts = append(opts, oauth2.SetAuthURLParam("resource", ep.Resource))
+	}
 	names := slices.Sorted(maps.Keys(r.Settings.AuthorizationParams))
 	for _, k := range names {
 		if !slices.Contains(reservedParams, strings.ToLower(k)) { // Validate refused them; never let one through
@@ -376,7 +382,10 @@ func (c *Completer) began(p *Pending) bool {
 // Complete finishes the flow with the callback's query (code, state, iss, or error). who,
 // when non-nil (the callback request was authenticated), must be the one who began it, in a
 // workspace of theirs. The state is consumed whatever the outcome. Errors: ErrStateUnknown,
-// ErrStateExpired, ErrStateForeign, ErrDenied (all via errors.Is), or a *FlowError. On
+// ErrStateExpired, ErrStateForeign, or a *FlowError wrapping ErrIssuerMismatch (the
+// response's iss is not the flow's issuer: nothing of it is used) or ErrDenied (the server
+// answered error; its Reason shows only a registered error code, and none when the response
+// cannot be tied to the issuer: astext.go), all via errors.Is. On
 // success the Grant is stored and its Status returned.
 //
 // With Options.ConsentURL the flow also needs the browser binding the consent page set:
@@ -411,15 +420,18 @@ func (s *Service) CompleteBound(ctx context.Context, who *Completer, binding str
 	if !s.now().Before(p.ExpiresAt) {
 		return res, ErrStateExpired
 	}
-	if e := q.Get("error"); e != "" {
-		return res, &FlowError{Step: "authorization", Reason: "the authorization server answered " + text.Clip(e, 200) + describe(q.Get("error_description")), Err: ErrDenied}
+	// RFC 9207 §2.4 (MCP authorization, "Authorization Response Validation"): the issuer is
+	// checked before anything else in the response is read. A present iss must equal the
+	// issuer the flow began with; an authorization server that advertises
+	// authorization_response_iss_parameter_supported must send it. A mismatch is a mix-up or
+	// a forged response: nothing of it is shown or acted on, and no token is requested.
+	iss, hasIss := q.Get("iss"), q.Has("iss")
+	if (hasIss || p.Endpoint.IssSupported) && iss != p.Endpoint.Issuer {
+		return res, &FlowError{Step: "callback", Err: ErrIssuerMismatch,
+			Reason: "the authorization response's issuer (iss) does not match this connection's authorization server: the response was ignored, none of its content is shown and no token was requested; start the authorization again"}
 	}
-	// RFC 9207: an advertised iss must be present and match; an unadvertised one that is
-	// present must match.
-	if iss := q.Get("iss"); iss != "" || p.Endpoint.IssSupported {
-		if iss != p.Endpoint.Issuer {
-			return res, flowErr("callback", nil, "the authorization response's issuer does not match the authorization server")
-		}
+	if q.Has("error") {
+		return res, deniedError(q, hasIss)
 	}
 	code := q.Get("code")
 	if code == "" {
@@ -457,19 +469,14 @@ func (s *Service) clientCtx(ctx context.Context) context.Context {
 	return context.WithValue(ctx, oauth2.HTTPClient, s.http)
 }
 
-func describe(d string) string {
-	if d == "" {
-		return ""
-	}
-	return ": " + text.Clip(d, 200)
-}
-
-// oauthReason is the OAuth error code of a token endpoint refusal (never the response body,
-// which could echo a secret).
+// oauthReason is the OAuth error code of a token endpoint refusal, as " (code)" when it is
+// a registered one (oautherr.Text), else " (an unregistered error code)"; "" without one.
+// Never the response body nor its error_description: both are the authorization server's
+// own text (and a body could echo a secret).
 func oauthReason(err error) string {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) && re.ErrorCode != "" {
-		return " (" + text.Clip(re.ErrorCode, 200) + ")"
+		return " (" + oautherr.Text(re.ErrorCode) + ")"
 	}
 	return ""
 }

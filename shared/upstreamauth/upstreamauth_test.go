@@ -230,22 +230,6 @@ func deleteGrants(t *testing.T, e *env) error {
 	return err
 }
 
-func TestCallbackDenied(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	k := upstreamauth.Key{ConnectionID: e.conn}
-	q := consent(t, e.begin(t, e.caller("a"), k), "alice")
-	q.Del("code")
-	q.Set("error", "access_denied")
-	_, err := e.svc.Complete(t.Context(), nil, q)
-	if !errors.Is(err, upstreamauth.ErrDenied) {
-		t.Fatalf("Complete = %v", err)
-	}
-	if o := upstreamauth.OutcomeOf(nil, err); o.Status != upstreamauth.OutcomeFailed || !strings.Contains(o.Reason, "access_denied") {
-		t.Errorf("outcome = %+v", o)
-	}
-}
-
 // TestRefresh: a token about to expire is refreshed before use; a 401 refreshes once and the
 // call goes through; concurrent refreshes of one grant are one request to the token endpoint.
 func TestRefresh(t *testing.T) {

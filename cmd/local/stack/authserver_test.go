@@ -164,6 +164,12 @@ var hiddenInput = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value=
 // returns the code from the redirect.
 func (w *asWorld) consent(t *testing.T, b *http.Client, authURL, redirect string) string {
 	t.Helper()
+	return w.consentRedirect(t, b, authURL, redirect).Query().Get("code")
+}
+
+// consentRedirect is consent returning the whole redirect (code, state, iss) to redirect.
+func (w *asWorld) consentRedirect(t *testing.T, b *http.Client, authURL, redirect string) *url.URL {
+	t.Helper()
 	resp, err := b.Get(authURL)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +197,7 @@ func (w *asWorld) consent(t *testing.T, b *http.Client, authURL, redirect string
 	if !strings.HasPrefix(loc.String(), redirect) || loc.Query().Get("code") == "" {
 		t.Fatalf("authorize redirected to %s\n%s", loc, w.env.Logs.String()[max(0, len(w.env.Logs.String())-3000):])
 	}
-	return loc.Query().Get("code")
+	return loc
 }
 
 // isRedirect: fosite answers the authorization endpoint with 303 See Other.

@@ -182,7 +182,9 @@ func TestMCPRemoteSignsInWithChromium(t *testing.T) {
 	}
 	q := u.Query()
 	wantRedirect := fmt.Sprintf("http://127.0.0.1:%d/oauth/callback", port)
-	if q.Get("code_challenge_method") != "S256" || q.Get("redirect_uri") != wantRedirect || q.Get("resource") == "" {
+	// The resource is the banner's workspace URL it was given: its protected resource
+	// metadata names exactly that URL (RFC 9728 §3.3).
+	if q.Get("code_challenge_method") != "S256" || q.Get("redirect_uri") != wantRedirect || q.Get("resource") != w.env.URL+"/mcp/"+a.id {
 		t.Fatalf("mcp-remote's authorization request: %v", q)
 	}
 	if strings.HasPrefix(q.Get("client_id"), "http") || q.Get("client_id") == "" {

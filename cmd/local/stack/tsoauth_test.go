@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,16 +26,30 @@ import (
 // oauthClientResult is what test/npm/ts-oauth-client.mjs prints on its RESULT line.
 type oauthClientResult struct {
 	ClientID   string         `json:"clientId"`
+	Scope      string         `json:"scope"`
 	AuthMethod string         `json:"authMethod"`
 	HasSecret  bool           `json:"hasSecret"`
 	Tools      []string       `json:"tools"`
 	Call       map[string]any `json:"call"`
+	// Filled by runOAuthClient: the authorization URL the SDK asked to open, and where the
+	// gateway sent the browser back (the redirect URI with code, state, iss).
+	Authorize *url.URL `json:"-"`
+	Redirect  *url.URL `json:"-"`
 }
 
 // runOAuthClient runs test/npm/ts-oauth-client.mjs against mcpURL with env, plays the
 // browser of person when the SDK asks to open the authorization URL (consent, then the
-// code back to the SDK on stdin), and returns the client's result.
+// URL the browser was sent back to, to the SDK on stdin), and returns the client's result.
 func (w *asWorld) runOAuthClient(t *testing.T, mcpURL, person string, env ...string) *oauthClientResult {
+	t.Helper()
+	return w.runOAuthClientWith(t, mcpURL, func(authURL string) *url.URL {
+		return w.consentRedirect(t, w.browser(t, person), authURL, "http://127.0.0.1:9/callback")
+	}, env...)
+}
+
+// runOAuthClientWith is runOAuthClient with the browser step given: allow gets the
+// authorization URL the SDK asked to open and returns the URL the browser was sent back to.
+func (w *asWorld) runOAuthClientWith(t *testing.T, mcpURL string, allow func(authURL string) *url.URL, env ...string) *oauthClientResult {
 	t.Helper()
 	dir := testpeer.NPMDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testpeer.Scaled(90*time.Second))
@@ -53,6 +68,7 @@ func (w *asWorld) runOAuthClient(t *testing.T, mcpURL, person string, env ...str
 	}
 	defer func() { _ = cmd.Cancel(); _ = cmd.Wait() }()
 	var res *oauthClientResult
+	var authz, back *url.URL
 	authorized := false
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
@@ -61,8 +77,10 @@ func (w *asWorld) runOAuthClient(t *testing.T, mcpURL, person string, env ...str
 		switch {
 		case strings.HasPrefix(line, "AUTHORIZE "):
 			authorized = true
-			code := w.consent(t, w.browser(t, person), strings.TrimPrefix(line, "AUTHORIZE "), "http://127.0.0.1:9/callback")
-			if _, err := io.WriteString(stdin, code+"\n"); err != nil {
+			raw := strings.TrimPrefix(line, "AUTHORIZE ")
+			authz, _ = url.Parse(raw)
+			back = allow(raw)
+			if _, err := io.WriteString(stdin, back.String()+"\n"); err != nil {
 				t.Fatal(err)
 			}
 		case strings.HasPrefix(line, "RESULT "):
@@ -78,6 +96,7 @@ func (w *asWorld) runOAuthClient(t *testing.T, mcpURL, person string, env ...str
 	if !authorized {
 		t.Fatalf("the SDK never asked to open the authorization URL: it connected without signing in")
 	}
+	res.Authorize, res.Redirect = authz, back
 	return res
 }
 

@@ -228,6 +228,64 @@ func TestUpstreamOAuth(t *testing.T) {
 			t.Errorf("replay: %d %s", code, page)
 		}
 	})
+	t.Run("authorization server text is never shown", func(t *testing.T) {
+		// RFC 9207; MCP authorization "Authorization Response Validation": a response whose
+		// iss is not the upstream's issuer, with a hostile error_description, reaches the
+		// callback through the browser: the page, the event the console's Events page shows
+		// and the connection's detail carry a fixed message and none of its text, and no
+		// token is requested.
+		up.SetIssParameter(true)
+		defer up.SetIssParameter(false)
+		hostile := url.Values{"iss": {"https://evil.example"}, "error": {"access_denied"},
+			"error_description": {"Your account is locked: call +1-800-555-0100 to unlock"}, "error_uri": {"https://evil.example/unlock"}}
+		bad := []string{"800-555", "locked", "evil.example"}
+		for _, tc := range []struct{ name, want string }{
+			{"iss mismatch", "does not match this connection"},
+			{"matching iss", "declined at the authorization server (access_denied)"},
+		} {
+			if tc.name == "matching iss" {
+				hostile.Set("iss", up.URL())
+			}
+			up.SetAuthorizeAnswer(hostile)
+			tokens := 0
+			for _, r := range up.Requests() {
+				if r == "POST /token" {
+					tokens++
+				}
+			}
+			st, r := w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
+			mustStatus(t, "authorize", st, http.StatusOK, r)
+			cb := consentURL(t, r["authorizationUrl"].(string), "alice", a.admin)
+			up.SetAuthorizeAnswer(nil)
+			code, page := browserGet(t, cb, "")
+			if code != http.StatusBadRequest || !strings.Contains(page, tc.want) {
+				t.Errorf("%s: callback %d, want %q: %s", tc.name, code, tc.want, page)
+			}
+			st, ev := w.do(t, "GET", "/api/events?workspaceId="+a.id+"&action=mcp.authorization_failed", a.admin, nil)
+			mustStatus(t, "events", st, http.StatusOK, ev)
+			evs, _ := ev["events"].([]any)
+			if len(evs) == 0 || !strings.Contains(fmt.Sprint(evs[0]), strings.ReplaceAll(tc.want, "&#39;", "'")) {
+				t.Errorf("%s: newest mcp.authorization_failed event %v", tc.name, evs)
+			}
+			_, c := w.do(t, "GET", "/api/mcp-connections/"+conn, a.admin, nil)
+			for _, b := range bad {
+				for what, text := range map[string]string{"page": page, "events": fmt.Sprint(ev), "connection": fmt.Sprint(c)} {
+					if strings.Contains(text, b) {
+						t.Errorf("%s: the %s shows the authorization server's %q: %s", tc.name, what, b, text)
+					}
+				}
+			}
+			after := 0
+			for _, r := range up.Requests() {
+				if r == "POST /token" {
+					after++
+				}
+			}
+			if after != tokens {
+				t.Errorf("%s: %d token requests after a refused response", tc.name, after-tokens)
+			}
+		}
+	})
 	t.Run("callback of another workspace's connection", func(t *testing.T) {
 		st, r := w.do(t, "POST", "/api/mcp-connections/"+conn+"/authorize", a.admin, nil)
 		mustStatus(t, "authorize", st, http.StatusOK, r)
