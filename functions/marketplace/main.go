@@ -32,6 +32,10 @@ func main() {
 			if err != nil {
 				return err
 			}
+			// TRUSTED_IDPS adds enterprise identity providers not in the list yet.
+			if err := d.IDPs.Seed(ctx, d.Config.TrustedIDPs); err != nil {
+				return err
+			}
 			a.AuthServer = as.Handler()
 			// The console signs in through it and the REST API takes its tokens.
 			a.Console = httpapi.Bearer{PublicBaseURL: d.Config.PublicBaseURL, Grants: d.Grants}

@@ -117,6 +117,7 @@ var Functions = []FunctionSpec{
 			{"ANY", "/api/connected-clients/{id}"},
 			{"ANY", "/api/mcp-tokens"},
 			{"ANY", "/api/mcp-tokens/{id}"},
+			{"ANY", "/api/trusted-idps"},
 		},
 	},
 	{

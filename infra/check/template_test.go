@@ -40,6 +40,7 @@ var wantRoutes = map[string][]string{
 		"ANY /.well-known/oauth-authorization-server/{proxy+}",
 		"ANY /api/connected-clients", "ANY /api/connected-clients/{id}",
 		"ANY /api/mcp-tokens", "ANY /api/mcp-tokens/{id}", // a person's MCP access tokens (docs/AUTH.md)
+		"ANY /api/trusted-idps", // enterprise identity providers (docs/AUTH.md "The enterprise path")
 	},
 	"PinsFunction": {
 		"ANY /api/chats", "ANY /api/chats/{chatId}/pins", "ANY /api/chats/{chatId}/pins/{pinId}", "GET /api/chats/{chatId}/tools",

@@ -34,12 +34,16 @@ type Config struct {
 	// DatabaseMigrateURL is DATABASE_MIGRATE_URL: where migrations go, the database itself
 	// rather than a transaction pooler or RDS Proxy (goose holds a session advisory lock for
 	// the run; docs/DATABASE.md). Load sets it to DatabaseURL when unset.
-	DatabaseMigrateURL    string
-	JWTSecret             string
-	JWKSURL               string
-	JWTIssuer             string
-	JWTAudience           string
-	AuthServerURL         string
+	DatabaseMigrateURL string
+	JWTSecret          string
+	JWKSURL            string
+	JWTIssuer          string
+	JWTAudience        string
+	AuthServerURL      string
+	// TrustedIDPs (TRUSTED_IDPS) seeds the trusted enterprise identity providers: a JSON
+	// array of {"issuer", "jwksUrl", "allowedClientIds", "linkByEmail", "enabled"}
+	// (shared/idp.Seed; docs/AUTH.md "The enterprise path").
+	TrustedIDPs           string
 	PublicBaseURL         string
 	CatalogBucket         string
 	CatalogDir            string
@@ -95,6 +99,7 @@ func Load() (*Config, error) {
 		JWTIssuer:          os.Getenv("JWT_ISSUER"),
 		JWTAudience:        os.Getenv("JWT_AUDIENCE"),
 		AuthServerURL:      os.Getenv("AUTH_SERVER_URL"),
+		TrustedIDPs:        os.Getenv("TRUSTED_IDPS"),
 		PublicBaseURL:      strings.TrimRight(os.Getenv("PUBLIC_BASE_URL"), "/"),
 		CatalogBucket:      os.Getenv("CATALOG_BUCKET"),
 		CatalogDir:         env("CATALOG_DIR", ".state/catalog"),

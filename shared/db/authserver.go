@@ -221,10 +221,13 @@ type ASGrant struct {
 	// ExpiresAt is an MCP access token's end (migrations/00053); nil for an OAuth grant,
 	// which lives by its refresh tokens.
 	ExpiresAt *time.Time `db:"expires_at"`
+	// IDPIssuer is the identity provider whose ID-JAG made the grant ("" = the consent
+	// page; migrations/00049).
+	IDPIssuer string `db:"idp_issuer"`
 }
 
 const asGrantCols = `id, client_id, client_name, logo_uri, redirect_host, person_id, workspace_id,
-	scopes, created_at, last_used_at, revoked_at, expires_at`
+	scopes, created_at, last_used_at, revoked_at, expires_at, idp_issuer`
 
 // ASGrantTouch creates grant g, or when it exists records its use (last_used_at). A
 // revoked grant stays revoked.

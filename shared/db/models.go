@@ -185,7 +185,12 @@ type AuditEvent struct {
 
 // EventEntityTypes are the entity types the event log records (Event.EntityType), sorted:
 // what GET /api/events accepts as entityType (any other value is a 400, not an empty list).
-var EventEntityTypes = []string{"chat", "mcp_catalog_entry", "mcp_connection", "rate_limit", "tool_override"}
+var EventEntityTypes = []string{"chat", "mcp_catalog_entry", "mcp_connection", EventEntityOAuthGrant, "rate_limit", "tool_override"}
+
+// EventEntityOAuthGrant is the entity type of a grant the authorization server made
+// without a consent page (an ID-JAG's, docs/AUTH.md "The enterprise path"): the entity id
+// is the grant id (a connected client), the payload its grant type, issuer, jti and client.
+const EventEntityOAuthGrant = "oauth_grant"
 
 // Event is one marketplace mutation (event_log).
 type Event struct {

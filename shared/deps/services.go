@@ -9,6 +9,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/identity"
+	"github.com/agentpack/gateway/shared/idp"
 	"github.com/agentpack/gateway/shared/overrides"
 	"github.com/agentpack/gateway/shared/pins"
 	"github.com/agentpack/gateway/shared/policy"
@@ -53,6 +54,9 @@ type Services struct {
 	// Whether that server runs is the composition's choice (gateway.Options.OwnAuthServer,
 	// api.API.AuthServer): without it the grants are never consulted.
 	Grants *grants.Service
+	// IDPs are the trusted enterprise identity providers of the authorization server's
+	// ID-JAG grant (shared/idp, docs/AUTH.md "The enterprise path").
+	IDPs *idp.Service
 }
 
 // NewServices builds every service over pool. conns is the connection service (Build makes
@@ -74,6 +78,7 @@ func NewServices(pool *db.Pool, conns *connections.Service, guard *urlguard.Guar
 		Pins:        &pins.Service{Pool: pool, Logger: logger},
 		People:      &identity.Service{Pool: pool},
 		Grants:      &grants.Service{Pool: pool},
+		IDPs:        &idp.Service{Pool: pool},
 	}
 	if conns != nil {
 		s.Overrides.Store, s.Policies.Store = conns.Store, conns.Store

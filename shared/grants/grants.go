@@ -46,12 +46,22 @@ type View struct {
 	Scopes       []string  `json:"scopes"`
 	CreatedAt    time.Time `json:"createdAt"`
 	LastUsedAt   time.Time `json:"lastUsedAt" doc:"Last token issued (code exchange or refresh)."`
+	AuthorizedBy string    `json:"authorizedBy" enum:"consent,enterprise" doc:"How it was authorised: consent (the person allowed it on the consent page) or enterprise (an ID-JAG of a trusted identity provider, no consent page)."`
+	// IdentityProvider is the issuer of the ID-JAG of an enterprise grant.
+	IdentityProvider string `json:"identityProvider,omitempty" doc:"For an enterprise grant: the issuer of the identity provider that granted it."`
 }
 
 func viewOf(g *db.ASGrant) View {
 	return View{ID: g.ID, ClientID: g.ClientID, ClientName: g.ClientName, LogoURI: g.LogoURI,
 		RedirectHost: g.RedirectHost, PersonID: g.PersonID, WorkspaceID: g.WorkspaceID, Scopes: g.Scopes,
-		CreatedAt: g.CreatedAt, LastUsedAt: g.LastUsedAt}
+		CreatedAt: g.CreatedAt, LastUsedAt: g.LastUsedAt, AuthorizedBy: authorizedBy(g.IDPIssuer), IdentityProvider: g.IDPIssuer}
+}
+
+func authorizedBy(issuer string) string {
+	if issuer != "" {
+		return "enterprise"
+	}
+	return "consent"
 }
 
 // Active reports whether grant id exists and is not revoked (one indexed read).

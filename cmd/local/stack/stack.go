@@ -88,6 +88,9 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 		if as, err = authserver.New(ao); err != nil {
 			return nil, err
 		}
+		if err := d.IDPs.Seed(ctx, d.Config.TrustedIDPs); err != nil {
+			return nil, err
+		}
 		gopts.OwnAuthServer = true
 	}
 	if o.Gateway != nil {
@@ -124,7 +127,7 @@ func New(ctx context.Context, d *deps.Deps, o *Options) (*Stack, error) {
 	for _, p := range []string{"/mcp", "/mcp/", "/.well-known/", "/health"} {
 		mux.Handle(p, gh)
 	}
-	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", "/api/policies", "/api/policies/", "/api/usage", "/api/me", "/api/workspaces", "/api/workspaces/", "/auth/", "/api/connected-clients", "/api/connected-clients/", "/api/mcp-tokens", "/api/mcp-tokens/"} {
+	for _, p := range []string{"/api/mcp-marketplace", "/api/mcp-marketplace/", "/api/mcp-connections", "/api/mcp-connections/", "/api/openapi.json", "/api/events", "/api/oauth/", "/api/rate-limits", "/api/rate-limits/", "/api/policies", "/api/policies/", "/api/usage", "/api/me", "/api/workspaces", "/api/workspaces/", "/auth/", "/api/connected-clients", "/api/connected-clients/", "/api/mcp-tokens", "/api/mcp-tokens/", "/api/trusted-idps"} {
 		mux.Handle(p, mh)
 	}
 	pinsAPI := &pinsapi.API{Pins: d.Pins, Catalog: cache,

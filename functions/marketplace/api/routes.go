@@ -7,6 +7,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/identity"
+	"github.com/agentpack/gateway/shared/idp"
 	"github.com/agentpack/gateway/shared/overrides"
 	"github.com/agentpack/gateway/shared/policy"
 	"github.com/agentpack/gateway/shared/ratelimit"
@@ -51,6 +52,37 @@ var Routes = []Route{
 		ErrorText: map[apperr.Code]string{
 			apperr.NotFound: "No such active connected client visible to the caller (NOT_FOUND).",
 		},
+	}},
+	{Pattern: "GET /api/trusted-idps", handler: func(a *API) handlerFunc { return a.trustedIDPList }, Op: restdoc.Op{
+		ID: "trustedIdpList", Tag: "trusted-idps",
+		Summary:     "List the trusted identity providers (superuser)",
+		Description: "The enterprise identity providers whose ID-JAGs the gateway's authorization server exchanges for access tokens with the JWT bearer grant, without a consent page (docs/AUTH.md \"The enterprise path\").",
+		Responses: []restdoc.Response{
+			{Status: 200, Description: "Every trusted identity provider, ordered by issuer.", Body: trustedIDPList{}},
+		},
+		Errors: []apperr.Code{apperr.Forbidden},
+	}},
+	{Pattern: "PUT /api/trusted-idps", handler: func(a *API) handlerFunc { return a.trustedIDPPut }, Op: restdoc.Op{
+		ID: "trustedIdpPut", Tag: "trusted-idps",
+		Summary:     "Create or replace a trusted identity provider (superuser)",
+		Description: "Every field is set (the provider of the same issuer is replaced). Disabling one refuses its ID-JAGs at once; the access tokens it already led to live out their lifetime (revoke the connected clients to end them).",
+		Body:        idp.Input{},
+		Responses: []restdoc.Response{
+			{Status: 200, Description: "The provider as stored.", Body: idp.Provider{}},
+		},
+		Errors: []apperr.Code{apperr.Validation, apperr.Forbidden},
+		ErrorText: map[apperr.Code]string{
+			apperr.Validation: "issuer or jwksUrl is not an https URL, or more than 100 client ids (VALIDATION_ERROR).",
+		},
+	}},
+	{Pattern: "DELETE /api/trusted-idps", handler: func(a *API) handlerFunc { return a.trustedIDPDelete }, Op: restdoc.Op{
+		ID: "trustedIdpDelete", Tag: "trusted-idps",
+		Summary: "Delete a trusted identity provider (superuser)",
+		Query:   trustedIDPQuery{},
+		Responses: []restdoc.Response{
+			{Status: 204, Description: "Deleted: its ID-JAGs are refused from now on."},
+		},
+		Errors: []apperr.Code{apperr.Validation, apperr.Forbidden, apperr.NotFound},
 	}},
 	{Pattern: "GET /api/mcp-tokens", handler: func(a *API) handlerFunc { return a.mcpTokenList }, Op: restdoc.Op{
 		ID: "mcpTokenList", Tag: "mcp-tokens",

@@ -205,13 +205,17 @@ func New(o Options) (*Server, error) {
 	}
 	strategy := &compose.CommonStrategy{CoreStrategy: &oauth2.DefaultJWTStrategy{
 		Signer: &jwtSigner{key: o.Key}, HMACSHAStrategy: opaque{}, Config: cfg}}
+	ij := newIDJAG(cfg, st, strategy)
 	provider := compose.Compose(cfg, st, strategy,
 		compose.OAuth2AuthorizeExplicitFactory,
 		compose.OAuth2RefreshTokenGrantFactory,
 		compose.OAuth2TokenRevocationFactory,
 		compose.OAuth2PKCEFactory,
+		ij.factory, // the JWT bearer grant for ID-JAGs (idjag.go)
 	)
-	return &Server{o: o, provider: provider, store: st, clients: cs}, nil
+	s := &Server{o: o, provider: provider, store: st, clients: cs}
+	ij.s = s
+	return s, nil
 }
 
 // Handler returns the endpoints of the package doc.
@@ -274,7 +278,8 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"scopes_supported":                               []string{Scope},
 		"response_types_supported":                       []string{"code"},
 		"response_modes_supported":                       []string{"query"},
-		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token", GrantTypeJWTBearer},
+		"authorization_grant_profiles_supported":         []string{IDJAGGrantProfile},
 		"token_endpoint_auth_methods_supported":          AuthMethods,
 		"revocation_endpoint_auth_methods_supported":     AuthMethods,
 		"code_challenge_methods_supported":               []string{"S256"},
@@ -369,7 +374,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// fosite answers an unknown grant type with invalid_request; RFC 6749 §5.2 names it.
-	if g := r.PostForm.Get("grant_type"); g != "authorization_code" && g != "refresh_token" {
+	if g := r.PostForm.Get("grant_type"); g != "authorization_code" && g != "refresh_token" && g != GrantTypeJWTBearer {
 		s.provider.WriteAccessError(ctx, w, fosite.NewAccessRequest(nil), fosite.ErrUnsupportedGrantType)
 		return
 	}
