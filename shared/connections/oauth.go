@@ -49,7 +49,8 @@ type AuthorizationState struct {
 // NameAuthorizers sets AuthorizedByName of each of states (nil ones skipped) whose
 // AuthorizedBy is a person the gateway knows, with one statement for all of them
 // (db.PersonLabels), so that pages show who authorized by email rather than by subject.
-func (s *Service) NameAuthorizers(ctx context.Context, states ...*AuthorizationState) error {
+func (s *Service) NameAuthorizers(ctx context.Context, states ...*AuthorizationState) (err error) {
+	defer derrors.Wrap(&err, "connections: name authorizers")
 	var subjects []string
 	for _, st := range states {
 		if st != nil && st.AuthorizedBy != "" {

@@ -168,7 +168,8 @@ func (s *Service) Check(ctx context.Context, p *auth.Principal, ws string, globa
 // workspace's proxied tools may be listed, while the workspace has some, "under this
 // document the member role can list no tool …" — every such member's tools/list would be
 // empty. The global document gets none (it has no tools of its own). Errors: UNAVAILABLE.
-func (s *Service) Warnings(ctx context.Context, ws string, global bool, set *Set) ([]string, error) {
+func (s *Service) Warnings(ctx context.Context, ws string, global bool, set *Set) (_ []string, err error) {
+	defer derrors.Wrap(&err, "policy: warnings for %s", ws)
 	if global {
 		return nil, nil
 	}

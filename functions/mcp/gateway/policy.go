@@ -49,7 +49,22 @@ type policyMemoKey struct{}
 // policiesOf returns snap's compiled policies, nil when the workspace has none (then nothing
 // is evaluated).
 func policiesOf(snap *catalog.Snapshot) *compiledPolicies {
-	if snap == nil || snap.Doc == nil || snap.Doc.Policies == nil {
+	if snap == nil {
+		return nil
+	}
+	if snap.Pending() {
+		// A lazy snapshot's first page (http.go firstPageRequest) is served only when its
+		// index says the workspace has no policies; its Doc is being filled in the
+		// background and must not be read until it is complete (a data race otherwise).
+		if h := snap.Head(); h != nil && h.Policies == nil {
+			return nil
+		}
+		// Not reached from serveMCP (it completes such a snapshot first); wait to be safe.
+		if snap.Complete(context.Background()) != nil {
+			return &compiledPolicies{engine: &policy.Engine{}, broken: true} // unknown policies deny
+		}
+	}
+	if snap.Doc == nil || snap.Doc.Policies == nil {
 		return nil
 	}
 	cp := snap.Memo(policyMemoKey{}, func() any {
