@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/cmd/local/stacktest"
+	"github.com/agentpack/gateway/shared/auth"
 	"github.com/chromedp/chromedp"
 )
 
