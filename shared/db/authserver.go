@@ -218,7 +218,7 @@ type ASGrant struct {
 	CreatedAt    time.Time  `db:"created_at"`
 	LastUsedAt   time.Time  `db:"last_used_at"`
 	RevokedAt    *time.Time `db:"revoked_at"`
-	// ExpiresAt is an MCP access token's end (migrations/00053); nil for an OAuth grant,
+	// ExpiresAt is an MCP access token's end (migrations/00051); nil for an OAuth grant,
 	// which lives by its refresh tokens.
 	ExpiresAt *time.Time `db:"expires_at"`
 	// IDPIssuer is the identity provider whose ID-JAG made the grant ("" = the consent
@@ -246,7 +246,7 @@ func ASGrantGet(ctx context.Context, q Querier, id string) (*ASGrant, error) {
 
 // ASGrantActive reports whether grant id exists and is not revoked: the gateway's check
 // on every call made with an access token the gateway issued. An MCP access token's grant
-// (migrations/00053) must also not be past its expires_at and, with member_check, its
+// (migrations/00051) must also not be past its expires_at and, with member_check, its
 // person must still hold its role (or admin) in its workspace, by membership or by a group
 // role (MembershipsOfPerson's rule), so that removal or demotion ends it at the next call.
 func ASGrantActive(ctx context.Context, q Querier, id string) (bool, error) {

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// MCP access tokens (migrations/00053_mcp_access_tokens.sql, docs/AUTH.md "MCP access
+// MCP access tokens (migrations/00051_mcp_access_tokens.sql, docs/AUTH.md "MCP access
 // tokens"): grants of the gateway's authorization server with client_id MCPTokenClientID,
 // made by a person for themself rather than through an OAuth client. The token is never
 // stored; its grant is.
