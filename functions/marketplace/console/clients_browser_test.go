@@ -84,6 +84,9 @@ func TestConnectedClientsInBrowser(t *testing.T) {
 	row := `#clients-mine tr[data-client="Test MCP Client"]`
 	// The header names the workspace a moment after the page is ready; so does the row.
 	k.waitJS("workspace named", `document.querySelector('`+row+` td[data-label="Workspace"]')?.textContent === 'Clients'`)
+	// Allowed on the consent page: the API's authorizedBy "consent", shown in words.
+	k.waitJS("authorized by consent", `(() => { const c = document.querySelector('`+row+` td[data-label="Authorized by"]');
+		return c?.dataset.authorizedBy === 'consent' && c.textContent === 'Consent' })()`)
 	var shown struct {
 		Text  string
 		Nav   []string

@@ -132,6 +132,11 @@ export const chats = {
 export const me = () => request('GET', '/api/me');
 
 // Members and invitations of a workspace (admin).
+// workspaces: POST /api/workspaces {name} (superuser) → 201 {id, name, defaultProjectId, creatorIsAdmin}.
+export const workspaces = {
+  create: (name) => request('POST', '/api/workspaces', { name }),
+};
+
 export const members = {
   list: (workspaceId) => request('GET', `/api/workspaces/${enc(workspaceId)}/members`),
   add: (workspaceId, body) => request('POST', `/api/workspaces/${enc(workspaceId)}/members`, body),

@@ -117,11 +117,15 @@ function App({ config, bootError }) {
 
   if (!token || !c) return <SignIn config={config} error={bootError || expired} />;
 
-  const ctx = { ws, claims: c, isAdmin: c.role === 'admin' || c.role === 'superuser', isSuper: c.role === 'superuser', wsName };
   const chooseWs = (v) => {
     setWs(v);
     sessionStorage.setItem(WS_KEY, v);
   };
+  // nameWs records a workspace's name the page learnt (a workspace just created).
+  const nameWs = (w, name) => setNames((n) => ({ ...n, [w]: name }));
+  const ctx = { ws, claims: c, isAdmin: c.role === 'admin' || c.role === 'superuser', isSuper: c.role === 'superuser', wsName, chooseWs, nameWs };
+  // A superuser may switch to a workspace their token does not name (one just created).
+  const choices = c.workspaces.includes(ws) || !ws ? c.workspaces : [...c.workspaces, ws];
   const go = (h) => {
     location.hash = h;
   };
@@ -148,11 +152,11 @@ function App({ config, bootError }) {
           </ul>
         </nav>
         <div class="who">
-          {c.workspaces.length > 1 ? (
+          {choices.length > 1 ? (
             <label>
               <span class="sr-only">Workspace</span>
               <select id="workspace" value={ws} onChange={(e) => chooseWs(e.currentTarget.value)}>
-                {c.workspaces.map((w) => (
+                {choices.map((w) => (
                   <option key={w} value={w}>
                     {wsName(w)}
                   </option>

@@ -76,7 +76,8 @@ export function ConnectedClients({ ctx }) {
 }
 
 // ClientTable lists connected clients: the client (logo, name, id), where it is sent back
-// to, its workspace and scopes, first and last use, and Revoke; person, when given, adds
+// to, its workspace and scopes, how it was authorized, first and last use, and Revoke;
+// person, when given, adds
 // whose client it is.
 function ClientTable({ id, items, labelledBy, ctx, person, onRevoke }) {
   if (!items.length) return null;
@@ -90,6 +91,7 @@ function ClientTable({ id, items, labelledBy, ctx, person, onRevoke }) {
           <th scope="col">Sent back to</th>
           <th scope="col">Workspace</th>
           <th scope="col">Scopes</th>
+          <th scope="col">Authorized by</th>
           <th scope="col">Connected</th>
           <th scope="col">Last used</th>
           <th scope="col">
@@ -121,6 +123,9 @@ function ClientTable({ id, items, labelledBy, ctx, person, onRevoke }) {
                 </Badge>
               ))}
             </td>
+            <td data-label="Authorized by" data-authorized-by={g.authorizedBy}>
+              <HowAuthorized grant={g} />
+            </td>
             <td data-label="Connected">{when(g.createdAt)}</td>
             <td data-label="Last used">{when(g.lastUsedAt)}</td>
             <td class="actions">
@@ -149,4 +154,18 @@ function Host({ host }) {
       ) : null}
     </span>
   ));
+}
+
+// HowAuthorized says how a grant was authorized (the API's authorizedBy): "Consent" (the
+// person allowed it on the consent page) or "Enterprise grant via <issuer>" (an ID-JAG of a
+// trusted identity provider, identityProvider; docs/AUTH.md), no consent page.
+function HowAuthorized({ grant }) {
+  if (grant.authorizedBy === 'enterprise') {
+    return (
+      <>
+        Enterprise grant via <span class="mono host">{grant.identityProvider || 'an identity provider'}</span>
+      </>
+    );
+  }
+  return 'Consent';
 }

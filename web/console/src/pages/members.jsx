@@ -1,10 +1,12 @@
 // Members: the workspace's members and invitations; add (an email that has signed in
 // becomes a member at once, any other is invited until its first sign-in), change role,
-// remove, withdraw an invitation (admin; docs/AUTH.md). REST: api.js members.
+// remove, withdraw an invitation (admin; docs/AUTH.md). A superuser also creates
+// workspaces here (POST /api/workspaces). REST: api.js members, workspaces.
 
 import { useEffect, useState } from 'preact/hooks';
-import { members as membersApi } from '../api.js';
-import { AdminOnly, ErrorBox, Field, Notice, errorText, markReady, useAction, useLoad, when } from '../ui.jsx';
+import { members as membersApi, workspaces } from '../api.js';
+import { endpoint } from '../mcp.js';
+import { AdminOnly, ErrorBox, Field, FormError, Notice, errorText, markReady, useAction, useLoad, when } from '../ui.jsx';
 
 const ROLES = [
   ['member', 'Member'],
@@ -119,6 +121,7 @@ export function Members({ ctx }) {
           </tbody>
         </table>
       ) : null}
+      {ctx.isSuper ? <CreateWorkspace ctx={ctx} /> : null}
       {list.data ? (
         <AddMember
           ws={ctx.ws}
@@ -185,6 +188,85 @@ function AddMember({ ws, onDone }) {
       <button type="submit" disabled={busy}>
         Add
       </button>
+    </form>
+  );
+}
+
+// NAME_MAX is the longest workspace name in bytes (UTF-8), as the API enforces it
+// (shared/identity WorkspaceCreate: trimmed, 1 to 200 bytes).
+const NAME_MAX = 200;
+
+// CreateWorkspace is the superuser's "Create a workspace" form (POST /api/workspaces): a
+// name (trimmed, 1 to 200 bytes, checked here first so a bad name sends nothing); the
+// created workspace's id and MCP URL, and a button that switches the console to it. A
+// refusal of the API (403 for anyone but a superuser) is shown in words under the form.
+function CreateWorkspace({ ctx }) {
+  const [name, setName] = useState('');
+  const [fieldError, setFieldError] = useState(null);
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [created, setCreated] = useState(null);
+  const submit = async (e) => {
+    e.preventDefault();
+    setFieldError(null);
+    setError(null);
+    const n = name.trim();
+    if (!n) {
+      setFieldError('Give the workspace a name.');
+      return;
+    }
+    if (new TextEncoder().encode(n).length > NAME_MAX) {
+      setFieldError(`The name is too long: at most ${NAME_MAX} bytes (UTF-8).`);
+      return;
+    }
+    setBusy(true);
+    try {
+      const w = await workspaces.create(n);
+      ctx.nameWs(w.id, w.name);
+      setCreated(w);
+      setName('');
+    } catch (err) {
+      if (err.status === 403) setError('Only a superuser may create a workspace; your token is not a superuser\'s.');
+      else if (err.details && err.details.field === 'name') setFieldError(errorText(err));
+      else setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form id="workspace-create" onSubmit={submit} noValidate>
+      <h2>Create a workspace</h2>
+      <p class="help">
+        Superusers only. The new workspace is empty; you become its admin when you signed in as a person (a development
+        token's subject is no person).
+      </p>
+      <Field id="workspace-name-input" label="Name" error={fieldError}>
+        <input id="workspace-name-input" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </Field>
+      <FormError error={error} id="workspace-create-error" />
+      <button type="submit" disabled={busy}>
+        Create workspace
+      </button>
+      {created ? (
+        <div id="workspace-created" data-workspace={created.id} role="status">
+          <p>
+            <strong>{created.name}</strong> was created{created.creatorIsAdmin ? ', with you as its admin' : ''}.
+          </p>
+          <dl>
+            <dt>Workspace id</dt>
+            <dd class="mono">{created.id}</dd>
+            <dt>MCP URL</dt>
+            <dd class="mono" id="workspace-created-url">
+              {endpoint(created.id)}
+            </dd>
+          </dl>
+          {created.id !== ctx.ws ? (
+            <button type="button" id="workspace-switch" onClick={() => ctx.chooseWs(created.id)}>
+              Switch to {created.name}
+            </button>
+          ) : null}
+        </div>
+      ) : null}
     </form>
   );
 }
