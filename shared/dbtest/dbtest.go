@@ -52,18 +52,7 @@ func Empty(t testing.TB) (*db.Pool, string) {
 	if _, err := admin.Exec(ctx, `CREATE DATABASE `+name); err != nil {
 		t.Fatalf("dbtest: create database: %v", err)
 	}
-	u := withDB(t, base, name)
-	pool, err := db.Open(ctx, u, 4)
-	if err != nil {
-		t.Fatalf("dbtest: open: %v", err)
-	}
-	t.Cleanup(func() {
-		pool.Close()
-		c := connect(t, base)
-		defer c.Close(ctx)
-		_, _ = c.Exec(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
-	})
-	return pool, u
+	return openDropped(t, base, name, 4)
 }
 
 // Fresh creates a new migrated database for t, returns a pool on it and its URL, and
@@ -86,8 +75,16 @@ func Fresh(t testing.TB) (*db.Pool, string) {
 	if err != nil {
 		t.Fatalf("dbtest: create database: %v", err)
 	}
+	return openDropped(t, base, name, 10)
+}
+
+// openDropped opens a pool of at most conns connections on database name of the server at
+// base and drops the database (and closes the pool) when t ends.
+func openDropped(t testing.TB, base, name string, conns int32) (*db.Pool, string) {
+	t.Helper()
+	ctx := context.Background()
 	u := withDB(t, base, name)
-	pool, err := db.Open(ctx, u, 10)
+	pool, err := db.Open(ctx, u, conns)
 	if err != nil {
 		t.Fatalf("dbtest: open: %v", err)
 	}

@@ -35,7 +35,7 @@ func TestAuthServerStateOptional(t *testing.T) {
 				authURL = u.String()
 			}
 			b := w.browser(t, "ada")
-			loc := w.consentLocation(t, b, authURL)
+			loc := w.consentRedirect(t, b, authURL, redirect)
 			q := loc.Query()
 			if q.Get("code") == "" {
 				t.Fatalf("no code: %s", loc)
@@ -50,33 +50,6 @@ func TestAuthServerStateOptional(t *testing.T) {
 	}
 }
 
-// consentLocation is consent's final redirect (the whole URL, for its query).
-func (w *asWorld) consentLocation(t *testing.T, b *http.Client, authURL string) *url.URL {
-	t.Helper()
-	resp, err := b.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
-		form := url.Values{"decision": {"allow"}}
-		for _, m := range hiddenInput.FindAllStringSubmatch(string(body), -1) {
-			form.Add(m[1], htmlUnescape(m[2]))
-		}
-		if resp, err = b.PostForm(w.env.URL+authserver.AuthorizePath, form); err != nil {
-			t.Fatal(err)
-		}
-		body, _ = io.ReadAll(resp.Body)
-		resp.Body.Close()
-	}
-	if !isRedirect(resp.StatusCode) {
-		t.Fatalf("authorize: %d %s", resp.StatusCode, body)
-	}
-	loc, _ := url.Parse(resp.Header.Get("Location"))
-	return loc
-}
-
 // Scopes the server does not offer are ignored, not refused (RFC 6749 §3.3): at authorize,
 // at the token endpoint and at refresh; the token response says what was granted.
 func TestAuthServerScopesGrantWhatIsOffered(t *testing.T) {
@@ -87,7 +60,7 @@ func TestAuthServerScopesGrantWhatIsOffered(t *testing.T) {
 		t.Run(scope, func(t *testing.T) {
 			client := w.register(t, redirect)
 			authURL, verifier := w.authorizeURL(client, redirect, url.Values{"scope": {scope}})
-			loc := w.consentLocation(t, w.browser(t, "ada"), authURL)
+			loc := w.consentRedirect(t, w.browser(t, "ada"), authURL, redirect)
 			if loc.Query().Get("error") != "" || loc.Query().Get("code") == "" {
 				t.Fatalf("scope %q: %s, want a code", scope, loc)
 			}
