@@ -204,14 +204,14 @@ type clientMetadata struct {
 // private-use schemes allowed for native apps, RFC 8252 §7.1).
 func (md *clientMetadata) check() error {
 	if len(md.RedirectURIs) == 0 {
-		return errors.New("redirect_uris is required")
+		return redirectError{errors.New("redirect_uris is required")}
 	}
 	if len(md.RedirectURIs) > maxRedirectURIs {
-		return fmt.Errorf("redirect_uris lists more than %d URIs", maxRedirectURIs)
+		return redirectError{fmt.Errorf("redirect_uris lists more than %d URIs", maxRedirectURIs)}
 	}
 	for _, r := range md.RedirectURIs {
 		if err := checkRedirect(r); err != nil {
-			return err
+			return redirectError{err}
 		}
 	}
 	for _, g := range md.GrantTypes {
@@ -258,6 +258,13 @@ func checkRedirect(r string) error {
 	}
 	return nil
 }
+
+// redirectError is a check failure of the redirect URIs: registration answers it as
+// invalid_redirect_uri (RFC 7591 §3.2.2), every other metadata failure as
+// invalid_client_metadata.
+type redirectError struct{ error }
+
+func (e redirectError) Unwrap() error { return e.error }
 
 func isLoopback(h string) bool {
 	if h == "localhost" {

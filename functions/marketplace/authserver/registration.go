@@ -214,7 +214,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := md.check(); err != nil {
 		code := "invalid_client_metadata"
-		if strings.Contains(err.Error(), "redirect") {
+		if errors.As(err, new(redirectError)) {
 			code = "invalid_redirect_uri"
 		}
 		oauthError(w, http.StatusBadRequest, code, err.Error())
