@@ -126,9 +126,10 @@ func TestRoutes(t *testing.T) {
 	// /api/policies/{proxy+} and GET /api/usage (docs/POLICIES.md), the authorization
 	// server's /oauth/{proxy+}, its RFC 8414 metadata (two) and the connected clients (two;
 	// docs/AUTH.md), /api/mcp-tokens and /api/mcp-tokens/{id} (MCP access tokens), and
-	// /api/workspaces (workspace creation, docs/DEPLOY.md).
-	if want != 34 {
-		t.Errorf("function table has %d routes, want 34", want)
+	// /api/workspaces (workspace creation, docs/DEPLOY.md), GET /api/me (the console's
+	// header) and /api/trusted-idps (enterprise-managed authorization, docs/AUTH.md).
+	if want != 36 {
+		t.Errorf("function table has %d routes, want 36", want)
 	}
 	tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(want)))
 	for _, key := range []string{"ANY /mcp", "ANY /mcp/{workspaceId}", "ANY /mcp/{workspaceId}/servers/{connection}"} {
