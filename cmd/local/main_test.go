@@ -138,10 +138,11 @@ func TestTokenSuperuser(t *testing.T) {
 	}
 }
 
-// TestPgRemembersPort: scripts/pg.sh remembers the port it started a cluster on, so
-// that a later call without PGPORT reaches that cluster, and a call with another PGPORT
-// while it runs is told so and gets the running one. It starts a real cluster.
-func TestPgRemembersPort(t *testing.T) {
+// pgScratch is what a test of scripts/pg.sh starts from: the PostgreSQL binaries (skipped
+// without them, failed under REQUIRE_DB=1), a state folder the postgres user may enter, and a
+// free loopback port for the cluster.
+func pgScratch(t *testing.T) (state, port string) {
+	t.Helper()
 	if _, err := exec.LookPath("pg_ctl"); err != nil {
 		if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(m) == 0 {
 			if os.Getenv("REQUIRE_DB") == "1" {
@@ -150,14 +151,22 @@ func TestPgRemembersPort(t *testing.T) {
 			t.Skip("no PostgreSQL binaries")
 		}
 	}
-	state := t.TempDir()
+	state = t.TempDir()
 	_ = os.Chmod(state, 0o755)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	port = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
+	return state, port
+}
+
+// TestPgRemembersPort: scripts/pg.sh remembers the port it started a cluster on, so
+// that a later call without PGPORT reaches that cluster, and a call with another PGPORT
+// while it runs is told so and gets the running one. It starts a real cluster.
+func TestPgRemembersPort(t *testing.T) {
+	state, port := pgScratch(t)
 	pg := func(pgport string, args ...string) (string, string) {
 		t.Helper()
 		cmd := exec.Command("../../scripts/pg.sh", args...)
@@ -205,22 +214,7 @@ func TestLocalCluster(t *testing.T) {
 // lock, pg.sh stop and destroy refuse, naming the holder, and the cluster keeps running;
 // FORCE=1 stops it, and without the lock stop works as before.
 func TestPgStopRefusedWhileRunHolds(t *testing.T) {
-	if _, err := exec.LookPath("pg_ctl"); err != nil {
-		if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(m) == 0 {
-			if os.Getenv("REQUIRE_DB") == "1" {
-				t.Fatal("no PostgreSQL binaries")
-			}
-			t.Skip("no PostgreSQL binaries")
-		}
-	}
-	state := t.TempDir()
-	_ = os.Chmod(state, 0o755)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
+	state, port := pgScratch(t)
 	pg := func(env []string, args ...string) (string, error) {
 		cmd := exec.Command("../../scripts/pg.sh", args...)
 		cmd.Env = append(append(os.Environ(), "PG_STATE_DIR="+state, "PGPORT="+port, "FORCE=", "PG_STOP_FROM_RUN="), env...)
