@@ -34,6 +34,9 @@ type terminal struct {
 	raw  bytes.Buffer
 	done chan struct{}
 	err  error // the command's exit, after done
+	// drained is closed when the reader has read the pseudo-terminal to its end (EIO once
+	// the command and its children have exited): what text shows is then complete.
+	drained chan struct{}
 }
 
 // escapes matches terminal control sequences: CSI (colours, cursor moves), OSC (titles,
@@ -52,8 +55,9 @@ func startTerminal(t *testing.T, dir string, env []string, name string, args ...
 	if err != nil {
 		t.Fatalf("start %s in a pseudo-terminal: %v", name, err)
 	}
-	term := &terminal{t: t, cmd: cmd, tty: tty, done: make(chan struct{})}
+	term := &terminal{t: t, cmd: cmd, tty: tty, done: make(chan struct{}), drained: make(chan struct{})}
 	go func() {
+		defer close(term.drained)
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := tty.Read(buf)
@@ -150,6 +154,13 @@ func (term *terminal) wait(timeout time.Duration) error {
 	term.t.Helper()
 	select {
 	case <-term.done:
+		// The exit can be seen before the reader has taken the command's last output (a
+		// loaded machine showed an empty `claude mcp get`): wait for it, a bounded time
+		// (a child still holding the terminal would keep it open).
+		select {
+		case <-term.drained:
+		case <-time.After(testpeer.Scaled(5 * time.Second)):
+		}
 		return term.err
 	case <-time.After(testpeer.Scaled(timeout)):
 		term.t.Fatalf("%s did not end:\n%s", term.cmd.Path, term.tail())
