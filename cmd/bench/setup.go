@@ -55,20 +55,15 @@ func cmpOr(a, b string) string {
 // value): failures end the run, cleanups run at the end.
 type benchTB struct{ cleanups []func() }
 
-func (b *benchTB) Helper() {}
-
-func (b *benchTB) Cleanup(f func()) { b.cleanups = append(b.cleanups, f) }
-
+func (b *benchTB) Helper()                         {}
+func (b *benchTB) Cleanup(f func())                { b.cleanups = append(b.cleanups, f) }
 func (b *benchTB) Logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
-
 func (b *benchTB) Fatalf(format string, args ...any) {
 	b.cleanup()
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
 	os.Exit(1)
 }
-
 func (b *benchTB) Skipf(format string, args ...any) { b.Fatalf(format, args...) }
-
 func (b *benchTB) cleanup() {
 	for i := len(b.cleanups) - 1; i >= 0; i-- {
 		b.cleanups[i]()

@@ -38,7 +38,6 @@ func Load(ctx context.Context, store Store, ws string, prev *Snapshot) (*Snapsho
 type decodeError struct{ err error }
 
 func (e *decodeError) Error() string { return e.err.Error() }
-
 func (e *decodeError) Unwrap() error { return e.err }
 
 var errPartGone = errors.New("catalog: part named by the index is gone")

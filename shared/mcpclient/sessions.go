@@ -79,7 +79,6 @@ func (s *session) retire() {
 
 // begin and end bracket one call on s (see retire).
 func (s *session) begin() { s.inflight.Add(1) }
-
 func (s *session) end() {
 	if s.inflight.Add(-1) == 0 && s.retired.Load() {
 		s.close()

@@ -195,14 +195,10 @@ func better(a, c Hit) bool {
 // topK is a min-heap of the best hits so far (its root is the worst kept).
 type topK []Hit
 
-func (h topK) Len() int { return len(h) }
-
+func (h topK) Len() int           { return len(h) }
 func (h topK) Less(i, j int) bool { return better(h[j], h[i]) }
-
-func (h topK) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-
-func (h *topK) Push(x any) { *h = append(*h, x.(Hit)) }
-
+func (h topK) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *topK) Push(x any)        { *h = append(*h, x.(Hit)) }
 func (h *topK) Pop() any {
 	old := *h
 	x := old[len(old)-1]
