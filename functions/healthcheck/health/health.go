@@ -165,16 +165,16 @@ func New(o Options) *Checker {
 	return &Checker{o: o, log: o.Logger}
 }
 
-// WorstCase is the longest one check can take: every attempt timing out plus every
-// retry wait (≈ 47 s with the defaults), plus AttemptTimeout for Refresh when set. It
-// does not count a wait for a free slot after a retry wait (short: slots are FIFO and
-// each is held for at most one attempt); the checks' context, ending Reserve before the
-// deadline, bounds that.
 // asSweepLimit bounds the rows of each kind one pass deletes from the authorization
 // server's tables (db.ASSweep): 48 passes a day clear 480,000 expired token rows a day,
 // far above what 15-minute access tokens and rotated refresh tokens produce at this scale.
 const asSweepLimit = 10000
 
+// WorstCase is the longest one check can take: every attempt timing out plus every
+// retry wait (≈ 47 s with the defaults), plus AttemptTimeout for Refresh when set. It
+// does not count a wait for a free slot after a retry wait (short: slots are FIFO and
+// each is held for at most one attempt); the checks' context, ending Reserve before the
+// deadline, bounds that.
 func (c *Checker) WorstCase() time.Duration {
 	d := time.Duration(len(c.o.Retries)+1) * (c.o.AttemptTimeout + attemptGrace)
 	for _, r := range c.o.Retries {
