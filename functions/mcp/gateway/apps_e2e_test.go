@@ -342,11 +342,9 @@ func TestMCPAppsListingFailure(t *testing.T) {
 //     one reaches the upstream with its own URI and answers under the aggregate one.
 func TestMCPAppsResultAndOpaqueViews(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Apps results")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewAppsUpstream(t, "eta")
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Dash eta", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setupWith(t, "Apps results", "Dash eta", up.URL)
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	var stored string
 	if err := env.Pool.QueryRow(t.Context(), `SELECT ui_resources::text FROM mcp_connections WHERE id = $1`, c.ID).Scan(&stored); err != nil ||
 		!strings.Contains(stored, testpeer.AppsMemoURI) || !strings.Contains(stored, testpeer.AppsURNURI) || strings.Contains(stored, testpeer.AppsMemoNotesURI) {
