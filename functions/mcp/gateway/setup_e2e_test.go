@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"net/http"
 	"testing"
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
