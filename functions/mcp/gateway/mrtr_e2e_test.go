@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,16 +70,15 @@ func newEraRPC(t *testing.T, env *stacktest.Env, path, token, version, method, n
 //     {}) gets the upstream's own answer for that case.
 func TestMRTRPassThrough(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "MRTR")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	bundle := setupWorkspace(t, "MRTR")
+	env, ws, admin := bundle.env, bundle.ws, bundle.admin
 	for _, mode := range []struct {
 		name string
 		sse  bool
 	}{{"json", false}, {"sse", true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			up := testpeer.NewRawUpstream(t, mode.sse).WithRevision20260728()
-			c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Stateless " + mode.name, URL: up.URL, WorkspaceID: &ws}).Connection
+			c := bundle.install(t, "Stateless "+mode.name, up.URL)
 			for _, ep := range []struct{ name, path, tool string }{
 				{"aggregate", "/mcp/" + ws, "mcp_" + c.Handle + "_needs_input"},
 				{"single", "/mcp/" + ws + "/servers/" + c.ID, "needs_input"},

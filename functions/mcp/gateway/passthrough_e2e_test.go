@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
@@ -99,9 +96,8 @@ func upstreamTools(t *testing.T) map[string]map[string]any {
 //     byte.
 func TestPassThroughIntact(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Intact")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	bundle := setupWorkspace(t, "Intact")
+	env, ws, admin := bundle.env, bundle.ws, bundle.admin
 	want := upstreamTools(t)
 	for _, mode := range []struct {
 		name string
@@ -109,7 +105,7 @@ func TestPassThroughIntact(t *testing.T) {
 	}{{"json", false}, {"sse", true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			up := testpeer.NewRawUpstream(t, mode.sse)
-			c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Raw " + mode.name, URL: up.URL, WorkspaceID: &ws}).Connection
+			c := bundle.install(t, "Raw "+mode.name, up.URL)
 			agg, single := "/mcp/"+ws, "/mcp/"+ws+"/servers/"+c.ID
 			for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
 				t.Run(version, func(t *testing.T) {

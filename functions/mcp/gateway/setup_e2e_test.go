@@ -36,11 +36,25 @@ func setup(t *testing.T, workspace, connName string) *testBundle {
 // setupWith is setup for an upstream the test started itself, at url.
 func setupWith(t *testing.T, workspace, connName, url string) *testBundle {
 	t.Helper()
+	b := setupWorkspace(t, workspace)
+	b.conn = b.install(t, connName, url)
+	return b
+}
+
+// setupWorkspace is setup without an upstream (conn and up nil): for tests that install
+// their own, with install.
+func setupWorkspace(t *testing.T, workspace string) *testBundle {
+	t.Helper()
 	env := stacktest.New(t, nil)
 	b := &testBundle{env: env}
 	b.ws, b.proj, _ = env.Workspace(t, workspace)
 	b.admin = stacktest.Token(t, "alice", auth.RoleAdmin, b.ws)
-	in := connections.CreateInput{Name: connName, URL: url, WorkspaceID: &b.ws}
-	b.conn = env.Connection(t, stacktest.Admin("alice", b.ws), in).Connection
 	return b
+}
+
+// install installs the upstream at url in the bundle's workspace as alice, as a connection
+// named name, and returns it (listed and published before it returns; a refusal fails t).
+func (b *testBundle) install(t *testing.T, name, url string) *db.Connection {
+	t.Helper()
+	return b.env.Connection(t, stacktest.Admin("alice", b.ws), connections.CreateInput{Name: name, URL: url, WorkspaceID: &b.ws}).Connection
 }

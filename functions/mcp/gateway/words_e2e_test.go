@@ -26,12 +26,11 @@ type jsonRPCErr struct {
 // both endpoints.
 func TestOneNamePerTool(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "One name")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	bundle := setupWorkspace(t, "One name")
+	env, ws, admin := bundle.env, bundle.ws, bundle.admin
 	up := testpeer.NewRawUpstream(t, false)
 	up.ToolsList = `{"tools":[{"name":"fine","inputSchema":{"type":"object"}},{"name":"capped","inputSchema":{"type":"object"}}]}`
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Tracker", URL: up.URL, WorkspaceID: &ws}).Connection
+	c := bundle.install(t, "Tracker", up.URL)
 	exposed := func(n string) string { return "mcp_" + c.Handle + "_" + n }
 	call := func(path, name string) string {
 		t.Helper()
