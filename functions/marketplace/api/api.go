@@ -22,13 +22,13 @@ import (
 	"github.com/agentpack/gateway/shared/catalogentries"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
-	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/grants"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/services"
 )
 
-// API serves the marketplace routes. Pool, Verifier and the Services (deps.NewServices:
+// API serves the marketplace routes. Pool, Verifier and the Services (services.NewServices:
 // built once per process, never per request) are required; Services.Connections may be
 // nil only where no connection route is called (the OpenAPI test).
 type API struct {
@@ -36,7 +36,7 @@ type API struct {
 	Verifier *auth.Verifier
 	Logger   *slog.Logger
 	// Services are what the handlers act through (a.Connections, a.Overrides, …).
-	deps.Services
+	services.Services
 	// AuthServer, when set, is the gateway's own authorization server
 	// (functions/marketplace/authserver): served under /oauth/ and its RFC 8414 metadata,
 	// with its connected clients at /api/connected-clients (Services.Grants); nil answers
