@@ -26,6 +26,7 @@ func (g *gateway) setEnv() {
 		"IDP_SCOPES":             p.idpScopes.ValueAsString(),
 		"IDP_GROUPS_CLAIM":       p.idpGroupsClaim.ValueAsString(),
 		"IDP_TRUST_EMAIL":        p.idpTrustEmail.ValueAsString(),
+		"TRUSTED_IDPS":           p.trustedIdps.ValueAsString(),
 		"SESSION_KEY_SECRET_ARN": sessionKey.SecretArn(),
 	}
 

@@ -15,6 +15,7 @@ type params struct {
 	consoleClientID, consoleAuthorizeURL, consoleTokenURL, consoleScope, consoleAudience awscdk.CfnParameter
 	registrySyncURL, registrySyncRate                                                    awscdk.CfnParameter
 	idpIssuer, idpClientID, idpClientSecretARN, idpScopes, idpGroupsClaim, idpTrustEmail awscdk.CfnParameter
+	trustedIdps                                                                          awscdk.CfnParameter
 	firstAdminEmail, firstWorkspaceName, customDomainName, customDomainCert              awscdk.CfnParameter
 }
 
@@ -71,6 +72,8 @@ func newParams(stack awscdk.Stack) params {
 		idpGroupsClaim: str("IdpGroupsClaim", "", "ID token claim listing the person's groups (IDP_GROUPS_CLAIM); empty reads none.", false),
 		idpTrustEmail: str("IdpTrustEmail", "false",
 			"IDP_TRUST_EMAIL; \"true\" counts an email as verified when the provider sends no email_verified claim.", false, "true", "false"),
+		trustedIdps: str("TrustedIdps", "",
+			"Enterprise identity providers whose ID-JAGs the authorization server accepts (TRUSTED_IDPS; docs/AUTH.md \"The enterprise path\"): a JSON array of {issuer, jwksUrl, allowedClientIds, linkByEmail, enabled}; empty adds none.", false),
 		registrySyncRate: str("RegistrySyncRate", "rate(1 day)",
 			"EventBridge schedule expression of the registry sync; used only when RegistrySyncUrl is set.", false),
 	}
