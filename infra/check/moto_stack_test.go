@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -138,7 +137,9 @@ func samTranslated(t *testing.T) map[string]any {
 //     parameter is an SSM lookup of the CDK bootstrap stack);
 //   - every function's Code is the zip s3://codeBucket/codeKey (moto reads it at creation);
 //   - the KMS keys lose their Tags: moto 5.2.1 reads CloudFormation tags of a key as
-//     TagKey/TagValue and answers CreateStack with a 500 for Key/Value.
+//     TagKey/TagValue and answers CreateStack with a 500 for Key/Value; and their KeyPolicy
+//     becomes a JSON string (pseudo parameters resolved): moto stores an object policy as
+//     is and then fails every KMS call on the key with a 500.
 func forMoto(t *testing.T, doc map[string]any, codeBucket, codeKey string) (map[string]any, map[string]string) {
 	t.Helper()
 	var out map[string]any
@@ -764,7 +765,7 @@ func TestMotoUnsupportedTypes(t *testing.T) {
 			ids[id], id, aws.ToString(r.PhysicalResourceId))
 	}
 	if len(res) == 0 {
-		t.Error(errors.New("no probe resource: the templates have none of motoUnsupported's types"))
+		t.Error("no probe resource: the templates have none of motoUnsupported's types")
 	}
 	t.Logf("probed %d types: %v", len(ids), typesOf(ids))
 }
