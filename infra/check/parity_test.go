@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -338,6 +339,81 @@ func TestParityIdentitySecrets(t *testing.T) {
 					t.Errorf("%s: %s grants IdpClientSecretRead without the HasIdpClientSecret condition", name, id)
 				}
 			}
+		}
+	}
+}
+
+// trustedIdpsProblems lists how doc (template.yaml's rawSAM form or the CDK template)
+// departs from the TrustedIdps rule: a String parameter TrustedIdps, default "", not
+// NoEcho (it names issuers and URLs, no secret), feeding TRUSTED_IDPS of
+// MarketplaceFunction (the function that seeds the providers at a cold start; docs/AUTH.md
+// "The enterprise path") and of no other function, nor of the Globals.
+func trustedIdpsProblems(doc map[string]any) []string {
+	var out []string
+	p, _ := doc["Parameters"].(map[string]any)["TrustedIdps"].(map[string]any)
+	switch {
+	case p == nil:
+		out = append(out, "no parameter TrustedIdps")
+	case p["Type"] != "String" || p["Default"] != "" || p["NoEcho"] != nil:
+		out = append(out, fmt.Sprintf("parameter TrustedIdps is %v, want a String defaulting to \"\" without NoEcho", p))
+	}
+	if g, ok := doc["Globals"].(map[string]any); ok {
+		if b, _ := json.Marshal(g); strings.Contains(string(b), "TRUSTED_IDPS") {
+			out = append(out, "TRUSTED_IDPS is in the Globals: only MarketplaceFunction may have it")
+		}
+	}
+	found := false
+	for id, r := range doc["Resources"].(map[string]any) {
+		res := r.(map[string]any)
+		if t := res["Type"]; t != "AWS::Serverless::Function" && t != "AWS::Lambda::Function" {
+			continue
+		}
+		vars, _ := res["Properties"].(map[string]any)["Environment"].(map[string]any)["Variables"].(map[string]any)
+		v, ok := vars["TRUSTED_IDPS"]
+		if !ok {
+			continue
+		}
+		if id != "MarketplaceFunction" {
+			out = append(out, id+" has TRUSTED_IDPS; only MarketplaceFunction may")
+			continue
+		}
+		found = true
+		m, _ := v.(map[string]any)
+		if ref, _ := m["Ref"].(string); ref != "TrustedIdps" {
+			out = append(out, fmt.Sprintf("MarketplaceFunction's TRUSTED_IDPS is %v, want {Ref: TrustedIdps}", v))
+		}
+	}
+	if !found {
+		out = append(out, "MarketplaceFunction has no TRUSTED_IDPS")
+	}
+	return out
+}
+
+// TestParityTrustedIdps: both templates take the enterprise identity providers as the
+// parameter TrustedIdps and hand it to MarketplaceFunction only, as TRUSTED_IDPS; a
+// template that drifts (the variable on another function, or a constant) is noticed.
+func TestParityTrustedIdps(t *testing.T) {
+	cdk := cdkTemplate(t)
+	for name, doc := range map[string]map[string]any{"template.yaml": rawSAM(t), "cdk": cdk} {
+		if p := trustedIdpsProblems(doc); len(p) > 0 {
+			t.Errorf("%s: %s", name, strings.Join(p, "; "))
+		}
+		// Drift: the variable moved to McpFunction and made a constant.
+		var drifted map[string]any
+		b, _ := json.Marshal(doc)
+		if err := json.Unmarshal(b, &drifted); err != nil {
+			t.Fatal(err)
+		}
+		res := drifted["Resources"].(map[string]any)
+		mp := res["MarketplaceFunction"].(map[string]any)["Properties"].(map[string]any)["Environment"].(map[string]any)["Variables"].(map[string]any)
+		mp["TRUSTED_IDPS"] = "[]"
+		mcp := res["McpFunction"].(map[string]any)["Properties"].(map[string]any)
+		if _, ok := mcp["Environment"]; !ok {
+			mcp["Environment"] = map[string]any{"Variables": map[string]any{}}
+		}
+		mcp["Environment"].(map[string]any)["Variables"].(map[string]any)["TRUSTED_IDPS"] = map[string]any{"Ref": "TrustedIdps"}
+		if p := trustedIdpsProblems(drifted); len(p) != 2 {
+			t.Errorf("%s drifted: problems %q, want 2 (the constant, McpFunction)", name, p)
 		}
 	}
 }
