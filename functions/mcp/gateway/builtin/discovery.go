@@ -71,7 +71,7 @@ type searchHit struct {
 	Name        string          `json:"name"`
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description"`
-	Kind        string          `json:"kind"`                 // builtin | proxied
+	Kind        string          `json:"kind" enum:"builtin,proxied"`
 	Source      string          `json:"source"`               // "agentpack" or the connection's name
 	Connection  string          `json:"connection,omitempty"` // the connection's handle (proxied tools)
 	Score       float64         `json:"score"`

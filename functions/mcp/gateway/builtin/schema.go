@@ -1,13 +1,14 @@
 package builtin
 
 import (
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"encoding"
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentpack/gateway/shared/connections"
@@ -163,6 +164,7 @@ func outputTypeSchemas() (map[reflect.Type]*gschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	annotate(reflect.TypeFor[connections.TestAnswer](), test)
 	return map[reflect.Type]*gschema.Schema{
 		reflect.TypeFor[json.RawMessage]():           {Types: []string{"object", "null"}},
 		reflect.TypeFor[connections.RefreshResult](): test,
@@ -202,7 +204,52 @@ func dataSchema(t reflect.Type) ([]byte, error) {
 	if s.Type != "object" {
 		return nil, fmt.Errorf("answer type %s: the schema's root must be an object", t)
 	}
+	annotate(t, s)
 	return json.Marshal(s)
+}
+
+// annotate adds to s, the schema jsonschema.For made of t, what the view types' field tags
+// say that jsonschema.For does not read: `enum:"a,b"` (the values a string may take; null
+// too when the field may be null) and `doc:"…"` (the description, unless a jsonschema tag
+// gave one). These are the tags the REST API's OpenAPI document is generated from, so a
+// view reads the same in both.
+func annotate(t reflect.Type, s *gschema.Schema) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if s == nil {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		annotate(t.Elem(), s.Items)
+	case reflect.Map:
+		annotate(t.Elem(), s.AdditionalProperties)
+	case reflect.Struct:
+		for _, f := range reflect.VisibleFields(t) {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" {
+				name = f.Name
+			}
+			p := s.Properties[name]
+			if f.Anonymous || !f.IsExported() || p == nil {
+				continue
+			}
+			if e, ok := f.Tag.Lookup("enum"); ok {
+				p.Enum = nil
+				for v := range strings.SplitSeq(e, ",") {
+					p.Enum = append(p.Enum, v)
+				}
+				if slices.Contains(p.Types, "null") {
+					p.Enum = append(p.Enum, nil)
+				}
+			}
+			if d := f.Tag.Get("doc"); d != "" && p.Description == "" {
+				p.Description = d
+			}
+			annotate(f.Type, p)
+		}
+	}
 }
 
 var (
