@@ -115,5 +115,5 @@ func (s *Set) overrideDelete(ctx context.Context, c *Call, in overrideTargetArgs
 	if _, err := s.svc.Overrides.Delete(ctx, c.Principal, c.Workspace, in.ConnectionID, in.Tool); err != nil {
 		return overrideDeleteAnswer{}, err
 	}
-	return overrideDeleteAnswer{Deleted: overrideTarget{ConnectionID: in.ConnectionID, Tool: in.Tool}}, nil
+	return overrideDeleteAnswer{Deleted: overrideTarget(in)}, nil
 }
