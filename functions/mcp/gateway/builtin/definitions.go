@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	gschema "github.com/google/jsonschema-go/jsonschema"
 	"sort"
 
@@ -67,7 +68,6 @@ func (s *Set) definitions() []*Builtin {
 			Title:       "List catalog servers",
 			Description: "List the curated catalog of remote MCP servers that can be installed into this workspace, with verification tier and health. Filter by a search term (name, description, author) and/or category.",
 			Input:       Input{Props: map[string]*gschema.Schema{"search": {MaxLength: ptr(200)}, "category": {MaxLength: ptr(100)}, "limit": {Minimum: ptr[float64](1), Maximum: ptr[float64](100)}}},
-			Output:      `{"type":"object","properties":{"entries":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"url":{"type":"string"}},"required":["id","name"]}},"total":{"type":"integer"}},"required":["entries","total"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.catalogList),
 		},
@@ -76,7 +76,6 @@ func (s *Set) definitions() []*Builtin {
 			Title:       "Show a catalog server",
 			Description: "Show one catalog entry by id or exact name: URL, transport, the header names it expects, tier, health, and whether this workspace has installed it.",
 			Input:       Input{Props: map[string]*gschema.Schema{"entryId": {Format: "uuid"}, "name": {MinLength: ptr(1), MaxLength: ptr(200)}}, OneOf: []*gschema.Schema{{Required: []string{"entryId"}}, {Required: []string{"name"}}}},
-			Output:      `{"type":"object","properties":{"entry":{"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"url":{"type":"string"}},"required":["id","name"]},"installed":{"type":["array","null"],"items":{"type":"object","properties":{"connectionId":{"type":"string"},"name":{"type":"string"},"handle":{"type":"string"}}}}},"required":["entry"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.catalogGet),
 		},
@@ -85,7 +84,6 @@ func (s *Set) definitions() []*Builtin {
 			Title:       "List connected servers",
 			Description: "List the MCP servers connected to this workspace (global, workspace and the project's own), with status, last error and the names under which their tools are exposed. projectId defaults to the workspace's default project.",
 			Input:       Input{Props: map[string]*gschema.Schema{"projectId": {Format: "uuid"}}},
-			Output:      `{"type":"object","properties":{"connections":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"handle":{"type":"string"},"enabled":{"type":"boolean"},"tools":{"type":"array","items":{"type":"string"}}},"required":["id","name","handle","tools"]}},"projectId":{"type":"string"}},"required":["connections"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.connectionsList),
 		},
@@ -94,7 +92,6 @@ func (s *Set) definitions() []*Builtin {
 			Title:       "Install a catalog server",
 			Description: "Install a catalog entry into this workspace (admin). Its tools appear in this gateway as mcp_<handle>_<tool>. headers are sent to the upstream server (e.g. an Authorization token) and are never shown again.",
 			Input:       Input{Props: map[string]*gschema.Schema{"entryId": {Format: "uuid"}, "name": {MinLength: ptr(1), MaxLength: ptr(100)}, "headers": {MaxProperties: ptr(32)}}},
-			Output:      `{"type":"object","description":"The connection as written, with its first connect (connect), any consent to complete (authorization) and warnings.","properties":{"id":{"type":"string"},"name":{"type":"string"},"handle":{"type":"string"},"url":{"type":"string"},"enabled":{"type":"boolean"},"connect":{"type":"object","properties":{"success":{"type":"boolean"},"toolCount":{"type":"integer"},"error":{"type":"string"}}},"authorization":{"type":"object"},"warnings":{"type":"array","items":{"type":"string"}}},"required":["id","name","handle"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)},
 			Handler:     Typed(s.catalogInstall),
 		},
@@ -103,7 +100,6 @@ func (s *Set) definitions() []*Builtin {
 			Title:       "Uninstall a catalog server",
 			Description: "Uninstall a catalog entry from this workspace (admin): its connection and tools are removed from the gateway. Re-installing later creates a new connection.",
 			Input:       Input{Props: map[string]*gschema.Schema{"entryId": {Format: "uuid"}}},
-			Output:      `{"type":"object","properties":{"uninstalled":{"type":"boolean"},"entryId":{"type":"string"}},"required":["uninstalled","entryId"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)},
 			Handler:     Typed(s.catalogUninstall),
 		},
@@ -112,7 +108,6 @@ func (s *Set) definitions() []*Builtin {
 			Title:       "Enable or disable a connection",
 			Description: "Flip a workspace connection between enabled and disabled (admin). A disabled connection's tools leave the gateway; its frozen tool names are kept for when it is enabled again.",
 			Input:       Input{Props: map[string]*gschema.Schema{"connectionId": {Format: "uuid"}}},
-			Output:      `{"type":"object","description":"The connection as written, with its first connect (connect), any consent to complete (authorization) and warnings.","properties":{"id":{"type":"string"},"name":{"type":"string"},"handle":{"type":"string"},"url":{"type":"string"},"enabled":{"type":"boolean"},"connect":{"type":"object","properties":{"success":{"type":"boolean"},"toolCount":{"type":"integer"},"error":{"type":"string"}}},"authorization":{"type":"object"},"warnings":{"type":"array","items":{"type":"string"}}},"required":["id","name","handle"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)},
 			Handler:     Typed(s.connectionToggle),
 		},
@@ -121,7 +116,6 @@ func (s *Set) definitions() []*Builtin {
 			Title:       "Test a connection",
 			Description: "Connect to a workspace connection's server afresh (admin), list and store its tools, and report success, tool count and any error. An unreachable server is a result (success false), not a tool error.",
 			Input:       Input{Props: map[string]*gschema.Schema{"connectionId": {Format: "uuid"}}},
-			Output:      `{"type":"object","properties":{"success":{"type":"boolean"},"toolCount":{"type":"integer"},"error":{"type":"string"},"changes":{"type":"object"}},"required":["success","toolCount"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)},
 			Handler:     Typed(s.connectionTest),
 		},
@@ -130,7 +124,6 @@ func (s *Set) definitions() []*Builtin {
 			Title:       "Recent audit events",
 			Description: "List the workspace's most recent audited tool calls (successful writes): who, which tool, when, how long. Arguments appear only as a digest.",
 			Input:       Input{Props: map[string]*gschema.Schema{"limit": {Minimum: ptr[float64](1), Maximum: ptr[float64](200)}}},
-			Output:      `{"type":"object","properties":{"events":{"type":["array","null"],"items":{"type":"object"}}},"required":["events"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.auditList),
 		},
@@ -138,7 +131,6 @@ func (s *Set) definitions() []*Builtin {
 			Name: "agentpack_toolsets_list", Version: "1.0.0", Toolset: toolsetMeta,
 			Title:       "List toolsets",
 			Description: "List the gateway's toolsets and their tools. Narrow a session's built-in tools with the X-MCP-Toolsets header or ?toolsets=a,b.",
-			Output:      `{"type":"object","properties":{"toolsets":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"tools":{"type":"array","items":{"type":"string"}}},"required":["name","tools"]}},"selected":{"type":["array","null"],"items":{"type":"string"}}},"required":["toolsets"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.toolsetsList),
 		},
@@ -160,12 +152,12 @@ type catalogListArgs struct {
 	Limit    int    `json:"limit,omitempty"`
 }
 
-func (s *Set) catalogList(ctx context.Context, c *Call, in catalogListArgs) (any, error) {
+func (s *Set) catalogList(ctx context.Context, c *Call, in catalogListArgs) (catalogListAnswer, error) {
 	out, total, err := s.svc.Entries.List(ctx, db.CatalogFilter{Search: in.Search, Category: in.Category}, orDefault(in.Limit, 50))
 	if err != nil {
-		return nil, err
+		return catalogListAnswer{}, err
 	}
-	return map[string]any{"entries": out, "total": total}, nil
+	return catalogListAnswer{Entries: out, Total: total}, nil
 }
 
 type catalogGetArgs struct {
@@ -173,18 +165,18 @@ type catalogGetArgs struct {
 	Name    string `json:"name,omitempty"`
 }
 
-func (s *Set) catalogGet(ctx context.Context, c *Call, in catalogGetArgs) (any, error) {
+func (s *Set) catalogGet(ctx context.Context, c *Call, in catalogGetArgs) (catalogGetAnswer, error) {
 	e, err := s.svc.Entries.Get(ctx, in.EntryID, in.Name)
 	if err != nil {
-		return nil, err
+		return catalogGetAnswer{}, err
 	}
-	var installed []map[string]any
+	var installed []installedConnection
 	for _, conn := range c.Req.Snapshot.Doc.Connections {
 		if conn.CatalogEntryID == e.ID {
-			installed = append(installed, map[string]any{"connectionId": conn.ID, "name": conn.Name, "handle": conn.Handle})
+			installed = append(installed, installedConnection{ConnectionID: conn.ID, Handle: conn.Handle, Name: conn.Name})
 		}
 	}
-	return map[string]any{"entry": e, "installed": installed}, nil
+	return catalogGetAnswer{Entry: *e, Installed: installed}, nil
 }
 
 // projectArgs is the argument struct of a built-in that takes only projectId (filled in
@@ -193,13 +185,13 @@ type projectArgs struct {
 	ProjectID string `json:"projectId,omitempty"`
 }
 
-func (s *Set) connectionsList(ctx context.Context, c *Call, _ projectArgs) (any, error) {
+func (s *Set) connectionsList(ctx context.Context, c *Call, _ projectArgs) (connectionsAnswer, error) {
 	if s.svc.Connections == nil {
-		return nil, apperr.New(apperr.Unavailable, "connections are not available on this gateway")
+		return connectionsAnswer{}, apperr.New(apperr.Unavailable, "connections are not available on this gateway")
 	}
 	rows, err := s.svc.Connections.List(ctx, c.Principal, c.Workspace)
 	if err != nil {
-		return nil, err
+		return connectionsAnswer{}, err
 	}
 	exposed := map[string][]string{}
 	for _, conn := range c.Req.Snapshot.Doc.Connections {
@@ -215,7 +207,7 @@ func (s *Set) connectionsList(ctx context.Context, c *Call, _ projectArgs) (any,
 		}
 		out = append(out, listedConnection{View: viewConnection(c, r), Tools: nonNilStrings(exposed[r.ID])})
 	}
-	return map[string]any{"connections": out, "projectId": c.ProjectID}, nil
+	return connectionsAnswer{Connections: out, ProjectID: c.ProjectID}, nil
 }
 
 func nonNilStrings(s []string) []string {
@@ -231,9 +223,9 @@ type catalogInstallArgs struct {
 	Headers map[string]string `json:"headers,omitempty"`
 }
 
-func (s *Set) catalogInstall(ctx context.Context, c *Call, in catalogInstallArgs) (any, error) {
+func (s *Set) catalogInstall(ctx context.Context, c *Call, in catalogInstallArgs) (connections.OutcomeView, error) {
 	if s.svc.Connections == nil {
-		return nil, apperr.New(apperr.Unavailable, "installs are not available on this gateway")
+		return connections.OutcomeView{}, apperr.New(apperr.Unavailable, "installs are not available on this gateway")
 	}
 	if in.Headers == nil {
 		in.Headers = map[string]string{}
@@ -244,23 +236,23 @@ func (s *Set) catalogInstall(ctx context.Context, c *Call, in catalogInstallArgs
 		WorkspaceID: c.Workspace, Name: in.Name, Headers: in.Headers,
 	})
 	if err != nil {
-		return nil, err
+		return connections.OutcomeView{}, err
 	}
-	return builtinOutcome(c, out), nil
+	return builtinOutcome(c, out)
 }
 
 type entryArgs struct {
 	EntryID string `json:"entryId"`
 }
 
-func (s *Set) catalogUninstall(ctx context.Context, c *Call, in entryArgs) (any, error) {
+func (s *Set) catalogUninstall(ctx context.Context, c *Call, in entryArgs) (uninstallAnswer, error) {
 	if s.svc.Connections == nil {
-		return nil, apperr.New(apperr.Unavailable, "uninstalls are not available on this gateway")
+		return uninstallAnswer{}, apperr.New(apperr.Unavailable, "uninstalls are not available on this gateway")
 	}
 	if err := s.svc.Connections.Uninstall(ctx, c.Principal, in.EntryID, c.Workspace); err != nil {
-		return nil, err
+		return uninstallAnswer{}, err
 	}
-	return map[string]any{"uninstalled": true, "entryId": in.EntryID}, nil
+	return uninstallAnswer{EntryID: in.EntryID, Uninstalled: true}, nil
 }
 
 type connectionArgs struct {
@@ -281,51 +273,58 @@ func (s *Set) workspaceConnection(ctx context.Context, c *Call, id string) (stri
 	return id, nil
 }
 
-func (s *Set) connectionToggle(ctx context.Context, c *Call, in connectionArgs) (any, error) {
+func (s *Set) connectionToggle(ctx context.Context, c *Call, in connectionArgs) (connections.OutcomeView, error) {
 	id, err := s.workspaceConnection(ctx, c, in.ConnectionID)
 	if err != nil {
-		return nil, err
+		return connections.OutcomeView{}, err
 	}
 	out, err := s.svc.Connections.Toggle(ctx, c.Principal, id)
 	if err != nil {
-		return nil, err
+		return connections.OutcomeView{}, err
 	}
-	return builtinOutcome(c, out), nil
+	return builtinOutcome(c, out)
 }
 
 // builtinOutcome is a write's outcome as a built-in answers it: connections.OutcomeView,
 // the shape REST answers, with the connection's URL as visibleURL shows it (a query may
-// hold an API key; only REST shows it whole, to an admin).
-func builtinOutcome(c *Call, out *connections.Outcome) any {
+// hold an API key; only REST shows it whole, to an admin). An outcome without its
+// connection (every connections.Service write sets it) is an internal error.
+func builtinOutcome(c *Call, out *connections.Outcome) (connections.OutcomeView, error) {
 	if out == nil || out.Connection == nil {
-		return out
+		return connections.OutcomeView{}, errors.New("builtin: a connection write answered no connection")
 	}
 	v := connections.NewOutcomeView(out, false)
 	v.URL = visibleURL(c.Principal, out.Connection.URL)
-	return v
+	return v, nil
 }
 
-func (s *Set) connectionTest(ctx context.Context, c *Call, in connectionArgs) (any, error) {
+// connectionTest answers the test's result (on the wire connections.TestAnswer, its
+// MarshalJSON).
+func (s *Set) connectionTest(ctx context.Context, c *Call, in connectionArgs) (connections.RefreshResult, error) {
 	id, err := s.workspaceConnection(ctx, c, in.ConnectionID)
 	if err != nil {
-		return nil, err
+		return connections.RefreshResult{}, err
 	}
-	return s.svc.Connections.Test(ctx, c.Principal, id)
+	res, err := s.svc.Connections.Test(ctx, c.Principal, id)
+	if err != nil {
+		return connections.RefreshResult{}, err
+	}
+	return *res, nil
 }
 
 type limitArgs struct {
 	Limit int `json:"limit,omitempty"`
 }
 
-func (s *Set) auditList(ctx context.Context, c *Call, in limitArgs) (any, error) {
+func (s *Set) auditList(ctx context.Context, c *Call, in limitArgs) (auditAnswer, error) {
 	evs, err := s.svc.Audit.List(ctx, c.Workspace, orDefault(in.Limit, 50))
 	if err != nil {
-		return nil, err
+		return auditAnswer{}, err
 	}
-	return map[string]any{"events": evs}, nil
+	return auditAnswer{Events: evs}, nil
 }
 
-func (s *Set) toolsetsList(_ context.Context, c *Call, _ NoArgs) (any, error) {
+func (s *Set) toolsetsList(_ context.Context, c *Call, _ NoArgs) (toolsetsAnswer, error) {
 	out := make([]Toolset, 0, len(s.toolsets))
 	for _, ts := range s.toolsets {
 		var visible []string
@@ -338,7 +337,7 @@ func (s *Set) toolsetsList(_ context.Context, c *Call, _ NoArgs) (any, error) {
 			out = append(out, Toolset{Name: ts.Name, Description: ts.Description, Tools: visible})
 		}
 	}
-	return map[string]any{"toolsets": out, "selected": c.Req.Toolsets}, nil
+	return toolsetsAnswer{Selected: c.Req.Toolsets, Toolsets: out}, nil
 }
 
 // visibleURL is a connection URL as principal p may see it in a built-in's answer: admins

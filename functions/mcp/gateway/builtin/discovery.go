@@ -39,7 +39,6 @@ func (s *Set) discoveryDefinitions() []*Builtin {
 				"agentpack_tool_call. connection narrows the search to one server (its name or handle; agentpack for the " +
 				"built-ins). When nothing matches, the answer lists the servers here.",
 			Input:       Input{Props: map[string]*gschema.Schema{"query": {MinLength: ptr(1), MaxLength: ptr(200)}, "limit": {Minimum: ptr[float64](1), Maximum: ptr[float64](100)}, "connection": {MaxLength: ptr(256)}}},
-			Output:      `{"type":"object","properties":{"tools":{"type":["array","null"],"items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"kind":{"enum":["builtin","proxied"]},"source":{"type":"string"},"connection":{"type":"string"},"score":{"type":"number"},"matched":{"type":["array","null"],"items":{"type":"string"}},"inputSchema":{"type":"object"}},"required":["name","kind","source","score"]}},"total":{"type":"integer"},"servers":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"connection":{"type":"string"},"tools":{"type":"integer"}},"required":["name","connection","tools"]}},"hint":{"type":"string"}},"required":["tools","total"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.toolsSearch),
 		},
@@ -49,8 +48,8 @@ func (s *Set) discoveryDefinitions() []*Builtin {
 			Description: "Call any tool you can call here by its name (as agentpack_tools_search returns it) with its arguments. " +
 				"The answer is that tool's own answer, with the same access checks and audit as calling it directly.",
 			Input: Input{Props: map[string]*gschema.Schema{"name": {MinLength: ptr(1), MaxLength: ptr(256)}}},
-			// No Output: the edge answers with the named tool's own result, which no schema of
-			// ours describes (a strict client would refuse an upstream's result against one).
+			// Unstructured (no outputSchema): the edge answers with the named tool's own
+			// result, which no schema of ours describes.
 			Handler: Typed(s.toolCall),
 		},
 	}
@@ -63,8 +62,8 @@ type toolCallArgs struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
-func (s *Set) toolCall(_ context.Context, _ *Call, _ toolCallArgs) (any, error) {
-	return nil, apperr.New(apperr.Validation, "%s cannot call itself", CallToolName).
+func (s *Set) toolCall(_ context.Context, _ *Call, _ toolCallArgs) (Unstructured, error) {
+	return Unstructured{}, apperr.New(apperr.Validation, "%s cannot call itself", CallToolName).
 		WithHint("name the tool to call, as agentpack_tools_search returns it")
 }
 
@@ -72,12 +71,21 @@ type searchHit struct {
 	Name        string          `json:"name"`
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description"`
-	Kind        string          `json:"kind"`                 // builtin | proxied
+	Kind        string          `json:"kind" enum:"builtin,proxied"`
 	Source      string          `json:"source"`               // "agentpack" or the connection's name
 	Connection  string          `json:"connection,omitempty"` // the connection's handle (proxied tools)
 	Score       float64         `json:"score"`
 	Matched     []string        `json:"matched"` // the fields a query word (or its synonym or translation) occurred in
 	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// searchAnswer is agentpack_tools_search's answer: the hits, best first, and how many
+// tools matched in all; when none did, the servers the caller can search and a hint.
+type searchAnswer struct {
+	Hint    string       `json:"hint,omitempty"`
+	Servers []serverInfo `json:"servers,omitempty"`
+	Tools   []searchHit  `json:"tools"`
+	Total   int          `json:"total"`
 }
 
 // serverInfo is one server a caller can search, as a search that finds nothing lists
@@ -147,7 +155,7 @@ type toolsSearchArgs struct {
 	Connection string `json:"connection,omitempty" jsonschema:"only this server's tools: a connection's name or handle, or agentpack"`
 }
 
-func (s *Set) toolsSearch(_ context.Context, c *Call, in toolsSearchArgs) (any, error) {
+func (s *Set) toolsSearch(_ context.Context, c *Call, in toolsSearchArgs) (searchAnswer, error) {
 	st := c.Req
 	ti := s.indexOf(st.Snapshot)
 	nb := len(ti.builtin)
@@ -166,7 +174,7 @@ func (s *Set) toolsSearch(_ context.Context, c *Call, in toolsSearchArgs) (any, 
 				}
 			}
 			if only == nil {
-				return nil, apperr.New(apperr.Validation, "no connection named %q here", want).
+				return searchAnswer{}, apperr.New(apperr.Validation, "no connection named %q here", want).
 					WithHint("search without connection, or name one of: " + serverList(s.servers(c, ti)))
 			}
 		}
@@ -199,12 +207,11 @@ func (s *Set) toolsSearch(_ context.Context, c *Call, in toolsSearchArgs) (any, 
 		hits = append(hits, searchHit{Name: t.ExposedName, Title: t.Title, Description: t.Description, Kind: "proxied",
 			Source: conn.Name, Connection: conn.Handle, Score: score, Matched: h.Fields(), InputSchema: t.InputSchema})
 	}
-	out := map[string]any{"tools": hits, "total": total}
+	out := searchAnswer{Tools: hits, Total: total}
 	if total == 0 {
-		servers := s.servers(c, ti)
-		out["servers"] = servers
-		out["hint"] = "No tool here matched " + strconv.Quote(in.Query) + ". Try other words (what the tool acts on, or the " +
-			"service's name), or search one server with connection. Servers here: " + serverList(servers) + "."
+		out.Servers = s.servers(c, ti)
+		out.Hint = "No tool here matched " + strconv.Quote(in.Query) + ". Try other words (what the tool acts on, or the " +
+			"service's name), or search one server with connection. Servers here: " + serverList(out.Servers) + "."
 	}
 	return out, nil
 }

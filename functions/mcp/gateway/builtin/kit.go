@@ -11,9 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -30,8 +28,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Builtin declares one built-in tool: identity, schemas,
-// annotations, toolset, who may see and call it, and the handler. Declarations are
+// Builtin declares one built-in tool: identity, input schema refinements,
+// annotations, toolset, who may see and call it, and the handler (whose argument and
+// answer types are the schemas' source: Typed). Declarations are
 // compiled once per process (Compile) into the mcp.Tool that is registered and the
 // validator for its arguments.
 type Builtin struct {
@@ -42,12 +41,6 @@ type Builtin struct {
 	// Input refines the JSON Schema of the arguments, which is generated from the handler's
 	// argument struct (Typed's In; inputSchema).
 	Input Input
-	// Output is the JSON Schema of the envelope's data on success (outputSchema's
-	// properties.data); its root type must be "object" (an empty {} made the MCP Inspector's
-	// --strict warn for every built-in). "" declares no outputSchema at all: only for a
-	// built-in whose answer is another tool's own result (agentpack_tool_call), which no
-	// schema of ours can describe.
-	Output string
 	// Annotations are the MCP tool annotations; ReadOnlyHint=true built-ins are not audited.
 	Annotations mcp.ToolAnnotations
 	// Toolset groups the tool for X-MCP-Toolsets filtering.
@@ -63,7 +56,8 @@ type Builtin struct {
 	// caller gives none.
 	TakesProject bool
 	// Handler runs the tool with its arguments, validated and decoded (see Typed), and
-	// returns the envelope's data.
+	// returns the envelope's data. Its In type is the source of the inputSchema, its Out
+	// type of the outputSchema's data (dataSchema).
 	Handler Handler
 }
 
@@ -78,10 +72,12 @@ type Call struct {
 	Req *request.State
 }
 
-// A Handler runs a built-in: made by Typed from a function of the tool's argument struct.
+// A Handler runs a built-in: made by Typed from a function of the tool's argument struct
+// to its answer's.
 type Handler struct {
 	run  func(ctx context.Context, c *Call, raw json.RawMessage) (any, error)
 	args reflect.Type // the argument struct (TestArgumentStructsMatchSchemas)
+	out  reflect.Type // the answer (the envelope's data): a struct, or Unstructured
 }
 
 // Typed is the handler of h, which receives its arguments as an In, as go-sdk's
@@ -90,97 +86,37 @@ type Handler struct {
 // type its schema property promises (an integer is an int, never a json.Number or a
 // float64 to convert). In must be a struct whose json names are exactly the schema's
 // properties; absent optional arguments are zero values (pointers where absence
-// matters). Out is the envelope's data.
+// matters). Out is the envelope's data, and the tool's outputSchema describes it: it is
+// generated from Out (dataSchema), so what the handler returns and what tools/list
+// promises are one type. Out must be a struct (MCP: an outputSchema's root is an object),
+// or Unstructured for a tool that declares no outputSchema.
 func Typed[In, Out any](h func(ctx context.Context, c *Call, in In) (Out, error)) Handler {
 	return Handler{
 		args: reflect.TypeFor[In](),
+		out:  reflect.TypeFor[Out](),
 		run: func(ctx context.Context, c *Call, raw json.RawMessage) (any, error) {
 			var in In
 			if err := json.Unmarshal(raw, &in); err != nil {
 				// The schema accepted what the struct cannot hold: the declaration is wrong.
 				return nil, fmt.Errorf("builtin arguments: decode into %T: %w", in, err)
 			}
-			return h(ctx, c, in)
+			out, err := h(ctx, c, in)
+			if err != nil {
+				return nil, err // a failure's envelope has no data
+			}
+			return out, nil
 		},
 	}
 }
 
-// Input is what a built-in's input schema says beyond what its argument struct does
-// (inputSchema).
-type Input struct {
-	// Props refine the generated properties by JSON name: each member set here (format,
-	// pattern, length and value bounds, an object's own properties, …) replaces the
-	// generated one. A name the struct lacks is an error at New.
-	Props map[string]*gschema.Schema
-	// OneOf and AnyOf are the root's: which members are required together.
-	OneOf, AnyOf []*gschema.Schema
-}
-
-// inputSchema is the input schema of built-in b, generated from its argument struct with
-// jsonschema.For's rules (the JSON Schema library go-sdk uses): an object of the struct's
-// fields under their JSON names, no other properties, a field required unless its json
-// tag says omitempty, a field's description its `jsonschema:"…"` tag, and json.RawMessage
-// an object. A pointer field (optional, its absence told apart from a zero value) is not
-// nullable: leaving the member out is how a caller omits it. b.Input's refinements follow.
-func inputSchema(b *Builtin) ([]byte, error) {
-	if b.Handler.args == nil {
-		return nil, errors.New("no argument struct (use Typed)")
-	}
-	s, err := gschema.ForType(b.Handler.args, &gschema.ForOptions{TypeSchemas: map[reflect.Type]*gschema.Schema{
-		reflect.TypeFor[json.RawMessage](): {Type: "object"},
-	}})
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range s.Properties {
-		if i := slices.Index(p.Types, "null"); i >= 0 && len(p.Types) == 2 {
-			p.Type, p.Types = p.Types[1-i], nil
-		}
-	}
-	for name, r := range b.Input.Props {
-		p := s.Properties[name]
-		if p == nil {
-			return nil, fmt.Errorf("input refinement of %q: no such field", name)
-		}
-		if s.Properties[name], err = overlay(p, r); err != nil {
-			return nil, fmt.Errorf("input refinement of %q: %w", name, err)
-		}
-	}
-	s.OneOf, s.AnyOf = b.Input.OneOf, b.Input.AnyOf
-	return json.Marshal(s)
-}
-
-// overlay is schema p with every member r sets in place of p's.
-func overlay(p, r *gschema.Schema) (*gschema.Schema, error) {
-	var pm, rm map[string]json.RawMessage
-	pb, err := json.Marshal(p)
-	if err != nil {
-		return nil, err
-	}
-	rb, err := json.Marshal(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(pb, &pm); err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(rb, &rm); err != nil {
-		return nil, err
-	}
-	maps.Copy(pm, rm)
-	ob, err := json.Marshal(pm)
-	if err != nil {
-		return nil, err
-	}
-	var out gschema.Schema
-	if err := json.Unmarshal(ob, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
 // NoArgs is the argument struct of a built-in that takes none.
 type NoArgs struct{}
+
+// Unstructured is the Out of a built-in that declares no outputSchema: only one whose
+// answer is another tool's own result (agentpack_tool_call), which no schema of ours can
+// describe (a strict client would hold an upstream's result to it and refuse it). It is a
+// type of its own so that no other Out (any, a map) leaves the schema out by accident.
+type Unstructured struct{}
 
 // Compiled is a Builtin with its registered definition and argument validator.
 type Compiled struct {
@@ -214,68 +150,6 @@ func (b *Compiled) ValidateOutput(structured []byte) error {
 	return nil
 }
 
-// outputSchema is the output schema a built-in declares: the envelope of docs/DESIGN.md §5
-// (wire.Envelope) with data, on success, as the built-in's Output schema describes it.
-func outputSchema(data string) json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"},"data":` + data + `,"error":{"type":"object","properties":{"code":{"type":"string"},"message":{"type":"string"},"retryable":{"type":"boolean"},"hint":{"type":"string"},"errorId":{"type":"string"}},"required":["code","message","retryable"]},"meta":{"type":"object","properties":{"tool":{"type":"string"},"version":{"type":"string"}},"required":["tool","version"]}},"required":["ok","meta"]}`)
-}
-
-// portableTypes returns the JSON Schema doc with every `"type":[T,"null"]` written as
-// `"anyOf":[{"type":T},{"type":"null"}]` (the same set of instances), and whether it changed
-// anything. A `type` array is legal JSON Schema but not portable: clients that map tool
-// schemas onto a single-type dialect (the OpenAPI subset of function-calling APIs) reject or
-// drop it, and the MCP Inspector's --strict lint warns on it (docs/TESTING.md).
-// A schema that already has an anyOf is left as it is.
-func portableTypes(doc any) (any, bool) {
-	changed := false
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, sub := range x {
-				x[k] = walk(sub)
-			}
-			if ts, ok := x["type"].([]any); ok && len(ts) == 2 && x["anyOf"] == nil {
-				if i := slices.Index(ts, any("null")); i >= 0 {
-					delete(x, "type")
-					x["anyOf"] = []any{map[string]any{"type": ts[1-i]}, map[string]any{"type": "null"}}
-					changed = true
-				}
-			}
-		case []any:
-			for i, sub := range x {
-				x[i] = walk(sub)
-			}
-		}
-		return v
-	}
-	return walk(doc), changed
-}
-
-// portableJSON is portableTypes over the JSON text raw: raw itself when nothing changes.
-func portableJSON(raw json.RawMessage) (json.RawMessage, error) {
-	var doc any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, err
-	}
-	doc, changed := portableTypes(doc)
-	if !changed {
-		return raw, nil
-	}
-	return json.Marshal(doc)
-}
-
-// compileSchema compiles the JSON Schema doc under name (formats asserted).
-func compileSchema(name string, doc any) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.AssertFormat() // the schemas say format "uuid": check it, not just advertise it
-	url := "mem://builtin/" + name
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-}
-
 // compile checks b's input schema (a JSON object schema) and compiles its validator;
 // formats are asserted (format "uuid" is checked, not only advertised).
 func compile(b *Builtin) (*Compiled, error) {
@@ -294,17 +168,14 @@ func compile(b *Builtin) (*Compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("builtin %s: %w", b.Name, err)
 	}
+	data, err := dataSchema(b.Handler.out)
+	if err != nil {
+		return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
+	}
 	var out json.RawMessage
 	var os *jsonschema.Schema
-	if b.Output != "" {
-		var data any
-		if err := json.Unmarshal([]byte(b.Output), &data); err != nil {
-			return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
-		}
-		if m, ok := data.(map[string]any); !ok || m["type"] != "object" {
-			return nil, fmt.Errorf("builtin %s: output schema root type must be object", b.Name)
-		}
-		if out, err = portableJSON(outputSchema(b.Output)); err != nil {
+	if data != nil {
+		if out, err = portableJSON(outputSchema(string(data))); err != nil {
 			return nil, fmt.Errorf("builtin %s: output schema: %w", b.Name, err)
 		}
 		var outDoc any

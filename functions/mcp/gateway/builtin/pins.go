@@ -28,7 +28,6 @@ func (s *Set) pinDefinitions() []*Builtin {
 			Title:       "List a chat's pins and tools",
 			Description: "Show a chat's pinned MCP servers and the resolved tool set the chat gets: built-in tools plus the tools of the pinned servers and of every enabled workspace-scoped server (pins only add). With no pins the chat gets every enabled server of the workspace. Each tool names the server it comes from. chatId defaults to the session's chat (X-Chat-Id).",
 			Input:       Input{Props: map[string]*gschema.Schema{"chatId": {Format: "uuid"}}},
-			Output:      `{"type":"object","properties":{"pins":{"type":["array","null"],"items":{"type":"object"}},"toolSet":{"type":"object","properties":{"chatId":{"type":"string"},"pinned":{"type":"boolean"},"fellBack":{"type":"boolean"},"tools":{"type":["array","null"],"items":{"type":"object"}}}}},"required":["pins","toolSet"]}`,
 			Annotations: readOnly,
 			Handler:     Typed(s.pinsList),
 		},
@@ -37,7 +36,6 @@ func (s *Set) pinDefinitions() []*Builtin {
 			Title:       "Pin a server to a chat",
 			Description: "Pin a connected MCP server (global or of this workspace) to a chat (admin), so the chat gets its tools on top of the workspace-scoped ones. chatId defaults to the session's chat (X-Chat-Id).",
 			Input:       Input{Props: map[string]*gschema.Schema{"chatId": {Format: "uuid"}, "connectionId": {Format: "uuid"}}},
-			Output:      `{"type":"object","properties":{"pin":{"type":"object","properties":{"id":{"type":"string"},"connectionId":{"type":"string"}}}},"required":["pin"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(false)},
 			Handler:     Typed(s.pinAdd),
 		},
@@ -46,7 +44,6 @@ func (s *Set) pinDefinitions() []*Builtin {
 			Title:       "Unpin a server from a chat",
 			Description: "Remove a pin from a chat (admin); the pin is deleted. Get pin ids from agentpack_pins_list. chatId defaults to the session's chat (X-Chat-Id).",
 			Input:       Input{Props: map[string]*gschema.Schema{"chatId": {Format: "uuid"}, "pinId": {Format: "uuid"}}},
-			Output:      `{"type":"object","properties":{"removed":{"type":"object","properties":{"id":{"type":"string"},"connectionId":{"type":"string"}}}},"required":["removed"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 			Handler:     Typed(s.pinRemove),
 		},
@@ -87,18 +84,24 @@ type pinRemoveArgs struct {
 	PinID  string `json:"pinId"`
 }
 
-func (s *Set) pinsList(ctx context.Context, c *Call, in chatArgs) (any, error) {
+// pinsAnswer is agentpack_pins_list's answer: the chat's pins and its resolved tool set.
+type pinsAnswer struct {
+	Pins    []pins.PinView `json:"pins"`
+	ToolSet pins.ToolSet   `json:"toolSet"`
+}
+
+func (s *Set) pinsList(ctx context.Context, c *Call, in chatArgs) (pinsAnswer, error) {
 	chat, err := s.pinChat(ctx, c, in.ChatID)
 	if err != nil {
-		return nil, err
+		return pinsAnswer{}, err
 	}
 	list, err := s.svc.Pins.List(ctx, c.Principal, chat.ID)
 	if err != nil {
-		return nil, err
+		return pinsAnswer{}, err
 	}
 	res, err := pins.ResolveChat(ctx, s.svc.Pool, s.svc.Logger, c.Req.Snapshot, chat)
 	if err != nil {
-		return nil, err
+		return pinsAnswer{}, err
 	}
 	ts := pins.ProxiedTools(c.Req.Snapshot, chat, res)
 	for _, b := range s.all {
@@ -107,29 +110,39 @@ func (s *Set) pinsList(ctx context.Context, c *Call, in chatArgs) (any, error) {
 		}
 	}
 	pins.SortTools(ts.Tools)
-	return map[string]any{"pins": list, "toolSet": ts}, nil
+	return pinsAnswer{Pins: list, ToolSet: *ts}, nil
 }
 
-func (s *Set) pinAdd(ctx context.Context, c *Call, in pinAddArgs) (any, error) {
+// pinAddAnswer is agentpack_pin_add's answer: the pin made.
+type pinAddAnswer struct {
+	Pin pins.PinView `json:"pin"`
+}
+
+func (s *Set) pinAdd(ctx context.Context, c *Call, in pinAddArgs) (pinAddAnswer, error) {
 	chat, err := s.pinChat(ctx, c, in.ChatID)
 	if err != nil {
-		return nil, err
+		return pinAddAnswer{}, err
 	}
 	pin, err := s.svc.Pins.Add(ctx, c.Principal, chat.ID, in.ConnectionID)
 	if err != nil {
-		return nil, err
+		return pinAddAnswer{}, err
 	}
-	return map[string]any{"pin": pin}, nil
+	return pinAddAnswer{Pin: *pin}, nil
 }
 
-func (s *Set) pinRemove(ctx context.Context, c *Call, in pinRemoveArgs) (any, error) {
+// pinRemoveAnswer is agentpack_pin_remove's answer: the pin deleted.
+type pinRemoveAnswer struct {
+	Removed pins.PinView `json:"removed"`
+}
+
+func (s *Set) pinRemove(ctx context.Context, c *Call, in pinRemoveArgs) (pinRemoveAnswer, error) {
 	chat, err := s.pinChat(ctx, c, in.ChatID)
 	if err != nil {
-		return nil, err
+		return pinRemoveAnswer{}, err
 	}
 	pin, err := s.svc.Pins.Remove(ctx, c.Principal, chat.ID, in.PinID)
 	if err != nil {
-		return nil, err
+		return pinRemoveAnswer{}, err
 	}
-	return map[string]any{"removed": pin}, nil
+	return pinRemoveAnswer{Removed: *pin}, nil
 }

@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 
+	"github.com/agentpack/gateway/shared/registry"
 	gschema "github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,9 +20,6 @@ func (s *Set) registryDefinitions() []*Builtin {
 			Title:       "Import an MCP registry",
 			Description: "Import an MCP registry's servers into the shared catalog (superuser only) through its v0.1 list API, from its http(s) base URL such as https://registry.modelcontextprotocol.io. Answers the report, document by document; a document refused is in the report, never a failure.",
 			Input:       Input{Props: map[string]*gschema.Schema{"url": {MinLength: ptr(1), MaxLength: ptr(2048)}}},
-			Output: `{"type":"object","properties":{"source":{"type":"string"},"documents":{"type":"integer"},"created":{"type":"integer"},"updated":{"type":"integer"},"unchanged":{"type":"integer"},` +
-				`"entries":{"type":["array","null"],"items":{"type":"object"}},"skipped":{"type":["array","null"],"items":{"type":"object"}},"refused":{"type":["array","null"],"items":{"type":"object"}}},` +
-				`"required":["source","documents","created","updated","unchanged"]}`,
 			Annotations: mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)},
 			Handler:     Typed(s.registryImport),
 		},
@@ -32,10 +30,11 @@ type registryImportArgs struct {
 	URL string `json:"url"`
 }
 
-func (s *Set) registryImport(ctx context.Context, c *Call, a registryImportArgs) (any, error) {
+// registryImport answers the import's report (registry.Report).
+func (s *Set) registryImport(ctx context.Context, c *Call, a registryImportArgs) (registry.Report, error) {
 	rep, err := s.svc.Registry.FromURL(ctx, c.Principal, a.URL)
 	if err != nil {
-		return nil, err
+		return registry.Report{}, err
 	}
-	return rep, nil
+	return *rep, nil
 }

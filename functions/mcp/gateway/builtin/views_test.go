@@ -108,7 +108,10 @@ func TestBuiltinOutcome(t *testing.T) {
 		{auth.RoleAdmin, "https://[REDACTED]@mcp.example.com/v1/mcp?api_key=[REDACTED]#[REDACTED]"},
 		{auth.RoleMember, "https://mcp.example.com/v1/mcp"},
 	} {
-		v := builtinOutcome(&Call{Principal: &auth.Principal{Role: tt.role}}, out)
+		v, err := builtinOutcome(&Call{Principal: &auth.Principal{Role: tt.role}}, out)
+		if err != nil {
+			t.Fatal(err)
+		}
 		raw, _ := json.Marshal(v)
 		var m map[string]any
 		_ = json.Unmarshal(raw, &m)
@@ -122,5 +125,11 @@ func TestBuiltinOutcome(t *testing.T) {
 	}
 	if out.Connection.URL != keyedURL {
 		t.Error("builtinOutcome changed the outcome's row")
+	}
+	// A write that answered no connection is an internal error, never a null answer.
+	for _, o := range []*connections.Outcome{nil, {Warnings: []string{"w"}}} {
+		if _, err := builtinOutcome(&Call{Principal: &auth.Principal{Role: auth.RoleAdmin}}, o); err == nil {
+			t.Errorf("builtinOutcome(%+v): no error", o)
+		}
 	}
 }
