@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/access"
 	"github.com/agentpack/gateway/functions/mcp/gateway/apps"
 	"github.com/agentpack/gateway/functions/mcp/gateway/audit"
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
@@ -91,8 +92,10 @@ type Gateway struct {
 	tasks      *tasks.Service
 	skills     *skills.Service // the Skills extension on the aggregate endpoint
 	// audit is the audit trail: rows are written after the answer (audit package doc); the
-	// access policies' denials go there too (policy.go)
+	// access policies' denials go there too (package access)
 	audit *audit.Trail
+	// policies asks the access policies' "call" decision (package access; policyCall)
+	policies *access.Checker
 	// cacheMetrics: the caches' counters last written as EMF (caches.go)
 	cacheMetrics cacheMetrics
 	// builtinLists: role class and toolsets → *builtinList, the built-ins' tools/list
@@ -136,6 +139,7 @@ func New(o Options) (*Gateway, error) {
 		Logger: o.Logger, CallTimeout: o.CallTimeout, Timeout: o.TaskTimeout, Start: o.StartTask,
 		ResultView: apps.ResultView})
 	g.skills = skills.New(g.forward, o.Logger)
+	g.policies = &access.Checker{Builtins: set, Audit: auditor, Metrics: em, Log: o.Logger}
 	g.mcp = mcp.NewStreamableHTTPHandler(g.getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/access"
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/apperr"
@@ -39,7 +40,7 @@ type requestState struct {
 	// discovery is the tools/list mode the client asked for ("" = the workspace's
 	// threshold decides; discovery.go).
 	discovery string
-	// policyDone: the access policies' call decision was made for this request (policy.go).
+	// policyDone: the access policies' call decision was made for this request (policyCall).
 	policyDone bool
 }
 
@@ -116,8 +117,8 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		st.Deadline = dl
 	}
 	st.AcceptsSSE = okSSE
-	st.Relay = &request.Relayed{} // forward/relay.go decides what is relayed on which endpoint
-	st.Listable = g.listable(st)  // the access policies' "list" decision (policy.go)
+	st.Relay = &request.Relayed{}                       // forward/relay.go decides what is relayed on which endpoint
+	st.Listable = access.Listable(g.builtins, st.State) // the access policies' "list" decision
 	ctx = request.With(context.WithValue(ctx, stateKey{}, st), st.State)
 	rw := &limitedWriter{ResponseWriter: w, limit: maxResponseBytes}
 	g.serveRPC(rw, r.WithContext(ctx), st)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/access"
 	"github.com/agentpack/gateway/functions/mcp/gateway/apps"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/skills"
@@ -96,7 +97,7 @@ func (g *Gateway) routeToolsList(w *limitedWriter, r *http.Request, st *requestS
 }
 
 // routeToolsCall answers a tools/call: the access policies' "call" decision first
-// (policy.go), then a task when the revision and the tool make it one (tasks.go), an
+// (policyCall, package access), then a task when the revision and the tool make it one (tasks.go), an
 // unknown tool's -32602, and a proxied tool's call forwarded (package forward; on the
 // aggregate endpoint its result's MCP App views under the connection's handle, package
 // apps). A built-in is go-sdk's.
@@ -111,7 +112,7 @@ func (g *Gateway) routeToolsCall(w *limitedWriter, r *http.Request, st *requestS
 		if err != nil {
 			g.reply(w, st, req, nil, err)
 		} else {
-			g.reply(w, st, req, json.RawMessage(wire.SealJSON(d.meta, d.fail)), nil)
+			g.reply(w, st, req, json.RawMessage(wire.SealJSON(d.Meta, d.Fail)), nil)
 		}
 		return true
 	}
@@ -141,6 +142,14 @@ func (g *Gateway) routeToolsCall(w *limitedWriter, r *http.Request, st *requestS
 		}
 		return res, err
 	})
+}
+
+// policyCall is the access policies' "call" decision for tool name with args under st
+// (access.Checker.Call), made at most once per request: nil to go on, else the denial,
+// already audited and counted.
+func (g *Gateway) policyCall(ctx context.Context, st *requestState, it *serverItem, name string, args json.RawMessage) (*access.Denial, error) {
+	st.policyDone = true
+	return g.policies.Call(ctx, st.State, name, func(n string) (forward.Ref, bool) { return it.lookup(st, n) }, args)
 }
 
 // routeTasks answers tasks/* when the request's revision defines tasks (tasks.go).
