@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/message"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/mcpclient"
@@ -30,32 +31,6 @@ type limitedWriter struct {
 	reqID json.RawMessage
 }
 
-// responseID returns the "id" member of a JSON-RPC response that starts in head (go-sdk
-// writes {"jsonrpc":"2.0","id":…,"result":…}), or nil when it cannot be read from head.
-func responseID(head []byte) json.RawMessage {
-	dec := json.NewDecoder(bytes.NewReader(head))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		var v json.RawMessage
-		if k == "id" {
-			if dec.Decode(&v) != nil {
-				return nil
-			}
-			return v
-		}
-		if k == "result" || k == "error" || dec.Decode(&v) != nil {
-			return nil // go-sdk writes the id first; do not scan a large result
-		}
-	}
-	return nil
-}
-
 // restoreID puts the client's id back into a buffered go-sdk answer that carries the
 // stand-in id (serveRPC), and into the id of a too-large answer's error.
 func (w *limitedWriter) restoreID(id json.RawMessage) {
@@ -66,7 +41,7 @@ func (w *limitedWriter) restoreID(id json.RawMessage) {
 		return
 	}
 	b := w.buf.Bytes()
-	if got := responseID(b[:min(len(b), 1024)]); !bytes.Equal(got, standInID) {
+	if got := message.ResponseID(b[:min(len(b), 1024)]); !bytes.Equal(got, standInID) {
 		return
 	}
 	if out, err := jsonobj.SetMember(b, "id", id); err == nil {
@@ -90,7 +65,7 @@ func (w *limitedWriter) Write(p []byte) (int, error) {
 	}
 	if w.buf.Len()+len(p) > w.limit {
 		w.tooBig = true
-		w.id = responseID(append(w.buf.Bytes()[:w.buf.Len():w.buf.Len()], p[:min(len(p), 1024)]...))
+		w.id = message.ResponseID(append(w.buf.Bytes()[:w.buf.Len():w.buf.Len()], p[:min(len(p), 1024)]...))
 		w.buf.Reset()
 		return len(p), nil
 	}
