@@ -13,6 +13,8 @@ import (
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/message"
+	"github.com/agentpack/gateway/functions/mcp/gateway/response"
+	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/logx"
@@ -44,7 +46,7 @@ import (
 // The table of which method goes where is routes.go.
 
 // serveRPC serves one authenticated MCP POST (see the top of this file).
-func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) {
+func (g *Gateway) serveRPC(w *response.Writer, r *http.Request, st *requestState) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
 	if err != nil {
 		wire.WriteInvalidRequest(w, http.StatusBadRequest, "could not read the request body")
@@ -58,7 +60,7 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 			"request body exceeds the gateway's "+strconv.Itoa(maxRequestBytes)+"-byte limit"))
 		return
 	}
-	if direct, target, ok := callByName(body); ok && st.Single == nil {
+	if direct, target, ok := message.CallByName(body, builtin.CallToolName); ok && st.Single == nil {
 		// agentpack_tool_call: served as the direct call it names (discovery.go).
 		body = direct
 		if r.Header.Get("Mcp-Name") == builtin.CallToolName {
@@ -73,7 +75,7 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 	req, refusal := message.Read(body)
 	if req != nil {
 		logx.Annotate(r.Context(), logx.FieldMCPMethod, req.Method)
-		w.reqID = req.ID
+		w.RequestID = req.ID
 	}
 	if refusal != nil {
 		logx.Annotate(r.Context(), logx.FieldOutcome, "rpc_error")
@@ -102,12 +104,12 @@ func (g *Gateway) serveRPC(w *limitedWriter, r *http.Request, st *requestState) 
 		if swapped, err := jsonobj.SetMember(body, "id", standInID); err == nil {
 			r.Body = io.NopCloser(bytes.NewReader(swapped))
 			r.ContentLength = int64(len(swapped))
-			defer w.restoreID(req.ID)
+			defer w.RestoreID(req.ID, standInID)
 		}
 	}
 	g.mcp.ServeHTTP(w, r)
 	if req != nil && (req.Method == "initialize" || req.Method == "server/discover") {
-		w.withTaskCapability(st.NewProtocol)
+		w.Edit(func(b []byte) ([]byte, bool) { return tasks.WithCapability(b, st.NewProtocol) }) // tasks capability
 	}
 }
 
@@ -149,7 +151,7 @@ func inflightKey(st *requestState, id json.RawMessage) string {
 // notification and reports true; false leaves the body to the rest of the edge. A process
 // only knows its own requests: behind API Gateway each concurrent request may run in
 // another Lambda instance, where the notification finds nothing (docs/USING.md "Protocol").
-func (g *Gateway) cancelled(w *limitedWriter, r *http.Request, st *requestState, body []byte) bool {
+func (g *Gateway) cancelled(w *response.Writer, r *http.Request, st *requestState, body []byte) bool {
 	id, ok := message.CancelledID(body)
 	if !ok {
 		return false
@@ -176,7 +178,7 @@ const maxDrainBytes = 64 << 20
 
 // edgeRoutes answers req itself when it is one of the edge's methods (routeOf) and reports
 // whether it did; false leaves the request to go-sdk (nothing written).
-func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState, req *message.Request) bool {
+func (g *Gateway) edgeRoutes(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	if routable, answered := screen(w, r, st, req); !routable {
 		return answered
 	}
@@ -190,7 +192,7 @@ func (g *Gateway) edgeRoutes(w *limitedWriter, r *http.Request, st *requestState
 // encoded as that revision requires (answered), and leaves to go-sdk the version and header
 // mismatches it answers precisely, and the tools/* methods of an upstream without tools.
 // routable is true when none of these applies.
-func screen(w *limitedWriter, r *http.Request, st *requestState, req *message.Request) (routable, answered bool) {
+func screen(w *response.Writer, r *http.Request, st *requestState, req *message.Request) (routable, answered bool) {
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(mcp.SupportedProtocolVersions(), v) {
 		// Any version the gateway does not know, of either era ("2099-01-01", "banana",
 		// "2024-01-01"): go-sdk would take a later-sorting one for a 2026-era request and
@@ -229,7 +231,7 @@ func writeHeaderMismatch(w http.ResponseWriter, req *message.Request, err error)
 // resources/read) "cacheScope" "private" and a "ttlMs" when absent — the answer depends on the caller's credentials, so
 // no intermediary may share it, whatever the upstream said. Results for older clients are
 // written as they are.
-func (g *Gateway) reply(w *limitedWriter, st *requestState, req *message.Request, result any, rerr error) {
+func (g *Gateway) reply(w *response.Writer, st *requestState, req *message.Request, result any, rerr error) {
 	var je *jsonrpc.Error
 	if rerr != nil && st.NewProtocol && errors.As(rerr, &je) {
 		if status := wire.ErrorStatus(je.Code); status != http.StatusOK {

@@ -15,6 +15,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/metrics"
 	"github.com/agentpack/gateway/functions/mcp/gateway/skills"
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
+	"github.com/agentpack/gateway/functions/mcp/gateway/web"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/budget"
 	"github.com/agentpack/gateway/shared/catalog"
@@ -96,6 +97,8 @@ type Gateway struct {
 	audit *audit.Trail
 	// policies asks the access policies' "call" decision (package access; policyCall)
 	policies *access.Checker
+	// site is the HTTP face apart from MCP: Origin guard, base URL, RFC 9728 (package web)
+	site *web.Site
 	// cacheMetrics: the caches' counters last written as EMF (caches.go)
 	cacheMetrics cacheMetrics
 	// builtinLists: role class and toolsets → *builtinList, the built-ins' tools/list
@@ -140,6 +143,8 @@ func New(o Options) (*Gateway, error) {
 		ResultView: apps.ResultView})
 	g.skills = skills.New(g.forward, o.Logger)
 	g.policies = &access.Checker{Builtins: set, Audit: auditor, Metrics: em, Log: o.Logger}
+	g.site = &web.Site{PublicBaseURL: o.PublicBaseURL, AllowedOrigins: o.AllowedOrigins,
+		AuthServerURL: o.AuthServerURL, OwnAuthServer: o.OwnAuthServer}
 	g.mcp = mcp.NewStreamableHTTPHandler(g.getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,

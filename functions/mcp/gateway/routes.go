@@ -10,6 +10,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/apps"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
 	"github.com/agentpack/gateway/functions/mcp/gateway/message"
+	"github.com/agentpack/gateway/functions/mcp/gateway/response"
 	"github.com/agentpack/gateway/functions/mcp/gateway/skills"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/apperr"
@@ -19,7 +20,7 @@ import (
 
 // A route answers one request the edge serves itself (edgeRoutes) and reports whether it
 // did; false leaves the request to go-sdk, with nothing written.
-type route func(g *Gateway, w *limitedWriter, r *http.Request, st *requestState, req *message.Request) bool
+type route func(g *Gateway, w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool
 
 // The edge's own methods on each endpoint (routeOf); every other method is go-sdk's.
 var (
@@ -54,7 +55,7 @@ func routeOf(st *requestState, method string) route {
 
 // answer replies to req with f's outcome, f running under a context the client's
 // notifications/cancelled can cancel (track). It reports true: req is answered.
-func (g *Gateway) answer(w *limitedWriter, r *http.Request, st *requestState, req *message.Request, f func(ctx context.Context) (json.RawMessage, error)) bool {
+func (g *Gateway) answer(w *response.Writer, r *http.Request, st *requestState, req *message.Request, f func(ctx context.Context) (json.RawMessage, error)) bool {
 	ctx, done := g.track(r.Context(), st, req.ID)
 	defer done()
 	res, err := f(ctx)
@@ -64,7 +65,7 @@ func (g *Gateway) answer(w *limitedWriter, r *http.Request, st *requestState, re
 
 // routeToolsList answers tools/list from the request's server item (tools.go); a cursor
 // the list never issued is -32602, params that are no object go-sdk's.
-func (g *Gateway) routeToolsList(w *limitedWriter, r *http.Request, st *requestState, req *message.Request) bool {
+func (g *Gateway) routeToolsList(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	var p struct {
 		Cursor string `json:"cursor"`
 	}
@@ -102,7 +103,7 @@ func (g *Gateway) routeToolsList(w *limitedWriter, r *http.Request, st *requestS
 // unknown tool's -32602, and a proxied tool's call forwarded (package forward; on the
 // aggregate endpoint its result's MCP App views under the connection's handle, package
 // apps). A built-in is go-sdk's.
-func (g *Gateway) routeToolsCall(w *limitedWriter, r *http.Request, st *requestState, req *message.Request) bool {
+func (g *Gateway) routeToolsCall(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	p := req.Call
 	var name string
 	if json.Unmarshal(p["name"], &name) != nil {
@@ -154,14 +155,14 @@ func (g *Gateway) policyCall(ctx context.Context, st *requestState, it *serverIt
 }
 
 // routeTasks answers tasks/* when the request's revision defines tasks (tasks.go).
-func (g *Gateway) routeTasks(w *limitedWriter, r *http.Request, st *requestState, req *message.Request) bool {
+func (g *Gateway) routeTasks(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	return tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")) && g.serveTaskMethod(w, r, st, req)
 }
 
 // routeHandleRead answers the aggregate endpoint's resources/read of a URI under a
 // connection's handle: an MCP App view (ui://<handle>/…, package apps) or a skill file
 // (skill://<handle>/…, package skills). Every other URI is go-sdk's.
-func (g *Gateway) routeHandleRead(w *limitedWriter, r *http.Request, st *requestState, req *message.Request) bool {
+func (g *Gateway) routeHandleRead(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	views := g.serverItem(st).appsOf(st)
 	if uri, ok := views.Reads(req.Params); ok {
 		return g.answer(w, r, st, req, func(ctx context.Context) (json.RawMessage, error) {
@@ -180,7 +181,7 @@ func (g *Gateway) routeHandleRead(w *limitedWriter, r *http.Request, st *request
 // routeSkills answers skills/list and skills/get on the aggregate endpoint (package
 // skills); with no visible connection that declared the extension it is not advertised,
 // and go-sdk answers method not found.
-func (g *Gateway) routeSkills(w *limitedWriter, r *http.Request, st *requestState, req *message.Request) bool {
+func (g *Gateway) routeSkills(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	conns := skills.Connections(st.State)
 	if len(conns) == 0 {
 		return false
@@ -193,7 +194,7 @@ func (g *Gateway) routeSkills(w *limitedWriter, r *http.Request, st *requestStat
 // routeSingleLogging answers logging/setLevel -32601 on a single-server endpoint whose
 // upstream does not declare logging: go-sdk would answer {} whatever the capabilities say.
 // (At 2026-07-28 the method does not exist and go-sdk answers its 404 / -32601.)
-func (g *Gateway) routeSingleLogging(w *limitedWriter, r *http.Request, st *requestState, req *message.Request) bool {
+func (g *Gateway) routeSingleLogging(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	if st.NewProtocol || singleAllows(st.Single, req.Method) {
 		return false
 	}
@@ -206,7 +207,7 @@ func (g *Gateway) routeSingleLogging(w *limitedWriter, r *http.Request, st *requ
 // (forward.PassThrough), or answers -32601 when the upstream did not declare the capability
 // the method belongs to, consistent with the capabilities advertised (go-sdk would answer
 // an empty list).
-func (g *Gateway) routePassThrough(w *limitedWriter, r *http.Request, st *requestState, req *message.Request) bool {
+func (g *Gateway) routePassThrough(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	if !singleAllows(st.Single, req.Method) {
 		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,
 			"method not found: this server does not declare the capability"))

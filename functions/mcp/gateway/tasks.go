@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentpack/gateway/functions/mcp/gateway/message"
+	"github.com/agentpack/gateway/functions/mcp/gateway/response"
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/db"
@@ -42,7 +43,7 @@ func tasksEnabled(st *requestState, version string) bool {
 
 // serveToolTask answers a tools/call as a task when the caller's revision and the tool say
 // so, and reports whether it answered; false leaves the call to the synchronous path.
-func (g *Gateway) serveToolTask(w *limitedWriter, r *http.Request, st *requestState, req *message.Request, it *serverItem, name string) bool {
+func (g *Gateway) serveToolTask(w *response.Writer, r *http.Request, st *requestState, req *message.Request, it *serverItem, name string) bool {
 	p := req.Call
 	if st.NewProtocol {
 		ref, proxied := it.lookup(st, name)
@@ -97,7 +98,7 @@ func (g *Gateway) serveToolTask(w *limitedWriter, r *http.Request, st *requestSt
 
 // serveTaskMethod answers a tasks/* request and reports whether it did (false: a method
 // the 2025-11-25 form does not define, left to go-sdk).
-func (g *Gateway) serveTaskMethod(w *limitedWriter, r *http.Request, st *requestState, req *message.Request) bool {
+func (g *Gateway) serveTaskMethod(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	if !st.NewProtocol {
 		switch req.Method {
 		case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
@@ -135,16 +136,4 @@ func (g *Gateway) serveTaskMethod(w *limitedWriter, r *http.Request, st *request
 	res, rerr := g.tasks.ServeExtension(r.Context(), st.State, req.Method, *p.TaskID)
 	g.reply(w, st, req, res, rerr)
 	return true
-}
-
-// withTaskCapability adds the tasks capability to a buffered initialize or
-// server/discover answer (tasks.WithCapability).
-func (w *limitedWriter) withTaskCapability(newProtocol bool) {
-	if w.tooBig || w.status != 200 {
-		return
-	}
-	if out, ok := tasks.WithCapability(w.buf.Bytes(), newProtocol); ok {
-		w.buf.Reset()
-		w.buf.Write(out)
-	}
 }

@@ -1,4 +1,11 @@
-package gateway
+// Package response buffers the gateway's answer to one MCP POST before it is sent: the
+// whole answer is held ([Writer]; API Gateway buffers it anyway) so that one larger than
+// the limit becomes a clear JSON-RPC error under the request's id instead of a payload
+// Lambda would refuse (6 MB synchronous limit), go-sdk's plain-text refusals become
+// JSON-RPC errors, the client's own id can be put back ([Writer.RestoreID]), a buffered
+// answer can be edited ([Writer.Edit]), and a JSON answer can become a text/event-stream
+// carrying relayed notifications ([Writer.Relay], [Acceptable]).
+package response
 
 import (
 	"bytes"
@@ -15,10 +22,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// limitedWriter buffers a response (API Gateway buffers it anyway) so that one larger
+// Writer buffers a response (API Gateway buffers it anyway) so that one larger
 // than limit bytes can be replaced by a clear JSON-RPC error instead of a payload Lambda
 // would refuse (6 MB synchronous limit).
-type limitedWriter struct {
+type Writer struct {
 	http.ResponseWriter
 	limit   int
 	status  int
@@ -26,22 +33,23 @@ type limitedWriter struct {
 	tooBig  bool
 	flushed bool
 	id      json.RawMessage // the id of a response too big to send, so the error can carry it
-	// reqID is the id of the request being answered when the edge read one (serveRPC), so
-	// that go-sdk's plain-text refusals can be answered under it.
-	reqID json.RawMessage
+	// RequestID is the id of the request being answered when the edge read one, so that
+	// go-sdk's plain-text refusals can be answered under it; nil answers them with id null.
+	RequestID json.RawMessage
 }
 
-// restoreID puts the client's id back into a buffered go-sdk answer that carries the
-// stand-in id (serveRPC), and into the id of a too-large answer's error.
-func (w *limitedWriter) restoreID(id json.RawMessage) {
+// RestoreID puts the client's id back into a buffered go-sdk answer that carries the
+// stand-in id standIn (the edge shows go-sdk standIn in place of id, which go-sdk would
+// round were it a large integer), and into the id of a too-large answer's error.
+func (w *Writer) RestoreID(id, standIn json.RawMessage) {
 	if w.tooBig {
-		if bytes.Equal(w.id, standInID) {
+		if bytes.Equal(w.id, standIn) {
 			w.id = id
 		}
 		return
 	}
 	b := w.buf.Bytes()
-	if got := message.ResponseID(b[:min(len(b), 1024)]); !bytes.Equal(got, standInID) {
+	if got := message.ResponseID(b[:min(len(b), 1024)]); !bytes.Equal(got, standIn) {
 		return
 	}
 	if out, err := jsonobj.SetMember(b, "id", id); err == nil {
@@ -50,13 +58,15 @@ func (w *limitedWriter) restoreID(id json.RawMessage) {
 	}
 }
 
-func (w *limitedWriter) WriteHeader(status int) {
+// WriteHeader records the first status; it is sent by Finish.
+func (w *Writer) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
 	}
 }
 
-func (w *limitedWriter) Write(p []byte) (int, error) {
+// Write buffers p; past the limit it drops the answer, keeping its id for the error.
+func (w *Writer) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
@@ -72,10 +82,13 @@ func (w *limitedWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// Flush is a no-op: the response is sent whole by finish.
-func (w *limitedWriter) Flush() {}
+// Flush is a no-op: the response is sent whole by Finish.
+func (w *Writer) Flush() {}
 
-func (w *limitedWriter) finish() {
+// Finish sends the buffered answer once (later calls do nothing): the -32603 error under
+// the answer's id when it passed the limit, a go-sdk plain-text refusal as a JSON-RPC
+// error, else the buffered status and bytes with their Content-Length.
+func (w *Writer) Finish() {
 	if w.flushed {
 		return
 	}
@@ -109,10 +122,10 @@ func (w *limitedWriter) finish() {
 		msg := strings.TrimSpace(w.buf.String())
 		w.Header().Del("X-Content-Type-Options")
 		code, status := mcpclient.PlainRefusalCode(msg), w.status
-		if code == jsonrpc.CodeMethodNotFound && w.reqID != nil {
+		if code == jsonrpc.CodeMethodNotFound && w.RequestID != nil {
 			status = http.StatusOK
 		}
-		wire.WriteHTTP(w.ResponseWriter, status, w.reqID, wire.Refusal(code, msg))
+		wire.WriteHTTP(w.ResponseWriter, status, w.RequestID, wire.Refusal(code, msg))
 		return
 	}
 	if w.buf.Len() > 0 {
@@ -120,4 +133,22 @@ func (w *limitedWriter) finish() {
 	}
 	w.ResponseWriter.WriteHeader(w.status)
 	_, _ = w.ResponseWriter.Write(w.buf.Bytes())
+}
+
+// New returns a Writer over w that answers -32603 in place of an answer larger than limit
+// bytes.
+func New(w http.ResponseWriter, limit int) *Writer {
+	return &Writer{ResponseWriter: w, limit: limit}
+}
+
+// Edit replaces a buffered 200 answer (not one past the limit) with edit's result when
+// edit reports true; the result is not held to the limit.
+func (w *Writer) Edit(edit func(body []byte) ([]byte, bool)) {
+	if w.tooBig || w.status != 200 {
+		return
+	}
+	if out, ok := edit(w.buf.Bytes()); ok {
+		w.buf.Reset()
+		w.buf.Write(out)
+	}
 }
