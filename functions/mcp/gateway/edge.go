@@ -61,7 +61,7 @@ func (g *Gateway) serveRPC(w *response.Writer, r *http.Request, st *requestState
 		return
 	}
 	if direct, target, ok := message.CallByName(body, builtin.CallToolName); ok && st.Single == nil {
-		// agentpack_tool_call: served as the direct call it names (discovery.go).
+		// agentpack_tool_call: served as the direct call it names (message.CallByName).
 		body = direct
 		if r.Header.Get("Mcp-Name") == builtin.CallToolName {
 			r.Header.Set("Mcp-Name", target)
