@@ -16,9 +16,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,10 +30,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// limitProxyEnv, when set in this binary's environment, makes it the bare proxy instead
-// of the bench: "<port> <target URL>" (init below; the bench sets it for its own child).
-const limitProxyEnv = "AGENTPACK_BENCH_BARE_PROXY"
-
 // limitOnly is -only limit: the limit leg alone (main sets it).
 var limitOnly bool
 
@@ -45,66 +38,6 @@ var limitOnly bool
 // covering that upstream's gateway loads, to <prefix>-1.prof (demo upstream) and
 // <prefix>-2.prof (server-everything).
 var limitProfile = flag.String("limitprofile", "", "with -only limit: write the gateway's CPU profiles to <prefix>-1.prof (demo upstream) and <prefix>-2.prof (server-everything)")
-
-func init() {
-	spec := os.Getenv(limitProxyEnv)
-	if spec == "" {
-		return
-	}
-	port, target, _ := strings.Cut(spec, " ")
-	if err := serveBareProxy("127.0.0.1:"+port, target); err != nil {
-		fmt.Fprintln(os.Stderr, "bench proxy:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-// bareProxy is the reverse proxy for target: every request, whatever its path, goes to
-// target's URL with its method, headers (Mcp-Session-Id, Mcp-Protocol-Version, …) and body
-// unchanged; the answer comes back as it is (an event stream flushed as it arrives). Its
-// transport keeps as many idle connections per host as the load client does, so that c=32
-// does not open a connection per request.
-func bareProxy(target string) (*httputil.ReverseProxy, error) {
-	u, err := url.Parse(target)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("bare proxy target %q is not an http URL", target)
-	}
-	return &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.Out.URL.Scheme, r.Out.URL.Host, r.Out.URL.Path, r.Out.URL.RawPath = u.Scheme, u.Host, u.Path, u.RawPath
-			r.Out.Host = u.Host
-		},
-		Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute},
-	}, nil
-}
-
-func serveBareProxy(addr, target string) error {
-	p, err := bareProxy(target)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Addr: addr, Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	return srv.ListenAndServe()
-}
-
-// startBareProxy runs this binary as the bare proxy for target and returns its URL once it
-// listens.
-func startBareProxy(target string) (*proc, string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, "", err
-	}
-	port := freePort()
-	p, err := start(self, []string{limitProxyEnv + "=" + port + " " + target})
-	if err != nil {
-		return nil, "", err
-	}
-	if err := waitHTTP("127.0.0.1:"+port, 10*time.Second); err != nil {
-		p.stop()
-		return nil, "", err
-	}
-	return p, "http://127.0.0.1:" + port + "/mcp", nil
-}
 
 // limitEnv is what the limit leg needs of the bench's setup: the running gateway, its
 // token, and the two upstreams with their connection handles.
@@ -161,71 +94,6 @@ func hopVersion(ctx context.Context, dbURL, ws, handle string) (string, error) {
 		return "", fmt.Errorf("connection %s has no protocol version", handle)
 	}
 	return *v, nil
-}
-
-// limitVerdict is the comparison of the gateway with the bare proxy at its hop's version.
-type limitVerdict struct {
-	upstream string
-	version  string
-	dP50     map[int]time.Duration // gateway p50 − bare p50, by concurrency
-	ratio    map[int]float64       // gateway req/s ÷ bare req/s
-	errs     map[int]int64         // gateway errors
-	// open is the open-loop comparison at rate: gateway and bare results (zero: not run).
-	rate              float64
-	openGW, openBare  result
-	delayed, delayRef *result // c=1 with dbDelay on every Postgres round trip, and its bare leg
-	cpu               map[int]time.Duration
-}
-
-// verdictLines renders v against the targets (c=1 p50 delta ≤ 0.3 ms, c=8 ratio ≥ 0.9,
-// no errors at c=8 and c=32); a concurrency not measured is "not run".
-func (v limitVerdict) lines() []string {
-	mark := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "MISSED"
-	}
-	var out []string
-	if d, ok := v.dP50[1]; ok {
-		out = append(out, fmt.Sprintf("c=1 p50 %+.3f ms over the bare proxy (target ≤ +0.300): %s",
-			float64(d.Microseconds())/1000, mark(d <= 300*time.Microsecond)))
-	} else {
-		out = append(out, "c=1: not run")
-	}
-	if r, ok := v.ratio[8]; ok {
-		out = append(out, fmt.Sprintf("c=8 throughput %.2f× the bare proxy's (target ≥ 0.90×): %s", r, mark(r >= 0.9)))
-	} else {
-		out = append(out, "c=8: not run")
-	}
-	for _, c := range []int{8, 32} {
-		if e, ok := v.errs[c]; ok {
-			out = append(out, fmt.Sprintf("c=%d errors %d (target 0): %s", c, e, mark(e == 0)))
-		} else {
-			out = append(out, fmt.Sprintf("c=%d: not run", c))
-		}
-	}
-	if v.rate > 0 {
-		d := v.openGW.p99 - v.openBare.p99
-		held := ""
-		if v.openBare.rps < 0.95*v.rate {
-			held = fmt.Sprintf(" (the bare proxy achieved only %.0f/s: pick a lower -rate)", v.openBare.rps)
-		}
-		out = append(out, fmt.Sprintf("open loop at %.0f req/s: p99 %s vs %s ms, added %+.3f ms (target ≤ +1.000), errors %d: %s%s",
-			v.rate, ms(v.openGW.p99), ms(v.openBare.p99), float64(d.Microseconds())/1000, v.openGW.errors,
-			mark(d <= time.Millisecond && v.openGW.errors == 0), held))
-	}
-	if v.delayed != nil {
-		d := v.delayed.p50 - v.delayRef.p50
-		out = append(out, fmt.Sprintf("c=1 with %s added to every Postgres round trip: p50 %+.3f ms over the bare proxy (target ≤ +0.500), errors %d: %s",
-			dbDelay, float64(d.Microseconds())/1000, v.delayed.errors, mark(d <= 500*time.Microsecond && v.delayed.errors == 0)))
-	}
-	for _, c := range []int{1, 8} {
-		if d, ok := v.cpu[c]; ok {
-			out = append(out, fmt.Sprintf("gateway CPU per proxied call at c=%d: %s ms (no target; the process's utime+stime over the interleaved run ÷ its calls)", c, ms(d)))
-		}
-	}
-	return out
 }
 
 // runLimitLeg measures the limit leg over e and adds its rows to the table; it returns the
@@ -366,16 +234,6 @@ func stopProfile(gw *proc, file string) error {
 		}
 	}
 	return fmt.Errorf("the gateway wrote no profile %s (built with -tags benchprofile?)", file)
-}
-
-func printVerdicts(lines []string) {
-	if len(lines) == 0 {
-		return
-	}
-	fmt.Println("\nLimit leg against its targets (gateway vs. a bare httputil.ReverseProxy at the gateway's upstream version):")
-	for _, l := range lines {
-		fmt.Println("- " + l)
-	}
 }
 
 // runLimitOnly is -only limit: builds the gateway and the demo upstream, sets up the bench

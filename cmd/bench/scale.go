@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,8 +11,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/agentpack/gateway/infra/rie"
@@ -335,105 +330,6 @@ func runScale(ctx context.Context, base, gwBin, dir string, levels []int, n, war
 	}
 	printScale(rows, n)
 	return nil
-}
-
-// listAll pages through the gateway's tools/list (nextCursor) with every tool listed
-// (X-MCP-Discovery: all) and returns the time, the answer bytes and the pages.
-func listAll(gwURL, token string) (time.Duration, int, int, error) { return listPages(gwURL, token, 0) }
-
-// listPages is listAll stopping after max pages (0: every page).
-func listPages(gwURL, token string, max int) (time.Duration, int, int, error) {
-	t0 := time.Now()
-	cursor, total, pages := "", 0, 0
-	for {
-		params := `{}`
-		if cursor != "" {
-			params = `{"cursor":` + strconv.Quote(cursor) + `}`
-		}
-		req, _ := http.NewRequest(http.MethodPost, gwURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":`+params+`}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", protocolVersion)
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("X-MCP-Discovery", "all") // every tool, above the discovery threshold too
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return 0, 0, 0, fmt.Errorf("tools/list: status %d: %.200s", resp.StatusCode, b)
-		}
-		total += len(b)
-		pages++
-		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			b = lastEventData(b)
-		}
-		var msg struct {
-			Result *struct {
-				NextCursor string `json:"nextCursor"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal(b, &msg); err != nil || msg.Result == nil {
-			return 0, 0, 0, fmt.Errorf("tools/list answer: %.200s", b)
-		}
-		if cursor = msg.Result.NextCursor; cursor == "" || pages == max {
-			return time.Since(t0), total, pages, nil
-		}
-	}
-}
-
-// catalogSize sums the stored objects of workspace ws (index and parts) and returns the
-// total and the index's bytes.
-func catalogSize(dir, ws string) (total, index int64) {
-	root := filepath.Join(dir, filepath.FromSlash(filepath.Dir(catalog.IndexKey(ws))))
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if fi, err := d.Info(); err == nil {
-				total += fi.Size()
-				if d.Name() == "index.json" {
-					index = fi.Size()
-				}
-			}
-		}
-		return nil
-	})
-	return total, index
-}
-
-// procCPU is process pid's user+system CPU time (all threads; /proc/<pid>/stat fields 14
-// and 15, in clock ticks of 1/100 s).
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) is parenthesised and may hold spaces: split after it.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
-}
-
-// procStatus is the value of one /proc/<pid>/status line (e.g. "VmRSS:").
-func procStatus(pid int, key string) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "?"
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, key) {
-			return strings.TrimSpace(strings.TrimPrefix(l, key))
-		}
-	}
-	return "?"
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -24,8 +21,6 @@ import (
 	"github.com/agentpack/gateway/functions/healthcheck/health"
 	"github.com/agentpack/gateway/functions/marketplace/console"
 	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/clientsetup"
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
@@ -35,7 +30,6 @@ import (
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/registry"
 	"github.com/agentpack/gateway/shared/seed"
-	"github.com/agentpack/gateway/shared/upstreamauth"
 )
 
 // The demo workspace, project and chat that `seed` creates (fixed ids so that tokens and
@@ -247,232 +241,9 @@ func cmdServe(ctx context.Context) error {
 	return err
 }
 
-// demoHandle is the handle of the demo upstream's connection in the demo workspace (what
-// its single-server URL names), "demoupstream" when it cannot be read.
-func demoHandle(ctx context.Context, d *deps.Deps) string {
-	rows, err := db.ConnectionList(ctx, d.Pool, db.ConnectionFilter{WorkspaceIDs: []string{demoWorkspace}})
-	if err == nil {
-		for _, c := range rows {
-			if c.Name == demoConnName && c.Handle != "" {
-				return c.Handle
-			}
-		}
-	}
-	return "demoupstream"
-}
-
 // oauthDemoState is where make run keeps the OAuth demo's authorization server (its
 // signing key, client secret and sessions), so members' grants survive a restart.
 const oauthDemoState = ".state/oauth-demo.json"
-
-// localPorts are the environment variables of the ports serve binds, with their defaults,
-// in the order bindPorts returns their listeners.
-// IDP_DEMO_PORT, the demo identity provider's, comes last and only when it runs.
-var localPorts = [][2]string{{"PORT", ""}, {"DEMO_UPSTREAM_PORT", "8090"}, {"OAUTH_DEMO_PORT", "8091"}, {"IDP_DEMO_PORT", "8092"}}
-
-// bindPorts listens on 127.0.0.1 at PORT (port), DEMO_UPSTREAM_PORT, OAUTH_DEMO_PORT and,
-// with demoIdP, IDP_DEMO_PORT, and returns the listeners in that order; on the first port
-// taken it closes the others and says which variable to change.
-func bindPorts(port string, demoIdP bool) ([]net.Listener, error) {
-	var out []net.Listener
-	for i, p := range localPorts {
-		if i == 3 && !demoIdP {
-			break
-		}
-		v := env(p[0], p[1])
-		if p[0] == "PORT" {
-			v = port
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:"+v)
-		if err != nil {
-			for _, l := range out {
-				_ = l.Close()
-			}
-			return nil, fmt.Errorf("port %s (%s) is not free: %w (another make run? set %s to a free port)", v, p[0], err, p[0])
-		}
-		out = append(out, ln)
-	}
-	return out, nil
-}
-
-// cmdCheckPorts is `local check-ports`: bindPorts, then release them (scripts/run.sh runs
-// it before migrating and seeding).
-func cmdCheckPorts() error {
-	cfg, err := config.Load()
-	if err != nil {
-		return err
-	}
-	lns, err := bindPorts(cfg.Port, cfg.Identity.Issuer == "" && !cfg.Deployed())
-	for _, l := range lns {
-		_ = l.Close()
-	}
-	return err
-}
-
-// progress prints one "make run:" progress line (so that a cold start is not silent for
-// minutes; the script prints the steps before this binary runs).
-func progress(msg string) { fmt.Fprintln(os.Stderr, "make run: "+msg) }
-
-// randomCode returns 128 random bits, hex-encoded: the development sign-in link's code.
-func randomCode() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
-}
-
-// banner is what `make run` prints once the stack is up. It leads with what to paste
-// where: the MCP URL (the aggregate endpoint; the demo upstream's single-server endpoint
-// beside it) and each client's URL-only set-up (shared/clientsetup.URLOnly: the client
-// signs the person in through the gateway's authorization server), then the identity
-// provider's sign-in line (idp; "" when there is none), then the console's links, the
-// REST API, the demos, and last, under their own heading, the development tokens for
-// clients without OAuth and for the REST API (each printed once; the commands read the
-// admin token from $AGENTPACK_TOKEN), and where the console makes MCP-only tokens.
-func banner(base, demoURL, oauthURL, code, demoHandle string, tok map[string]string, idp string) string {
-	signIn := base + console.DevSignInPath + "?code=" + code + "&as="
-	mcpURL := base + "/mcp/" + demoWorkspace
-	var b strings.Builder
-	fmt.Fprintf(&b, "\nAgentpack MCP Gateway is running on %s.\n\n", base)
-	fmt.Fprintf(&b, "Connect an MCP client: paste the URL; the client signs you in by itself (OAuth).\n")
-	fmt.Fprintf(&b, "  MCP URL:        %s   (every installed server's tools)\n", mcpURL)
-	fmt.Fprintf(&b, "  One server:     %s/servers/%s   (only %q)\n", mcpURL, demoHandle, demoConnName)
-	for _, c := range clientsetup.URLOnly(mcpURL, "") {
-		label := c.Label
-		if c.ID == "claude-desktop" {
-			label = "Claude Desktop"
-		}
-		lines := strings.Split(c.Text, "\n")
-		fmt.Fprintf(&b, "  %-15s %s\n", label+":", lines[0])
-		for _, l := range lines[1:] {
-			fmt.Fprintf(&b, "  %-15s %s\n", "", l)
-		}
-	}
-	if idp != "" {
-		fmt.Fprintf(&b, "  Sign in with the identity provider: %s\n", idp)
-	}
-	fmt.Fprintf(&b, `
-  Admin console:  %[2]s   (sign in as the demo admin; valid while this process runs)
-                  member: %[3]s   superuser: %[4]s
-  Client setup:   %[6]s/admin/#/setup (every client's set-up; MCP access tokens for header-only clients)
-  REST API:       %[6]s/api/mcp-marketplace   (OpenAPI: %[6]s/api/openapi.json)
-  Demo upstream:  %[7]s (installed in the demo workspace as %[8]q)
-  OAuth demo:     %[13]s (catalog entry %[14]q, auth mode oauth_per_user; its
-                  authorization server approves a demo user at once: Install it, then each
-                  member connects their own account on the console's Authorizations page)
-  Demo chat:      %[9]s
-
-Clients without OAuth (a header) and the REST API: development tokens (valid 30 days;
-make token prints them again; the console's Client setup makes MCP-only ones instead).
-  export AGENTPACK_TOKEN=%[10]s   # admin
-  member token:    %[11]s
-  superuser token: %[12]s
-  curl -s %[5]s -H "Authorization: Bearer $AGENTPACK_TOKEN" \
-    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
-  npx @modelcontextprotocol/inspector --cli %[5]s --transport http --method tools/list --header "Authorization: Bearer $AGENTPACK_TOKEN"
-  (MCP Inspector, Claude Code and mcp-remote need Node >= 22.)
-
-Ctrl-C stops the server.
-`, base, signIn+auth.RoleAdmin, signIn+auth.RoleMember, signIn+auth.RoleSuperuser, mcpURL, base, demoURL, demoConnName,
-		demoChat, tok[auth.RoleAdmin], tok[auth.RoleMember], tok[auth.RoleSuperuser],
-		oauthURL, seed.OAuthDemoName)
-	return b.String()
-}
-
-// startDemoUpstream serves the project's demo MCP server on ln.
-func startDemoUpstream(ln net.Listener) (string, func()) {
-	h, err := demoupstream.NewHandler(demoupstream.NewServer(nil), demoupstream.ModeStreamable)
-	if err != nil {
-		panic(err) // ModeStreamable is a known mode
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String() + "/mcp", func() { _ = srv.Close() }
-}
-
-// ensureDemoConnection makes the demo upstream a catalog entry (local data, never part
-// of the curated catalog) installed in the demo workspace, so that `make run` shows proxied
-// tools at once and `make healthcheck` has an entry to check. An install whose URL no
-// longer matches (another DEMO_UPSTREAM_PORT) is pointed at the new URL in place (same id,
-// name and settings; never uninstalled); a current one is refreshed.
-func ensureDemoConnection(ctx context.Context, d *deps.Deps, url string) error {
-	admin := &auth.Principal{Subject: "make-run", Role: auth.RoleAdmin, Workspaces: []string{demoWorkspace}}
-	if err := db.CatalogEntryUpsertSeed(ctx, d.Pool, &db.CatalogSeedEntry{
-		Name: demoConnName, URL: url, TransportType: "streamable-http", Category: "demo", Author: "agentpack",
-		Version: "local", VerificationTier: "unverified",
-		Description: "The project's own demo MCP server (echo, add, slow, big, fail), served by make run on loopback. Local development only.",
-	}); err != nil {
-		return err
-	}
-	entry, err := db.CatalogEntryGetByName(ctx, d.Pool, demoConnName)
-	if err != nil {
-		return err
-	}
-	rows, err := db.ConnectionList(ctx, d.Pool, db.ConnectionFilter{WorkspaceIDs: []string{demoWorkspace}})
-	if err != nil {
-		return err
-	}
-	for i := range rows {
-		c := &rows[i]
-		if c.Source != "marketplace" || c.CatalogEntryID == nil || *c.CatalogEntryID != entry.ID {
-			continue
-		}
-		if c.URL == url {
-			if _, err := d.Connections.Refresh(ctx, admin.Subject, c); err != nil {
-				return err
-			}
-			// Always rewrite the document: .state/catalog may have been deleted while the
-			// database was kept.
-			return catalog.Rebuild(ctx, d.Pool, d.Store, []string{demoWorkspace})
-		}
-		_, err := d.Connections.Update(ctx, admin, c.ID, connections.UpdateInput{URL: &url})
-		return err
-	}
-	out, err := d.Connections.Install(ctx, admin, entry.ID, connections.InstallInput{WorkspaceID: demoWorkspace})
-	if err != nil {
-		return err
-	}
-	if out.Connect != nil && !out.Connect.OK {
-		return fmt.Errorf("connect: %s", out.Connect.Error)
-	}
-	return nil
-}
-
-// ensureOAuthDemo seeds the OAuth demo entry (seed.LoadOAuthDemo) for p, with p's client as
-// the entry's pre-registered client. Installs of it whose URL no longer matches (another
-// OAUTH_DEMO_PORT) are pointed at the new URL in place, as ensureDemoConnection does: the
-// seed never uninstalls what a user installed, and members' grants stay (a grant the moved
-// server refuses answers its consent link on the next call). Without upstream
-// authorization configured it does nothing.
-func ensureOAuthDemo(ctx context.Context, d *deps.Deps, p *demoupstream.Protected) error {
-	if d.Connections.AuthClientPut == nil {
-		progress("upstream authorization is not configured: the OAuth demo entry is not seeded")
-		return nil
-	}
-	entry, err := seed.LoadOAuthDemo(ctx, d.Pool, p.MCPURL(), &upstreamauth.Client{ClientID: demoupstream.ProtectedClientID,
-		ClientSecret: p.ClientSecret(), TokenEndpointAuth: upstreamauth.AuthClientSecretPost, Issuer: p.Issuer()},
-		d.Connections.AuthClientPut)
-	if err != nil {
-		return err
-	}
-	rows, err := db.ConnectionList(ctx, d.Pool, db.ConnectionFilter{WorkspaceIDs: []string{demoWorkspace}})
-	if err != nil {
-		return err
-	}
-	admin := &auth.Principal{Subject: "make-run", Role: auth.RoleAdmin, Workspaces: []string{demoWorkspace}}
-	for i := range rows {
-		c := &rows[i]
-		if c.Source == "marketplace" && c.CatalogEntryID != nil && *c.CatalogEntryID == entry && c.URL != p.MCPURL() {
-			u := p.MCPURL()
-			if _, err := d.Connections.Update(ctx, admin, c.ID, connections.UpdateInput{URL: &u}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 func env(k, def string) string {
 	if v := strings.TrimSpace(os.Getenv(k)); v != "" {

@@ -6,10 +6,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -31,7 +29,7 @@ import (
 // exchange, PKCE): the two libraries most Go services use against Cognito, Okta, Entra,
 // Google and Keycloak, kept by CoreOS/Red Hat and the Go team. Written here is only what
 // no library does: where the flow's state lives between the two redirects, and the mapping
-// of claims to a Person.
+// of claims to a Person (idclaims.go).
 //
 // The flow's state (state, nonce, PKCE verifier, return path) lives in a cookie sealed
 // like the session (AES-256-GCM), one per flow, named after the state and scoped to the
@@ -240,16 +238,6 @@ func (s *SignIn) canonicalOrigin(r *http.Request) (string, bool) {
 	return o, true
 }
 
-// idClaims are the ID token claims a sign-in reads (the groups claim apart).
-type idClaims struct {
-	Email             string          `json:"email"`
-	EmailVerified     json.RawMessage `json:"email_verified"`
-	Name              string          `json:"name"`
-	GivenName         string          `json:"given_name"`
-	FamilyName        string          `json:"family_name"`
-	PreferredUsername string          `json:"preferred_username"`
-}
-
 func (s *SignIn) callback(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
@@ -352,48 +340,6 @@ func finish(w http.ResponseWriter, r *http.Request, sessions *Sessions, people *
 	http.Redirect(w, r, returnTo, http.StatusSeeOther)
 }
 
-// claims maps the verified ID token to Claims: email (verified when email_verified is
-// true or "true" — Cognito sends a string — or, with TrustEmail, absent), name (name, else
-// given and family name, else preferred_username), and the groups claim (a list of
-// strings, or one string).
-func (s *SignIn) claims(idt *oidc.IDToken) (Claims, error) {
-	var c idClaims
-	if err := idt.Claims(&c); err != nil {
-		return Claims{}, errors.New("the ID token's claims cannot be read")
-	}
-	out := Claims{Issuer: idt.Issuer, Subject: idt.Subject, Email: c.Email, Name: c.Name}
-	switch v := strings.Trim(string(c.EmailVerified), `"`); v {
-	case "true":
-		out.EmailVerified = true
-	case "":
-		out.EmailVerified = s.cfg.TrustEmail
-	}
-	if out.Name == "" {
-		out.Name = strings.TrimSpace(c.GivenName + " " + c.FamilyName)
-	}
-	if out.Name == "" {
-		out.Name = c.PreferredUsername
-	}
-	if s.cfg.GroupsClaim != "" {
-		var all map[string]json.RawMessage
-		if err := idt.Claims(&all); err != nil {
-			return Claims{}, errors.New("the ID token's claims cannot be read")
-		}
-		if g, ok := all[s.cfg.GroupsClaim]; ok {
-			var list []string
-			if err := json.Unmarshal(g, &list); err != nil {
-				var one string
-				if err := json.Unmarshal(g, &one); err != nil {
-					return Claims{}, fmt.Errorf("the ID token's %s claim is not a list of group names", s.cfg.GroupsClaim)
-				}
-				list = []string{one}
-			}
-			out.Groups = list
-		}
-	}
-	return out, nil
-}
-
 func (s *SignIn) signOut(w http.ResponseWriter, r *http.Request) {
 	s.sessions.Clear(w)
 	rt, ok := SafeReturnTo(r.URL.Query().Get("return_to"))
@@ -430,151 +376,4 @@ func exchangeError(err error) string {
 		return "token endpoint unreachable: " + ue.Err.Error()
 	}
 	return "token exchange failed"
-}
-
-// pageHead and the page's parts are written with html.EscapeString, not html/template:
-// executing a template keeps every exported method of every type in the binary (the
-// linker cannot prune methods a template might call by name), which made the marketplace
-// function 8.7 MB larger (GOOS=linux GOARCH=arm64 go build -trimpath -ldflags="-s -w": 30.1 MB
-// with html/template, 21.9 MB without; 21.4 MB before the sign-in).
-const pageHead = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>%s · Agentpack</title>
-<style>body{font:16px system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1f2328}
-h1{font-size:1.4rem}a,button{font:inherit}</style></head>
-<body><h1>%s</h1><p id="message">%s</p>
-`
-
-// page writes a small HTML page with status, title and message (escaped).
-func page(w http.ResponseWriter, status int, title, message string) {
-	writePage(w, status, map[string]string{"Title": title, "Message": message, "SignIn": SignInURL(DefaultReturnTo)})
-}
-
-func writePage(w http.ResponseWriter, status int, data map[string]string) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	e := html.EscapeString
-	fmt.Fprintf(w, pageHead, e(data["Title"]), e(data["Title"]), e(data["Message"]))
-	if data["Who"] != "" {
-		fmt.Fprintf(w, "<p>Signed in as <strong id=\"who\">%s</strong>.</p>\n", e(data["Who"]))
-	}
-	if data["SignOut"] != "" {
-		fmt.Fprintf(w, "<form method=\"post\" action=\"%s\"><button type=\"submit\">Sign out</button></form>\n", e(data["SignOut"]))
-	} else {
-		fmt.Fprintf(w, "<p><a href=\"%s\">Sign in again</a></p>\n", e(data["SignIn"]))
-	}
-	fmt.Fprint(w, "</body></html>\n")
-}
-
-// NoMembershipHandler serves NoMembershipPath: for a signed-in person, a 403 page that says
-// they are signed in (name and email) but a member of no workspace, whom to ask, and a
-// sign-out button; without a session, a 401 page with the sign-in link.
-func NoMembershipHandler(sessions *Sessions) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, ok := sessions.Person(r)
-		if !ok {
-			writePage(w, http.StatusUnauthorized, map[string]string{"Title": "Not signed in",
-				"Message": "Sign in with your organisation's account.", "SignIn": SignInURL(DefaultReturnTo)})
-			return
-		}
-		who := p.Email
-		if p.Name != "" {
-			who = p.Name + " (" + p.Email + ")"
-		}
-		writePage(w, http.StatusForbidden, map[string]string{"Title": "No workspace yet",
-			"Message": "You are not a member of any workspace yet. Ask an admin of your workspace to add you " +
-				"(by this email) on the console's Members page, then sign in again.",
-			"Who": strings.TrimSuffix(who, " ()"), "SignOut": SignOutPath + "?return_to=" + url.QueryEscape(SignInURL(DefaultReturnTo))})
-	})
-}
-
-// SessionView is the JSON of SessionPath.
-type SessionView struct {
-	Person      PersonView       `json:"person"`
-	Superuser   bool             `json:"superuser"`
-	Memberships []MembershipView `json:"memberships"`
-}
-
-// PersonView is a person as the API shows it (no issuer subject secrets: both are ids).
-type PersonView struct {
-	ID      string `json:"id"`
-	Issuer  string `json:"issuer"`
-	Subject string `json:"subject"`
-	Email   string `json:"email"`
-	Name    string `json:"name"`
-}
-
-// MembershipView is one membership as JSON.
-type MembershipView struct {
-	WorkspaceID string `json:"workspaceId"`
-	Role        string `json:"role"`
-}
-
-// SessionHandler serves SessionPath: 200 with a SessionView of the browser's session
-// (memberships read from Postgres now), 401 {"error":"not signed in"} without one, 503 when
-// the database fails.
-func SessionHandler(sessions *Sessions, people *Service) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		p, ok := sessions.Person(r)
-		if !ok {
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"error":"not signed in","signIn":` + jsonString(SignInURL(DefaultReturnTo)) + `}`))
-			return
-		}
-		row, err := people.Person(r.Context(), p.ID)
-		if apperr.CodeOf(err) == apperr.NotFound { // the person was deleted since
-			sessions.Clear(w)
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"error":"not signed in","signIn":` + jsonString(SignInURL(DefaultReturnTo)) + `}`))
-			return
-		}
-		var ms []Membership
-		if err == nil {
-			ms, err = people.Memberships(r.Context(), p.ID)
-		}
-		if err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"error":"the memberships cannot be read now"}`))
-			return
-		}
-		v := SessionView{Person: PersonView{ID: p.ID, Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name},
-			Superuser: row.Superuser, Memberships: []MembershipView{}}
-		for _, m := range ms {
-			v.Memberships = append(v.Memberships, MembershipView(m))
-		}
-		_ = json.NewEncoder(w).Encode(v)
-	})
-}
-
-func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// SessionRoutes serves the session's routes where no identity provider is configured
-// (`make run` with only the development sign-in, tests): SessionPath, NoMembershipPath and
-// SignOutPath as SignIn.Handler does, and SignInPath and CallbackPath as a 404 page saying
-// that no identity provider is configured.
-func SessionRoutes(sessions *Sessions, people *Service) http.Handler {
-	mux := http.NewServeMux()
-	none := func(w http.ResponseWriter, r *http.Request) {
-		page(w, http.StatusNotFound, "No identity provider", "This gateway has no identity provider configured (IDP_ISSUER).")
-	}
-	mux.HandleFunc("GET "+SignInPath, none)
-	mux.HandleFunc("GET "+CallbackPath, none)
-	out := func(w http.ResponseWriter, r *http.Request) {
-		sessions.Clear(w)
-		rt, ok := SafeReturnTo(r.URL.Query().Get("return_to"))
-		if !ok {
-			rt = "/"
-		}
-		http.Redirect(w, r, rt, http.StatusSeeOther)
-	}
-	mux.HandleFunc("GET "+SignOutPath, out)
-	mux.HandleFunc("POST "+SignOutPath, out)
-	mux.Handle("GET "+SessionPath, SessionHandler(sessions, people))
-	mux.Handle("GET "+NoMembershipPath, NoMembershipHandler(sessions))
-	return noStore(mux)
 }
