@@ -27,6 +27,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentpack/gateway/shared/reporoot"
 )
 
 // Binary returns the emulator to use: $RIE, else .state/bin/aws-lambda-rie under the
@@ -52,24 +54,8 @@ func Binary(dir string) string {
 }
 
 // RepoRoot returns the nearest directory at or above dir holding a go.mod whose module is
-// github.com/agentpack/gateway.
-func RepoRoot(dir string) (string, error) {
-	d, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
-		if err == nil && bytes.Contains(b, []byte("module github.com/agentpack/gateway\n")) {
-			return d, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", errors.New("rie: repository root not found")
-		}
-		d = parent
-	}
-}
+// github.com/agentpack/gateway (reporoot.Find).
+func RepoRoot(dir string) (string, error) { return reporoot.Find(dir) }
 
 // Build cross-compiles ./functions/<name> of the repository at root into outDir/bootstrap
 // with the Lambda flags of the Makefile, for linux and goarch ("" = this machine's, which

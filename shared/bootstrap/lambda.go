@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/shared/db"
-	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/dbsecret"
 	"github.com/aws/aws-lambda-go/cfn"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -84,7 +84,7 @@ func Handler(migrations fs.FS, open Opener, log *slog.Logger) cfn.CustomResource
 }
 
 // OpenFromEnv opens a pool of 2 connections to DATABASE_URL, else to the URL built from
-// DATABASE_SECRET_ARN with DATABASE_HOST/PORT/NAME/SSLMODE (deps.DatabaseURLFromSecret);
+// DATABASE_SECRET_ARN with DATABASE_HOST/PORT/NAME/SSLMODE (dbsecret.DatabaseURL);
 // the template points DATABASE_HOST at the instance's own endpoint, not the proxy's.
 func OpenFromEnv(ctx context.Context) (*db.Pool, error) {
 	url := os.Getenv("DATABASE_URL")
@@ -97,7 +97,7 @@ func OpenFromEnv(ctx context.Context) (*db.Pool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("aws config: %w", err)
 		}
-		if url, err = deps.DatabaseURLFromSecret(ctx, secretsmanager.NewFromConfig(ac), arn); err != nil {
+		if url, err = dbsecret.DatabaseURL(ctx, secretsmanager.NewFromConfig(ac), arn); err != nil {
 			return nil, err
 		}
 	}

@@ -19,10 +19,9 @@ import (
 // stored under distinct valid names, in either listing order and across refreshes.
 func TestConnectionToolsSyncCollidingNames(t *testing.T) {
 	t.Parallel()
-	pool, _ := dbtest.Fresh(t)
+	pool := dbtest.Tx(t)
 	ctx := t.Context()
-	mustWorkspace(t, pool, wsA)
-	ws := wsA
+	ws := dbtest.Workspace(t, pool, dbtest.WorkspaceOpts{})
 	c, err := db.ConnectionCreate(ctx, pool, &db.ConnectionNew{Name: "Hostile", URL: "http://x", TransportType: "streamable-http", Source: "manual", Enabled: true, WorkspaceID: &ws})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,8 @@ import (
 // TestCatalogEntryRecordHealthSequence walks one entry through the state machine in the
 // database: two failures stale, the third down, a success healthy with the error cleared.
 func TestCatalogEntryRecordHealthSequence(t *testing.T) {
-	pool, _ := dbtest.Fresh(t)
+	t.Parallel()
+	pool := dbtest.Tx(t)
 	ctx := t.Context()
 	if err := db.CatalogEntryUpsertSeed(ctx, pool, &db.CatalogSeedEntry{Name: "h", URL: "http://x/mcp", TransportType: "streamable-http", VerificationTier: "unverified"}); err != nil {
 		t.Fatal(err)
@@ -44,6 +45,7 @@ func TestCatalogEntryRecordHealthSequence(t *testing.T) {
 // TestCatalogEntryRecordHealthConcurrent: concurrent failed checks of one entry each count
 // once (the compare-and-set retries instead of losing an increment).
 func TestCatalogEntryRecordHealthConcurrent(t *testing.T) {
+	t.Parallel()
 	pool, _ := dbtest.Fresh(t)
 	ctx := t.Context()
 	if err := db.CatalogEntryUpsertSeed(ctx, pool, &db.CatalogSeedEntry{Name: "c", URL: "http://x/mcp", TransportType: "streamable-http", VerificationTier: "unverified"}); err != nil {

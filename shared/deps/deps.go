@@ -1,11 +1,12 @@
 // Package deps builds, from a config.Config, the dependencies every function wires the
 // same way: logger, Postgres pool, catalog store, URL guard, upstream client pool, JWT
-// verifier, and every domain service once (Services: connections, catalog entries,
-// overrides, rate limits, policies, the registry importer, workspaces, pins, people,
-// grants). Each function's main.go calls Build and hands what it needs to its own
+// verifier, and every domain service once (shared/services Services: connections, catalog
+// entries, overrides, rate limits, policies, the registry importer, workspaces, pins,
+// people, grants). Each function's main.go calls Build and hands what it needs to its own
 // package; the local entry point builds once and serves all. Handlers and built-ins
 // receive the services; only this package, cmd/ and the functions' main.go files
-// construct one (test/rules/services_test.go).
+// construct one (test/rules/services_test.go), and only cmd/, the functions' main.go files
+// and this package import it (test/rules/composition_test.go).
 package deps
 
 import (
@@ -22,9 +23,11 @@ import (
 	"github.com/agentpack/gateway/shared/config"
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
+	"github.com/agentpack/gateway/shared/dbsecret"
 	"github.com/agentpack/gateway/shared/identity"
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/services"
 	"github.com/agentpack/gateway/shared/signing"
 	"github.com/agentpack/gateway/shared/telemetry"
 	"github.com/agentpack/gateway/shared/upstreamauth"
@@ -45,8 +48,8 @@ type Deps struct {
 	// (deployed with neither JWT_SECRET, JWT_JWKS_URL nor AUTH_SIGNING_KMS_KEY_ID: the
 	// health-check function). Functions that serve bearer tokens call RequireVerifier.
 	Verifier *auth.Verifier
-	// Services are the domain services, built once by Build (NewServices).
-	Services
+	// Services are the domain services, built once by Build (services.NewServices).
+	services.Services
 	// Metrics receives shared EMF lines (catalog revalidation failures): os.Stdout from
 	// Build, nil (discarded) when a test builds Deps itself.
 	Metrics io.Writer
@@ -82,7 +85,7 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 		if err != nil {
 			return nil, err
 		}
-		if cfg.DatabaseURL, err = DatabaseURLFromSecret(ctx, sm, arn); err != nil {
+		if cfg.DatabaseURL, err = dbsecret.DatabaseURL(ctx, sm, arn); err != nil {
 			return nil, err
 		}
 	}
@@ -110,7 +113,7 @@ func Build(ctx context.Context, cfg *config.Config, maxConns int32) (*Deps, erro
 			return nil, err
 		}
 	}
-	d.Services = NewServices(d.Pool, &connections.Service{Pool: d.Pool, Store: d.Store, Upstreams: d.Upstreams,
+	d.Services = services.NewServices(d.Pool, &connections.Service{Pool: d.Pool, Store: d.Store, Upstreams: d.Upstreams,
 		Guard: d.Guard, Logger: d.Logger, NewToolsNeedApproval: cfg.NewToolsNeedApproval}, d.Guard, d.Logger)
 	d.Grants.Key = d.SigningKey // MCP access tokens are the authorization server's (shared/grants)
 	if err := d.buildAuth(ctx); err != nil {

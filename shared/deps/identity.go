@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentpack/gateway/shared/dbsecret"
 	"github.com/agentpack/gateway/shared/identity"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -27,7 +28,7 @@ import (
 // here, once per cold start. Errors name the setting, never a secret's value.
 func (d *Deps) buildIdentity(ctx context.Context) error {
 	idc := d.Config.Identity
-	var sm SecretGetter
+	var sm dbsecret.SecretGetter
 	secret := func(arn, what string) (string, error) {
 		if sm == nil {
 			var err error
@@ -91,7 +92,7 @@ func (d *Deps) IdentityRoutes() http.Handler {
 // SecretString returns the secret arn's value: its SecretString, or its "client_secret" or
 // "key" field when that is a JSON object holding one. what names it in errors (never the
 // value).
-func SecretString(ctx context.Context, sm SecretGetter, arn, what string) (string, error) {
+func SecretString(ctx context.Context, sm dbsecret.SecretGetter, arn, what string) (string, error) {
 	out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
 	if err != nil {
 		return "", fmt.Errorf("deps: read the %s secret: %w", what, err)

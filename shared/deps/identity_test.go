@@ -8,9 +8,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
+
+// motoSecrets starts moto_server (a real AWS API endpoint, on every machine of this
+// project) on a loopback port and returns a Secrets Manager client for it.
+func motoSecrets(t *testing.T) *secretsmanager.Client {
+	t.Helper()
+	url := testpeer.Moto(t)
+	return secretsmanager.New(secretsmanager.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(url),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+	})
+}
 
 // TestSecretString: the identity provider's client secret and the session key come from
 // Secrets Manager (moto) as plain text or JSON; errors never carry the value.

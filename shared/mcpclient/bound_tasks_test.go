@@ -17,15 +17,22 @@ import (
 func TestSessionBoundClosesEverySurplusSession(t *testing.T) {
 	t.Parallel()
 	up := testpeer.NewRawUpstream(t, false)
+	up.Gate = make(chan struct{}) // the three calls stay in flight until all three arrived
 	p := newPool(t, &Options{FixedVersion: true, MaxSessionBytes: 1 * SessionBytes})
 	tg := func(i int) Target { return Target{ConnectionID: fmt.Sprintf("c%d", i), URL: up.URL} }
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for i := range 3 {
 		wg.Go(func() {
-			_, errs[i] = p.Forward(t.Context(), tg(i), "tools/call", json.RawMessage(`{"name":"report","arguments":{"q":"x","delayMs":700}}`), nil)
+			_, errs[i] = p.Forward(t.Context(), tg(i), "tools/call", json.RawMessage(`{"name":"report","arguments":{"q":"x"}}`), nil)
 		})
 	}
+	for deadline := time.Now().Add(30 * time.Second); len(up.Received("tools/call")) < 3; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the three calls reached the upstream in 30 s", len(up.Received("tools/call")))
+		}
+	}
+	close(up.Gate)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {

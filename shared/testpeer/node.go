@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentpack/gateway/infra/rie"
+	"github.com/agentpack/gateway/shared/reporoot"
 )
 
 // RequirePeersEnv names the environment variable that turns "npm peers missing" from a skip
@@ -30,10 +30,10 @@ const peerStartTimeout = 60 * time.Second
 
 // RepoRoot returns the repository root: the nearest directory at or above the working
 // directory (a test runs in its package directory) whose go.mod declares this module
-// (rie.RepoRoot). It fails the test if there is none.
+// (reporoot.Find). It fails the test if there is none.
 func RepoRoot(t TB) string {
 	t.Helper()
-	root, err := rie.RepoRoot(".")
+	root, err := reporoot.Find(".")
 	if err != nil {
 		t.Fatalf("testpeer: %v", err)
 	}

@@ -44,6 +44,11 @@ type RawUpstream struct {
 	CallResults, CallErrors   map[string]string
 	TaskTTL, TaskPollInterval int
 	TaskTTLNull               bool
+	// Gate, when set before any request, holds every plain tools/call (one without a
+	// "task" member) until it is closed or the client goes away: a test that needs calls to
+	// be in flight at once releases them itself rather than relying on a delay outlasting
+	// the machine's slowness.
+	Gate chan struct{}
 }
 
 // rawTask is one of the upstream's own tasks.
@@ -324,6 +329,13 @@ func (u *RawUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			}()
 			u.write(w, msg.ID, `{"task":`+u.taskJSON(id, "working")+`}`, "")
 			return
+		}
+		if u.Gate != nil {
+			select {
+			case <-u.Gate:
+			case <-r.Context().Done():
+				return
+			}
 		}
 		if d := time.Duration(min(p.Arguments.DelayMS, MaxSlowMS)) * time.Millisecond; d > 0 {
 			select {

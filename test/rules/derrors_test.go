@@ -67,12 +67,13 @@ func startsWithWrap(fn *ast.FuncDecl, last *ast.Field) bool {
 }
 
 // servicesStructTypes reads the service types from the composition's Services struct
-// (shared/deps/services.go): for each field of type *pkg.Type, the package directory under
-// shared/ and the type name. The rule follows that struct, so a service added there (or one
-// not named Service, such as registry.Importer) is held to it without a list kept here.
+// (shared/services/services.go): for each field of type *pkg.Type, the package directory
+// under shared/ and the type name. The rule follows that struct, so a service added there
+// (or one not named Service, such as registry.Importer) is held to it without a list kept
+// here.
 func servicesStructTypes(t *testing.T) map[string]map[string]bool {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), inRepo("shared/deps/services.go"), nil, parser.SkipObjectResolution)
+	f, err := parser.ParseFile(token.NewFileSet(), inRepo("shared/services/services.go"), nil, parser.SkipObjectResolution)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func servicesStructTypes(t *testing.T) map[string]map[string]bool {
 		return false
 	})
 	if len(out) < 8 || !out["registry"]["Importer"] || !out["connections"]["Service"] {
-		t.Fatalf("service types read from shared/deps/services.go: %v", out)
+		t.Fatalf("service types read from shared/services/services.go: %v", out)
 	}
 	return out
 }

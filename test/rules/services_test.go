@@ -18,11 +18,12 @@ import (
 var serviceTypes = []string{"Service", "Importer"}
 
 // mayConstructServices reports whether the file at p (slash-separated, relative to the
-// repository root) may construct a service: the composition (shared/deps), the commands
-// (cmd/: the local entry point, its stack and stack tests, the bench) and each function's
-// main.go, and tests.
+// repository root) may construct a service: the composition (shared/deps, and
+// shared/services whose NewServices it calls), the commands (cmd/: the local entry point,
+// its stack and stack tests, the bench) and each function's main.go, and tests.
 func mayConstructServices(p string) bool {
-	if strings.HasSuffix(p, "_test.go") || strings.HasPrefix(p, "shared/deps/") || strings.HasPrefix(p, "cmd/") {
+	if strings.HasSuffix(p, "_test.go") || strings.HasPrefix(p, "shared/deps/") || strings.HasPrefix(p, "shared/services/") ||
+		strings.HasPrefix(p, "cmd/") {
 		return true
 	}
 	parts := strings.Split(p, "/")
@@ -169,16 +170,16 @@ func goFiles(t *testing.T) map[string]string {
 }
 
 // TestServicesComposedOnce: the domain services are built once per process, in
-// shared/deps (deps.NewServices) or a composition root (cmd/, a function's main.go), and
-// handed to the handlers and built-ins that use them (issue 35: the same wiring was
-// copied into two to four handlers, built on every request).
+// shared/services (services.NewServices, which deps.Build calls) or a composition root
+// (cmd/, a function's main.go), and handed to the handlers and built-ins that use them
+// (issue 35: the same wiring was copied into two to four handlers, built on every request).
 func TestServicesComposedOnce(t *testing.T) {
 	files := goFiles(t)
-	if _, ok := files["shared/deps/services.go"]; !ok {
-		t.Fatal("shared/deps/services.go not found from the test's folder; did it move?")
+	if _, ok := files["shared/services/services.go"]; !ok {
+		t.Fatal("shared/services/services.go not found from the test's folder; did it move?")
 	}
 	for _, v := range serviceConstructions(files) {
-		t.Errorf("%s: a service is constructed outside shared/deps, cmd/ and the functions' main.go; take it from deps.Services", v)
+		t.Errorf("%s: a service is constructed outside shared/deps, shared/services, cmd/ and the functions' main.go; take it from services.Services", v)
 	}
 }
 
@@ -187,12 +188,13 @@ func TestServicesRuleCatches(t *testing.T) {
 	const use = "package x\n\nimport (\n\t\"github.com/agentpack/gateway/shared/foo\"\n\tbar \"github.com/agentpack/gateway/shared/foo\"\n)\n\n" +
 		"var a = &foo.Service{N: 1}\nvar b = bar.New()\nvar c = foo.NewView()\nvar d = []foo.Service{}\n"
 	got := serviceConstructions(map[string]string{
-		"shared/foo/foo.go":          svc,
-		"functions/x/api/handler.go": use,
-		"functions/x/main.go":        strings.Replace(use, "package x", "package main", 1),
-		"functions/x/api/h_test.go":  use,
-		"cmd/local/stack/stack.go":   use,
-		"shared/deps/services.go":    use,
+		"shared/foo/foo.go":           svc,
+		"functions/x/api/handler.go":  use,
+		"functions/x/main.go":         strings.Replace(use, "package x", "package main", 1),
+		"functions/x/api/h_test.go":   use,
+		"cmd/local/stack/stack.go":    use,
+		"shared/deps/deps.go":         use,
+		"shared/services/services.go": use,
 	})
 	want := []string{"functions/x/api/handler.go:8 foo.Service", "functions/x/api/handler.go:9 bar.New"}
 	if !slices.Equal(got, want) {

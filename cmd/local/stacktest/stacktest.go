@@ -28,6 +28,7 @@ import (
 	"github.com/agentpack/gateway/shared/logx"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/seed"
+	"github.com/agentpack/gateway/shared/services"
 	"github.com/agentpack/gateway/shared/signing"
 	"github.com/agentpack/gateway/shared/upstreamauth"
 	"github.com/agentpack/gateway/shared/urlguard"
@@ -130,7 +131,7 @@ func New(t testing.TB, o *Options) *Env {
 		t.Fatal(err)
 	}
 	e.Deps = &deps.Deps{Config: cfg, Logger: logger, Pool: pool, Store: store, Guard: guard, Upstreams: up, Verifier: v,
-		Services: deps.NewServices(pool, &connections.Service{Pool: pool, Store: store, Upstreams: up, Guard: guard, Logger: logger},
+		Services: services.NewServices(pool, &connections.Service{Pool: pool, Store: store, Upstreams: up, Guard: guard, Logger: logger},
 			guard, logger),
 		SigningKey: key}
 	e.Deps.Grants.Key = key // as deps.Build does: MCP access tokens are signed with it
@@ -179,7 +180,7 @@ func (e *Env) Instance(t testing.TB, metrics io.Writer) string {
 	up := mcpclient.New(&mcpclient.Options{Logger: logger, Guard: e.Deps.Guard})
 	d := &deps.Deps{Config: e.Deps.Config, Logger: logger, Pool: pool, Store: e.Deps.Store, Guard: e.Deps.Guard,
 		Upstreams: up, Verifier: e.Deps.Verifier,
-		Services: deps.NewServices(pool, &connections.Service{Pool: pool, Store: e.Deps.Store, Upstreams: up,
+		Services: services.NewServices(pool, &connections.Service{Pool: pool, Store: e.Deps.Store, Upstreams: up,
 			Guard: e.Deps.Guard, Logger: logger}, e.Deps.Guard, logger)}
 	st, err := stack.New(ctx, d, &stack.Options{Metrics: metrics})
 	if err != nil {

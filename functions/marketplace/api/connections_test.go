@@ -16,8 +16,8 @@ import (
 	"github.com/agentpack/gateway/functions/marketplace/api"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/headers"
+	"github.com/agentpack/gateway/shared/services"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -210,7 +210,7 @@ func TestConnectionTestBudget(t *testing.T) {
 		svc := *w.env.Deps.Connections
 		svc.TestTimeout = budget
 		svc.OnCatalogChange = nil
-		srv := httptest.NewServer(stacktest.CheckOpenAPI(t, (&api.API{Pool: w.env.Pool, Services: deps.NewServices(w.env.Pool, &svc, svc.Guard, nil), Verifier: w.env.Deps.Verifier}).Handler()))
+		srv := httptest.NewServer(stacktest.CheckOpenAPI(t, (&api.API{Pool: w.env.Pool, Services: services.NewServices(w.env.Pool, &svc, svc.Guard, nil), Verifier: w.env.Deps.Verifier}).Handler()))
 		t.Cleanup(srv.Close)
 		return srv.URL
 	}

@@ -16,6 +16,7 @@ import (
 // TestEventList checks GET /api/events: an admin reads the workspace's event_log newest
 // first, filtered by entity type and action, paged by before; every refusal has its status.
 func TestEventList(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	up := testpeer.NewFixture(t, nil)
 	connID, _ := w.connection(t, "Alpha", up.URL, w.wsA, nil)

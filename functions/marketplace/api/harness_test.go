@@ -16,8 +16,8 @@ import (
 	"github.com/agentpack/gateway/functions/marketplace/api"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/connections"
-	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/services"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -215,7 +215,7 @@ func (w *world) strictWith(t *testing.T, res connections.Resolver, guard *urlgua
 	t.Helper()
 	up := mcpclient.New(&mcpclient.Options{Guard: guard, ConnectTimeout: 2 * time.Second})
 	svc := &connections.Service{Pool: w.env.Pool, Store: w.env.Deps.Store, Upstreams: up, Guard: guard, Resolver: res}
-	a := &api.API{Pool: w.env.Pool, Services: deps.NewServices(w.env.Pool, svc, guard, nil), Verifier: w.env.Deps.Verifier}
+	a := &api.API{Pool: w.env.Pool, Services: services.NewServices(w.env.Pool, svc, guard, nil), Verifier: w.env.Deps.Verifier}
 	srv := httptest.NewServer(stacktest.CheckOpenAPI(t, a.Handler()))
 	t.Cleanup(func() { srv.Close(); _ = up.Close() })
 	return srv.URL

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"reflect"
 
-	pinsapi "github.com/agentpack/gateway/functions/pins/api"
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
@@ -20,13 +19,15 @@ import (
 )
 
 // openAPI is the OpenAPI 3.1 description of every REST route of the product: this
-// function's (Routes) and the pins function's (pinsapi.Ops). It is generated, never
-// edited: `go generate ./functions/marketplace/api` writes BuildOpenAPI's output to
-// openapi.json, and TestOpenAPIGenerated fails while the committed file differs. It is
-// committed (not built at start-up) so that a cold start does no reflection and a review
-// shows what a change of a type does to the contract.
+// function's (Routes) and the pins function's (functions/pins/api Ops). It is generated,
+// never edited: `go generate ./functions/marketplace/api` runs cmd/genopenapi, which
+// writes BuildOpenAPI's output with the pins function's operations to openapi.json, and
+// cmd/genopenapi's TestOpenAPIGenerated fails while the committed file differs. The
+// document is assembled there, in a command, because the two functions do not import each
+// other. It is committed (not built at start-up) so that a cold start does no reflection
+// and a review shows what a change of a type does to the contract.
 //
-//go:generate go run ./internal/genopenapi openapi.json
+//go:generate go run github.com/agentpack/gateway/cmd/genopenapi openapi.json
 //go:embed openapi.json
 var openAPI []byte
 
@@ -125,8 +126,8 @@ func codeNames() []string {
 	return out
 }
 
-// OpenAPIOps are the operations of the document: Routes, the two routes Handler serves
-// without a token (this document, the OAuth callback), and the pins function's.
+// OpenAPIOps are this function's operations of the document: Routes and the two routes
+// Handler serves without a token (this document, the OAuth callback).
 func OpenAPIOps() []restdoc.Op {
 	ops := make([]restdoc.Op, 0, len(Routes)+8)
 	for _, r := range Routes {
@@ -151,13 +152,14 @@ func OpenAPIOps() []restdoc.Op {
 				{Status: 401, Description: "A bearer token was sent and is not valid.", ContentType: "text/html", Schema: page},
 			}},
 	)
-	return append(ops, pinsapi.Ops()...)
+	return ops
 }
 
-// BuildOpenAPI builds the document from OpenAPIOps (indented JSON, as committed in
-// openapi.json). Errors: restdoc.Builder.Build's.
-func BuildOpenAPI() ([]byte, error) {
-	doc, err := docBuilder.Build(OpenAPIOps())
+// BuildOpenAPI builds the document from OpenAPIOps followed by more (the pins function's
+// operations: cmd/genopenapi passes them), as indented JSON, as committed in openapi.json.
+// Errors: restdoc.Builder.Build's.
+func BuildOpenAPI(more ...restdoc.Op) ([]byte, error) {
+	doc, err := docBuilder.Build(append(OpenAPIOps(), more...))
 	if err != nil {
 		return nil, err
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/agentpack/gateway/functions/marketplace/api"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/connections"
-	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/services"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -52,7 +52,7 @@ func TestS3Catalog(t *testing.T) {
 	guard := urlguard.New(&urlguard.Options{AllowPrivate: true})
 	up := mcpclient.New(&mcpclient.Options{Guard: guard})
 	market := &connections.Service{Pool: w.env.Pool, Store: store, Upstreams: up, Guard: guard}
-	msrv := httptest.NewServer(stacktest.CheckOpenAPI(t, (&api.API{Pool: w.env.Pool, Services: deps.NewServices(w.env.Pool, market, guard, nil), Verifier: w.env.Deps.Verifier}).Handler()))
+	msrv := httptest.NewServer(stacktest.CheckOpenAPI(t, (&api.API{Pool: w.env.Pool, Services: services.NewServices(w.env.Pool, market, guard, nil), Verifier: w.env.Deps.Verifier}).Handler()))
 	t.Cleanup(func() { msrv.Close(); _ = up.Close() })
 
 	if got := w.gatewayTools(t, w.wsA, w.memberA); slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "mcp_") }) {

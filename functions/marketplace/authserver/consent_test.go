@@ -11,6 +11,7 @@ import (
 // The consent page's form-action names the redirect URI's origin or custom scheme, and
 // nothing a redirect URI could smuggle into the policy.
 func TestCSPSource(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"http://127.0.0.1:45583/oauth/callback":  "http://127.0.0.1:45583",
 		"HTTPS://Client.Example/cb?x=1":          "https://Client.Example",
@@ -38,6 +39,7 @@ func TestCSPSource(t *testing.T) {
 // the request's base (never the case through Handler) is invalid_client, not a client
 // with an empty redirect URI.
 func TestConsoleClientNeedsBase(t *testing.T) {
+	t.Parallel()
 	if _, err := consoleClient(t.Context()); err == nil || !strings.Contains(err.Error(), "invalid_client") {
 		t.Fatalf("console client without a base: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 // A client's shape ignores the order and repeats of its redirect URIs and tells apart a
 // name, a URI set or an auth method.
 func TestShapeOf(t *testing.T) {
+	t.Parallel()
 	a := shapeOf("Claude", []string{"https://a.example/cb", "https://b.example/cb"}, AuthMethodSecretPost)
 	if b := shapeOf("Claude", []string{"https://b.example/cb", "https://a.example/cb", "https://b.example/cb"}, AuthMethodSecretPost); b != a {
 		t.Fatalf("order and repeats changed the shape: %s vs %s", a, b)
@@ -26,6 +27,7 @@ func TestShapeOf(t *testing.T) {
 }
 
 func TestRegisteredScopesAndMethods(t *testing.T) {
+	t.Parallel()
 	for asked, want := range map[string][]string{"": {"mcp"}, "openid profile": {"mcp"}, "mcp mcp offline_access": {"mcp"}, " mcp ": {"mcp"}} {
 		if got := registeredScopes(asked); !slices.Equal(got, want) {
 			t.Errorf("registeredScopes(%q) = %v, want %v", asked, got, want)
@@ -46,6 +48,7 @@ func TestRegisteredScopesAndMethods(t *testing.T) {
 // The secret hasher matches its own hash only; an empty stored hash matches nothing, the
 // empty secret included.
 func TestSecretHasher(t *testing.T) {
+	t.Parallel()
 	h := secretHasher{}
 	hash, _ := h.Hash(t.Context(), []byte("s3cret"))
 	if h.Compare(t.Context(), hash, []byte("s3cret")) != nil {

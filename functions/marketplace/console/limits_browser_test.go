@@ -11,7 +11,6 @@ import (
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/registry/registrytest"
-	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/chromedp/chromedp"
 )
 
@@ -23,25 +22,14 @@ import (
 // endpoint with the admin's token move the usage (after Refresh usage); Delete removes it.
 // The page is saved at 1280 and 390 px without sideways scroll.
 func TestRateLimitsInBrowser(t *testing.T) {
-	env, dev := devStack(t, nil)
-	ws, _, _ := env.Workspace(t, "Limits")
-	dev.as("admin", "web-admin", auth.RoleAdmin, ws)
-	dev.as("member", "web-member", auth.RoleMember, ws)
-	admin := stacktest.Token(t, "web-admin", auth.RoleAdmin, ws)
-	up := testpeer.NewRawUpstream(t, false)
-	st, b := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Raw", "url": up.URL, "workspaceId": ws})
-	if st != http.StatusCreated {
-		t.Fatalf("create connection: %d %s", st, b)
-	}
-	var conn struct{ ID, Handle string }
-	_ = json.Unmarshal(b, &conn)
+	p := newTwoPeople(t, "Limits")
+	env, ws, admin, k := p.env, p.ws, p.adminToken, p.k
+	conn, up := p.installRaw(t)
 	limits := func() int {
 		t.Helper()
 		return countRows(t, env, fmt.Sprintf(`SELECT count(*) FROM rate_limits WHERE workspace_id = '%s'`, ws))
 	}
 
-	k, stop := kit(t, env.URL)
-	defer stop()
 	nav := func() string {
 		t.Helper()
 		var n []string
@@ -49,7 +37,7 @@ func TestRateLimitsInBrowser(t *testing.T) {
 		return strings.Join(n, ",")
 	}
 	// A member: not in the navigation, and the page by hand shows the API's refusal.
-	k.signIn(dev, "member")
+	p.as("member")
 	if n := nav(); strings.Contains(n, "Rate limits") {
 		t.Fatalf("member navigation %s has Rate limits", n)
 	}
@@ -62,7 +50,7 @@ func TestRateLimitsInBrowser(t *testing.T) {
 	}
 	k.problems.allow403 = false
 
-	k.signIn(dev, "admin")
+	p.as("admin")
 	if n := nav(); !strings.Contains(n, "Connections,Rate limits") {
 		t.Fatalf("admin navigation %s lacks Rate limits", n)
 	}
@@ -154,10 +142,8 @@ func TestRateLimitsInBrowser(t *testing.T) {
 // and 390 px, filtered to the registry, without sideways scroll. An admin's Install dialog
 // has a field for the URL's template variable, required before anything is sent.
 func TestRegistryEntriesInBrowser(t *testing.T) {
-	env, dev := devStack(t, nil)
-	ws, _, _ := env.Workspace(t, "Registry")
-	dev.as("member", "web-member", auth.RoleMember, ws)
-	dev.as("admin", "web-admin", auth.RoleAdmin, ws)
+	p := newTwoPeople(t, "Registry")
+	env, ws, k := p.env, p.ws, p.k
 	su := stacktest.Token(t, "root", auth.RoleSuperuser)
 
 	pick := map[string]bool{"com.aradia.sovereign-hardware.json": true, "io.github.user.remote-weather.json": true,
@@ -195,9 +181,7 @@ func TestRegistryEntriesInBrowser(t *testing.T) {
 		t.Fatalf("imported %+v (report %s), %d curated", imported, b, len(curated))
 	}
 
-	k, stop := kit(t, env.URL)
-	defer stop()
-	k.signIn(dev, "member")
+	p.as("member")
 	type card struct {
 		Name, Source, Deprecated, Text string
 	}
@@ -258,7 +242,7 @@ func TestRegistryEntriesInBrowser(t *testing.T) {
 
 	// An admin's Install dialog asks for the URL's template variable; left empty, the page
 	// refuses it under the field and nothing is installed.
-	k.signIn(dev, "admin")
+	p.as("admin")
 	acme := `li.card[data-entry="com.example/acme-analytics"]`
 	k.do("install", chromedp.WaitVisible(acme+` button.primary`, chromedp.ByQuery), chromedp.Click(acme+` button.primary`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#install-dialog #var-0`, chromedp.ByQuery))

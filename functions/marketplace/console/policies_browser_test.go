@@ -1,15 +1,11 @@
 package console_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/chromedp/chromedp"
 )
 
@@ -20,27 +16,16 @@ import (
 // nothing upstream) and the admin's allowed; the what-if pad says the same. After 50
 // proxied calls the Usage page shows their count, per tool and per chat.
 func TestPoliciesInBrowser(t *testing.T) {
-	env, dev := devStack(t, nil)
-	ws, _, chat := env.Workspace(t, "Policies")
-	dev.as("admin", "web-admin", auth.RoleAdmin, ws)
-	admin := stacktest.Token(t, "web-admin", auth.RoleAdmin, ws)
-	member := stacktest.Token(t, "web-member", auth.RoleMember, ws)
-	up := testpeer.NewRawUpstream(t, false)
-	st, b := env.Do(t, "POST", "/api/mcp-connections", admin, map[string]any{"name": "Raw", "url": up.URL, "workspaceId": ws})
-	if st != http.StatusCreated {
-		t.Fatalf("create connection: %d %s", st, b)
-	}
-	var conn struct{ Handle string }
-	_ = json.Unmarshal(b, &conn)
+	p := newTwoPeople(t, "Policies")
+	env, ws, chat, admin, member, k := p.env, p.ws, p.chat, p.adminToken, p.memberToken, p.k
+	conn, up := p.installRaw(t)
 	plain, report := "mcp_"+conn.Handle+"_plain", "mcp_"+conn.Handle+"_report"
 	stored := func() int {
 		t.Helper()
 		return countRows(t, env, fmt.Sprintf(`SELECT count(*) FROM access_policies WHERE workspace_id = '%s'`, ws))
 	}
 
-	k, stop := kit(t, env.URL)
-	defer stop()
-	k.signIn(dev, "admin")
+	p.as("admin")
 	k.open("#/policies", "policies")
 
 	// A typo in the tool's name: the problem at line 2, the gutter marks it, nothing stored.

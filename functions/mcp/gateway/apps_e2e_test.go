@@ -50,9 +50,8 @@ func appsRPC(t *testing.T, env *stacktest.Env, path, token, version, method, nam
 // The single-server endpoint advertises the upstream's own extensions with their settings.
 func TestMCPAppsAggregate(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Apps two")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	bundle := setupWorkspace(t, "Apps two")
+	env, ws, admin := bundle.env, bundle.ws, bundle.admin
 	type conn struct {
 		up         *testpeer.AppsUpstream
 		ID, Handle string
@@ -60,7 +59,7 @@ func TestMCPAppsAggregate(t *testing.T) {
 	var conns []*conn
 	for _, label := range []string{"alpha", "beta"} {
 		up := testpeer.NewAppsUpstream(t, label)
-		dc := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Dash " + label, URL: up.URL, WorkspaceID: &ws}).Connection
+		dc := bundle.install(t, "Dash "+label, up.URL)
 		conns = append(conns, &conn{up: up, ID: dc.ID, Handle: dc.Handle})
 	}
 	if conns[0].Handle == conns[1].Handle {
@@ -219,11 +218,10 @@ func TestMCPAppsAggregate(t *testing.T) {
 // no view and does not advertise the io.modelcontextprotocol/ui extension.
 func TestMCPAppsNotAdvertisedWithoutViews(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "No apps")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	bundle := setupWorkspace(t, "No apps")
+	env, ws, admin := bundle.env, bundle.ws, bundle.admin
 	f := testpeer.NewFixture(t, nil)
-	env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Plain", URL: f.URL, WorkspaceID: &ws})
+	bundle.install(t, "Plain", f.URL)
 	resp, body := appsRPC(t, env, "/mcp/"+ws, admin, "2025-11-25", "initialize", "",
 		`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
 	if res := resultOf(t, resp, body); strings.Contains(string(res), "io.modelcontextprotocol/ui") {
@@ -288,15 +286,14 @@ func TestMCPAppsFollowVisibility(t *testing.T) {
 // the stored listing (its extra view stays listed and readable).
 func TestMCPAppsListingFailure(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Apps listing")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	bundle := setupWorkspace(t, "Apps listing")
+	env, ws, admin := bundle.env, bundle.ws, bundle.admin
 	raw := testpeer.NewRawUpstream(t, false)
 	apps := testpeer.NewAppsUpstream(t, "delta")
 	ids := map[string]string{}
 	handles := map[string]string{}
 	for name, url := range map[string]string{"Raw": raw.URL, "Delta": apps.URL} {
-		c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: name, URL: url, WorkspaceID: &ws}).Connection
+		c := bundle.install(t, name, url)
 		ids[name], handles[name] = c.ID, c.Handle
 	}
 	if len(raw.Received("resources/list")) == 0 {
@@ -342,11 +339,9 @@ func TestMCPAppsListingFailure(t *testing.T) {
 //     one reaches the upstream with its own URI and answers under the aggregate one.
 func TestMCPAppsResultAndOpaqueViews(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Apps results")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewAppsUpstream(t, "eta")
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Dash eta", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setupWith(t, "Apps results", "Dash eta", up.URL)
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	var stored string
 	if err := env.Pool.QueryRow(t.Context(), `SELECT ui_resources::text FROM mcp_connections WHERE id = $1`, c.ID).Scan(&stored); err != nil ||
 		!strings.Contains(stored, testpeer.AppsMemoURI) || !strings.Contains(stored, testpeer.AppsURNURI) || strings.Contains(stored, testpeer.AppsMemoNotesURI) {

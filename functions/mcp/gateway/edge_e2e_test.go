@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -28,11 +26,9 @@ type edgeEnv struct {
 
 func newEdgeEnv(t *testing.T) *edgeEnv {
 	t.Helper()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Edge")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewFixture(t, &testpeer.FixtureOptions{Mode: testpeer.ModeStateful})
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Edge", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setupWith(t, "Edge", "Edge", up.URL)
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	return &edgeEnv{env: env, ws: ws, admin: admin, connID: c.ID, handle: c.Handle, up: up}
 }
 

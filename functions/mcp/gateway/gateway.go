@@ -20,9 +20,9 @@ import (
 	"github.com/agentpack/gateway/shared/budget"
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
-	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/mcpclient"
 	"github.com/agentpack/gateway/shared/ratelimit"
+	"github.com/agentpack/gateway/shared/services"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,10 +35,10 @@ type Options struct {
 	Catalog   *catalog.Cache
 	Upstreams *mcpclient.Pool
 	Verifier  *auth.Verifier
-	// Services are what the built-ins and the forwarder act through (deps.NewServices, built
+	// Services are what the built-ins and the forwarder act through (services.NewServices, built
 	// once per process); a nil Services.Connections leaves the connection built-ins
 	// UNAVAILABLE.
-	deps.Services
+	services.Services
 	Logger *slog.Logger
 	// Metrics receives one EMF line per tool call (os.Stdout in Lambda); nil disables.
 	Metrics io.Writer

@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -21,16 +18,14 @@ import (
 // connection detail) says what was removed.
 func TestNumberHeaderAnnotationNotReadvertised(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Headers")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewRawUpstream(t, false)
 	const def = `{"name":"pay","title":"Pay","description":"pays","inputSchema":{"type":"object","properties":{` +
 		`"amount":{"type":"number","x-mcp-header":"Amount","minimum":0},"region":{"type":"string","x-mcp-header":"Region"},` +
 		`"count":{"type":"integer","x-mcp-header":"Count"},"dry":{"type":"boolean","x-mcp-header":"Dry"}},"required":["amount"]},` +
 		`"annotations":{"readOnlyHint":false},"_meta":{"k":[1,2]}}`
 	up.ToolsList = `{"tools":[` + def + `]}`
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Pay", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setupWith(t, "Headers", "Pay", up.URL)
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	var want map[string]any
 	if err := json.Unmarshal([]byte(strings.Replace(def, `,"x-mcp-header":"Amount"`, "", 1)), &want); err != nil {
 		t.Fatal(err)

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,16 +70,15 @@ func newEraRPC(t *testing.T, env *stacktest.Env, path, token, version, method, n
 //     {}) gets the upstream's own answer for that case.
 func TestMRTRPassThrough(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "MRTR")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	bundle := setupWorkspace(t, "MRTR")
+	env, ws, admin := bundle.env, bundle.ws, bundle.admin
 	for _, mode := range []struct {
 		name string
 		sse  bool
 	}{{"json", false}, {"sse", true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			up := testpeer.NewRawUpstream(t, mode.sse).WithRevision20260728()
-			c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Stateless " + mode.name, URL: up.URL, WorkspaceID: &ws}).Connection
+			c := bundle.install(t, "Stateless "+mode.name, up.URL)
 			for _, ep := range []struct{ name, path, tool string }{
 				{"aggregate", "/mcp/" + ws, "mcp_" + c.Handle + "_needs_input"},
 				{"single", "/mcp/" + ws + "/servers/" + c.ID, "needs_input"},
@@ -148,11 +145,9 @@ func TestMRTRPassThrough(t *testing.T) {
 // the call completes with the upstream's final result.
 func TestMRTRGoSDKClient(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "MRTRClient")
-	token := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewRawUpstream(t, false).WithRevision20260728()
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Stateless", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setupWith(t, "MRTRClient", "Stateless", up.URL)
+	env, ws, token, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	for _, ep := range []struct{ name, path, tool string }{
 		{"aggregate", "/mcp/" + ws, "mcp_" + c.Handle + "_needs_input"},
 		{"single", "/mcp/" + ws + "/servers/" + c.ID, "needs_input"},
@@ -219,11 +214,8 @@ func lastParams(t *testing.T, up *testpeer.RawUpstream) upstreamCall {
 // of an unknown URI is -32602 at 2026-07-28 too.
 func TestResourceNotFoundByRevision(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "NotFound")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
-	up := testpeer.NewRawUpstream(t, false)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Raw", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setup(t, "NotFound", "Raw")
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	single := "/mcp/" + ws + "/servers/" + c.ID
 	read := `{"uri":"` + testpeer.RawMissingURI + `"}`
 	for version, want := range map[string]int64{"2026-07-28": -32602, "2025-11-25": -32002} {
@@ -244,11 +236,8 @@ func TestResourceNotFoundByRevision(t *testing.T) {
 // (its capabilities were the pool's, declared at initialize); the arguments arrive as sent.
 func TestOlderUpstreamGetsNoCallerCapabilities(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Older")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
-	up := testpeer.NewRawUpstream(t, false)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Older", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setup(t, "Older", "Older")
+	env, ws, admin, up, c := bundle.env, bundle.ws, bundle.admin, bundle.up, bundle.conn
 	tool := "mcp_" + c.Handle + "_plain"
 	a := newEraRPC(t, env, "/mcp/"+ws, admin, "2026-07-28", "tools/call", tool,
 		`{"name":"`+tool+`","arguments":{"q": 1}}`, `{"elicitation":{"url":{}}}`)
@@ -275,11 +264,8 @@ func TestOlderUpstreamGetsNoCallerCapabilities(t *testing.T) {
 // result with the link (when it did not).
 func TestUpstreamURLElicitationByRevision(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Elicit")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
-	up := testpeer.NewRawUpstream(t, false)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Elicit", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setup(t, "Elicit", "Elicit")
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	tool := "mcp_" + c.Handle + "_plain"
 	call := `{"name":"` + tool + `","arguments":{"elicit":true}}`
 

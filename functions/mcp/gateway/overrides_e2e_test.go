@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/overrides"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
@@ -23,11 +22,8 @@ import (
 //   - a refresh keeps them applied; deleting an override gives the upstream's tool back.
 func TestToolOverridesThroughTheGateway(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Overrides")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
-	up := testpeer.NewRawUpstream(t, false)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Raw", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setup(t, "Overrides", "Raw")
+	env, ws, admin, up, c := bundle.env, bundle.ws, bundle.admin, bundle.up, bundle.conn
 	var status int
 	var out []byte
 	base := "/api/mcp-connections/" + c.ID + "/tools/"
@@ -149,14 +145,11 @@ func TestToolOverridesThroughTheGateway(t *testing.T) {
 // statuses, and another workspace's admin refused with 404 on every route.
 func TestToolOverrideREST(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Mine")
+	bundle := setup(t, "Mine", "Raw")
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	other, _, _ := env.Workspace(t, "Theirs")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	member := stacktest.Token(t, "bob", auth.RoleMember, ws)
 	alien := stacktest.Token(t, "eve", auth.RoleAdmin, other)
-	up := testpeer.NewRawUpstream(t, false)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Raw", URL: up.URL, WorkspaceID: &ws}).Connection
 	path := "/api/mcp-connections/" + c.ID + "/tools/report/override"
 	for _, tc := range []struct {
 		name, token, method, path string
@@ -201,14 +194,11 @@ func TestToolOverrideREST(t *testing.T) {
 // NOT_FOUND.
 func TestToolOverrideBuiltins(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Builtins")
+	bundle := setup(t, "Builtins", "Raw")
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	other, _, _ := env.Workspace(t, "Other")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	member := stacktest.Token(t, "bob", auth.RoleMember, ws)
 	alien := stacktest.Token(t, "eve", auth.RoleAdmin, other)
-	up := testpeer.NewRawUpstream(t, false)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Raw", URL: up.URL, WorkspaceID: &ws}).Connection
 	checker := outputChecker(t)
 	call := func(token, path, tool, args string) map[string]any {
 		t.Helper()
@@ -313,11 +303,9 @@ func strs(v any) []string {
 // once approved, and when the upstream stops listing it the override is listed dormant.
 func TestToolOverrideSurvivesDriftApprovalOverREST(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Drift")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	fx := testpeer.NewFixture(t, nil)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Fx", URL: fx.URL, WorkspaceID: &ws}).Connection
+	bundle := setupWith(t, "Drift", "Fx", fx.URL)
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	var status int
 	var out []byte
 	conn := "/api/mcp-connections/" + c.ID

@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
@@ -99,9 +96,8 @@ func upstreamTools(t *testing.T) map[string]map[string]any {
 //     byte.
 func TestPassThroughIntact(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Intact")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	bundle := setupWorkspace(t, "Intact")
+	env, ws, admin := bundle.env, bundle.ws, bundle.admin
 	want := upstreamTools(t)
 	for _, mode := range []struct {
 		name string
@@ -109,7 +105,7 @@ func TestPassThroughIntact(t *testing.T) {
 	}{{"json", false}, {"sse", true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			up := testpeer.NewRawUpstream(t, mode.sse)
-			c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Raw " + mode.name, URL: up.URL, WorkspaceID: &ws}).Connection
+			c := bundle.install(t, "Raw "+mode.name, up.URL)
 			agg, single := "/mcp/"+ws, "/mcp/"+ws+"/servers/"+c.ID
 			for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
 				t.Run(version, func(t *testing.T) {
@@ -225,11 +221,8 @@ func TestPassThroughIntact(t *testing.T) {
 // asked for).
 func TestMCPAppsThroughGateway(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Apps")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
-	up := testpeer.NewRawUpstream(t, false)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Apps", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setup(t, "Apps", "Apps")
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	for _, ep := range []struct{ path, tool, uri string }{
 		{"/mcp/" + ws, "mcp_" + c.Handle + "_report", "ui://" + c.Handle + "/report/view.html"},
 		{"/mcp/" + ws + "/servers/" + c.ID, "report", "ui://report/view.html"},
@@ -274,11 +267,8 @@ func TestMCPAppsThroughGateway(t *testing.T) {
 // asking the upstream; the aggregate endpoint keeps its own capabilities.
 func TestSingleServerCapabilitiesAreHonest(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Caps")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
-	up := testpeer.NewRawUpstream(t, false) // declares {"tools":{},"resources":{}}
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Caps", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setup(t, "Caps", "Caps") // its raw upstream declares {"tools":{},"resources":{}}
+	env, ws, admin, up, c := bundle.env, bundle.ws, bundle.admin, bundle.up, bundle.conn
 	single := "/mcp/" + ws + "/servers/" + c.ID
 	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
 	resp, body := env.RPC(t, single, admin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, hdr)

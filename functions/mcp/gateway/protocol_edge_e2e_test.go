@@ -12,9 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
@@ -185,11 +182,8 @@ func TestContentTypeMustBeJSON(t *testing.T) {
 // nothing is sent upstream; the aggregate endpoint, which declares logging, answers it.
 func TestSingleServerSetLevel(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Level")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
-	up := testpeer.NewRawUpstream(t, false) // declares {"tools":{},"resources":{}}
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Level", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setup(t, "Level", "Level") // its raw upstream declares {"tools":{},"resources":{}}
+	env, ws, admin, up, c := bundle.env, bundle.ws, bundle.admin, bundle.up, bundle.conn
 	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
 	body := `{"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"debug"}}`
 	before := len(up.Received(""))
@@ -255,11 +249,9 @@ func newForgetfulUpstream(t *testing.T) *forgetfulUpstream {
 // error.
 func TestSessionKeepsAnswering404(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Forgetful")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := newForgetfulUpstream(t)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Forgetful Server", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setupWith(t, "Forgetful", "Forgetful Server", up.URL)
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	call := `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"mcp_` + c.Handle + `_echo","arguments":{"message":"m"}}}`
 	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
 	resp, b := env.RPC(t, "/mcp/"+ws, admin, call, hdr)
@@ -306,11 +298,9 @@ func TestSessionKeepsAnswering404(t *testing.T) {
 // headers do not match) serves the call.
 func TestRoutingHeaders(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Headers")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewHeaderUpstream(t)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Headers", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setupWith(t, "Headers", "Headers", up.URL)
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	path := "/mcp/" + ws
 	tool := "mcp_" + c.Handle + "_" + testpeer.HeaderToolASCII
 	b64 := func(s string) string { return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?=" }
@@ -380,11 +370,9 @@ func TestRoutingHeaders(t *testing.T) {
 // refused the same way on both endpoints.
 func TestRawNonASCIIMcpName(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Raw names")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewHeaderUpstream(t)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Headers", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setupWith(t, "Raw names", "Headers", up.URL)
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	// The aggregate endpoint's name of the tool, as its tools/list shows it.
 	resp, b := env.RPC(t, "/mcp/"+ws, admin, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":`+metaParams("2026-07-28", "")+`}`,
 		newEraHeaders("2026-07-28", "tools/list", ""))

@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentpack/gateway/cmd/local/stacktest"
 	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -28,11 +27,9 @@ type limitEnv struct {
 
 func newLimitEnv(t *testing.T) *limitEnv {
 	t.Helper()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Limits")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
 	up := testpeer.NewFixture(t, nil)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Limited", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setupWith(t, "Limits", "Limited", up.URL)
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	return &limitEnv{env: env, ws: ws, admin: admin, connID: c.ID, echo: "mcp_" + c.Handle + "_echo", add: "mcp_" + c.Handle + "_add", up: up}
 }
 

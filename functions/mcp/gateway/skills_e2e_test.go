@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentpack/gateway/cmd/local/stacktest"
-	"github.com/agentpack/gateway/shared/auth"
-	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -36,9 +33,8 @@ type skillEntryWire struct {
 //     entry under the handle; a URI of no connection is -32602 and reaches no upstream.
 func TestSkills(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Skills")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	bundle := setupWorkspace(t, "Skills")
+	env, ws, admin := bundle.env, bundle.ws, bundle.admin
 	type conn struct {
 		up         *testpeer.SkillsUpstream
 		ID, Handle string
@@ -46,7 +42,7 @@ func TestSkills(t *testing.T) {
 	var conns []*conn
 	for _, label := range []string{"alpha", "beta"} {
 		up := testpeer.NewSkillsUpstream(t, label)
-		dc := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Skills " + label, URL: up.URL, WorkspaceID: &ws}).Connection
+		dc := bundle.install(t, "Skills "+label, up.URL)
 		conns = append(conns, &conn{up: up, ID: dc.ID, Handle: dc.Handle})
 	}
 	agg := "/mcp/" + ws

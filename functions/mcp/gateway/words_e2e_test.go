@@ -26,12 +26,11 @@ type jsonRPCErr struct {
 // both endpoints.
 func TestOneNamePerTool(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "One name")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
+	bundle := setupWorkspace(t, "One name")
+	env, ws, admin := bundle.env, bundle.ws, bundle.admin
 	up := testpeer.NewRawUpstream(t, false)
 	up.ToolsList = `{"tools":[{"name":"fine","inputSchema":{"type":"object"}},{"name":"capped","inputSchema":{"type":"object"}}]}`
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Tracker", URL: up.URL, WorkspaceID: &ws}).Connection
+	c := bundle.install(t, "Tracker", up.URL)
 	exposed := func(n string) string { return "mcp_" + c.Handle + "_" + n }
 	call := func(path, name string) string {
 		t.Helper()
@@ -88,11 +87,8 @@ func TestOneNamePerTool(t *testing.T) {
 // OAuth resource identifier; "/mcp/x/" is another resource).
 func TestMCPPathErrorsAreJSON(t *testing.T) {
 	t.Parallel()
-	env := stacktest.New(t, nil)
-	ws, _, _ := env.Workspace(t, "Slashes")
-	admin := stacktest.Token(t, "alice", auth.RoleAdmin, ws)
-	up := testpeer.NewRawUpstream(t, false)
-	c := env.Connection(t, stacktest.Admin("alice", ws), connections.CreateInput{Name: "Tracker", URL: up.URL, WorkspaceID: &ws}).Connection
+	bundle := setup(t, "Slashes", "Tracker")
+	env, ws, admin, c := bundle.env, bundle.ws, bundle.admin, bundle.conn
 	for _, k := range []struct{ path, want string }{
 		{"/mcp/", "remove the trailing slash (the endpoint is " + env.URL + "/mcp)"},
 		{"/mcp/" + ws + "/", "remove the trailing slash (the endpoint is " + env.URL + "/mcp/" + ws + ")"},

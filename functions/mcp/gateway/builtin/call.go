@@ -12,22 +12,22 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/db"
-	"github.com/agentpack/gateway/shared/deps"
 	"github.com/agentpack/gateway/shared/httpapi"
 	"github.com/agentpack/gateway/shared/logx"
+	"github.com/agentpack/gateway/shared/services"
 	"github.com/agentpack/gateway/shared/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// Options are what the built-ins act through. The Services (deps.NewServices, built once
+// Options are what the built-ins act through. The Services (services.NewServices, built once
 // per process) are required for any call that reaches one; the built-ins never build a
 // service themselves. Services.Connections may be nil: the connection built-ins (list,
 // install, uninstall, toggle, test) then answer UNAVAILABLE. Pool backs the few reads
 // done in place (a chat's pins). Audit is required for any call of a write built-in (and
 // agentpack_audit_list).
 type Options struct {
-	deps.Services
+	services.Services
 	Pool    *db.Pool
 	Logger  *slog.Logger
 	Metrics *metrics.EMF

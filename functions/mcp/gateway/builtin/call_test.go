@@ -18,7 +18,7 @@ import (
 	"github.com/agentpack/gateway/shared/catalog"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
-	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/services"
 	"github.com/google/uuid"
 )
 
@@ -39,7 +39,7 @@ func TestSetCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines bytes.Buffer
-	s, err := New(Options{Pool: pool, Services: deps.NewServices(pool, nil, nil, nil), Audit: audit.New(pool), Metrics: metrics.New(&lines)})
+	s, err := New(Options{Pool: pool, Services: services.NewServices(pool, nil, nil, nil), Audit: audit.New(pool), Metrics: metrics.New(&lines)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestIntegerArguments(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := New(Options{Pool: pool, Services: deps.NewServices(pool, nil, nil, nil), Audit: audit.New(pool)})
+	s, err := New(Options{Pool: pool, Services: services.NewServices(pool, nil, nil, nil), Audit: audit.New(pool)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/agentpack/gateway/shared/connections"
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/dbtest"
-	"github.com/agentpack/gateway/shared/deps"
+	"github.com/agentpack/gateway/shared/services"
 	"github.com/google/uuid"
 )
 
@@ -44,7 +44,7 @@ func TestConnectionsListAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{Pool: pool, Services: deps.NewServices(pool, &connections.Service{Pool: pool}, nil, nil)})
+	s, err := New(Options{Pool: pool, Services: services.NewServices(pool, &connections.Service{Pool: pool}, nil, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,10 @@
-package deps
+// Package services holds the domain services of shared/... as one value (Services), the
+// thing the handlers embed and act through: the REST API (functions/marketplace/api), the
+// built-in tools (functions/mcp/gateway/builtin) and the gateway (functions/mcp/gateway).
+// It imports only domain packages, so a handler can take it without reaching the wiring
+// from the environment (shared/deps, which builds it once per process: deps.Build calls
+// NewServices). test/rules/composition_test.go keeps shared/deps out of the handlers.
+package services
 
 import (
 	"log/slog"
@@ -23,8 +29,8 @@ import (
 // bound; a REST or built-in import is cut earlier by its request's own deadline).
 const RegistryFetchTimeout = 60 * time.Second
 
-// Services are the domain services of shared/..., built once per process (Build calls
-// NewServices) and handed whole to the handlers that act through them: the REST API
+// Services are the domain services of shared/..., built once per process (deps.Build
+// calls NewServices) and handed whole to the handlers that act through them: the REST API
 // (functions/marketplace/api), the built-in tools (functions/mcp/gateway/builtin), the
 // gateway, the pins and health-check functions. Nothing else constructs a service:
 // test/rules/services_test.go keeps it so. Every field is non-nil once built.
@@ -59,10 +65,10 @@ type Services struct {
 	IDPs *idp.Service
 }
 
-// NewServices builds every service over pool. conns is the connection service (Build makes
-// it with the catalog store, the upstream pool and the guard); the overrides and policies
-// rebuild documents in its Store, the rate limits republish through it. With conns nil
-// (tests of a single service) those writes commit and leave the documents to the next
+// NewServices builds every service over pool. conns is the connection service (deps.Build
+// makes it with the catalog store, the upstream pool and the guard); the overrides and
+// policies rebuild documents in its Store, the rate limits republish through it. With conns
+// nil (tests of a single service) those writes commit and leave the documents to the next
 // rebuild, and Connections stays nil. guard is the URL guard the registry is fetched
 // through (nil: the importer's strict default, https and public addresses only); logger
 // nil discards.

@@ -1,4 +1,4 @@
-package deps
+package dbsecret
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func motoSecrets(t *testing.T) *secretsmanager.Client {
 	})
 }
 
-func TestDatabaseURLFromSecret(t *testing.T) {
+func TestDatabaseURL(t *testing.T) {
 	sm := motoSecrets(t)
 	tests := []struct {
 		name, secret, host, want, wantErr string
@@ -47,7 +47,7 @@ func TestDatabaseURLFromSecret(t *testing.T) {
 			t.Setenv("DATABASE_NAME", "agentpack")
 			t.Setenv("DATABASE_PORT", "")
 			t.Setenv("DATABASE_SSLMODE", "")
-			got, err := DatabaseURLFromSecret(t.Context(), sm, aws.ToString(out.ARN))
+			got, err := DatabaseURL(t.Context(), sm, aws.ToString(out.ARN))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -59,7 +59,7 @@ func TestDatabaseURLFromSecret(t *testing.T) {
 			}
 		})
 	}
-	if _, err := DatabaseURLFromSecret(t.Context(), sm, "arn:aws:secretsmanager:us-east-1:123456789012:secret:missing"); err == nil {
+	if _, err := DatabaseURL(t.Context(), sm, "arn:aws:secretsmanager:us-east-1:123456789012:secret:missing"); err == nil {
 		t.Fatal("a missing secret was not an error")
 	}
 }
