@@ -25,7 +25,7 @@
 //
 // Answers are JSON, except a single-server tools/call during which the upstream sent log
 // or progress notifications: that answer is a buffered text/event-stream holding the
-// relayed notifications and then the response (relay.go).
+// relayed notifications and then the response (package response, Writer.Relay).
 //
 // # Long-running calls
 //
@@ -40,7 +40,13 @@
 // the gateway's own resources and prompt), forward (the one path to upstreams), tasks (MCP
 // Tasks: their rows, worker and both wire forms), apps (MCP Apps' ui://<handle>/… views),
 // skills (Skills' skill://<handle>/… on the aggregate endpoint), audit (the audit rule's
-// rows), wire (every envelope and JSON-RPC error the gateway
-// produces) and metrics (EMF lines). This package makes no queries of its own (test/rules). [TuneRuntime] sets the
-// garbage collector's defaults for the deployed function and `make run` alike.
+// rows), wire (every envelope and JSON-RPC error the gateway produces), metrics (EMF
+// lines), access (the access policies' decisions), listing (tools/list's definitions,
+// order and pages; the unknown tool's suggestion), message (reading a POST's JSON-RPC
+// envelope and the 2026-07-28 header checks), response (the answer's buffer: size limit,
+// ids, SSE) and web (Origin guard, CORS, RFC 9728 metadata, the 401/403/404 answers). This
+// package makes no queries of its own (test/rules), and holds only the files
+// test/rules/gatewayroot_test.go lists within its line budget: the next feature starts as
+// a package. [TuneRuntime] sets the garbage collector's defaults for the deployed function
+// and `make run` alike.
 package gateway

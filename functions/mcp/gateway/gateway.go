@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/access"
 	"github.com/agentpack/gateway/functions/mcp/gateway/apps"
 	"github.com/agentpack/gateway/functions/mcp/gateway/audit"
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/metrics"
 	"github.com/agentpack/gateway/functions/mcp/gateway/skills"
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
+	"github.com/agentpack/gateway/functions/mcp/gateway/web"
 	"github.com/agentpack/gateway/shared/auth"
 	"github.com/agentpack/gateway/shared/budget"
 	"github.com/agentpack/gateway/shared/catalog"
@@ -91,8 +93,12 @@ type Gateway struct {
 	tasks      *tasks.Service
 	skills     *skills.Service // the Skills extension on the aggregate endpoint
 	// audit is the audit trail: rows are written after the answer (audit package doc); the
-	// access policies' denials go there too (policy.go)
+	// access policies' denials go there too (package access)
 	audit *audit.Trail
+	// policies asks the access policies' "call" decision (package access; policyCall)
+	policies *access.Checker
+	// site is the HTTP face apart from MCP: Origin guard, base URL, RFC 9728 (package web)
+	site *web.Site
 	// cacheMetrics: the caches' counters last written as EMF (caches.go)
 	cacheMetrics cacheMetrics
 	// builtinLists: role class and toolsets → *builtinList, the built-ins' tools/list
@@ -136,6 +142,9 @@ func New(o Options) (*Gateway, error) {
 		Logger: o.Logger, CallTimeout: o.CallTimeout, Timeout: o.TaskTimeout, Start: o.StartTask,
 		ResultView: apps.ResultView})
 	g.skills = skills.New(g.forward, o.Logger)
+	g.policies = &access.Checker{Builtins: set, Audit: auditor, Metrics: em, Log: o.Logger}
+	g.site = &web.Site{PublicBaseURL: o.PublicBaseURL, AllowedOrigins: o.AllowedOrigins,
+		AuthServerURL: o.AuthServerURL, OwnAuthServer: o.OwnAuthServer}
 	g.mcp = mcp.NewStreamableHTTPHandler(g.getServer, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,

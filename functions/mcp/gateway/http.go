@@ -5,18 +5,17 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"mime"
-	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/access"
 	"github.com/agentpack/gateway/functions/mcp/gateway/request"
+	"github.com/agentpack/gateway/functions/mcp/gateway/response"
+	"github.com/agentpack/gateway/functions/mcp/gateway/web"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/apperr"
 	"github.com/agentpack/gateway/shared/auth"
@@ -39,7 +38,7 @@ type requestState struct {
 	// discovery is the tools/list mode the client asked for ("" = the workspace's
 	// threshold decides; discovery.go).
 	discovery string
-	// policyDone: the access policies' call decision was made for this request (policy.go).
+	// policyDone: the access policies' call decision was made for this request (policyCall).
 	policyDone bool
 }
 
@@ -58,9 +57,9 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("/mcp", g.serveMCP)
 	mux.HandleFunc("/mcp/{workspaceId}", g.serveMCP)
 	mux.HandleFunc("/mcp/{workspaceId}/servers/{connection}", g.serveMCP)
-	mux.HandleFunc("/mcp/{rest...}", g.serveNoEndpoint) // notfound.go: a JSON answer, not text
-	mux.HandleFunc("GET /.well-known/oauth-protected-resource", g.serveResourceMetadata)
-	mux.HandleFunc("GET /.well-known/oauth-protected-resource/{rest...}", g.serveResourceMetadata)
+	mux.HandleFunc("/mcp/{rest...}", g.site.ServeNoEndpoint) // a JSON answer, not text
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource", g.site.ServeResourceMetadata)
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/{rest...}", g.site.ServeResourceMetadata)
 	mux.HandleFunc("GET /health", g.serveHealth)
 	return httpapi.Recover(g.log, mux)
 }
@@ -75,11 +74,11 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", reqID)
 	ctx := logx.WithRequestID(r.Context(), reqID)
-	if !g.originAllowed(r) {
+	if !g.site.OriginAllowed(r) {
 		wire.WriteInvalidRequest(w, http.StatusForbidden, "origin not allowed")
 		return
 	}
-	g.cors(w, r)
+	web.CORS(w, r)
 	switch r.Method {
 	case http.MethodOptions:
 		w.WriteHeader(http.StatusNoContent)
@@ -94,7 +93,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		wire.WriteInvalidRequest(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
 	}
-	okJSON, okSSE := acceptable(r.Header.Values("Accept"))
+	okJSON, okSSE := response.Acceptable(r.Header.Values("Accept"))
 	if !okJSON && !okSSE {
 		wire.WriteInvalidRequest(w, http.StatusNotAcceptable, "Accept must allow application/json or text/event-stream")
 		return
@@ -116,17 +115,17 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		st.Deadline = dl
 	}
 	st.AcceptsSSE = okSSE
-	st.Relay = &request.Relayed{} // forward/relay.go decides what is relayed on which endpoint
-	st.Listable = g.listable(st)  // the access policies' "list" decision (policy.go)
+	st.Relay = &request.Relayed{}                       // forward/relay.go decides what is relayed on which endpoint
+	st.Listable = access.Listable(g.builtins, st.State) // the access policies' "list" decision
 	ctx = request.With(context.WithValue(ctx, stateKey{}, st), st.State)
-	rw := &limitedWriter{ResponseWriter: w, limit: maxResponseBytes}
+	rw := response.New(w, maxResponseBytes)
 	g.serveRPC(rw, r.WithContext(ctx), st)
 	var events [][]byte
 	if st.Relay != nil {
 		events = st.Relay.Take()
 	}
-	rw.relay(events, okSSE && !okJSON)
-	rw.finish()
+	rw.Relay(events, okSSE && !okJSON)
+	rw.Finish()
 }
 
 // jsonContentType reports whether a POST's Content-Type is application/json, parameters
@@ -160,7 +159,7 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 	}
 	logx.Annotate(ctx, logx.FieldPrincipal, p.Subject)
 	if !db.IsUUID(ws) || !p.InWorkspace(ws) {
-		return nil, noAccess(p, ws, g.baseURL(r))
+		return nil, web.NoAccess(p, ws, g.site.BaseURL(r))
 	}
 	st.Workspace = ws
 	logx.Annotate(ctx, logx.FieldWorkspace, ws)
@@ -208,7 +207,7 @@ func (g *Gateway) resolve(ctx context.Context, r *http.Request) (*requestState, 
 	if ref := r.PathValue("connection"); ref != "" {
 		c, ok := st.Snapshot.ConnectionByRef(ref)
 		if !ok || !st.Visible(c) {
-			return nil, unknownServer(st, ref)
+			return nil, web.UnknownServer(st.State, ref)
 		}
 		st.Single = c
 	}
@@ -267,7 +266,7 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request) (*auth.Prin
 		}
 		return nil, apperr.New(apperr.Unauthenticated, "missing bearer token")
 	}
-	p, err := g.o.Verifier.VerifyResource(ctx, tok, g.baseURL(r)+"/mcp")
+	p, err := g.o.Verifier.VerifyResource(ctx, tok, g.site.BaseURL(r)+"/mcp")
 	if err != nil || p.Grant == "" {
 		return p, err
 	}
@@ -289,7 +288,7 @@ func (g *Gateway) authenticate(ctx context.Context, r *http.Request) (*auth.Prin
 func (g *Gateway) writeResolveError(w http.ResponseWriter, r *http.Request, err error) {
 	e := apperr.Public(err)
 	if e.Code == apperr.Unauthenticated {
-		w.Header().Set("WWW-Authenticate", bearerChallenge(err, e.Message, g.resourceMetadataURL(r)))
+		w.Header().Set("WWW-Authenticate", web.BearerChallenge(err, e.Message, g.site.ResourceMetadataURL(r)))
 	}
 	id := ""
 	if e.Code.HTTPStatus() >= 500 {
@@ -300,166 +299,6 @@ func (g *Gateway) writeResolveError(w http.ResponseWriter, r *http.Request, err 
 		g.log.ErrorContext(r.Context(), "mcp request failed", "error_id", id, "err", err)
 	}
 	wire.Refuse(w, err, id)
-}
-
-// bearerChallenge is the WWW-Authenticate value of a 401 (RFC 6750 §3, RFC 9728 §5.1): a
-// token that was presented and refused (auth.ErrInvalidToken in err) adds
-// error="invalid_token" and error_description=msg (Verify's message: expired at when, or
-// what is wrong); a missing token gets no error code (RFC 6750 §3.1).
-func bearerChallenge(err error, msg, metadataURL string) string {
-	v := `Bearer resource_metadata="` + metadataURL + `"`
-	if errors.Is(err, auth.ErrInvalidToken) {
-		// RFC 6750 §3: error_description is printable ASCII without '"' and '\'.
-		desc := strings.Map(func(r rune) rune {
-			if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
-				return -1
-			}
-			return r
-		}, msg)
-		v += `, error="invalid_token", error_description="` + desc + `"`
-	}
-	return v
-}
-
-// noAccess is the 403 for a token without access to workspace ws: it names the workspaces
-// the token does carry and the endpoint URL to use (base + /mcp/<id>), so that a client
-// configured with the wrong id sees the right one (in the message: the JSON-RPC answer
-// carries no hint). ws is echoed only when it is a UUID.
-func noAccess(p *auth.Principal, ws, base string) *apperr.Error {
-	which := "this workspace"
-	if db.IsUUID(ws) {
-		which = "workspace " + ws
-	}
-	switch len(p.Workspaces) {
-	case 0:
-		return apperr.New(apperr.Forbidden, "no access to %s: this token carries no workspace (ask an admin for a token of the workspace)", which)
-	case 1:
-		return apperr.New(apperr.Forbidden, "no access to %s: this token is for workspace %s; use %s/mcp/%s", which, p.Workspaces[0], base, p.Workspaces[0])
-	}
-	list := p.Workspaces
-	if len(list) > 10 {
-		list = list[:10]
-	}
-	return apperr.New(apperr.Forbidden, "no access to %s: this token is for workspaces %s; use %s/mcp/<one of them>", which, strings.Join(list, ", "), base)
-}
-
-// originAllowed is the DNS-rebinding and CSRF guard. A request that arrived on a
-// loopback socket (a local run: `make run`, tests) must name a loopback Host, so that a
-// page on evil.example whose DNS points at 127.0.0.1 cannot reach the local gateway; there
-// a loopback Origin is also accepted. Behind API Gateway there is no loopback socket and
-// only AllowedOrigins pass. Requests without an Origin header are not from a browser page.
-func (g *Gateway) originAllowed(r *http.Request) bool {
-	loopback := onLoopback(r)
-	if loopback && !isLoopbackHost(r.Host) {
-		return false
-	}
-	o := r.Header.Get("Origin")
-	if o == "" || slices.Contains(g.o.AllowedOrigins, o) {
-		return true
-	}
-	if loopback {
-		if u, err := url.Parse(o); err == nil && (u.Scheme == "http" || u.Scheme == "https") && isLoopbackHost(u.Host) {
-			return true
-		}
-	}
-	return false
-}
-
-// onLoopback reports whether r arrived on a loopback listener.
-func onLoopback(r *http.Request) bool {
-	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || a == nil {
-		return false
-	}
-	ap, err := netip.ParseAddrPort(a.String())
-	return err == nil && ap.Addr().Unmap().IsLoopback()
-}
-
-// isLoopbackHost reports whether hostport (a Host header or URL host) names localhost,
-// 127.0.0.1 or [::1], with or without a port.
-func isLoopbackHost(hostport string) bool {
-	h := hostport
-	if host, _, err := net.SplitHostPort(hostport); err == nil {
-		h = host
-	}
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(h)
-	return err == nil && ip.Unmap().IsLoopback()
-}
-
-func (g *Gateway) cors(w http.ResponseWriter, r *http.Request) {
-	o := r.Header.Get("Origin")
-	if o == "" {
-		return
-	}
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", o)
-	h.Add("Vary", "Origin")
-	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, X-Workspace-Id, X-Project-Id, X-Chat-Id, X-MCP-Toolsets, X-MCP-Discovery")
-	h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, X-Request-Id")
-	h.Set("Access-Control-Max-Age", "600")
-}
-
-func (g *Gateway) baseURL(r *http.Request) string {
-	if g.o.PublicBaseURL != "" {
-		return g.o.PublicBaseURL
-	}
-	scheme := "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}
-
-// resourceMetadataURL is the RFC 9728 document of the MCP URL r asked for: each MCP URL has
-// its own, path-inserted (RFC 9728 §3.1), whose resource is exactly that URL, so that a client
-// that checks the document against the URL it was given (RFC 9728 §3.3) accepts it. A path
-// that is not one of the gateway's MCP URLs points at the gateway-wide /mcp document.
-func (g *Gateway) resourceMetadataURL(r *http.Request) string {
-	p, _, ok := auth.MCPURLPath(r.URL.EscapedPath())
-	if !ok {
-		p = auth.MCPPath
-	}
-	return g.baseURL(r) + resourceMetadataPrefix + p
-}
-
-const resourceMetadataPrefix = "/.well-known/oauth-protected-resource"
-
-// serveResourceMetadata serves OAuth 2.0 Protected Resource Metadata (RFC 9728) for each MCP
-// URL (auth.MCPURLPath): /.well-known/oauth-protected-resource/mcp/{workspaceId} names
-// resource <base>/mcp/{workspaceId}, and so on; the bare document (no path) names the
-// gateway-wide <base>/mcp, as it always has. Any other path is 404: no document is made up for a
-// URL the gateway does not serve.
-func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
-	base := g.baseURL(r)
-	p := strings.TrimPrefix(r.URL.EscapedPath(), resourceMetadataPrefix)
-	if p == "" || p == "/" {
-		p = auth.MCPPath
-	}
-	canonical, _, ok := auth.MCPURLPath(p)
-	if !ok {
-		w.Header().Set("Access-Control-Allow-Origin", "*")
-		httpapi.JSON(w, http.StatusNotFound, map[string]any{"error": "not_found",
-			"error_description": "no protected resource metadata at this path: the gateway's MCP URLs are /mcp, /mcp/{workspaceId} and /mcp/{workspaceId}/servers/{connection}"})
-		return
-	}
-	md := map[string]any{
-		"resource":                 base + canonical,
-		"bearer_methods_supported": []string{"header"},
-		"resource_name":            "Agentpack MCP Gateway",
-	}
-	if g.o.AuthServerURL != "" {
-		md["authorization_servers"] = []string{g.o.AuthServerURL}
-	} else if g.o.OwnAuthServer {
-		md["authorization_servers"] = []string{base}
-		md["scopes_supported"] = []string{"mcp"}
-	}
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-	httpapi.JSON(w, http.StatusOK, md)
 }
 
 // serveHealth reports liveness, the database and the catalog cache without secrets.

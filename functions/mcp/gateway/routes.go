@@ -6,8 +6,11 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/access"
 	"github.com/agentpack/gateway/functions/mcp/gateway/apps"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
+	"github.com/agentpack/gateway/functions/mcp/gateway/message"
+	"github.com/agentpack/gateway/functions/mcp/gateway/response"
 	"github.com/agentpack/gateway/functions/mcp/gateway/skills"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/apperr"
@@ -17,7 +20,7 @@ import (
 
 // A route answers one request the edge serves itself (edgeRoutes) and reports whether it
 // did; false leaves the request to go-sdk, with nothing written.
-type route func(g *Gateway, w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool
+type route func(g *Gateway, w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool
 
 // The edge's own methods on each endpoint (routeOf); every other method is go-sdk's.
 var (
@@ -52,8 +55,8 @@ func routeOf(st *requestState, method string) route {
 
 // answer replies to req with f's outcome, f running under a context the client's
 // notifications/cancelled can cancel (track). It reports true: req is answered.
-func (g *Gateway) answer(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest, f func(ctx context.Context) (json.RawMessage, error)) bool {
-	ctx, done := g.track(r.Context(), st, req.id)
+func (g *Gateway) answer(w *response.Writer, r *http.Request, st *requestState, req *message.Request, f func(ctx context.Context) (json.RawMessage, error)) bool {
+	ctx, done := g.track(r.Context(), st, req.ID)
 	defer done()
 	res, err := f(ctx)
 	g.reply(w, st, req, res, err)
@@ -62,12 +65,12 @@ func (g *Gateway) answer(w *limitedWriter, r *http.Request, st *requestState, re
 
 // routeToolsList answers tools/list from the request's server item (tools.go); a cursor
 // the list never issued is -32602, params that are no object go-sdk's.
-func (g *Gateway) routeToolsList(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
+func (g *Gateway) routeToolsList(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	var p struct {
 		Cursor string `json:"cursor"`
 	}
-	if len(req.params) > 0 && string(req.params) != "null" {
-		if err := json.Unmarshal(req.params, &p); err != nil {
+	if len(req.Params) > 0 && string(req.Params) != "null" {
+		if err := json.Unmarshal(req.Params, &p); err != nil {
 			return false
 		}
 	}
@@ -96,12 +99,12 @@ func (g *Gateway) routeToolsList(w *limitedWriter, r *http.Request, st *requestS
 }
 
 // routeToolsCall answers a tools/call: the access policies' "call" decision first
-// (policy.go), then a task when the revision and the tool make it one (tasks.go), an
+// (policyCall, package access), then a task when the revision and the tool make it one (tasks.go), an
 // unknown tool's -32602, and a proxied tool's call forwarded (package forward; on the
 // aggregate endpoint its result's MCP App views under the connection's handle, package
 // apps). A built-in is go-sdk's.
-func (g *Gateway) routeToolsCall(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
-	p := req.call
+func (g *Gateway) routeToolsCall(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
+	p := req.Call
 	var name string
 	if json.Unmarshal(p["name"], &name) != nil {
 		return false
@@ -111,7 +114,7 @@ func (g *Gateway) routeToolsCall(w *limitedWriter, r *http.Request, st *requestS
 		if err != nil {
 			g.reply(w, st, req, nil, err)
 		} else {
-			g.reply(w, st, req, json.RawMessage(wire.SealJSON(d.meta, d.fail)), nil)
+			g.reply(w, st, req, json.RawMessage(wire.SealJSON(d.Meta, d.Fail)), nil)
 		}
 		return true
 	}
@@ -135,7 +138,7 @@ func (g *Gateway) routeToolsCall(w *limitedWriter, r *http.Request, st *requestS
 		}
 	}
 	return g.answer(w, r, st, req, func(ctx context.Context) (json.RawMessage, error) {
-		res, err := g.forward.Call(ctx, st.State, ref, forward.PlainParams(req.params), p)
+		res, err := g.forward.Call(ctx, st.State, ref, forward.PlainParams(req.Params), p)
 		if err == nil && st.Single == nil {
 			res = apps.CallResult(res, ref.Conn.Handle) // views under the handle, as tools/list
 		}
@@ -143,25 +146,33 @@ func (g *Gateway) routeToolsCall(w *limitedWriter, r *http.Request, st *requestS
 	})
 }
 
+// policyCall is the access policies' "call" decision for tool name with args under st
+// (access.Checker.Call), made at most once per request: nil to go on, else the denial,
+// already audited and counted.
+func (g *Gateway) policyCall(ctx context.Context, st *requestState, it *serverItem, name string, args json.RawMessage) (*access.Denial, error) {
+	st.policyDone = true
+	return g.policies.Call(ctx, st.State, name, func(n string) (forward.Ref, bool) { return it.lookup(st, n) }, args)
+}
+
 // routeTasks answers tasks/* when the request's revision defines tasks (tasks.go).
-func (g *Gateway) routeTasks(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
+func (g *Gateway) routeTasks(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	return tasksEnabled(st, r.Header.Get("Mcp-Protocol-Version")) && g.serveTaskMethod(w, r, st, req)
 }
 
 // routeHandleRead answers the aggregate endpoint's resources/read of a URI under a
 // connection's handle: an MCP App view (ui://<handle>/…, package apps) or a skill file
 // (skill://<handle>/…, package skills). Every other URI is go-sdk's.
-func (g *Gateway) routeHandleRead(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
+func (g *Gateway) routeHandleRead(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	views := g.serverItem(st).appsOf(st)
-	if uri, ok := views.Reads(req.params); ok {
+	if uri, ok := views.Reads(req.Params); ok {
 		return g.answer(w, r, st, req, func(ctx context.Context) (json.RawMessage, error) {
-			return views.Read(ctx, g.forward, st.State, uri, req.params)
+			return views.Read(ctx, g.forward, st.State, uri, req.Params)
 		})
 	}
 	conns := skills.Connections(st.State)
-	if uri, ok := conns.Reads(req.params); ok {
+	if uri, ok := conns.Reads(req.Params); ok {
 		return g.answer(w, r, st, req, func(ctx context.Context) (json.RawMessage, error) {
-			return g.skills.Read(ctx, st.State, conns, uri, req.params)
+			return g.skills.Read(ctx, st.State, conns, uri, req.Params)
 		})
 	}
 	return false
@@ -170,21 +181,21 @@ func (g *Gateway) routeHandleRead(w *limitedWriter, r *http.Request, st *request
 // routeSkills answers skills/list and skills/get on the aggregate endpoint (package
 // skills); with no visible connection that declared the extension it is not advertised,
 // and go-sdk answers method not found.
-func (g *Gateway) routeSkills(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
+func (g *Gateway) routeSkills(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	conns := skills.Connections(st.State)
 	if len(conns) == 0 {
 		return false
 	}
 	return g.answer(w, r, st, req, func(ctx context.Context) (json.RawMessage, error) {
-		return g.skills.Serve(ctx, st.State, conns, req.method, req.params)
+		return g.skills.Serve(ctx, st.State, conns, req.Method, req.Params)
 	})
 }
 
 // routeSingleLogging answers logging/setLevel -32601 on a single-server endpoint whose
 // upstream does not declare logging: go-sdk would answer {} whatever the capabilities say.
 // (At 2026-07-28 the method does not exist and go-sdk answers its 404 / -32601.)
-func (g *Gateway) routeSingleLogging(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
-	if st.NewProtocol || singleAllows(st.Single, req.method) {
+func (g *Gateway) routeSingleLogging(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
+	if st.NewProtocol || singleAllows(st.Single, req.Method) {
 		return false
 	}
 	g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,
@@ -196,13 +207,13 @@ func (g *Gateway) routeSingleLogging(w *limitedWriter, r *http.Request, st *requ
 // (forward.PassThrough), or answers -32601 when the upstream did not declare the capability
 // the method belongs to, consistent with the capabilities advertised (go-sdk would answer
 // an empty list).
-func (g *Gateway) routePassThrough(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
-	if !singleAllows(st.Single, req.method) {
+func (g *Gateway) routePassThrough(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
+	if !singleAllows(st.Single, req.Method) {
 		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound,
 			"method not found: this server does not declare the capability"))
 		return true
 	}
 	return g.answer(w, r, st, req, func(ctx context.Context) (json.RawMessage, error) {
-		return g.forward.Method(ctx, st.State, st.Single, req.method, req.params)
+		return g.forward.Method(ctx, st.State, st.Single, req.Method, req.Params)
 	})
 }

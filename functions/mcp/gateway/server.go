@@ -19,6 +19,7 @@ import (
 	"github.com/agentpack/gateway/functions/mcp/gateway/apps"
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
+	"github.com/agentpack/gateway/functions/mcp/gateway/listing"
 	"github.com/agentpack/gateway/functions/mcp/gateway/skills"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/budget"
@@ -175,13 +176,13 @@ func (g *Gateway) guard(next mcp.MethodHandler) mcp.MethodHandler {
 		}()
 		if ctr, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" {
 			if st := stateFrom(ctx); st != nil && st.Single == nil && !st.policyDone && g.builtins.Lookup(ctr.Params.Name) != nil {
-				// A built-in call the edge did not read: the access policies' decision (policy.go).
+				// A built-in call the edge did not read: the access policies' decision (policyCall).
 				d, err := g.policyCall(ctx, st, g.serverItem(st), ctr.Params.Name, ctr.Params.Arguments)
 				if d != nil || err != nil {
 					if err != nil {
 						return nil, err
 					}
-					return d.result(), nil
+					return d.Result(), nil
 				}
 			}
 			if st := stateFrom(ctx); st != nil && st.Single == nil {
@@ -231,9 +232,9 @@ type serverItem struct {
 	calls     map[string]forward.Ref // proxied tools by the name the client calls
 
 	listOnce sync.Once
-	pages    [][]byte     // the tools/list result pages; the first without head
-	head     []byte       // the first page's shared start: the built-ins (builtinList.head), or nil
-	listed   []listedTool // instead of pages when the workspace has access policies (policy.go)
+	pages    [][]byte        // the tools/list result pages; the first without head
+	head     []byte          // the first page's shared start: the built-ins (builtinList.head), or nil
+	listed   []listing.Entry // instead of pages when the workspace has access policies (filteredList)
 
 	appsOnce sync.Once
 	apps     *apps.Tables // MCP Apps views and connections by handle

@@ -16,7 +16,7 @@ import (
 // resources, resource templates, prompts and completions passed through to the upstream
 // on each request. Auth, workspace access, the protocol guard, metrics and audit are the
 // aggregate endpoint's. The upstream's log and progress notifications during a tools/call
-// are relayed to the caller (relay.go).
+// are relayed to the caller (forward/relay.go, response.Writer.Relay).
 
 // singleServerCapabilities are those the single-server endpoint advertises: the
 // upstream's own are unknown until a request reaches it, and a method the upstream lacks

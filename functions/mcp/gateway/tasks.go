@@ -8,6 +8,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentpack/gateway/functions/mcp/gateway/message"
+	"github.com/agentpack/gateway/functions/mcp/gateway/response"
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/functions/mcp/gateway/wire"
 	"github.com/agentpack/gateway/shared/db"
@@ -41,8 +43,8 @@ func tasksEnabled(st *requestState, version string) bool {
 
 // serveToolTask answers a tools/call as a task when the caller's revision and the tool say
 // so, and reports whether it answered; false leaves the call to the synchronous path.
-func (g *Gateway) serveToolTask(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest, it *serverItem, name string) bool {
-	p := req.call
+func (g *Gateway) serveToolTask(w *response.Writer, r *http.Request, st *requestState, req *message.Request, it *serverItem, name string) bool {
+	p := req.Call
 	if st.NewProtocol {
 		ref, proxied := it.lookup(st, name)
 		if !proxied || g.builtins.Lookup(name) != nil {
@@ -52,14 +54,14 @@ func (g *Gateway) serveToolTask(w *limitedWriter, r *http.Request, st *requestSt
 		if ts != "optional" && ts != "required" {
 			return false
 		}
-		if !tasks.ClientDeclares(req.params) {
+		if !tasks.ClientDeclares(req.Params) {
 			if ts != "required" {
 				return false
 			}
 			g.reply(w, st, req, nil, tasks.ErrMissingExtension)
 			return true
 		}
-		row, other, err := g.tasks.Create(r.Context(), st.State, name, &ref, nil, req.params, p)
+		row, other, err := g.tasks.Create(r.Context(), st.State, name, &ref, nil, req.Params, p)
 		if row != nil {
 			g.reply(w, st, req, tasks.CreateResult(row), nil)
 			return true
@@ -81,9 +83,9 @@ func (g *Gateway) serveToolTask(w *limitedWriter, r *http.Request, st *requestSt
 	var err error
 	switch {
 	case b != nil && st.Single == nil:
-		row, other, err = g.tasks.Create(r.Context(), st.State, name, nil, b, req.params, p)
+		row, other, err = g.tasks.Create(r.Context(), st.State, name, nil, b, req.Params, p)
 	case proxied:
-		row, other, err = g.tasks.Create(r.Context(), st.State, name, &ref, nil, req.params, p)
+		row, other, err = g.tasks.Create(r.Context(), st.State, name, &ref, nil, req.Params, p)
 	default:
 		return false // unknown tool: go-sdk's answer
 	}
@@ -96,28 +98,28 @@ func (g *Gateway) serveToolTask(w *limitedWriter, r *http.Request, st *requestSt
 
 // serveTaskMethod answers a tasks/* request and reports whether it did (false: a method
 // the 2025-11-25 form does not define, left to go-sdk).
-func (g *Gateway) serveTaskMethod(w *limitedWriter, r *http.Request, st *requestState, req *rpcRequest) bool {
+func (g *Gateway) serveTaskMethod(w *response.Writer, r *http.Request, st *requestState, req *message.Request) bool {
 	if !st.NewProtocol {
-		switch req.method {
+		switch req.Method {
 		case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
-			res, rerr := g.tasks.Serve(r.Context(), st.State, req.method, req.params)
+			res, rerr := g.tasks.Serve(r.Context(), st.State, req.Method, req.Params)
 			g.reply(w, st, req, res, rerr)
 			return true
 		}
 		return false
 	}
-	switch req.method {
+	switch req.Method {
 	case "tasks/get", "tasks/update", "tasks/cancel":
 	default:
 		// tasks/result and tasks/list are removed (SEP-2663 "Backward Compatibility"); the
 		// tasks/ prefix is the extension's.
-		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound, "method not found: "+req.method+" is not part of the "+tasks.Extension+" extension"))
+		g.reply(w, st, req, nil, wire.Refusal(jsonrpc.CodeMethodNotFound, "method not found: "+req.Method+" is not part of the "+tasks.Extension+" extension"))
 		return true
 	}
 	var p struct {
 		TaskID *string `json:"taskId"`
 	}
-	if json.Unmarshal(req.params, &p) != nil || p.TaskID == nil {
+	if json.Unmarshal(req.Params, &p) != nil || p.TaskID == nil {
 		g.reply(w, st, req, nil, wire.InvalidParams("taskId must be a string"))
 		return true
 	}
@@ -127,23 +129,11 @@ func (g *Gateway) serveTaskMethod(w *limitedWriter, r *http.Request, st *request
 		g.reply(w, st, req, nil, wire.Refusal(mcp.CodeHeaderMismatch, "header mismatch: Mcp-Name must equal params.taskId"))
 		return true
 	}
-	if !tasks.ClientDeclares(req.params) {
+	if !tasks.ClientDeclares(req.Params) {
 		g.reply(w, st, req, nil, tasks.ErrMissingExtension)
 		return true
 	}
-	res, rerr := g.tasks.ServeExtension(r.Context(), st.State, req.method, *p.TaskID)
+	res, rerr := g.tasks.ServeExtension(r.Context(), st.State, req.Method, *p.TaskID)
 	g.reply(w, st, req, res, rerr)
 	return true
-}
-
-// withTaskCapability adds the tasks capability to a buffered initialize or
-// server/discover answer (tasks.WithCapability).
-func (w *limitedWriter) withTaskCapability(newProtocol bool) {
-	if w.tooBig || w.status != 200 {
-		return
-	}
-	if out, ok := tasks.WithCapability(w.buf.Bytes(), newProtocol); ok {
-		w.buf.Reset()
-		w.buf.Write(out)
-	}
 }

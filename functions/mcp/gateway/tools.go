@@ -2,25 +2,19 @@ package gateway
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/agnivade/levenshtein"
-
+	"github.com/agentpack/gateway/functions/mcp/gateway/access"
 	"github.com/agentpack/gateway/functions/mcp/gateway/apps"
 	"github.com/agentpack/gateway/functions/mcp/gateway/builtin"
 	"github.com/agentpack/gateway/functions/mcp/gateway/forward"
+	"github.com/agentpack/gateway/functions/mcp/gateway/listing"
 	"github.com/agentpack/gateway/functions/mcp/gateway/tasks"
 	"github.com/agentpack/gateway/shared/catalog"
-	"github.com/agentpack/gateway/shared/jsonobj"
 	"github.com/agentpack/gateway/shared/policy"
-	"github.com/agentpack/gateway/shared/text"
 )
 
 // proxiedTools calls add for every proxied tool st may see, under the name the client
@@ -63,12 +57,8 @@ func (it *serverItem) lookup(st *requestState, name string) (forward.Ref, bool) 
 	return ref, ok
 }
 
-// toolsPageSize is how many tools one tools/list page holds (go-sdk's server pages at the
-// same size).
-const toolsPageSize = 1000
-
 // toolsList returns the tools/list result page for st at cursor ("" = the first): the
-// built-ins st may see and every visible proxied tool, ordered by name, toolsPageSize a
+// built-ins st may see and every visible proxied tool, ordered by name, listing.PageSize a
 // page with nextCursor naming the next. A proxied tool is the upstream's definition as
 // listed with only "name" changed (every other member, known or not, kept as sent) — on
 // the aggregate endpoint also its MCP Apps ui:// URIs, under the connection's handle
@@ -76,9 +66,9 @@ const toolsPageSize = 1000
 // revision): the list depends on the caller's workspace, role, chat and project, and can
 // change with any install. ok is false for a cursor this list never issued. When the
 // workspace has access policies, the list is what their "list" decision permits st's
-// caller (policy.go filteredList).
+// caller (filteredList, package access).
 func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (result json.RawMessage, ok bool) {
-	cp := policiesOf(st.Snapshot)
+	cp := access.Of(st.Snapshot)
 	it.listOnce.Do(func() {
 		all := builtinEntries(g, st)
 		if listsProxied(st) { // else progressive discovery: the built-ins only (discovery.go)
@@ -88,15 +78,15 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 				}
 			})
 		}
-		sortEntries(all)
+		listing.Sort(all)
 		if cp != nil {
-			// The workspace has access policies: the list is filtered per request (policy.go).
+			// The workspace has access policies: the list is filtered per request (filteredList).
 			it.listed = all
 			return
 		}
-		for start := 0; start == 0 || start < len(all); start += toolsPageSize {
-			page := all[start:min(start+toolsPageSize, len(all))]
-			b := pageBytes(page, len(it.pages), start+toolsPageSize < len(all))
+		for start := 0; start == 0 || start < len(all); start += listing.PageSize {
+			page := all[start:min(start+listing.PageSize, len(all))]
+			b := listing.PageBytes(page, len(it.pages), start+listing.PageSize < len(all))
 			if start == 0 && st.Single == nil {
 				// The built-ins lead page 1: the item keeps the rest (tail), the head is shared.
 				if bl := g.builtinsFor(st); len(bl.head) > len(`{"tools":[`) && bytes.HasPrefix(b, bl.head) {
@@ -111,12 +101,9 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 	if cp != nil {
 		return it.filteredList(cp, st, cursor)
 	}
-	n := 0
-	if cursor != "" {
-		var err error
-		if n, err = pageOf(cursor); err != nil || n <= 0 || n >= len(it.pages) {
-			return nil, false
-		}
+	n, ok := listing.PageIndex(cursor, len(it.pages))
+	if !ok {
+		return nil, false
 	}
 	if n == 0 && it.head != nil {
 		return append(append(make([]byte, 0, len(it.head)+len(it.pages[0])), it.head...), it.pages[0]...), true
@@ -132,7 +119,7 @@ func (it *serverItem) toolsList(g *Gateway, st *requestState, cursor string) (re
 // mcp_*, so the built-ins lead page 1 (docs/CATALOG.md "Many workspaces per instance").
 // At most 3 role classes × the known toolsets' combinations exist.
 type builtinList struct {
-	entries []listedTool
+	entries []listing.Entry
 	head    []byte
 }
 
@@ -147,17 +134,17 @@ func (g *Gateway) builtinsFor(st *requestState) *builtinList {
 		if builtin.CanSee(st.Principal, b, st.Toolsets) {
 			def, err := json.Marshal(b.Tool())
 			if err == nil {
-				bl.entries = append(bl.entries, listedTool{b.Name, tasks.WithExecution(def), builtinResource(b)})
+				bl.entries = append(bl.entries, listing.Entry{Name: b.Name, Def: tasks.WithExecution(def), Res: access.BuiltinResource(b)})
 			}
 		}
 	}
-	sortEntries(bl.entries)
+	listing.Sort(bl.entries)
 	head := []byte(`{"tools":[`)
 	for i, e := range bl.entries {
 		if i > 0 {
 			head = append(head, ',')
 		}
-		head = append(head, e.def...)
+		head = append(head, e.Def...)
 	}
 	bl.head = head
 	v, _ := g.builtinLists.LoadOrStore(key, bl)
@@ -166,7 +153,7 @@ func (g *Gateway) builtinsFor(st *requestState) *builtinList {
 
 // builtinEntries are the tools/list entries of the built-ins st may see (none on the
 // single-server endpoint), sorted by name; the definitions are the shared builtinList's.
-func builtinEntries(g *Gateway, st *requestState) []listedTool {
+func builtinEntries(g *Gateway, st *requestState) []listing.Entry {
 	if st.Single != nil {
 		return nil
 	}
@@ -176,47 +163,20 @@ func builtinEntries(g *Gateway, st *requestState) []listedTool {
 // proxiedEntry is the tools/list entry of proxied tool t of connection c under name
 // (proxiedTools); ok is false (and the tool logged and left out) when its definition is
 // unusable. cp, when not nil, gives the entry its policy resource.
-func proxiedEntry(g *Gateway, st *requestState, cp *compiledPolicies, name string, c *catalog.Connection, t *catalog.Tool) (listedTool, bool) {
-	def, err := toolDefinition(t, name)
+func proxiedEntry(g *Gateway, st *requestState, cp *access.Policies, name string, c *catalog.Connection, t *catalog.Tool) (listing.Entry, bool) {
+	def, err := listing.Definition(t, name)
 	if err != nil {
 		g.log.Warn("tool definition unusable", "tool", name, "err", err)
-		return listedTool{}, false
+		return listing.Entry{}, false
 	}
 	if st.Single == nil {
 		def = apps.WithURIs(def, c.Handle) // views under the connection's handle
 	}
 	var res policy.Resource
 	if cp != nil {
-		res = cp.toolResource(c, t)
+		res = cp.ToolResource(c, t)
 	}
-	return listedTool{name, tasks.WithExecution(def), res}, true
-}
-
-// sortEntries orders a tools/list by name (names are unique: built-ins are agentpack_*,
-// proxied tools mcp_<handle>_<tool>).
-func sortEntries(all []listedTool) {
-	slices.SortStableFunc(all, func(a, b listedTool) int { return cmp.Compare(a.name, b.name) })
-}
-
-// pageBytes is tools/list result page n (0-based) holding page, with nextCursor naming page
-// n+1 when more is true.
-func pageBytes(page []listedTool, n int, more bool) []byte {
-	var buf bytes.Buffer
-	buf.WriteString(`{"tools":[`)
-	for i, e := range page {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(e.def)
-	}
-	buf.WriteString(`]`)
-	if more {
-		buf.WriteString(`,"nextCursor":`)
-		c, _ := json.Marshal(pageCursor(n + 1))
-		buf.Write(c)
-	}
-	buf.WriteString(`,"ttlMs":0,"cacheScope":"private"}`)
-	return buf.Bytes()
+	return listing.Entry{Name: name, Def: tasks.WithExecution(def), Res: res}, true
 }
 
 // firstPage is toolsList's first page for a pending (lazy) catalog snapshot
@@ -234,7 +194,7 @@ func (g *Gateway) firstPage(ctx context.Context, st *requestState) (json.RawMess
 	all := builtinEntries(g, st)
 	total := len(all)
 	proxied := st.discovery == discoveryAll
-	n := toolsPageSize
+	n := listing.PageSize
 	if st.discovery == "" {
 		// The threshold's decision (listsProxied) needs the counts only.
 		_, _, count, ok, err := st.Snapshot.FirstTools(ctx, 0, st.Visible)
@@ -261,52 +221,8 @@ func (g *Gateway) firstPage(ctx context.Context, st *requestState) (json.RawMess
 		}
 		total += served
 	}
-	sortEntries(all)
-	return pageBytes(all[:min(toolsPageSize, len(all))], 0, total > toolsPageSize), true, nil
-}
-
-// pageCursor is the opaque cursor of page n (1-based pages after the first).
-func pageCursor(n int) string { return "page-" + strconv.Itoa(n) }
-
-func pageOf(cursor string) (int, error) {
-	s, ok := strings.CutPrefix(cursor, "page-")
-	if !ok {
-		return 0, errors.New("not a page cursor")
-	}
-	return strconv.Atoi(s)
-}
-
-// toolDefinition is t's definition under name: the stored upstream definition with its
-// name replaced, or, for a tool listed before definitions were kept, one built from the
-// stored members.
-func toolDefinition(t *catalog.Tool, name string) ([]byte, error) {
-	nb, _ := json.Marshal(name)
-	if len(t.Definition) > 0 {
-		if name == t.UpstreamName {
-			if n, ok := definitionName(t.Definition); ok && n == name {
-				return t.Definition, nil
-			}
-		}
-		return jsonobj.SetMember(t.Definition, "name", nb)
-	}
-	return json.Marshal(struct {
-		Name         string          `json:"name"`
-		Title        string          `json:"title,omitempty"`
-		Description  string          `json:"description,omitempty"`
-		InputSchema  json.RawMessage `json:"inputSchema"`
-		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-		Annotations  json.RawMessage `json:"annotations,omitempty"`
-	}{name, t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations})
-}
-
-func definitionName(def json.RawMessage) (string, bool) {
-	var d struct {
-		Name *string `json:"name"`
-	}
-	if json.Unmarshal(def, &d) != nil || d.Name == nil {
-		return "", false
-	}
-	return *d.Name, true
+	listing.Sort(all)
+	return listing.PageBytes(all[:min(listing.PageSize, len(all))], 0, total > listing.PageSize), true, nil
 }
 
 // unknownTool is the message of the -32602 answer to a tools/call of name, which is neither
@@ -316,7 +232,6 @@ func definitionName(def json.RawMessage) (string, bool) {
 // and at most 4 edits), else, on the aggregate endpoint, agentpack_tools_search to find
 // one (builtin.SearchToolName).
 func unknownTool(g *Gateway, st *requestState, it *serverItem, name string) string {
-	msg := fmt.Sprintf("unknown tool %q", text.Clip(name, 128))
 	var names []string
 	it.lookup(st, "") // fills it.calls
 	for n := range it.calls {
@@ -329,38 +244,18 @@ func unknownTool(g *Gateway, st *requestState, it *serverItem, name string) stri
 			}
 		}
 	}
-	if best := closestName(name, names); best != "" {
-		return msg + fmt.Sprintf("; did you mean %q?", best)
-	}
-	if st.Single == nil {
-		return msg + "; call " + builtin.SearchToolName + " to find the tool you need (tools/list names every tool)"
-	}
-	return msg + "; tools/list names every tool of this server"
+	return listing.UnknownTool(name, names, st.Single == nil, builtin.SearchToolName)
 }
 
-// closestName is the candidate closest to name: the shortest one name is a proper prefix
-// of, else the one at the smallest Levenshtein distance (ties: the first in sorted order)
-// when that distance is at most max(1, len(name)/3) and at most 4; "" when none is close.
-func closestName(name string, candidates []string) string {
-	if name == "" || len(name) > 256 {
-		return ""
-	}
-	slices.Sort(candidates)
-	best, bestLen := "", 0
-	for _, c := range candidates {
-		if len(c) > len(name) && strings.HasPrefix(c, name) && (best == "" || len(c) < bestLen) {
-			best, bestLen = c, len(c)
+// filteredList is toolsList for a workspace with policies: it.listed (the key's whole
+// list) less what "list" denies st's caller, paged as toolsList pages. Computed per
+// request, since the answer depends on the principal, the chat and the time.
+func (it *serverItem) filteredList(cp *access.Policies, st *requestState, cursor string) (json.RawMessage, bool) {
+	var kept []listing.Entry
+	for _, t := range it.listed {
+		if cp.Decide(st.State, policy.ActionList, t.Res, nil).Allowed {
+			kept = append(kept, t)
 		}
 	}
-	if best != "" {
-		return best
-	}
-	limit := min(max(1, len(name)/3), 4)
-	bestD := limit + 1
-	for _, c := range candidates {
-		if d := levenshtein.ComputeDistance(name, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
+	return listing.Page(kept, cursor)
 }

@@ -1,4 +1,4 @@
-package gateway
+package message
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 )
 
 // FuzzForwardDecoder fuzzes the edge's decoder and the forwarding path's byte edits: for any
-// body, readRequest never panics; a refusal is -32600 (id null) or -32602 carrying exactly
+// body, Read never panics; a refusal is -32600 (id null) or -32602 carrying exactly
 // the id the body sent; a request to route has a valid id taken from the body as sent; and
 // the params edits made before forwarding (tool name, downstream _meta, task) keep a JSON
 // object a JSON object, with the upstream name in it.
@@ -27,40 +27,40 @@ func FuzzForwardDecoder(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, ref := readRequest(body)
+		req, ref := Read(body)
 		if ref != nil {
-			switch ref.code {
+			switch ref.Code {
 			case -32600:
-				if ref.id != nil {
+				if ref.ID != nil {
 					t.Fatalf("-32600 with an id: %q", body)
 				}
 			case -32602:
 				m, ok := jsonobj.Members(bytes.TrimSpace(body))
-				if !ok || !bytes.Equal(m["id"], ref.id) || !validID(ref.id) {
-					t.Fatalf("-32602 with id %s for %q", ref.id, body)
+				if !ok || !bytes.Equal(m["id"], ref.ID) || !ValidID(ref.ID) {
+					t.Fatalf("-32602 with id %s for %q", ref.ID, body)
 				}
 			default:
-				t.Fatalf("refusal code %d for %q", ref.code, body)
+				t.Fatalf("refusal code %d for %q", ref.Code, body)
 			}
 			return
 		}
 		if req == nil {
 			return
 		}
-		if !validID(req.id) || !bytes.Contains(body, req.id) {
-			t.Fatalf("routed with id %s not as sent in %q", req.id, body)
+		if !ValidID(req.ID) || !bytes.Contains(body, req.ID) {
+			t.Fatalf("routed with id %s not as sent in %q", req.ID, body)
 		}
-		p, ok := jsonobj.Members(req.params)
+		p, ok := jsonobj.Members(req.Params)
 		if !ok {
 			return
 		}
-		up, err := forward.UpstreamParams(req.params, "upstream_tool")
+		up, err := forward.UpstreamParams(req.Params, "upstream_tool")
 		if err != nil {
 			return
 		}
 		var got map[string]json.RawMessage
 		if json.Unmarshal(up, &got) != nil || string(got["name"]) != `"upstream_tool"` {
-			t.Fatalf("upstream params %s from %s", up, req.params)
+			t.Fatalf("upstream params %s from %s", up, req.Params)
 		}
 		if _, err := jsonobj.DeleteMember(forward.PlainParams(up), "task"); err != nil {
 			t.Fatalf("DeleteMember failed on %s: %v", up, err)

@@ -1,4 +1,4 @@
-package gateway
+package response
 
 import (
 	"bytes"
@@ -8,11 +8,11 @@ import (
 	"strings"
 )
 
-// acceptable reports which answer types an Accept header list allows (RFC 9110 §12.5.1:
+// Acceptable reports which answer types an Accept header list allows (RFC 9110 §12.5.1:
 // a missing header allows any; */*, application/* and text/* ranges count; q=0 excludes).
 // The gateway answers JSON when allowed, else a one-event text/event-stream (MCP
 // Streamable HTTP allows either for a POST); only a list allowing neither is refused (406).
-func acceptable(values []string) (jsonOK, sseOK bool) {
+func Acceptable(values []string) (jsonOK, sseOK bool) {
 	if len(values) == 0 {
 		return true, true
 	}
@@ -48,14 +48,14 @@ func acceptable(values []string) (jsonOK, sseOK bool) {
 	return jsonOK, sseOK
 }
 
-// relay turns a buffered 200 application/json answer into a text/event-stream body: one
+// Relay turns a buffered 200 application/json answer into a text/event-stream body: one
 // "message" event per relayed notification, then the answer's own event. Nothing changes
 // when events is empty, the answer is not such a JSON body, or the result would pass the
 // size limit (the notifications are then dropped, the answer kept).
 //
 // force makes the conversion happen without events too: the client allows only
 // text/event-stream.
-func (w *limitedWriter) relay(events [][]byte, force bool) {
+func (w *Writer) Relay(events [][]byte, force bool) {
 	if (len(events) == 0 && !force) || w.tooBig || w.flushed || w.status != http.StatusOK || w.buf.Len() == 0 ||
 		w.Header().Get("Content-Type") != "application/json" {
 		return
