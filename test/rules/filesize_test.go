@@ -19,11 +19,6 @@ import (
 // code under third_party/ (not ours to reshape) and generated files are exempt.
 const maxGoLines = 450
 
-// goFileSizeRuleEnforced turns on TestGoFilesWithinMaxLines over the whole tree. It stays
-// off until every over-long file of issue 45 is split (several branches split them at
-// once); whoever merges the last of them sets it to true.
-const goFileSizeRuleEnforced = false
-
 // goLineLimited reports whether path (slash-separated, relative to the repository root)
 // is a file maxGoLines holds: a .go file that is not a test and not under third_party/.
 func goLineLimited(path string) bool {
@@ -65,9 +60,6 @@ func overLongGo(files map[string][]byte) []string {
 }
 
 func TestGoFilesWithinMaxLines(t *testing.T) {
-	if !goFileSizeRuleEnforced {
-		t.Skip("enabled at merge: goFileSizeRuleEnforced is false until every file of issue 45 is split")
-	}
 	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		t.Skipf("not a git work tree: %v", err)
