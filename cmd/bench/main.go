@@ -38,6 +38,7 @@ import (
 
 	"github.com/agentpack/gateway/infra/rie"
 	"github.com/agentpack/gateway/shared/auth"
+	"github.com/agentpack/gateway/shared/reporoot"
 	"github.com/agentpack/gateway/shared/testpeer"
 )
 
@@ -117,7 +118,7 @@ func run(n, warm int, concList, benchtime string, levels []int, scaleOnly bool, 
 	if base == "" {
 		return errors.New("DATABASE_URL is not set (use make bench)")
 	}
-	root, err := rie.RepoRoot(".")
+	root, err := reporoot.Find(".")
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/agentpack/gateway/shared/db"
 	"github.com/agentpack/gateway/shared/demoupstream"
 	"github.com/agentpack/gateway/shared/mcpclient"
+	"github.com/agentpack/gateway/shared/reporoot"
 	"github.com/agentpack/gateway/shared/seed"
 	"github.com/agentpack/gateway/shared/urlguard"
 	"github.com/google/uuid"
@@ -109,7 +110,7 @@ type scaleRIE struct {
 }
 
 func newScaleRIE(ctx context.Context, dir string) (*scaleRIE, error) {
-	root, err := rie.RepoRoot(".")
+	root, err := reporoot.Find(".")
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func Binary(dir string) string {
 		}
 		return ""
 	}
-	if root, err := RepoRoot(dir); err == nil {
+	if root, err := reporoot.Find(dir); err == nil {
 		p := filepath.Join(root, ".state", "bin", "aws-lambda-rie")
 		if _, err := os.Stat(p); err == nil {
 			return p
@@ -52,10 +52,6 @@ func Binary(dir string) string {
 	}
 	return ""
 }
-
-// RepoRoot returns the nearest directory at or above dir holding a go.mod whose module is
-// github.com/agentpack/gateway (reporoot.Find).
-func RepoRoot(dir string) (string, error) { return reporoot.Find(dir) }
 
 // Build cross-compiles ./functions/<name> of the repository at root into outDir/bootstrap
 // with the Lambda flags of the Makefile, for linux and goarch ("" = this machine's, which

@@ -28,6 +28,9 @@ func mayImportDeps(p string) bool {
 //   - shared/deps is imported only where mayImportDeps allows;
 //   - a file under functions/X/ imports nothing under functions/Y/ for X ≠ Y (each
 //     function is its own deployable; what two share lives in shared/);
+//   - a non-test file under functions/ imports nothing under cmd/ (the commands compose
+//     the functions and reach shared/deps, so such an import would go round both rules
+//     above; tests may start cmd/local's stacks);
 //   - a file under shared/ imports nothing under infra/, functions/ or cmd/ (shared/ is
 //     the layer below them all).
 //
@@ -54,6 +57,8 @@ func compositionViolations(files map[string]string) []string {
 				out = append(out, fmt.Sprintf("%s: imports %s (only the functions' main.go, cmd/ and shared/deps may: take shared/services' Services)", p, ip))
 			case parts[0] == "functions" && top == "functions" && len(parts) > 2 && strings.Split(rest, "/")[0] != parts[1]:
 				out = append(out, fmt.Sprintf("%s: imports %s (one function imports no other's packages: move what both need to shared/, or assemble in cmd/)", p, ip))
+			case parts[0] == "functions" && top == "cmd" && !strings.HasSuffix(p, "_test.go"):
+				out = append(out, fmt.Sprintf("%s: imports %s (a function's code imports nothing from cmd/: the commands compose the functions, not the other way; tests may use cmd/local's stacks)", p, ip))
 			case parts[0] == "shared" && (top == "infra" || top == "functions" || top == "cmd"):
 				out = append(out, fmt.Sprintf("%s: imports %s (shared/ imports nothing from infra/, functions/ or cmd/)", p, ip))
 			}
@@ -116,6 +121,8 @@ func TestCompositionRulesCatch(t *testing.T) {
 		"functions/marketplace/api/openapi.go":   imp("api", "functions/pins/api"),
 		"functions/pins/api/api_test.go":         imp("api_test", "functions/marketplace/api"),
 		"functions/healthcheck/health/health.go": imp("health", "functions/healthcheckx"),
+		// Broken: a function's code reaching into the commands.
+		"functions/pins/api/stack.go": imp("api", "cmd/local/stacktest"),
 		// Broken: shared/ reaching up.
 		"shared/testpeer/rie.go":   imp("testpeer", "infra/rie"),
 		"shared/catalog/x_test.go": imp("catalog", "functions/mcp/gateway"),
@@ -129,6 +136,7 @@ func TestCompositionRulesCatch(t *testing.T) {
 		"functions/mcp/gateway/builtin/x_test.go: imports " + module + "/shared/deps",
 		"functions/mcp/tasks_test.go: imports " + module + "/shared/deps/sub",
 		"functions/pins/api/api_test.go: imports " + module + "/functions/marketplace/api",
+		"functions/pins/api/stack.go: imports " + module + "/cmd/local/stacktest",
 		"infra/check/deps_test.go: imports " + module + "/shared/deps",
 		"shared/bootstrap/other.go: imports " + module + "/shared/deps",
 		"shared/broken/broken.go: ",

@@ -55,7 +55,7 @@ var docBuilder = restdoc.Builder{
 			"Every route but this document needs a bearer JWT; writes need the admin role (catalog entries: superuser, since the " +
 			"catalog is shared by every workspace), and a caller acts only inside its own workspaces (another workspace's objects " +
 			`answer 404). Errors are {"error": {code, message, hint?, errorId?, details?}}. Header values are secrets and are never ` +
-			"returned. This document is generated from the routes' Go types (functions/marketplace/api/routes.go, shared/restdoc).",
+			"returned. This document is generated from the routes' Go types (functions/marketplace/api/routes_*.go, shared/restdoc).",
 	},
 	Tags: openapi3.Tags{
 		{Name: "marketplace", Description: "The curated catalog, install and uninstall."},

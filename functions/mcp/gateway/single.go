@@ -32,7 +32,7 @@ var singleServerCapabilities = &mcp.ServerCapabilities{
 
 // buildSingleServer is the go-sdk server of connection c's endpoint: initialize,
 // server/discover and ping. Its tools/list, tools/call and pass-through methods are the
-// edge's (forward.go).
+// edge's (routes.go).
 func (g *Gateway) buildSingleServer(c *catalog.Connection) *mcp.Server {
 	return g.newMCPServer(singleCapabilities(c))
 }

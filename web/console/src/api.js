@@ -1,5 +1,5 @@
 // The REST client: every path of the REST API the console calls is written here, once,
-// grouped by resource (functions/marketplace/api/api.go has the routes; openapi.json the
+// grouped by resource (functions/marketplace/api/routes_*.go have the routes; openapi.json the
 // shapes). Same origin, bearer token, JSON in and out. Errors become ApiError with the
 // API's {code, message, hint, details} and the HTTP status; pages map details.field onto
 // their fields with ui.jsx's apiFieldErrors.

@@ -106,6 +106,9 @@ func TestBuiltinDefinitions(t *testing.T) {
 			}
 			continue
 		}
+		if b.Name == CallToolName {
+			t.Errorf("%s lists an output schema; its answer is the named tool's own result", b.Name)
+		}
 		var out struct {
 			Properties struct {
 				Data struct {

@@ -175,7 +175,8 @@ func outputTypeSchemas() (map[reflect.Type]*gschema.Schema, error) {
 // from its Out type t with jsonschema.For's rules, as go-sdk's mcp.AddTool derives a
 // tool's outputSchema: a struct is an object of its fields under their JSON names and no
 // other members, a field is required unless its json tag says omitempty (a field always
-// written is always there), a pointer, slice or nil-able value may be null, time.Time is
+// written is always there), a pointer or slice may be null (a map may not: an answer type
+// never leaves a map member nil, and outputs_test.go holds the answers to it), time.Time is
 // a string, a field's description is its `jsonschema:"…"` tag; outputTypeSchemas covers
 // what encodes itself. nil (no schema) for Unstructured. Errors: t is neither a struct
 // nor Unstructured (an outputSchema's root must be an object: MCP "Output Schema"), or

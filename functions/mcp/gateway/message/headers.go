@@ -18,7 +18,7 @@ import (
 // Encoding": a value that is not plain ASCII MUST be sent as =?base64?{value}?=).
 var ErrMcpNameEncoding = errors.New("the Mcp-Name header value must be printable ASCII or Base64-encoded as =?base64?{value}?=")
 
-// NewEraResult adds the members a 2026-07-28 result must have (see reply); a result that is
+// NewEraResult adds the members a 2026-07-28 result must have (the gateway's reply, edge.go); a result that is
 // not a JSON object is returned as it is.
 func NewEraResult(method string, raw json.RawMessage) json.RawMessage {
 	m, ok := jsonobj.Members(raw)
