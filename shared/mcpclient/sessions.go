@@ -35,6 +35,11 @@ type flight struct {
 	key  string // configKey of the target it connects
 	done chan struct{}
 	err  error
+	// sess, on success, is the session connected, with one call already begun on it for
+	// the caller that started the flight: between the connect and that caller's call, a
+	// concurrent connect's eviction (overBudgetLocked) must not take a session nobody has
+	// used yet. Set under p.mu before done is closed; nil on failure.
+	sess *session
 }
 
 // failure is a remembered failed connect (Options.FailureMemory).
@@ -144,21 +149,33 @@ func (p *Pool) session(ctx context.Context, t Target) (*session, error) {
 			return s, nil
 		}
 		f := e.flight
+		mine := false // this caller started f: the session it connects is begun for it
 		if f == nil {
 			if fl := e.failed; fl != nil && fl.key == key && p.now().Before(fl.until) {
 				p.mu.Unlock()
 				return nil, recentFailure(fl, p.now())
 			}
-			f = p.startFlightLocked(ctx, e, t, key)
+			f, mine = p.startFlightLocked(ctx, e, t, key), true
 		}
 		p.mu.Unlock()
 		select {
 		case <-f.done:
 		case <-ctx.Done():
+			if mine {
+				go func() { // the call begun for this caller will not run: end it
+					<-f.done
+					if f.sess != nil {
+						f.sess.end()
+					}
+				}()
+			}
 			return nil, ctxError(ctx, "waiting for a connect to this upstream")
 		}
 		if f.key == key && f.err != nil {
 			return nil, f.err // the outcome every caller of this connect shares
+		}
+		if mine && f.sess != nil {
+			return f.sess, nil // begun by the flight, so no eviction could take it
 		}
 		// Connected (the session is the entry's: take it above), or the connect was for
 		// another configuration: look again.
@@ -209,6 +226,8 @@ func (p *Pool) startFlightLocked(ctx context.Context, e *entry, t Target, key st
 		default:
 			e.sess, e.failed = s, nil
 			e.lastKey, e.last = key, s.info
+			s.begin() // the starter's call (flight.sess)
+			f.sess = s
 			victims = p.overBudgetLocked(s)
 		}
 		p.mu.Unlock()

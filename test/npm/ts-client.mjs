@@ -28,6 +28,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, McpError, ResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
+// finish writes text to stdout and exits with code once it is written: stdout is a pipe
+// here, and a pipe write is asynchronous, so process.exit right after a large write (a
+// tools/list with every schema is over 64 KiB) would cut the output short.
+const finish = (text, code) => process.stdout.write(text, () => process.exit(code));
+
 const url = process.argv[2] || process.env.MCP_URL;
 const plan = JSON.parse(process.argv[3] || process.env.MCP_PLAN || '[{"op":"listTools"}]');
 if (!url || !Array.isArray(plan)) {
@@ -109,8 +114,7 @@ try {
   await client.connect(transport);
 } catch (err) {
   out.connectError = errorJSON(err);
-  process.stdout.write(JSON.stringify(out) + '\n');
-  process.exit(1);
+  await new Promise(() => finish(JSON.stringify(out) + '\n', 1));
 }
 out.serverInfo = client.getServerVersion() ?? null;
 out.protocolVersion = transport.protocolVersion ?? null;
@@ -122,5 +126,4 @@ for (const step of plan) {
   }
 }
 await client.close().catch(() => {});
-process.stdout.write(JSON.stringify(out) + '\n');
-process.exit(0);
+finish(JSON.stringify(out) + '\n', 0);

@@ -96,6 +96,6 @@ if (process.env.MCP_TOOL) {
     out.call = { error: String(e?.message || e) };
   }
 }
-process.stdout.write('RESULT ' + JSON.stringify(out) + '\n');
 await client.close();
-process.exit(0);
+// Exit once the line is written (a pipe write is asynchronous; exiting at once can cut it).
+process.stdout.write('RESULT ' + JSON.stringify(out) + '\n', () => process.exit(0));

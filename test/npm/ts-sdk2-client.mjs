@@ -150,6 +150,6 @@ try {
 } finally {
   await client.close().catch(() => {});
   await rawTransport.close().catch(() => {});
-  emit({ done: out });
-  process.exit(0);
+  // Exit once the last line is written (a pipe write is asynchronous; exiting at once can cut it).
+  process.stdout.write(JSON.stringify({ done: out }) + "\n", () => process.exit(0));
 }

@@ -80,11 +80,10 @@ try {
   await client.connect(transport);
   const tools = (await client.listTools()).tools.map((t) => t.name);
   const call = await client.callTool({ name: env.MCP_TOOL, arguments: JSON.parse(env.MCP_TOOL_ARGS || "{}") });
-  process.stdout.write("RESULT " + JSON.stringify({ tools, call, exchanges, tokenRequests,
-    refreshToken: Boolean(provider.tokens()?.refresh_token) }) + "\n");
   await client.close();
-  process.exit(0);
+  // Exit once the line is written (a pipe write is asynchronous; exiting at once can cut it).
+  await new Promise(() => process.stdout.write("RESULT " + JSON.stringify({ tools, call, exchanges, tokenRequests,
+    refreshToken: Boolean(provider.tokens()?.refresh_token) }) + "\n", () => process.exit(0)));
 } catch (e) {
-  process.stdout.write("ERROR " + JSON.stringify({ message: String(e?.message ?? e), stack: String(e?.stack ?? "") }) + "\n");
-  process.exit(1);
+  process.stdout.write("ERROR " + JSON.stringify({ message: String(e?.message ?? e), stack: String(e?.stack ?? "") }) + "\n", () => process.exit(1));
 }
