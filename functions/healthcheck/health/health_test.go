@@ -357,6 +357,10 @@ type flaky struct {
 	budgets  []time.Duration
 	err      error
 	blockCtx bool // wait for the attempt's context to end instead of failing at once
+	// clock, when set, is moved on by took at each attempt: an attempt that takes that
+	// long, in the test's virtual time.
+	clock *fakeClock
+	took  time.Duration
 }
 
 func (f *flaky) Ping(ctx context.Context, _ mcpclient.Target) (mcpclient.Info, error) {
@@ -366,6 +370,11 @@ func (f *flaky) Ping(ctx context.Context, _ mcpclient.Target) (mcpclient.Info, e
 	call := f.calls
 	f.budgets = append(f.budgets, time.Until(dl))
 	f.mu.Unlock()
+	if f.clock != nil {
+		f.clock.mu.Lock()
+		f.clock.now = f.clock.now.Add(f.took)
+		f.clock.mu.Unlock()
+	}
 	if f.blockCtx {
 		<-ctx.Done()
 		return mcpclient.Info{}, apperr.Wrap(ctx.Err(), apperr.UpstreamTimeout, "deadline passed")
@@ -454,11 +463,14 @@ func TestDeadline(t *testing.T) {
 		w.entry(t, "a", "http://127.0.0.1:1/mcp")
 		w.entry(t, "b", "http://127.0.0.1:1/mcp")
 		clock := newClock()
-		// Worst case 4 × (1 s + 50 ms grace) + 7 s = 11.2 s, reserve 1 s: the first check fits in 12.5 s; it
-		// fails and waits 7 s of virtual time, after which the second no longer fits.
+		// Worst case 4 × (1 s + 50 ms grace) + 7 s = 11.2 s, reserve 1 s: the first check fits in 12.5 s.
+		// Its first attempt takes 1 s of virtual time and fails; when it then leaves its slot
+		// for the retry wait, 11.5 s remain, so the second no longer fits. (The attempt moves
+		// the clock before the slot is released: with attempts that took no time, whether the
+		// pass looked before or after the wait's sleep moved the clock was up to the scheduler.)
 		ctx, cancel := context.WithDeadline(t.Context(), clock.Now().Add(12500*time.Millisecond))
 		defer cancel()
-		p := &flaky{n: 100, err: apperr.New(apperr.UpstreamUnavailable, "down")}
+		p := &flaky{n: 100, err: apperr.New(apperr.UpstreamUnavailable, "down"), clock: clock, took: time.Second}
 		c := health.New(health.Options{Pool: w.pool, Pinger: p, Clock: clock, Concurrency: 1,
 			AttemptTimeout: time.Second, Reserve: time.Second})
 		if c.WorstCase() != 11200*time.Millisecond {
