@@ -134,8 +134,18 @@ func (term *terminal) typeKeys(s string) {
 // that comes with it as text, so Enter goes alone, a moment later, and again if needed).
 func (term *terminal) submit(line string, started *regexp.Regexp) {
 	term.t.Helper()
+	typed := term.size()
 	term.typeKeys(line)
 	for range 5 {
+		// A terminal UI can draw its prompt before it reads its input (seen once from a
+		// fresh clone: the line never showed, and five Enters met an empty prompt). When
+		// nothing at all was drawn in the few seconds after the line was typed, it was not
+		// read: type it again. (Anything drawn counts as read, so a line is never typed
+		// twice into a prompt that took it.)
+		if !term.drawsSince(typed, testpeer.Scaled(5*time.Second)) {
+			typed = term.size()
+			term.typeKeys(line)
+		}
 		time.Sleep(time.Second)
 		term.typeKeys("\r")
 		deadline := time.Now().Add(testpeer.Scaled(5 * time.Second))
@@ -147,6 +157,25 @@ func (term *terminal) submit(line string, started *regexp.Regexp) {
 		}
 	}
 	term.t.Fatalf("%s did not take %q:\n%s", term.cmd.Path, line, term.tail())
+}
+
+// size is how many bytes the terminal has shown so far.
+func (term *terminal) size() int {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.raw.Len()
+}
+
+// drawsSince reports whether the terminal shows more than n bytes within d.
+func (term *terminal) drawsSince(n int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(100 * time.Millisecond) {
+		if term.size() > n {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 // wait waits for the process to end and returns its exit error (nil: exit 0).
